@@ -1,0 +1,756 @@
+"""The memory budget, the blocks it makes and the requests they hold
+(VLLM_FACTS §3, §4, §8; vllm/v1/worker/utils.py, vllm/v1/worker/gpu_worker.py,
+vllm/v1/core/kv_cache_utils.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from . import warnings as w
+from .concurrency import (
+    GroupShape,
+    blocks_per_group,
+    largest_context,
+    min_utilization,
+    total_blocks,
+)
+from .dtypes import normalize_weight_dtype, weight_bytes
+from .errors import InvalidInput
+from .geometry import KIND_NAMES, MAMBA, SLIDING, Geometry
+from .groups import GroupPlan, plan_groups
+from .ledger import LedgerBuilder, Step
+from .parallel import Parallel
+from .pertoken import (
+    LayerBytes,
+    PerToken,
+    by_kind,
+    layer_bytes,
+    layout_warnings,
+    mha_equivalent_bytes,
+    per_token,
+    per_token_ledger,
+)
+from .profiles import EngineProfile
+from .units import GiB, cdiv
+
+MAX_BYTES = 1 << 60
+MAX_TOKENS = 1 << 40
+MAX_BLOCK_SIZE = 1 << 16
+MAX_CONCURRENCY = 1 << 32
+
+SRC_REQUESTED = "vllm/v1/worker/utils.py (requested_memory = ceil(total × util))"
+SRC_AVAILABLE = "vllm/v1/worker/gpu_worker.py (available_kv_cache_memory)"
+SRC_BLOCKS = "vllm/v1/core/kv_cache_utils.py (get_num_blocks)"
+SRC_GROUPS = "vllm/v1/core/kv_cache_utils.py (_get_kv_cache_groups_uniform_page_size)"
+SRC_CONC = "vllm/v1/core/kv_cache_utils.py (get_max_concurrency_for_kv_cache_config)"
+SRC_FIT = "vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory, estimate_max_model_len)"
+SRC_POOL = "vllm/v1/core/block_pool.py (null block 0)"
+SRC_SLIDING = "vllm/v1/kv_cache_interface.py (SlidingWindowSpec.max_memory_usage_bytes)"
+SRC_MNBT = "vllm/engine/arg_utils.py (get_batch_defaults)"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetInput:
+    """Everything the budget depends on. Bytes are per GPU worker unless named total."""
+
+    geometry: Geometry
+    profile: EngineProfile
+    gpu_memory_bytes: int | None = None
+    gpu_name: str = ""
+    gpu_memory_nominal: bool = False
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str = "auto"
+    kv_cache_dtype_skip_layers: tuple[int | str, ...] = ()
+    block_size: int | None = None
+    context_tokens: int | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
+    weights_bytes: int | None = None
+    weight_dtype: str | None = None
+    non_kv_bytes: int = 0
+    cudagraph_bytes: int = 0
+    kv_cache_memory_bytes: int | None = None
+    num_gpu_blocks_override: int | None = None
+    max_num_batched_tokens: int | None = None
+    async_scheduling: bool | None = None
+    max_model_len: int | None = None
+    target_concurrency: int | None = None
+    hybrid_kv_cache_manager: bool = True
+    extensible_kv_cache: bool = False
+    kv_offloading_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupResult:
+    kind: str
+    layers: int
+    block_size: int
+    blocks_per_request: int
+
+
+@dataclass(frozen=True, slots=True)
+class Concurrency:
+    guaranteed: int
+    guaranteed_unrounded: float
+    vllm_reported: float
+    budget_floor: int
+    budget_unrounded: float
+
+
+@dataclass(frozen=True, slots=True)
+class Pooled:
+    gpus: int
+    memory_bytes: int
+    requested_bytes: int
+    available_kv_bytes: int
+    kv_bytes_per_request: int
+    concurrency: int
+    concurrency_unrounded: float
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    engine: str
+    context_tokens: int
+    max_model_len: int
+    gpu_memory_bytes: int | None
+    gpu_memory_utilization: float
+    requested_bytes: int | None
+    weights_bytes: int
+    weights_bytes_per_gpu: int
+    non_kv_bytes: int
+    cudagraph_bytes: int
+    available_kv_bytes: int
+    block_size: int
+    bytes_per_block: int
+    bytes_per_block_by_stage: tuple[int, ...]
+    num_blocks_computed: int
+    num_blocks: int
+    usable_blocks: int
+    token_slots: int
+    blocks_per_request: int
+    groups: tuple[GroupResult, ...]
+    group_size: int
+    padding_slots: int
+    kv_bytes_per_request: int
+    tail_waste_tokens: int
+    concurrency: Concurrency
+    kv_cache_size_tokens: int
+    max_context_tokens: int
+    max_context_limited_by: str
+    fits_max_model_len: bool
+    target_concurrency: int | None
+    max_context_for_target: int | None
+    min_gpu_memory_utilization: float | None
+    max_num_batched_tokens: int
+    sliding_inflight_tokens: int | None
+    pooled: Pooled | None
+    per_token: PerToken
+    warnings: tuple[w.Warning, ...]
+    ledger: tuple[Step, ...]
+
+
+def _nonneg_int(value: object, field: str, maximum: int = MAX_BYTES) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, f"must be an integer, got {value!r}")
+    if value < 0:
+        raise InvalidInput(field, f"must not be negative, got {value}")
+    if value > maximum:
+        raise InvalidInput(field, f"must be at most {maximum}, got {value}")
+    return value
+
+
+def _pos_int(value: object, field: str, maximum: int) -> int:
+    v = _nonneg_int(value, field, maximum)
+    if v == 0:
+        raise InvalidInput(field, "must be at least 1")
+    return v
+
+
+def _utilization(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput("gpu_memory_utilization", f"must be a number, got {value!r}")
+    u = float(value)
+    if not math.isfinite(u):
+        raise InvalidInput("gpu_memory_utilization", "must be a finite number")
+    if not 0.0 < u <= 1.0:
+        raise InvalidInput("gpu_memory_utilization", f"must be in (0, 1], got {u}")
+    return u
+
+
+def default_max_num_batched_tokens(memory: int | None, gpu_name: str, profile: EngineProfile) -> int:
+    """vllm serve's default: 8192 on ≥ 70 GiB GPUs other than A100, 16384 on the largest
+    where the profile has that tier, 2048 otherwise."""
+    if memory is None:
+        return 2048
+    big = profile.large_gpu_batched_tokens_min_bytes
+    if big is not None and memory >= big:
+        return 16384
+    if memory >= 70 * GiB and "a100" not in gpu_name.lower():
+        return 8192
+    return 2048
+
+
+def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
+    """Total weights bytes and how they were found."""
+    g = inp.geometry
+    if inp.weights_bytes is not None:
+        return _nonneg_int(inp.weights_bytes, "weights_bytes"), "given"
+    if g.params_total is None:
+        if inp.kv_cache_memory_bytes is not None or inp.num_gpu_blocks_override is not None:
+            return 0, "not needed (KV memory given)"
+        raise InvalidInput("weights_bytes", f"model {g.name!r} has no parameter count; give weights_bytes")
+    if inp.weight_dtype is not None:
+        dt = normalize_weight_dtype(inp.weight_dtype)
+        return weight_bytes(g.params_total, dt), f"{g.params_total:,} params × {dt}"
+    dense_dt = g.weight_dtype or g.dtype
+    if g.expert_weight_dtype and g.params_expert:
+        dense = g.params_total - g.params_expert
+        return (
+            weight_bytes(g.params_expert, g.expert_weight_dtype) + weight_bytes(dense, dense_dt),
+            f"{g.params_expert:,} expert params × {g.expert_weight_dtype} + {dense:,} × {dense_dt}",
+        )
+    return weight_bytes(g.params_total, dense_dt), f"{g.params_total:,} params × {dense_dt}"
+
+
+def _shapes(plan: GroupPlan, bound: int) -> tuple[GroupShape, ...]:
+    return tuple((g.kind, g.block_size, bound) for g in plan.groups)
+
+
+def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
+    g = inp.geometry
+    prof = inp.profile
+    par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
+    # Validate the scalar inputs before any arithmetic.
+    if inp.gpu_memory_bytes is not None:
+        _pos_int(inp.gpu_memory_bytes, "gpu_memory_bytes", MAX_BYTES)
+    if inp.kv_cache_memory_bytes is not None:
+        _nonneg_int(inp.kv_cache_memory_bytes, "kv_cache_memory_bytes")
+    if inp.num_gpu_blocks_override is not None:
+        _pos_int(inp.num_gpu_blocks_override, "num_gpu_blocks_override", MAX_BYTES)
+    non_kv = _nonneg_int(inp.non_kv_bytes, "non_kv_bytes")
+    cudagraph = _nonneg_int(inp.cudagraph_bytes, "cudagraph_bytes")
+    if (
+        inp.gpu_memory_bytes is None
+        and inp.kv_cache_memory_bytes is None
+        and inp.num_gpu_blocks_override is None
+    ):
+        raise InvalidInput(
+            "gpu", "give a gpu preset, gpu_memory_bytes, kv_cache_memory_bytes or num_gpu_blocks_override"
+        )
+    if inp.gpu_memory_utilization is not None:
+        util = _utilization(inp.gpu_memory_utilization)
+    elif inp.extensible_kv_cache and prof.extensible_kv_cache_utilization is not None:
+        util = prof.extensible_kv_cache_utilization
+    else:
+        util = prof.default_gpu_memory_utilization
+    if g.is_mla and inp.block_size is None:
+        block_size = prof.mla_block_size
+    else:
+        block_size = (
+            prof.default_block_size
+            if inp.block_size is None
+            else _pos_int(inp.block_size, "block_size", MAX_BLOCK_SIZE)
+        )
+    max_model_len = (
+        g.max_position_embeddings
+        if inp.max_model_len is None
+        else _pos_int(inp.max_model_len, "max_model_len", MAX_TOKENS)
+    )
+    T = (
+        max_model_len
+        if inp.context_tokens is None
+        else _pos_int(inp.context_tokens, "context_tokens", MAX_TOKENS)
+    )
+    target = (
+        None
+        if inp.target_concurrency is None
+        else _pos_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
+    )
+    mnbt = (
+        default_max_num_batched_tokens(inp.gpu_memory_bytes, inp.gpu_name, prof)
+        if inp.max_num_batched_tokens is None
+        else _pos_int(inp.max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS)
+    )
+    async_sched = prof.async_scheduling_default if inp.async_scheduling is None else inp.async_scheduling
+
+    skip = tuple(inp.kv_cache_dtype_skip_layers)
+    pt = per_token(g, inp.kv_cache_dtype, skip, par, T)
+    lb = layer_bytes(g, inp.kv_cache_dtype, skip, par)  # cached: the object per_token used
+    plan = plan_groups(lb, block_size, inp.hybrid_kv_cache_manager)
+
+    # Sliding-window in-flight bound F (profile rule), and the window's block bound W − 1 + F.
+    inflight = None
+    bound = 0
+    has_sliding = any(gr.kind == SLIDING for gr in plan.groups)
+    if has_sliding:
+        if prof.sliding_inflight_rule == "batches":
+            batches = par.pipeline if par.pipeline > 1 else (2 if async_sched else 1)
+            inflight = batches * mnbt
+        else:
+            inflight = mnbt
+        bound = (g.sliding_window or 0) - 1 + inflight
+    shapes = _shapes(plan, bound)
+
+    # Budget per worker.
+    weights_total, weights_how = resolve_weights(inp)
+    weights_gpu = cdiv(weights_total, par.workers)
+    requested = None
+    if inp.kv_cache_memory_bytes is not None:
+        available = inp.kv_cache_memory_bytes
+    elif inp.gpu_memory_bytes is not None:
+        requested = math.ceil(inp.gpu_memory_bytes * util)
+        available = requested - weights_gpu - non_kv - cudagraph
+    else:
+        available = 0
+    stage_bpb = plan.stage_bytes_per_block
+    stage_blocks = tuple(max(0, available // b) if b else 0 for b in stage_bpb)
+    computed = min(stage_blocks)
+    num_blocks = computed if inp.num_gpu_blocks_override is None else inp.num_gpu_blocks_override
+    usable = max(0, num_blocks - 1)
+    bpb = max(stage_bpb)
+
+    per_group = blocks_per_group(shapes, T, par.decode_context)
+    bpr = sum(per_group)
+    guaranteed = usable // bpr
+    reported = num_blocks / bpr
+    kv_req = pt.kv_bytes_per_request or 0
+    budget_floor = available // kv_req if available > 0 and kv_req else 0
+    budget_unrounded = available / kv_req if kv_req else 0.0
+    min_bs = min(gr.block_size for gr in plan.groups)
+    token_slots = usable // len(plan.groups) * min_bs * par.decode_context
+    if prof.kv_cache_size_rule == "concurrency_x_tokens":
+        kv_size_tokens = int(reported * T)
+    else:
+        kv_size_tokens = num_blocks // len(plan.groups) * min_bs * par.decode_context
+    primary = next((gr for gr in plan.groups if gr.kind not in (SLIDING, MAMBA)), plan.groups[0])
+    unit = primary.block_size * (par.decode_context if primary.kind not in (SLIDING, MAMBA) else 1)
+    tail_waste = cdiv(T, unit) * unit - T if primary.kind not in (SLIDING, MAMBA) else 0
+
+    fit_allowed = num_blocks - (1 if prof.null_block_in_fit_check else 0)
+    dcp = par.decode_context
+    fits_max = total_blocks(shapes, max_model_len, dcp) <= fit_allowed
+    cap = max(max_model_len, T)
+    max_ctx = largest_context(shapes, fit_allowed, cap, dcp)
+    limited_by = "max_model_len" if max_ctx == cap else "kv_cache"
+    max_ctx_target = None
+    min_util = None
+    if target is not None:
+        max_ctx_target = largest_context(shapes, usable // target, cap, dcp)
+        if (
+            inp.gpu_memory_bytes is not None
+            and inp.kv_cache_memory_bytes is None
+            and inp.num_gpu_blocks_override is None
+        ):
+            need_blocks = target * bpr + 1
+            need = need_blocks * bpb + weights_gpu + non_kv + cudagraph
+            min_util = min_utilization(inp.gpu_memory_bytes, need)
+
+    pooled = None
+    if par.workers > 1 and inp.gpu_memory_bytes is not None and inp.kv_cache_memory_bytes is None:
+        pool_mem = inp.gpu_memory_bytes * par.workers
+        pool_req = math.ceil(pool_mem * util)
+        pool_avail = pool_req - weights_total - (non_kv + cudagraph) * par.workers
+        pool_kv = pt.kv_bytes_per_request_model or 0
+        pooled = Pooled(
+            par.workers,
+            pool_mem,
+            pool_req,
+            pool_avail,
+            pool_kv,
+            pool_avail // pool_kv if pool_avail > 0 and pool_kv else 0,
+            pool_avail / pool_kv if pool_kv else 0.0,
+        )
+
+    warns = list(layout_warnings(g, lb, par))
+    if guaranteed == 0:
+        warns.append(
+            w.Warning(
+                w.BUDGET_INSUFFICIENT,
+                f"No request of {T:,} tokens fits: it needs {bpr:,} blocks and {usable:,} are usable. "
+                f"The largest context that fits is {max_ctx:,} tokens."
+                + ("" if available > 0 else " The weights and reserved memory exceed the budget."),
+            )
+        )
+    if not fits_max:
+        warns.append(
+            w.Warning(
+                w.MAX_MODEL_LEN_DOES_NOT_FIT,
+                f"vLLM would refuse to start with max_model_len {max_model_len:,}: one such request "
+                f"needs {total_blocks(shapes, max_model_len, dcp):,} blocks of {fit_allowed:,}. "
+                f"Set max_model_len ≤ {max_ctx:,} or free memory.",
+            )
+        )
+    if g.max_position_embeddings < T:
+        warns.append(
+            w.Warning(
+                w.CONTEXT_EXCEEDS_MAX_POSITION,
+                f"{T:,} tokens exceed the model's max_position_embeddings {g.max_position_embeddings:,}.",
+            )
+        )
+    if pooled is not None:
+        warns.append(
+            w.Warning(
+                w.POOLED_NOT_DEPLOYABLE,
+                f"Pooling {par.workers} GPUs into one budget gives {pooled.concurrency:,} requests; "
+                f"that is arithmetic, not a deployment: each worker holds its own KV "
+                f"and the engine guarantees {guaranteed:,}.",
+            )
+        )
+    if plan.padding_slots:
+        warns.append(
+            w.Warning(
+                w.HYBRID_PADDING,
+                f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
+            )
+        )
+    if not inp.hybrid_kv_cache_manager and SLIDING in g.layer_pattern:
+        warns.append(
+            w.Warning(w.HYBRID_MANAGER_DISABLED, "Sliding-window layers are sized as full-attention layers.")
+        )
+    for kind, old, new in plan.raised_block_sizes:
+        warns.append(
+            w.Warning(
+                w.BLOCK_SIZE_RAISED,
+                f"{kind} layers use block size {new} instead of {old} so that "
+                "every group's page has the same size.",
+            )
+        )
+    if inp.num_gpu_blocks_override is not None:
+        warns.append(
+            w.Warning(
+                w.NUM_GPU_BLOCKS_OVERRIDDEN,
+                f"num_blocks {num_blocks:,} comes from num_gpu_blocks_override "
+                f"(memory would give {computed:,}).",
+            )
+        )
+    if inp.kv_offloading_bytes:
+        warns.append(
+            w.Warning(
+                w.OFFLOAD_IS_NOT_CONCURRENCY,
+                "CPU offload keeps more KV for reuse; it adds no GPU blocks and no concurrency.",
+            )
+        )
+    if inp.gpu_memory_nominal:
+        warns.append(
+            w.Warning(
+                w.NOMINAL_GPU_MEMORY,
+                "This GPU's memory is its nominal size; the driver reports less, "
+                "so give gpu_memory_bytes from torch.cuda.mem_get_info() to be exact.",
+            )
+        )
+
+    ledger: tuple[Step, ...] = ()
+    result = Budget(
+        engine=prof.id,
+        context_tokens=T,
+        max_model_len=max_model_len,
+        gpu_memory_bytes=inp.gpu_memory_bytes,
+        gpu_memory_utilization=util,
+        requested_bytes=requested,
+        weights_bytes=weights_total,
+        weights_bytes_per_gpu=weights_gpu,
+        non_kv_bytes=non_kv,
+        cudagraph_bytes=cudagraph,
+        available_kv_bytes=available,
+        block_size=block_size,
+        bytes_per_block=bpb,
+        bytes_per_block_by_stage=stage_bpb,
+        num_blocks_computed=computed,
+        num_blocks=num_blocks,
+        usable_blocks=usable,
+        token_slots=token_slots,
+        blocks_per_request=bpr,
+        groups=tuple(
+            GroupResult(KIND_NAMES[gr.kind], len(gr.layers), gr.block_size, n)
+            for gr, n in zip(plan.groups, per_group, strict=True)
+        ),
+        group_size=plan.group_size,
+        padding_slots=plan.padding_slots,
+        kv_bytes_per_request=kv_req,
+        tail_waste_tokens=tail_waste,
+        concurrency=Concurrency(guaranteed, usable / bpr, reported, budget_floor, budget_unrounded),
+        kv_cache_size_tokens=kv_size_tokens,
+        max_context_tokens=max_ctx,
+        max_context_limited_by=limited_by,
+        fits_max_model_len=fits_max,
+        target_concurrency=target,
+        max_context_for_target=max_ctx_target,
+        min_gpu_memory_utilization=min_util,
+        max_num_batched_tokens=mnbt,
+        sliding_inflight_tokens=inflight,
+        pooled=pooled,
+        per_token=pt,
+        warnings=tuple(warns),
+        ledger=ledger,
+    )
+    if explain:
+        ledger = _ledger(inp, result, lb, par, plan, weights_how, fit_allowed, async_sched)
+        result = replace(result, ledger=ledger)
+    return result
+
+
+def _ledger(
+    inp: BudgetInput,
+    b: Budget,
+    lb: LayerBytes,
+    par: Parallel,
+    plan: GroupPlan,
+    weights_how: str,
+    fit_allowed: int,
+    async_sched: bool,
+) -> tuple[Step, ...]:
+    g = inp.geometry
+    led = LedgerBuilder()
+    led.add(
+        "engine_profile", "rules used for every vLLM-version-dependent step", b.engine, "", "VLLM_FACTS §9"
+    )
+    pt = b.per_token
+    mha = mha_equivalent_bytes(g, inp.kv_cache_dtype)
+    per_token_ledger(
+        g,
+        lb,
+        par,
+        by_kind(lb),
+        pt.bytes_per_token,
+        pt.bytes_per_token_model,
+        mha,
+        pt.mha_equivalent_ratio,
+        b.context_tokens,
+        pt.kv_bytes_per_request,
+        into=led,
+    )
+    if inp.kv_cache_memory_bytes is not None:
+        led.add(
+            "available_kv_bytes",
+            "kv_cache_memory_bytes (replaces the whole budget)",
+            b.available_kv_bytes,
+            "B",
+            "vllm/config/cache.py (kv_cache_memory_bytes)",
+            GiB=round(b.available_kv_bytes / GiB, 6),
+        )
+    elif b.requested_bytes is not None:
+        led.add(
+            "requested_bytes",
+            "ceil(total_memory × gpu_memory_utilization)",
+            b.requested_bytes,
+            "B",
+            SRC_REQUESTED,
+            total_memory=b.gpu_memory_bytes,
+            gpu_memory_utilization=b.gpu_memory_utilization,
+            GiB=round(b.requested_bytes / GiB, 6),
+        )
+        led.add(
+            "weights_bytes",
+            weights_how,
+            b.weights_bytes,
+            "B",
+            "request / preset",
+            GiB=round(b.weights_bytes / GiB, 6),
+        )
+        led.add(
+            "weights_bytes_per_gpu",
+            "ceil(weights_bytes / (TP × PP))",
+            b.weights_bytes_per_gpu,
+            "B",
+            "weights are split over the TP × PP workers",
+            TP=par.tensor,
+            PP=par.pipeline,
+            GiB=round(b.weights_bytes_per_gpu / GiB, 6),
+        )
+        led.add(
+            "available_kv_bytes",
+            "requested − weights_per_gpu − non_kv_bytes − cudagraph_bytes",
+            b.available_kv_bytes,
+            "B",
+            SRC_AVAILABLE,
+            requested=b.requested_bytes,
+            weights_per_gpu=b.weights_bytes_per_gpu,
+            non_kv_bytes=b.non_kv_bytes,
+            cudagraph_bytes=b.cudagraph_bytes,
+            GiB=round(b.available_kv_bytes / GiB, 6),
+        )
+    if plan.uniform:
+        led.add(
+            "bytes_per_block",
+            "Σ layers' pages = bytes_per_token × block_size",
+            b.bytes_per_block,
+            "B",
+            SRC_BLOCKS,
+            bytes_per_token=pt.bytes_per_token,
+            block_size=b.block_size,
+        )
+    else:
+        led.add(
+            "group_size",
+            "smallest kind's layer count, or the largest if < 1.5 × smallest",
+            plan.group_size,
+            "layers",
+            SRC_GROUPS,
+            groups=len(plan.groups),
+            padding_slots=plan.padding_slots,
+        )
+        led.add(
+            "bytes_per_block",
+            "group_size × page (page = bytes per token-layer × block)",
+            b.bytes_per_block,
+            "B",
+            SRC_GROUPS,
+            group_size=plan.group_size,
+            page=plan.page_bytes,
+        )
+    if par.pipeline > 1:
+        led.add(
+            "bytes_per_block_by_stage",
+            "each stage's own layers",
+            ",".join(str(x) for x in b.bytes_per_block_by_stage),
+            "B",
+            SRC_BLOCKS,
+        )
+    led.add(
+        "num_blocks",
+        "min over workers of available // bytes_per_block"
+        + (" (num_gpu_blocks_override)" if inp.num_gpu_blocks_override is not None else ""),
+        b.num_blocks,
+        "blocks",
+        SRC_BLOCKS,
+        available=b.available_kv_bytes,
+        bytes_per_block=b.bytes_per_block,
+        computed=b.num_blocks_computed,
+    )
+    led.add(
+        "usable_blocks", "num_blocks − 1 (block 0 is the null block)", b.usable_blocks, "blocks", SRC_POOL
+    )
+    led.add(
+        "token_slots",
+        "usable_blocks // groups × block_size × DCP",
+        b.token_slots,
+        "tokens",
+        SRC_POOL,
+        groups=len(plan.groups),
+        block_size=min(x.block_size for x in plan.groups),
+    )
+    if b.sliding_inflight_tokens is not None:
+        led.add(
+            "sliding_inflight_tokens",
+            "max_concurrent_batches × max_num_batched_tokens"
+            if inp.profile.sliding_inflight_rule == "batches"
+            else "max_num_batched_tokens",
+            b.sliding_inflight_tokens,
+            "tokens",
+            SRC_SLIDING,
+            max_num_batched_tokens=b.max_num_batched_tokens,
+            async_scheduling=async_sched,
+            PP=par.pipeline,
+        )
+    for i, gr in enumerate(b.groups):
+        if gr.kind == "sliding_attention":
+            formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
+            src = SRC_SLIDING
+        elif gr.kind == "mamba":
+            formula, src = "one state block", "vllm/v1/kv_cache_interface.py (MambaSpec)"
+        else:
+            formula = "ceil(T / (block_size × DCP))"
+            src = "vllm/v1/core/single_type_kv_cache_manager.py"
+        led.add(
+            f"blocks_per_request[group {i}: {gr.kind}]",
+            formula,
+            gr.blocks_per_request,
+            "blocks",
+            src,
+            T=b.context_tokens,
+            block_size=gr.block_size,
+            W=g.sliding_window if gr.kind == "sliding_attention" else None,
+            F=b.sliding_inflight_tokens if gr.kind == "sliding_attention" else None,
+            DCP=par.decode_context,
+        )
+    led.add("blocks_per_request", "Σ over groups", b.blocks_per_request, "blocks", SRC_CONC)
+    c = b.concurrency
+    led.add(
+        "concurrency.guaranteed",
+        "floor(usable_blocks / blocks_per_request)",
+        c.guaranteed,
+        "requests",
+        SRC_POOL,
+        usable_blocks=b.usable_blocks,
+        blocks_per_request=b.blocks_per_request,
+        unrounded=round(c.guaranteed_unrounded, 4),
+    )
+    led.add(
+        "concurrency.vllm_reported",
+        "num_blocks / blocks_per_request (vLLM's log line)",
+        round(c.vllm_reported, 4),
+        "×",
+        SRC_CONC,
+        num_blocks=b.num_blocks,
+    )
+    led.add(
+        "concurrency.budget_floor",
+        "floor(available_kv_bytes / kv_bytes_per_request)",
+        c.budget_floor,
+        "requests",
+        "seed table 2",
+        available=b.available_kv_bytes,
+        kv_bytes_per_request=b.kv_bytes_per_request,
+        unrounded=round(c.budget_unrounded, 4),
+    )
+    led.add(
+        "kv_cache_size_tokens",
+        "int(vllm_reported × T)"
+        if inp.profile.kv_cache_size_rule == "concurrency_x_tokens"
+        else "num_blocks // groups × block_size",
+        b.kv_cache_size_tokens,
+        "tokens",
+        "vllm/v1/core/kv_cache_utils.py (_report_kv_cache_config)",
+    )
+    led.add(
+        "tail_waste_tokens",
+        "ceil(T / block_size) × block_size − T",
+        b.tail_waste_tokens,
+        "tokens",
+        "VLLM_FACTS §4",
+    )
+    led.add(
+        "max_context_tokens",
+        "largest T with blocks_per_request(T) ≤ fit budget",
+        b.max_context_tokens,
+        "tokens",
+        SRC_FIT,
+        fit_budget_blocks=fit_allowed,
+        null_block_reserved=inp.profile.null_block_in_fit_check,
+        limited_by=b.max_context_limited_by,
+    )
+    if b.target_concurrency is not None:
+        led.add(
+            "max_context_for_target",
+            "largest T with N × blocks_per_request(T) ≤ usable",
+            b.max_context_for_target,
+            "tokens",
+            SRC_CONC,
+            N=b.target_concurrency,
+        )
+        led.add(
+            "min_gpu_memory_utilization",
+            "smallest u (4 decimals) with ceil(total × u) ≥ (N × blocks + 1) × bytes_per_block"
+            " + weights + non_kv + cudagraph",
+            b.min_gpu_memory_utilization,
+            "",
+            SRC_REQUESTED,
+            N=b.target_concurrency,
+        )
+    if b.pooled is not None:
+        p = b.pooled
+        led.add(
+            "pooled.concurrency",
+            "floor((ceil(GPUs × memory × util) − weights) / (T × bytes_per_token_model))",
+            p.concurrency,
+            "requests",
+            "seed table 2 (pooled arithmetic, not deployable)",
+            gpus=p.gpus,
+            available=p.available_kv_bytes,
+            kv_bytes_per_request=p.kv_bytes_per_request,
+            unrounded=round(p.concurrency_unrounded, 4),
+        )
+    return led.build()

@@ -1,0 +1,80 @@
+"""Requests the pool holds: blocks per request, the largest context that fits, and the
+smallest utilization for a target (VLLM_FACTS §4, §8)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .geometry import MAMBA, SLIDING
+from .units import cdiv
+
+# A group as the solver needs it: (kind, block_size, sliding bound W − 1 + F).
+GroupShape = tuple[str, int, int]
+
+
+def blocks_per_group(shapes: Sequence[GroupShape], tokens: int, dcp: int) -> tuple[int, ...]:
+    out = []
+    for kind, bs, bound in shapes:
+        if kind == SLIDING:
+            out.append(cdiv(min(bound, tokens), bs) + 1)
+        elif kind == MAMBA:
+            out.append(1)
+        else:
+            out.append(cdiv(tokens, bs * dcp))
+    return tuple(out)
+
+
+def total_blocks(shapes: Sequence[GroupShape], tokens: int, dcp: int) -> int:
+    total = 0
+    for kind, bs, bound in shapes:
+        if kind == SLIDING:
+            total += cdiv(min(bound, tokens), bs) + 1
+        elif kind == MAMBA:
+            total += 1
+        else:
+            total += cdiv(tokens, bs * dcp)
+    return total
+
+
+def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: int) -> int:
+    """Largest T ≤ cap with total_blocks(T) ≤ allowed; 0 when not even one token fits.
+    total_blocks is non-decreasing in T, so a closed form is tried and a binary search
+    (as vLLM's estimate_max_model_len) covers the rest."""
+    if allowed <= 0 or total_blocks(shapes, 1, dcp) > allowed:
+        return 0
+    if total_blocks(shapes, cap, dcp) <= allowed:
+        return cap
+    growing = [(bs * dcp) for kind, bs, _ in shapes if kind not in (SLIDING, MAMBA)]
+    if growing and len(set(growing)) == 1:
+        unit = growing[0]
+        saturate = max((bound for kind, _, bound in shapes if kind == SLIDING), default=0)
+        fixed = sum(cdiv(bound, bs) + 1 for kind, bs, bound in shapes if kind == SLIDING)
+        fixed += sum(1 for kind, _, _ in shapes if kind == MAMBA)
+        k = (allowed - fixed) // len(growing)
+        t = k * unit
+        if (
+            t >= max(saturate, 1)
+            and total_blocks(shapes, t, dcp) <= allowed
+            and total_blocks(shapes, t + 1, dcp) > allowed
+        ):
+            return min(t, cap)
+    lo, hi = 1, cap
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total_blocks(shapes, mid, dcp) <= allowed:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def min_utilization(total_memory: int, needed_requested: int) -> float | None:
+    """Smallest utilization, rounded up to 4 decimals as a person would set it, for which
+    ceil(total × u) ≥ needed_requested (the rule of vllm/v1/worker/utils.py); None above 1."""
+    if needed_requested <= 0:
+        return 0.0001
+    u = math.ceil(needed_requested * 10_000 / total_memory) / 10_000
+    while math.ceil(total_memory * u) < needed_requested:
+        u = round(u + 0.0001, 4)
+    return u if u <= 1.0 else None

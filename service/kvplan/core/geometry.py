@@ -1,0 +1,394 @@
+"""A model's attention geometry, and how to derive it from a Hugging Face config.json
+(VLLM_FACTS §2; vllm/config/model.py and vllm/transformers_utils/config.py)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
+from .errors import InvalidConfig, InvalidInput
+
+# One character a layer in `layer_pattern`.
+FULL = "F"
+SLIDING = "S"
+MLA = "M"
+MAMBA = "R"
+KIND_NAMES = {FULL: "full_attention", SLIDING: "sliding_attention", MLA: "mla", MAMBA: "mamba"}
+LAYER_TYPE_CODES = {
+    "full_attention": FULL,
+    "attention": FULL,
+    "sliding_attention": SLIDING,
+    "mla": MLA,
+    "mamba": MAMBA,
+    "linear_attention": MAMBA,
+}
+
+# DeepSeek-MLA family model types (vllm/config/model.py `is_deepseek_mla`).
+MLA_MODEL_TYPES = frozenset(
+    {
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "deepseek_mtp",
+        "kimi_k2",
+        "kimi_vl",
+        "glm4_moe_lite",
+        "glm_moe_dsa",
+        "longcat_flash",
+        "pangu_ultra_moe",
+        "mistral_large_3",
+    }
+)
+
+MAX_LAYERS = 4096
+MAX_HEADS = 65536
+MAX_HEAD_DIM = 65536
+MAX_TOKENS = 1 << 40
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """Everything about a model that KV sizing needs. Immutable and hashable."""
+
+    name: str
+    model_type: str
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    layer_pattern: str
+    sliding_window: int | None
+    dtype: str
+    max_position_embeddings: int
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
+    mla_v_head_dim: int | None = None
+    index_head_dim: int | None = None
+    mamba_state_bytes: int | None = None
+    params_total: int | None = None
+    params_active: int | None = None
+    params_expert: int | None = None
+    weight_dtype: str | None = None
+    expert_weight_dtype: str | None = None
+
+    @property
+    def is_mla(self) -> bool:
+        return MLA in self.layer_pattern
+
+    @property
+    def is_hybrid(self) -> bool:
+        return len(set(self.layer_pattern)) > 1
+
+    @property
+    def mla_latent_dim(self) -> int:
+        return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+
+    def layer_counts(self) -> dict[str, int]:
+        return {
+            KIND_NAMES[k]: self.layer_pattern.count(k)
+            for k in (FULL, SLIDING, MLA, MAMBA)
+            if k in self.layer_pattern
+        }
+
+    @property
+    def attention_kind(self) -> str:
+        if self.is_mla:
+            return "MLA"
+        if MAMBA in self.layer_pattern:
+            return "hybrid-mamba"
+        if self.num_kv_heads == self.num_attention_heads:
+            return "MHA"
+        return "MQA" if self.num_kv_heads == 1 else "GQA"
+
+
+def _pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)
+        else:
+            raise err(field, f"must be a positive integer, got {value!r}")
+    if value < 1:
+        raise err(field, f"must be at least 1, got {value}")
+    if value > maximum:
+        raise err(field, f"must be at most {maximum}, got {value}")
+    return int(value)
+
+
+def _opt_pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int | None:
+    return None if value is None else _pos_int(value, field, maximum, err)
+
+
+def make_geometry(
+    *,
+    name: str,
+    num_layers: int,
+    num_attention_heads: int,
+    num_kv_heads: int | None = None,
+    head_dim: int | None = None,
+    v_head_dim: int | None = None,
+    layer_types: tuple[str, ...] | None = None,
+    sliding_window: int | None = None,
+    dtype: str = "bfloat16",
+    max_position_embeddings: int = 131072,
+    kv_lora_rank: int | None = None,
+    qk_rope_head_dim: int | None = None,
+    qk_nope_head_dim: int | None = None,
+    mla_v_head_dim: int | None = None,
+    index_head_dim: int | None = None,
+    mamba_state_bytes: int | None = None,
+    params_total: int | None = None,
+    params_active: int | None = None,
+    params_expert: int | None = None,
+    weight_dtype: str | None = None,
+    expert_weight_dtype: str | None = None,
+    model_type: str = "custom",
+    prefix: str = "model.geometry.",
+) -> Geometry:
+    """Build a validated geometry from explicit values (the inline form of `model`)."""
+    p = prefix
+    num_layers = _pos_int(num_layers, p + "num_layers", MAX_LAYERS)
+    num_attention_heads = _pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS)
+    mla = kv_lora_rank is not None
+    if mla:
+        kv_lora_rank = _pos_int(kv_lora_rank, p + "kv_lora_rank", MAX_HEAD_DIM)
+        if qk_rope_head_dim is None:
+            raise InvalidInput(p + "qk_rope_head_dim", "required for MLA (with kv_lora_rank)")
+        qk_rope_head_dim = _pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
+        num_kv_heads = 1
+        head_dim = kv_lora_rank + qk_rope_head_dim
+        v_head_dim = 0
+    else:
+        if head_dim is None:
+            raise InvalidInput(p + "head_dim", "required (or give kv_lora_rank for MLA)")
+        head_dim = _pos_int(head_dim, p + "head_dim", MAX_HEAD_DIM)
+        num_kv_heads = _pos_int(
+            num_kv_heads if num_kv_heads is not None else num_attention_heads, p + "num_kv_heads", MAX_HEADS
+        )
+        v_head_dim = head_dim if v_head_dim is None else _pos_int(v_head_dim, p + "v_head_dim", MAX_HEAD_DIM)
+    if dtype not in MODEL_DTYPES:
+        dtype = MODEL_DTYPE_ALIASES.get(dtype, "")
+        if not dtype:
+            raise InvalidInput(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
+    sliding_window = _opt_pos_int(sliding_window or None, p + "sliding_window", MAX_TOKENS)
+    if layer_types is None:
+        pattern = (MLA if mla else (SLIDING if sliding_window else FULL)) * num_layers
+    else:
+        if len(layer_types) != num_layers:
+            raise InvalidInput(p + "layer_types", f"has {len(layer_types)} entries for {num_layers} layers")
+        chars = []
+        for i, t in enumerate(layer_types):
+            c = LAYER_TYPE_CODES.get(t)
+            if c is None:
+                raise InvalidInput(
+                    f"{p}layer_types[{i}]", f"unknown layer type {t!r}; valid: {', '.join(LAYER_TYPE_CODES)}"
+                )
+            if mla and c in (FULL, MLA):
+                c = MLA
+            elif c == MLA:
+                raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
+            chars.append(c)
+        pattern = "".join(chars)
+    if SLIDING in pattern and not sliding_window:
+        raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
+    if MAMBA in pattern:
+        mamba_state_bytes = _pos_int(mamba_state_bytes, p + "mamba_state_bytes", 1 << 40)
+    max_position_embeddings = _pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
+    return Geometry(
+        name=name,
+        model_type=model_type,
+        num_layers=num_layers,
+        num_attention_heads=num_attention_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        layer_pattern=pattern,
+        sliding_window=sliding_window if SLIDING in pattern else None,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        kv_lora_rank=kv_lora_rank if mla else None,
+        qk_rope_head_dim=qk_rope_head_dim if mla else None,
+        qk_nope_head_dim=_opt_pos_int(qk_nope_head_dim, p + "qk_nope_head_dim", MAX_HEAD_DIM)
+        if mla
+        else None,
+        mla_v_head_dim=_opt_pos_int(mla_v_head_dim, p + "mla_v_head_dim", MAX_HEAD_DIM) if mla else None,
+        index_head_dim=_opt_pos_int(index_head_dim, p + "index_head_dim", MAX_HEAD_DIM) if mla else None,
+        mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
+        params_total=_opt_pos_int(params_total, p + "params_total", 1 << 50),
+        params_active=_opt_pos_int(params_active, p + "params_active", 1 << 50),
+        params_expert=None
+        if params_expert is None or params_expert == 0
+        else _pos_int(params_expert, p + "params_expert", 1 << 50),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_weight_dtype,
+    )
+
+
+def _cfg_int(cfg: Mapping[str, Any], key: str, maximum: int) -> int:
+    return _pos_int(cfg.get(key), key, maximum, InvalidConfig)
+
+
+def _first_present(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    for k in keys:
+        if cfg.get(k) is not None:
+            return k, cfg[k]
+    return None
+
+
+_KV_HEAD_KEYS = (
+    "n_head_kv",
+    "num_kv_heads",
+    "num_key_value_heads",
+    "multi_query_group_num",
+    "num_attention_groups",
+)
+_MAX_POS_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+
+
+def _sliding_pattern(
+    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None
+) -> tuple[str, ...] | None:
+    """Per-layer types from `layer_types`, or the model's own rule, or None for uniform."""
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
+            raise InvalidConfig("layer_types", "must be a list of strings")
+        return tuple(layer_types)
+    if not window:
+        return None
+    if model_type == "gpt_oss":
+        # gpt-oss: even layer indices use the sliding window.
+        return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
+    if model_type in ("gemma3", "gemma3_text"):
+        period = cfg.get("sliding_window_pattern", 6)
+        period = _pos_int(period, "sliding_window_pattern", n + 1, InvalidConfig)
+        return tuple("full_attention" if (i + 1) % period == 0 else "sliding_attention" for i in range(n))
+    if model_type in ("gemma2", "cohere2"):
+        return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        start = cfg.get("max_window_layers", n)
+        start = n if not isinstance(start, int) or isinstance(start, bool) else start
+        return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
+    return tuple("sliding_attention" for _ in range(n))
+
+
+def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(weight dtype, expert weight dtype) implied by `quantization_config`, if any."""
+    q = cfg.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return None, None
+    method = str(q.get("quant_method", "")).lower()
+    if method == "fp8":
+        return "fp8", None
+    if method == "mxfp4":
+        return None, "mxfp4"
+    if method in ("awq", "gptq") and q.get("bits") == 4:
+        return "int4", None
+    return None, None
+
+
+def from_hf_config(config: Mapping[str, Any], name: str = "custom") -> Geometry:
+    """Derive the geometry from a Hugging Face config.json (multi-modal: from `text_config`)."""
+    if not isinstance(config, Mapping):
+        raise InvalidConfig("config", "must be a JSON object")
+    top = config
+    text = config.get("text_config")
+    cfg: Mapping[str, Any] = {**top, **text} if isinstance(text, Mapping) else top
+    model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
+
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
+    is_mla = model_type in MLA_MODEL_TYPES and cfg.get("kv_lora_rank") is not None
+
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        # vLLM's dtype="auto" serves float32 checkpoints in 16-bit (vllm/config/model.py).
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+
+    found = _first_present(cfg, _MAX_POS_KEYS)
+    if found is None:
+        raise InvalidConfig("max_position_embeddings", "missing (no context length in the config)")
+    max_pos = _pos_int(found[1], found[0], MAX_TOKENS, InvalidConfig)
+
+    window_raw = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False:
+        window_raw = None
+    window = None if not window_raw else _pos_int(window_raw, "sliding_window", MAX_TOKENS, InvalidConfig)
+    layer_types = _sliding_pattern(cfg, model_type, n, window)
+    if layer_types is not None and len(layer_types) != n:
+        raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
+    if layer_types is not None:
+        for i, t in enumerate(layer_types):
+            if t in ("mamba", "linear_attention"):
+                raise InvalidConfig(
+                    f"layer_types[{i}]",
+                    f"{t} layers need a state size this config does not state; "
+                    "send the model as inline geometry with mamba_state_bytes",
+                )
+            if t not in LAYER_TYPE_CODES:
+                raise InvalidConfig(f"layer_types[{i}]", f"unknown layer type {t!r}")
+        if all(t == "full_attention" for t in layer_types):
+            layer_types = None
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+
+    if is_mla:
+        rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
+        rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+        idx = cfg.get("index_head_dim")
+        return make_geometry(
+            name=name,
+            model_type=model_type,
+            num_layers=n,
+            num_attention_heads=q_heads,
+            kv_lora_rank=rank,
+            qk_rope_head_dim=rope,
+            qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
+            mla_v_head_dim=cfg.get("v_head_dim"),
+            index_head_dim=idx if cfg.get("index_topk") is not None or idx is not None else None,
+            dtype=dtype,
+            max_position_embeddings=max_pos,
+            layer_types=None,
+            weight_dtype=weight_dtype,
+            expert_weight_dtype=expert_dtype,
+            prefix="",
+        )
+
+    kv = _first_present(cfg, _KV_HEAD_KEYS)
+    kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
+    hd = cfg.get("head_dim")
+    if isinstance(hd, int) and not isinstance(hd, bool) and hd > 0:
+        head_dim = hd
+    elif cfg.get("hidden_size_per_head") is not None:
+        head_dim = _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
+    else:
+        hidden = _cfg_int(cfg, "hidden_size", 1 << 24)
+        head_dim = hidden // q_heads
+        if head_dim < 1:
+            raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    try:
+        return make_geometry(
+            name=name,
+            model_type=model_type,
+            num_layers=n,
+            num_attention_heads=q_heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            layer_types=layer_types,
+            sliding_window=window,
+            dtype=dtype,
+            max_position_embeddings=max_pos,
+            weight_dtype=weight_dtype,
+            expert_weight_dtype=expert_dtype,
+            prefix="",
+        )
+    except InvalidConfig:
+        raise
+    except InvalidInput as e:
+        raise InvalidConfig(e.field, e.reason) from None

@@ -1,0 +1,116 @@
+"""KV-cache groups: how vLLM lays layers of different kinds into one block pool
+(VLLM_FACTS §8; vllm/v1/core/kv_cache_utils.py get_kv_cache_groups and friends)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .errors import InvalidInput
+from .geometry import FULL, MAMBA, MLA, SLIDING
+from .pertoken import LayerBytes
+from .units import cdiv
+
+# Attention block sizes are aligned to this when a Mamba state forces them up
+# (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig).
+KERNEL_BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True, slots=True)
+class KvGroup:
+    kind: str
+    block_size: int
+    layers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPlan:
+    groups: tuple[KvGroup, ...]
+    group_size: int
+    padding_slots: int
+    page_bytes: int
+    stage_bytes_per_block: tuple[int, ...]
+    raised_block_sizes: tuple[tuple[str, int, int], ...]
+    uniform: bool
+
+
+@lru_cache(maxsize=4096)
+def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupPlan:
+    if block_size < 1:
+        raise InvalidInput("block_size", "must be at least 1")
+    kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL)
+    if len(set(kinds)) == 1:
+        return _uniform(lb, kinds, block_size)
+    return _hybrid(lb, kinds, block_size)
+
+
+def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+    """One group; a block holds every layer's page, pages may differ (UniformTypeKVCacheSpecs)."""
+    if kinds[0] == MAMBA:
+        stage_bpb = tuple(lb.mamba_state_gpu * (b - a) for a, b in lb.stages)
+    else:
+        stage_bpb = tuple(sum(lb.gpu[a:b]) * bs for a, b in lb.stages)
+    group = KvGroup(kinds[0], bs, tuple(range(len(kinds))))
+    return GroupPlan((group,), len(kinds), 0, 0, stage_bpb, (), True)
+
+
+def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+    raised: list[tuple[str, int, int]] = []
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k != MAMBA), default=0)
+    if MAMBA in kinds and attn_tok and lb.mamba_state_gpu > attn_tok * bs:
+        # The attention page must hold a Mamba state: raise the block size.
+        new_bs = KERNEL_BLOCK_ALIGNMENT * cdiv(lb.mamba_state_gpu, KERNEL_BLOCK_ALIGNMENT * attn_tok)
+        raised.append(("attention", bs, new_bs))
+        bs = new_bs
+    # Spec classes in first-seen order: (kind, bytes per token).
+    classes: dict[tuple[str, int], list[int]] = {}
+    for i, k in enumerate(kinds):
+        key = (k, 0 if k == MAMBA else lb.gpu[i])
+        classes.setdefault(key, []).append(i)
+    pages = {key: (key[1] * bs if key[0] != MAMBA else 0) for key in classes}
+    max_page = max(pages.values()) or lb.mamba_state_gpu
+    block_sizes: dict[tuple[str, int], int] = {}
+    for key, page in pages.items():
+        if key[0] == MAMBA:
+            if lb.mamba_state_gpu > max_page:
+                raise InvalidInput("model", "Mamba state larger than the attention page")
+            block_sizes[key] = bs
+            continue
+        if page == 0 or max_page % page:
+            raise InvalidInput(
+                "kv_cache_dtype_skip_layers",
+                f"page sizes {page} and {max_page} bytes cannot be unified by "
+                "raising the block size (vLLM raises NotImplementedError)",
+            )
+        ratio = max_page // page
+        block_sizes[key] = bs * ratio
+        if ratio > 1:
+            raised.append((key[0], bs, bs * ratio))
+    counts = [len(v) for v in classes.values()]
+    lo, hi = min(counts), max(counts)
+    group_size = hi if hi < lo * 1.5 else lo
+    groups: list[KvGroup] = []
+    padding = 0
+    for key, layers in classes.items():
+        n_groups = cdiv(len(layers), group_size)
+        padding += n_groups * group_size - len(layers)
+        for j in range(n_groups):
+            groups.append(KvGroup(key[0], block_sizes[key], tuple(layers[j::n_groups])))
+    stage_bpb = []
+    for a, b in lb.stages:
+        most = max(sum(1 for i in g.layers if a <= i < b) for g in groups)
+        stage_bpb.append(most * max_page)
+    return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)
+
+
+def blocks_for(kind: str, block_size: int, tokens: int, sliding_bound: int, dcp: int) -> int:
+    """Blocks one request of `tokens` needs in a group of this kind
+    (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
+    if kind == SLIDING:
+        return cdiv(min(sliding_bound, tokens), block_size) + 1
+    if kind == MAMBA:
+        return 1
+    return cdiv(tokens, block_size * dcp)
+
+
+__all__ = ["FULL", "MLA", "GroupPlan", "KvGroup", "blocks_for", "plan_groups"]

@@ -1,0 +1,40 @@
+"""The ledger: every figure with its formula, inputs, value, unit and vLLM source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Scalar = int | float | str | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    name: str
+    formula: str
+    inputs: tuple[tuple[str, Scalar], ...]
+    value: Scalar
+    unit: str
+    source: str
+
+
+class LedgerBuilder:
+    """Collects steps in order; `build()` freezes them."""
+
+    __slots__ = ("_steps",)
+
+    def __init__(self) -> None:
+        self._steps: list[Step] = []
+
+    def add(
+        self,
+        name: str,
+        formula: str,
+        value: Scalar,
+        unit: str,
+        source: str = "",
+        **inputs: Scalar,
+    ) -> None:
+        self._steps.append(Step(name, formula, tuple(inputs.items()), value, unit, source))
+
+    def build(self) -> tuple[Step, ...]:
+        return tuple(self._steps)

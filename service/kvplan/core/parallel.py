@@ -1,0 +1,90 @@
+"""Tensor, pipeline and decode-context parallel rules (VLLM_FACTS §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidLayout
+from .geometry import Geometry
+
+MAX_PARALLEL = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Parallel:
+    tensor: int = 1
+    pipeline: int = 1
+    decode_context: int = 1
+
+    @property
+    def workers(self) -> int:
+        return self.tensor * self.pipeline
+
+
+def _check_size(value: int, field: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidLayout(field, f"must be a positive integer, got {value!r}")
+    if value > MAX_PARALLEL:
+        raise InvalidLayout(field, f"must be at most {MAX_PARALLEL}, got {value}")
+
+
+def validate(geometry: Geometry, par: Parallel) -> None:
+    """Raise InvalidLayout for a layout vLLM refuses (vllm/config/model.py verify_with_parallel_config)."""
+    tp, pp, dcp = par.tensor, par.pipeline, par.decode_context
+    _check_size(tp, "tensor_parallel_size")
+    _check_size(pp, "pipeline_parallel_size")
+    _check_size(dcp, "decode_context_parallel_size")
+    q = geometry.num_attention_heads
+    if q % tp:
+        raise InvalidLayout(
+            "tensor_parallel_size",
+            f"{tp} does not divide the model's {q} query heads; valid: "
+            + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
+        )
+    if not geometry.is_mla:
+        kv = geometry.num_kv_heads
+        if kv % tp and tp % kv:
+            raise InvalidLayout(
+                "tensor_parallel_size",
+                f"{tp} and the model's {kv} KV heads do not divide one another; "
+                "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
+            )
+    if pp > geometry.num_layers:
+        raise InvalidLayout("pipeline_parallel_size", f"{pp} stages for {geometry.num_layers} layers")
+    if tp % dcp:
+        raise InvalidLayout("decode_context_parallel_size", f"{dcp} must divide tensor_parallel_size {tp}")
+
+
+def valid_tensor_sizes(geometry: Geometry, limit: int) -> list[int]:
+    """Every TP size up to `limit` the heads allow."""
+    out = []
+    for tp in range(1, limit + 1):
+        if geometry.num_attention_heads % tp:
+            continue
+        kv = geometry.num_kv_heads
+        if not geometry.is_mla and kv % tp and tp % kv:
+            continue
+        out.append(tp)
+    return out
+
+
+def kv_heads_per_gpu(geometry: Geometry, tp: int) -> int:
+    """max(1, Hkv // TP); MLA keeps its single latent on every rank."""
+    if geometry.is_mla:
+        return 1
+    return max(1, geometry.num_kv_heads // tp)
+
+
+def pp_stage_ranges(num_layers: int, pp: int) -> tuple[tuple[int, int], ...]:
+    """Layer [start, end) per stage; remainder layers go to the stages before the last,
+    counting back from the second-to-last (vllm/distributed/utils.py get_pp_indices)."""
+    per = num_layers // pp
+    parts = [per] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    ranges = []
+    start = 0
+    for n in parts:
+        ranges.append((start, start + n))
+        start += n
+    return tuple(ranges)

@@ -1,0 +1,422 @@
+"""Bytes one token of KV costs, per layer, per GPU and for the whole model
+(VLLM_FACTS §1, §5, §6; page sizes as vllm/v1/kv_cache_interface.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from . import warnings as w
+from .dtypes import (
+    FP8_PER_TENSOR,
+    INDEXER_SCALE_BYTES,
+    attention_cell_bytes,
+    check_kv_dtype,
+    mla_cell_bytes,
+    resolve_kv_dtype,
+)
+from .errors import InvalidInput
+from .geometry import KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .ledger import LedgerBuilder, Step
+from .parallel import Parallel, kv_heads_per_gpu, pp_stage_ranges, validate
+from .units import GiB, KiB, cdiv
+
+SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
+SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)"
+
+SKIP_SLIDING = "sliding_window"
+
+
+@dataclass(frozen=True, slots=True)
+class KindBytes:
+    kind: str
+    layers: int
+    kv_dtype: str
+    bytes_per_token_per_layer: int
+    bytes_per_token: int
+
+
+@dataclass(frozen=True, slots=True)
+class LayerBytes:
+    """Per-layer KV cost on one GPU (after TP) and unsharded, plus the layer's resolved dtype."""
+
+    kinds: str
+    gpu: tuple[int, ...]
+    model: tuple[int, ...]
+    dtypes: tuple[str, ...]
+    kv_heads_per_gpu: int
+    stages: tuple[tuple[int, int], ...]
+    mamba_state_gpu: int
+
+    @property
+    def worst_stage(self) -> int:
+        best, best_bytes = 0, -1
+        for i, (a, b) in enumerate(self.stages):
+            s = sum(self.gpu[a:b])
+            if s > best_bytes:
+                best, best_bytes = i, s
+        return best
+
+
+def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
+    out: set[int] = set()
+    for i, s in enumerate(skip):
+        field = f"kv_cache_dtype_skip_layers[{i}]"
+        if s == SKIP_SLIDING:
+            out.update(j for j, k in enumerate(geometry.layer_pattern) if k == SLIDING)
+        elif isinstance(s, int) and not isinstance(s, bool):
+            if not 0 <= s < geometry.num_layers:
+                raise InvalidInput(field, f"layer {s} is outside 0..{geometry.num_layers - 1}")
+            out.add(s)
+        else:
+            raise InvalidInput(field, f"must be a layer index or {SKIP_SLIDING!r}, got {s!r}")
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def layer_bytes(
+    geometry: Geometry,
+    kv_cache_dtype: str,
+    skip_layers: tuple[int | str, ...],
+    par: Parallel,
+) -> LayerBytes:
+    validate(geometry, par)
+    check_kv_dtype(kv_cache_dtype)
+    skip = _skip_set(geometry, skip_layers)
+    base = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
+    model_dtype = geometry.dtype
+    hkv_gpu = kv_heads_per_gpu(geometry, par.tensor)
+    cell_cache: dict[tuple[str, str], int] = {}
+
+    def cell(kind: str, dtype: str) -> int:
+        key = (kind, dtype)
+        v = cell_cache.get(key)
+        if v is None:
+            if kind == MLA:
+                v = mla_cell_bytes(dtype, geometry.mla_latent_dim, geometry.index_head_dim is not None)
+                if geometry.index_head_dim is not None:
+                    v += geometry.index_head_dim + INDEXER_SCALE_BYTES
+            else:
+                v = attention_cell_bytes(dtype, geometry.head_dim, geometry.v_head_dim)
+            cell_cache[key] = v
+        return v
+
+    gpu, model, dtypes = [], [], []
+    for i, kind in enumerate(geometry.layer_pattern):
+        dtype = model_dtype if i in skip else base
+        if kind == MAMBA:
+            gpu.append(0)
+            model.append(0)
+            dtypes.append(model_dtype)
+            continue
+        if kind == MLA and dtype in FP8_PER_TENSOR and geometry.index_head_dim is not None:
+            dtype = "fp8_ds_mla"
+        c = cell(kind, dtype)
+        if kind == MLA:
+            gpu.append(c)
+            model.append(c)
+        else:
+            gpu.append(hkv_gpu * c)
+            model.append(geometry.num_kv_heads * c)
+        dtypes.append(dtype)
+    mamba_gpu = cdiv(geometry.mamba_state_bytes, par.tensor) if geometry.mamba_state_bytes else 0
+    return LayerBytes(
+        kinds=geometry.layer_pattern,
+        gpu=tuple(gpu),
+        model=tuple(model),
+        dtypes=tuple(dtypes),
+        kv_heads_per_gpu=hkv_gpu,
+        stages=pp_stage_ranges(geometry.num_layers, par.pipeline),
+        mamba_state_gpu=mamba_gpu,
+    )
+
+
+def by_kind(lb: LayerBytes) -> tuple[KindBytes, ...]:
+    """Per-GPU bytes grouped by (layer kind, dtype), whole model after TP."""
+    acc: dict[tuple[str, str, int], int] = {}
+    for k, d, b in zip(lb.kinds, lb.dtypes, lb.gpu, strict=True):
+        key = (k, d, b)
+        acc[key] = acc.get(key, 0) + 1
+    return tuple(KindBytes(KIND_NAMES[k], n, d, b, n * b) for (k, d, b), n in acc.items())
+
+
+def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
+    """Per-token bytes with KV heads set back to the query heads (f = 2), TP = 1.
+    MLA's MHA form is q_heads × (qk_nope_head_dim + v_head_dim)."""
+    dtype = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
+    if dtype == "fp8_ds_mla":
+        dtype = "fp8"
+    total = 0
+    for kind in geometry.layer_pattern:
+        if kind == MAMBA:
+            continue
+        if kind == MLA:
+            dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
+            dv = geometry.mla_v_head_dim or dk
+            total += geometry.num_attention_heads * attention_cell_bytes(dtype, dk, dv)
+        else:
+            total += geometry.num_attention_heads * attention_cell_bytes(
+                dtype, geometry.head_dim, geometry.v_head_dim
+            )
+    return total
+
+
+def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, dcp: int) -> int:
+    """KV bytes one request of `tokens` holds on one GPU of `stage` (tokens actually kept:
+    all for full/MLA layers, split by DCP; the window for sliding layers; the state for Mamba)."""
+    a, b = lb.stages[stage]
+    full = cdiv(tokens, dcp)
+    kept_sliding = min(tokens, window) if window else tokens
+    total = 0
+    for i in range(a, b):
+        k = lb.kinds[i]
+        if k == SLIDING:
+            total += lb.gpu[i] * kept_sliding
+        elif k == MAMBA:
+            total += lb.mamba_state_gpu
+        else:
+            total += lb.gpu[i] * full
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class PerToken:
+    kv_cache_dtype: str
+    bytes_per_token: int
+    bytes_per_token_model: int
+    by_kind: tuple[KindBytes, ...]
+    by_stage: tuple[int, ...]
+    kv_heads_per_gpu: int
+    mha_equivalent_bytes: int
+    mha_equivalent_ratio: float
+    context_tokens: int | None
+    kv_bytes_per_request: int | None
+    kv_bytes_per_request_model: int | None
+    warnings: tuple[w.Warning, ...]
+    ledger: tuple[Step, ...]
+
+
+def layout_warnings(geometry: Geometry, lb: LayerBytes, par: Parallel) -> list[w.Warning]:
+    out = []
+    if geometry.is_mla and par.tensor > 1:
+        out.append(
+            w.Warning(
+                w.MLA_REPLICATED_UNDER_TP,
+                f"MLA keeps the full {geometry.mla_latent_dim}-wide latent on each of "
+                f"the {par.tensor} TP ranks: per-GPU KV does not shrink with TP "
+                "(use decode context parallel or data-parallel attention).",
+            )
+        )
+    elif not geometry.is_mla and par.tensor > geometry.num_kv_heads:
+        out.append(
+            w.Warning(
+                w.KV_HEADS_REPLICATED,
+                f"TP {par.tensor} exceeds the {geometry.num_kv_heads} KV heads: each "
+                "GPU holds one replicated KV head.",
+            )
+        )
+    dtypes = set(lb.dtypes)
+    if dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
+        out.append(
+            w.Warning(
+                w.FP8_DEFAULT_SCALES,
+                "fp8 KV cache sets every scale to 1.0 unless calibrated "
+                "(llm-compressor); keep sensitive layers at the model dtype with "
+                "kv_cache_dtype_skip_layers.",
+            )
+        )
+    if "nvfp4" in dtypes:
+        out.append(
+            w.Warning(
+                w.NVFP4_FLASHINFER_ONLY, "nvfp4 KV cache runs only on the FlashInfer attention backend."
+            )
+        )
+    return out
+
+
+def per_token(
+    geometry: Geometry,
+    kv_cache_dtype: str = "auto",
+    skip_layers: tuple[int | str, ...] = (),
+    par: Parallel | None = None,
+    context_tokens: int | None = None,
+    explain: bool = False,
+) -> PerToken:
+    par = par or Parallel()
+    lb = layer_bytes(geometry, kv_cache_dtype, skip_layers, par)
+    by_stage = tuple(sum(lb.gpu[a:b]) for a, b in lb.stages)
+    worst = lb.worst_stage
+    bpt = by_stage[worst]
+    model = sum(lb.model)
+    mha = mha_equivalent_bytes(geometry, kv_cache_dtype)
+    ratio = mha / model if model else 0.0
+    kv_req = kv_req_model = None
+    if context_tokens is not None:
+        if isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens < 1:
+            raise InvalidInput("context_tokens", f"must be a positive integer, got {context_tokens!r}")
+        kv_req = request_bytes(lb, worst, context_tokens, geometry.sliding_window, par.decode_context)
+        kv_req_model = sum(
+            lb.model[i]
+            * (
+                min(context_tokens, geometry.sliding_window)
+                if k == SLIDING and geometry.sliding_window
+                else context_tokens
+            )
+            for i, k in enumerate(lb.kinds)
+        )
+    kinds = by_kind(lb)
+    ledger: tuple[Step, ...] = ()
+    if explain:
+        ledger = per_token_ledger(geometry, lb, par, kinds, bpt, model, mha, ratio, context_tokens, kv_req)
+    return PerToken(
+        kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
+        bytes_per_token=bpt,
+        bytes_per_token_model=model,
+        by_kind=kinds,
+        by_stage=by_stage,
+        kv_heads_per_gpu=lb.kv_heads_per_gpu,
+        mha_equivalent_bytes=mha,
+        mha_equivalent_ratio=ratio,
+        context_tokens=context_tokens,
+        kv_bytes_per_request=kv_req,
+        kv_bytes_per_request_model=kv_req_model,
+        warnings=tuple(layout_warnings(geometry, lb, par)),
+        ledger=ledger,
+    )
+
+
+def per_token_ledger(
+    geometry: Geometry,
+    lb: LayerBytes,
+    par: Parallel,
+    kinds: tuple[KindBytes, ...],
+    bpt: int,
+    model: int,
+    mha: int,
+    ratio: float,
+    context_tokens: int | None,
+    kv_req: int | None,
+    into: LedgerBuilder | None = None,
+) -> tuple[Step, ...]:
+    led = into or LedgerBuilder()
+    if geometry.is_mla:
+        led.add(
+            "kv_heads_per_gpu",
+            "MLA: one latent, replicated on every TP rank",
+            1,
+            "heads",
+            SRC_TP,
+            tensor_parallel_size=par.tensor,
+        )
+    else:
+        led.add(
+            "kv_heads_per_gpu",
+            "max(1, Hkv // TP)",
+            lb.kv_heads_per_gpu,
+            "heads",
+            SRC_TP,
+            Hkv=geometry.num_kv_heads,
+            TP=par.tensor,
+        )
+    for kb in kinds:
+        if kb.kind == "mla":
+            idx = geometry.index_head_dim
+            formula = (
+                "f × Hkv × (kv_lora_rank + qk_rope_head_dim) × b, f = 1, Hkv = 1"
+                if kb.kv_dtype != "fp8_ds_mla"
+                else "fp8_ds_mla layout: 656 B"
+            )
+            if idx is not None:
+                formula += f" + indexer ({idx} fp8 + 4 B scale)"
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                formula,
+                kb.bytes_per_token_per_layer,
+                "B",
+                SRC_PAGE,
+                kv_lora_rank=geometry.kv_lora_rank,
+                qk_rope_head_dim=geometry.qk_rope_head_dim,
+                kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind == "mamba":
+            led.add(
+                "mamba_state_bytes_per_layer",
+                "state per request, split over TP",
+                lb.mamba_state_gpu,
+                "B",
+                "vllm/v1/kv_cache_interface.py (MambaSpec)",
+                mamba_state_bytes=geometry.mamba_state_bytes,
+                TP=par.tensor,
+            )
+        else:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2",
+                kb.bytes_per_token_per_layer,
+                "B",
+                SRC_PAGE,
+                Hkv_per_gpu=lb.kv_heads_per_gpu,
+                D_k=geometry.head_dim,
+                D_v=geometry.v_head_dim,
+                kv_cache_dtype=kb.kv_dtype,
+            )
+        led.add(
+            f"bytes_per_token[{kb.kind}]",
+            "layers × bytes_per_token_per_layer",
+            kb.bytes_per_token,
+            "B",
+            SRC_PAGE,
+            layers=kb.layers,
+            bytes_per_token_per_layer=kb.bytes_per_token_per_layer,
+        )
+    led.add(
+        "bytes_per_token_model",
+        "Σ layers, unsharded (TP = 1) = f × L × Hkv × D × b",
+        model,
+        "B",
+        SRC_PAGE,
+        L=geometry.num_layers,
+        Hkv=geometry.num_kv_heads,
+    )
+    if par.pipeline > 1:
+        led.add(
+            "pp_stage_layers",
+            "num_layers // PP, remainder to the stages before the last",
+            ",".join(str(b - a) for a, b in lb.stages),
+            "layers",
+            "vllm/distributed/utils.py (get_pp_indices)",
+            L=geometry.num_layers,
+            PP=par.pipeline,
+        )
+    led.add(
+        "bytes_per_token",
+        "Σ layers on the fullest stage, after TP",
+        bpt,
+        "B",
+        SRC_PAGE,
+        TP=par.tensor,
+        PP=par.pipeline,
+        KiB=round(bpt / KiB, 4),
+    )
+    led.add(
+        "mha_equivalent_ratio",
+        "bytes with KV heads = query heads (f = 2) / real bytes",
+        round(ratio, 4),
+        "×",
+        "seed table 1",
+        mha_bytes=mha,
+        real_bytes=model,
+        query_heads=geometry.num_attention_heads,
+    )
+    if context_tokens is not None and kv_req is not None:
+        led.add(
+            "kv_bytes_per_request",
+            "Σ layers bytes × tokens kept (T/DCP full, window sliding)",
+            kv_req,
+            "B",
+            "VLLM_FACTS §1",
+            T=context_tokens,
+            DCP=par.decode_context,
+            GiB=round(kv_req / GiB, 8),
+        )
+    return led.build()

@@ -1,0 +1,45 @@
+"""Warnings are data: a stable code and a message. Codes never change meaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUDGET_INSUFFICIENT = "budget_insufficient"
+MAX_MODEL_LEN_DOES_NOT_FIT = "max_model_len_does_not_fit"
+MLA_REPLICATED_UNDER_TP = "mla_replicated_under_tp"
+KV_HEADS_REPLICATED = "kv_heads_replicated"
+FP8_DEFAULT_SCALES = "fp8_default_scales"
+NVFP4_FLASHINFER_ONLY = "nvfp4_flashinfer_only"
+POOLED_NOT_DEPLOYABLE = "pooled_not_deployable"
+OFFLOAD_IS_NOT_CONCURRENCY = "offload_is_not_concurrency"
+PER_INSTANCE_UTILIZATION = "per_instance_utilization"
+HYBRID_PADDING = "hybrid_padding"
+HYBRID_MANAGER_DISABLED = "hybrid_manager_disabled"
+BLOCK_SIZE_RAISED = "block_size_raised"
+NUM_GPU_BLOCKS_OVERRIDDEN = "num_gpu_blocks_overridden"
+NOMINAL_GPU_MEMORY = "nominal_gpu_memory"
+CONTEXT_EXCEEDS_MAX_POSITION = "context_exceeds_max_position"
+
+CODES: dict[str, str] = {
+    BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
+    MAX_MODEL_LEN_DOES_NOT_FIT: "vLLM would refuse to start: one max_model_len request does not fit.",
+    MLA_REPLICATED_UNDER_TP: "MLA's latent is replicated on every TP rank; TP does not shrink it.",
+    KV_HEADS_REPLICATED: "TP exceeds the KV heads: heads are replicated, one per GPU.",
+    FP8_DEFAULT_SCALES: "fp8 KV uses scale 1.0 unless calibrated: accuracy risk is yours.",
+    NVFP4_FLASHINFER_ONLY: "nvfp4 KV cache needs the FlashInfer attention backend.",
+    POOLED_NOT_DEPLOYABLE: "A pooled-memory figure is arithmetic only, not a deployment.",
+    OFFLOAD_IS_NOT_CONCURRENCY: "CPU KV offload retains more KV; it adds no GPU blocks.",
+    PER_INSTANCE_UTILIZATION: "gpu_memory_utilization is per instance, not a card-wide cap.",
+    HYBRID_PADDING: "Hybrid KV groups are padded with empty layer slots that waste memory.",
+    HYBRID_MANAGER_DISABLED: "With the hybrid manager disabled, sliding layers cost full blocks.",
+    BLOCK_SIZE_RAISED: "vLLM raised some layers' block size to unify page sizes.",
+    NUM_GPU_BLOCKS_OVERRIDDEN: "num_gpu_blocks_override replaced the computed block count.",
+    NOMINAL_GPU_MEMORY: "The GPU's memory is a nominal figure, not what the driver reports.",
+    CONTEXT_EXCEEDS_MAX_POSITION: "The context is longer than the model's max_position_embeddings.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Warning:
+    code: str
+    message: str

@@ -1,0 +1,193 @@
+"""Loads presets from data files. This is the shell around the core: it reads files,
+then hands plain values to `kvplan.core.geometry`.
+
+Layout of a presets directory (built-in: `presets/data`; extra: $KVPLAN_EXTRA_PRESETS):
+    models/*.json   {"id", "name", "hf_repo", "aliases", "params": {...}, "config": {config.json}}
+    gpus.toml       [[gpu]] tables: id, name, vendor, memory_bytes, memory_source, nominal
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from kvplan.core.errors import InvalidInput, UnknownName
+from kvplan.core.geometry import Geometry, from_hf_config
+
+BUILTIN_DIR = Path(__file__).parent / "data"
+EXTRA_ENV = "KVPLAN_EXTRA_PRESETS"
+
+
+class PresetError(Exception):
+    """A malformed preset file; names the file and the field. Stops start-up."""
+
+    def __init__(self, path: Path | str, field: str, reason: str) -> None:
+        super().__init__(f"{path}: {field}: {reason}")
+        self.path = str(path)
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPreset:
+    id: str
+    name: str
+    hf_repo: str
+    aliases: tuple[str, ...]
+    geometry: Geometry
+    params_source: str
+    config_source: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class GpuPreset:
+    id: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_source: str
+    nominal: bool
+    origin: str
+
+
+class Registry:
+    """Immutable after construction; lookups are case-insensitive and accept aliases."""
+
+    def __init__(self, models: dict[str, ModelPreset], gpus: dict[str, GpuPreset], version: str):
+        self.models = MappingProxyType(dict(sorted(models.items())))
+        self.gpus = MappingProxyType(dict(gpus))
+        self.version = version
+        index: dict[str, str] = {}
+        for m in models.values():
+            for key in (m.id, m.name, m.hf_repo, *m.aliases):
+                index[key.lower()] = m.id
+        self._model_index = MappingProxyType(index)
+        self._gpu_index = MappingProxyType({g.id.lower(): g.id for g in gpus.values()}
+                                           | {g.name.lower(): g.id for g in gpus.values()})
+
+    def model(self, name: str, field: str = "model") -> ModelPreset:
+        mid = self._model_index.get(name.lower())
+        if mid is None:
+            raise UnknownName(field, "model preset", name, tuple(self.models),
+                              _suggest(name, self._model_index))
+        return self.models[mid]
+
+    def gpu(self, name: str, field: str = "gpu") -> GpuPreset:
+        gid = self._gpu_index.get(name.lower())
+        if gid is None:
+            raise UnknownName(field, "GPU preset", name, tuple(self.gpus),
+                              _suggest(name, self._gpu_index))
+        return self.gpus[gid]
+
+
+def _suggest(name: str, index: MappingProxyType[str, str]) -> tuple[str, ...]:
+    close = difflib.get_close_matches(name.lower(), list(index), n=5, cutoff=0.6)
+    out: list[str] = []
+    for c in close:
+        if index[c] not in out:
+            out.append(index[c])
+    return tuple(out[:3])
+
+
+def _require(doc: dict[str, Any], key: str, kind: type, path: Path) -> Any:
+    v = doc.get(key)
+    if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+        raise PresetError(path, key, f"required, of type {kind.__name__}")
+    return v
+
+
+def _load_model(path: Path, raw: bytes) -> ModelPreset:
+    try:
+        doc = json.loads(raw)
+    except ValueError as e:
+        raise PresetError(path, "(file)", f"not valid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise PresetError(path, "(file)", "must be a JSON object")
+    mid = _require(doc, "id", str, path)
+    name = doc.get("name", mid)
+    config = _require(doc, "config", dict, path)
+    params = doc.get("params") or {}
+    if not isinstance(params, dict):
+        raise PresetError(path, "params", "must be an object")
+    for key in ("total", "active", "expert"):
+        v = params.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+            raise PresetError(path, f"params.{key}", "must be a positive integer")
+    aliases = doc.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise PresetError(path, "aliases", "must be a list of strings")
+    try:
+        geo = from_hf_config(config, name=mid)
+    except InvalidInput as e:
+        raise PresetError(path, f"config.{e.field}", e.reason) from None
+    geo = replace(geo, params_total=params.get("total"), params_active=params.get("active"),
+                  params_expert=params.get("expert"))
+    return ModelPreset(
+        id=mid, name=str(name), hf_repo=str(doc.get("hf_repo", "")), aliases=tuple(aliases),
+        geometry=geo, params_source=str(params.get("source", "")),
+        config_source=str(doc.get("config_source", "")), origin=str(path),
+    )
+
+
+def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
+    try:
+        doc = tomllib.loads(raw.decode())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise PresetError(path, "(file)", f"not valid TOML: {e}") from None
+    out = []
+    for i, g in enumerate(doc.get("gpu", [])):
+        where = f"gpu[{i}]"
+        if not isinstance(g, dict):
+            raise PresetError(path, where, "must be a table")
+        for key, kind in (("id", str), ("name", str), ("memory_bytes", int)):
+            v = g.get(key)
+            if not isinstance(v, kind) or isinstance(v, bool):
+                raise PresetError(path, f"{where}.{key}", f"required, of type {kind.__name__}")
+        if g["memory_bytes"] <= 0:
+            raise PresetError(path, f"{where}.memory_bytes", "must be positive")
+        out.append(GpuPreset(
+            id=g["id"], name=g["name"], vendor=str(g.get("vendor", "")),
+            memory_bytes=g["memory_bytes"], memory_source=str(g.get("memory_source", "")),
+            nominal=bool(g.get("nominal", False)), origin=str(path),
+        ))
+    return out
+
+
+def _files(root: Path) -> list[Path]:
+    files = sorted((root / "models").glob("*.json")) if (root / "models").is_dir() else []
+    files += sorted(root.glob("*.toml"))
+    return files
+
+
+def load_registry(extra_dir: str | Path | None = None, builtin_dir: Path = BUILTIN_DIR) -> Registry:
+    """Read every preset file once. Later directories override earlier ids."""
+    if extra_dir is None:
+        extra_dir = os.environ.get(EXTRA_ENV) or None
+    roots = [builtin_dir]
+    if extra_dir is not None:
+        extra = Path(extra_dir)
+        if not extra.is_dir():
+            raise PresetError(extra, EXTRA_ENV, "is not a directory")
+        roots.append(extra)
+    digest = hashlib.sha256()
+    models: dict[str, ModelPreset] = {}
+    gpus: dict[str, GpuPreset] = {}
+    for root in roots:
+        for path in _files(root):
+            raw = path.read_bytes()
+            digest.update(path.name.encode() + b"\0" + raw + b"\0")
+            if path.suffix == ".json":
+                m = _load_model(path, raw)
+                models[m.id] = m
+            else:
+                for g in _load_gpus(path, raw):
+                    gpus[g.id] = g
+    return Registry(models, gpus, "reg-" + digest.hexdigest()[:12])
