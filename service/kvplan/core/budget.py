@@ -5,32 +5,20 @@ vllm/v1/core/kv_cache_utils.py)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import msgspec
+from msgspec.structs import replace
 
 from . import warnings as w
-from .concurrency import (
-    GroupShape,
-    blocks_per_group,
-    largest_context,
-    min_utilization,
-    total_blocks,
-)
+from .concurrency import GroupShape, blocks_for_shape, largest_context, min_utilization, total_blocks
 from .dtypes import normalize_weight_dtype, weight_bytes
 from .errors import InvalidInput
 from .geometry import KIND_NAMES, MAMBA, SLIDING, Geometry
 from .groups import GroupPlan, plan_groups
 from .ledger import LedgerBuilder, Step
 from .parallel import Parallel
-from .pertoken import (
-    LayerBytes,
-    PerToken,
-    by_kind,
-    layer_bytes,
-    layout_warnings,
-    mha_equivalent_bytes,
-    per_token,
-    per_token_ledger,
-)
+from .pertoken import LayerBytes, PerToken, layer_bytes, per_token_ledger, per_token_of
 from .profiles import EngineProfile
 from .units import GiB, cdiv
 
@@ -50,8 +38,7 @@ SRC_SLIDING = "vllm/v1/kv_cache_interface.py (SlidingWindowSpec.max_memory_usage
 SRC_MNBT = "vllm/engine/arg_utils.py (get_batch_defaults)"
 
 
-@dataclass(frozen=True, slots=True)
-class BudgetInput:
+class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
     """Everything the budget depends on. Bytes are per GPU worker unless named total."""
 
     geometry: Geometry
@@ -82,16 +69,18 @@ class BudgetInput:
     kv_offloading_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GroupResult:
+class GroupResult(msgspec.Struct, frozen=True):
+    """KV-cache groups of one shape: `groups` of them, `layers` real layers in all, each group
+    needing `blocks_per_request` blocks of `block_size` tokens for one request."""
+
     kind: str
+    groups: int
     layers: int
     block_size: int
     blocks_per_request: int
 
 
-@dataclass(frozen=True, slots=True)
-class Concurrency:
+class Concurrency(msgspec.Struct, frozen=True):
     guaranteed: int
     guaranteed_unrounded: float
     vllm_reported: float
@@ -99,8 +88,7 @@ class Concurrency:
     budget_unrounded: float
 
 
-@dataclass(frozen=True, slots=True)
-class Pooled:
+class Pooled(msgspec.Struct, frozen=True):
     gpus: int
     memory_bytes: int
     requested_bytes: int
@@ -110,8 +98,7 @@ class Pooled:
     concurrency_unrounded: float
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True, kw_only=True):
     engine: str
     context_tokens: int
     max_model_len: int
@@ -194,7 +181,7 @@ def default_max_num_batched_tokens(memory: int | None, gpu_name: str, profile: E
 
 
 def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
-    """Total weights bytes and how they were found."""
+    """Total weights bytes and how they were found (the description is for the ledger)."""
     g = inp.geometry
     if inp.weights_bytes is not None:
         return _nonneg_int(inp.weights_bytes, "weights_bytes"), "given"
@@ -216,10 +203,39 @@ def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
 
 
 def _shapes(plan: GroupPlan, bound: int) -> tuple[GroupShape, ...]:
-    return tuple((g.kind, g.block_size, bound) for g in plan.groups)
+    return tuple((kind, bs, bound, n) for kind, bs, n in plan.classes)
+
+
+_INT_FIELDS = (
+    "gpu_memory_bytes", "block_size", "context_tokens", "tensor_parallel_size",
+    "pipeline_parallel_size", "decode_context_parallel_size", "weights_bytes", "non_kv_bytes",
+    "cudagraph_bytes", "kv_cache_memory_bytes", "num_gpu_blocks_override", "max_num_batched_tokens",
+    "max_model_len", "target_concurrency", "kv_offloading_bytes",
+)  # fmt: skip
 
 
 def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
+    """The budget for one scenario. Pure, so answers are memoised; the types are checked first
+    because the memo's key equality would treat True as 1 and 8192.0 as 8192."""
+    for name in _INT_FIELDS:
+        v = getattr(inp, name)
+        if v is not None and type(v) is not int:
+            raise InvalidInput(name, f"must be an integer, got {v!r}")
+    u = inp.gpu_memory_utilization
+    if u is not None and type(u) is not float and type(u) is not int:
+        raise InvalidInput("gpu_memory_utilization", f"must be a number, got {u!r}")
+    try:
+        return _memo(inp, explain)
+    except TypeError:  # an unhashable field (a list for skip layers): compute without the memo
+        return _compute_budget(inp, explain)
+
+
+@lru_cache(maxsize=4096)
+def _memo(inp: BudgetInput, explain: bool) -> Budget:
+    return _compute_budget(inp, explain)
+
+
+def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     g = inp.geometry
     prof = inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
@@ -276,16 +292,14 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
     )
     async_sched = prof.async_scheduling_default if inp.async_scheduling is None else inp.async_scheduling
 
-    skip = tuple(inp.kv_cache_dtype_skip_layers)
-    pt = per_token(g, inp.kv_cache_dtype, skip, par, T)
-    lb = layer_bytes(g, inp.kv_cache_dtype, skip, par)  # cached: the object per_token used
+    lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
+    pt = per_token_of(g, inp.kv_cache_dtype, lb, par, T)
     plan = plan_groups(lb, block_size, inp.hybrid_kv_cache_manager)
 
     # Sliding-window in-flight bound F (profile rule), and the window's block bound W − 1 + F.
     inflight = None
     bound = 0
-    has_sliding = any(gr.kind == SLIDING for gr in plan.groups)
-    if has_sliding:
+    if any(c[0] == SLIDING for c in plan.classes):
         if prof.sliding_inflight_rule == "batches":
             batches = par.pipeline if par.pipeline > 1 else (2 if async_sched else 1)
             inflight = batches * mnbt
@@ -312,25 +326,28 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
     usable = max(0, num_blocks - 1)
     bpb = max(stage_bpb)
 
-    per_group = blocks_per_group(shapes, T, par.decode_context)
-    bpr = sum(per_group)
+    dcp = par.decode_context
+    per_class = [blocks_for_shape(k, bs, bd, T, dcp) for k, bs, bd, _ in shapes]
+    bpr = sum(n * b for (_, _, _, n), b in zip(shapes, per_class, strict=True))
     guaranteed = usable // bpr
     reported = num_blocks / bpr
     kv_req = pt.kv_bytes_per_request or 0
     budget_floor = available // kv_req if available > 0 and kv_req else 0
     budget_unrounded = available / kv_req if kv_req else 0.0
-    min_bs = min(gr.block_size for gr in plan.groups)
-    token_slots = usable // len(plan.groups) * min_bs * par.decode_context
+    n_groups = len(plan.groups)
+    token_slots = usable // n_groups * plan.min_block_size * dcp
     if prof.kv_cache_size_rule == "concurrency_x_tokens":
         kv_size_tokens = int(reported * T)
     else:
-        kv_size_tokens = num_blocks // len(plan.groups) * min_bs * par.decode_context
-    primary = next((gr for gr in plan.groups if gr.kind not in (SLIDING, MAMBA)), plan.groups[0])
-    unit = primary.block_size * (par.decode_context if primary.kind not in (SLIDING, MAMBA) else 1)
-    tail_waste = cdiv(T, unit) * unit - T if primary.kind not in (SLIDING, MAMBA) else 0
+        kv_size_tokens = num_blocks // n_groups * plan.min_block_size * dcp
+    # Tail waste of the first group that keeps every token (full attention or MLA).
+    tail_waste = 0
+    for k, bs, _, _ in shapes:
+        if k not in (SLIDING, MAMBA):
+            tail_waste = cdiv(T, bs * dcp) * bs * dcp - T
+            break
 
     fit_allowed = num_blocks - (1 if prof.null_block_in_fit_check else 0)
-    dcp = par.decode_context
     fits_max = total_blocks(shapes, max_model_len, dcp) <= fit_allowed
     cap = max(max_model_len, T)
     max_ctx = largest_context(shapes, fit_allowed, cap, dcp)
@@ -364,7 +381,7 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
             pool_avail / pool_kv if pool_kv else 0.0,
         )
 
-    warns = list(layout_warnings(g, lb, par))
+    warns = list(lb.warnings)
     if guaranteed == 0:
         warns.append(
             w.Warning(
@@ -464,8 +481,8 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
         token_slots=token_slots,
         blocks_per_request=bpr,
         groups=tuple(
-            GroupResult(KIND_NAMES[gr.kind], len(gr.layers), gr.block_size, n)
-            for gr, n in zip(plan.groups, per_group, strict=True)
+            GroupResult(KIND_NAMES[k], n, layers, bs, b)
+            for (k, bs, n), layers, b in zip(plan.classes, plan.class_layers, per_class, strict=True)
         ),
         group_size=plan.group_size,
         padding_slots=plan.padding_slots,
@@ -507,21 +524,7 @@ def _ledger(
     led.add(
         "engine_profile", "rules used for every vLLM-version-dependent step", b.engine, "", "VLLM_FACTS §9"
     )
-    pt = b.per_token
-    mha = mha_equivalent_bytes(g, inp.kv_cache_dtype)
-    per_token_ledger(
-        g,
-        lb,
-        par,
-        by_kind(lb),
-        pt.bytes_per_token,
-        pt.bytes_per_token_model,
-        mha,
-        pt.mha_equivalent_ratio,
-        b.context_tokens,
-        pt.kv_bytes_per_request,
-        into=led,
-    )
+    per_token_ledger(g, lb, par, b.per_token, into=led)
     if inp.kv_cache_memory_bytes is not None:
         led.add(
             "available_kv_bytes",
@@ -579,7 +582,7 @@ def _ledger(
             b.bytes_per_block,
             "B",
             SRC_BLOCKS,
-            bytes_per_token=pt.bytes_per_token,
+            bytes_per_token=b.per_token.bytes_per_token,
             block_size=b.block_size,
         )
     else:
@@ -630,7 +633,7 @@ def _ledger(
         "tokens",
         SRC_POOL,
         groups=len(plan.groups),
-        block_size=min(x.block_size for x in plan.groups),
+        block_size=plan.min_block_size,
     )
     if b.sliding_inflight_tokens is not None:
         led.add(
@@ -645,7 +648,7 @@ def _ledger(
             async_scheduling=async_sched,
             PP=par.pipeline,
         )
-    for i, gr in enumerate(b.groups):
+    for gr in b.groups:
         if gr.kind == "sliding_attention":
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
@@ -655,7 +658,7 @@ def _ledger(
             formula = "ceil(T / (block_size × DCP))"
             src = "vllm/v1/core/single_type_kv_cache_manager.py"
         led.add(
-            f"blocks_per_request[group {i}: {gr.kind}]",
+            f"blocks_per_request[{gr.kind} × {gr.groups} groups]",
             formula,
             gr.blocks_per_request,
             "blocks",
@@ -666,7 +669,9 @@ def _ledger(
             F=b.sliding_inflight_tokens if gr.kind == "sliding_attention" else None,
             DCP=par.decode_context,
         )
-    led.add("blocks_per_request", "Σ over groups", b.blocks_per_request, "blocks", SRC_CONC)
+    led.add(
+        "blocks_per_request", "Σ over groups (groups × blocks each)", b.blocks_per_request, "blocks", SRC_CONC
+    )
     c = b.concurrency
     led.add(
         "concurrency.guaranteed",

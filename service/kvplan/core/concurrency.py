@@ -9,32 +9,23 @@ from collections.abc import Sequence
 from .geometry import MAMBA, SLIDING
 from .units import cdiv
 
-# A group as the solver needs it: (kind, block_size, sliding bound W − 1 + F).
-GroupShape = tuple[str, int, int]
+# Groups of one shape need the same blocks, so the solver works on shape classes:
+# (kind, block_size, sliding bound W − 1 + F, number of groups of this shape).
+GroupShape = tuple[str, int, int, int]
 
 
-def blocks_per_group(shapes: Sequence[GroupShape], tokens: int, dcp: int) -> tuple[int, ...]:
-    out = []
-    for kind, bs, bound in shapes:
-        if kind == SLIDING:
-            out.append(cdiv(min(bound, tokens), bs) + 1)
-        elif kind == MAMBA:
-            out.append(1)
-        else:
-            out.append(cdiv(tokens, bs * dcp))
-    return tuple(out)
+def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
+    """Blocks one request of `tokens` needs in one group of this shape
+    (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
+    if kind == SLIDING:
+        return -(-min(bound, tokens) // bs) + 1
+    if kind == MAMBA:
+        return 1
+    return -(-tokens // (bs * dcp))
 
 
 def total_blocks(shapes: Sequence[GroupShape], tokens: int, dcp: int) -> int:
-    total = 0
-    for kind, bs, bound in shapes:
-        if kind == SLIDING:
-            total += cdiv(min(bound, tokens), bs) + 1
-        elif kind == MAMBA:
-            total += 1
-        else:
-            total += cdiv(tokens, bs * dcp)
-    return total
+    return sum(n * blocks_for_shape(k, bs, bound, tokens, dcp) for k, bs, bound, n in shapes)
 
 
 def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: int) -> int:
@@ -45,13 +36,13 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
         return 0
     if total_blocks(shapes, cap, dcp) <= allowed:
         return cap
-    growing = [(bs * dcp) for kind, bs, _ in shapes if kind not in (SLIDING, MAMBA)]
-    if growing and len(set(growing)) == 1:
-        unit = growing[0]
-        saturate = max((bound for kind, _, bound in shapes if kind == SLIDING), default=0)
-        fixed = sum(cdiv(bound, bs) + 1 for kind, bs, bound in shapes if kind == SLIDING)
-        fixed += sum(1 for kind, _, _ in shapes if kind == MAMBA)
-        k = (allowed - fixed) // len(growing)
+    growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in (SLIDING, MAMBA)]
+    if growing and len({u for u, _ in growing}) == 1:
+        unit = growing[0][0]
+        saturate = max((bound for kind, _, bound, _ in shapes if kind == SLIDING), default=0)
+        fixed = sum(n * (cdiv(bound, bs) + 1) for kind, bs, bound, n in shapes if kind == SLIDING)
+        fixed += sum(n for kind, _, _, n in shapes if kind == MAMBA)
+        k = (allowed - fixed) // sum(n for _, n in growing)
         t = k * unit
         if (
             t >= max(saturate, 1)

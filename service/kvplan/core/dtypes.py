@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from .errors import InvalidInput, UnknownName
 
 MODEL_DTYPES: dict[str, int] = {
@@ -101,16 +99,17 @@ def mla_cell_bytes(kv_dtype: str, latent_dim: int, has_indexer: bool, field: str
     )
 
 
-# Weight dtypes: bytes per parameter (exact fractions; mxfp4 is 4 bits + one e8m0 scale per 32).
-WEIGHT_DTYPES: dict[str, Fraction] = {
-    "float32": Fraction(4),
-    "bfloat16": Fraction(2),
-    "float16": Fraction(2),
-    "fp8": Fraction(1),
-    "int8": Fraction(1),
-    "int4": Fraction(1, 2),
-    "mxfp4": Fraction(17, 32),
-    "nvfp4": Fraction(9, 16),
+# Weight dtypes: bytes per parameter as an exact (numerator, denominator);
+# mxfp4 is 4 bits + one e8m0 scale per 32 values, nvfp4 4 bits + one fp8 scale per 16.
+WEIGHT_DTYPES: dict[str, tuple[int, int]] = {
+    "float32": (4, 1),
+    "bfloat16": (2, 1),
+    "float16": (2, 1),
+    "fp8": (1, 1),
+    "int8": (1, 1),
+    "int4": (1, 2),
+    "mxfp4": (17, 32),
+    "nvfp4": (9, 16),
 }
 WEIGHT_DTYPE_ALIASES = {
     "bf16": "bfloat16",
@@ -134,5 +133,5 @@ def normalize_weight_dtype(name: str, field: str = "weight_dtype") -> str:
 
 def weight_bytes(params: int, dtype: str) -> int:
     """params × bytes per parameter, rounded up to a whole byte."""
-    b = WEIGHT_DTYPES[dtype] * params
-    return -(-b.numerator // b.denominator)
+    num, den = WEIGHT_DTYPES[dtype]
+    return -(-params * num // den)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
@@ -49,8 +50,7 @@ MAX_HEAD_DIM = 65536
 MAX_TOKENS = 1 << 40
 
 
-@dataclass(frozen=True, slots=True)
-class Geometry:
+class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     """Everything about a model that KV sizing needs. Immutable and hashable."""
 
     name: str

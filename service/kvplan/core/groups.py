@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .errors import InvalidInput
-from .geometry import FULL, MAMBA, MLA, SLIDING
+from .geometry import FULL, MAMBA, SLIDING
 from .pertoken import LayerBytes
 from .units import cdiv
 
@@ -32,6 +32,21 @@ class GroupPlan:
     stage_bytes_per_block: tuple[int, ...]
     raised_block_sizes: tuple[tuple[str, int, int], ...]
     uniform: bool
+    # (kind, block_size, number of groups) in first-seen order: groups of one shape need the
+    # same blocks per request.
+    classes: tuple[tuple[str, int, int], ...] = ()
+    class_layers: tuple[int, ...] = ()
+    min_block_size: int = 0
+
+    def __post_init__(self) -> None:
+        counts: dict[tuple[str, int], list[int]] = {}
+        for g in self.groups:
+            c = counts.setdefault((g.kind, g.block_size), [0, 0])
+            c[0] += 1
+            c[1] += len(g.layers)
+        object.__setattr__(self, "classes", tuple((k, bs, c[0]) for (k, bs), c in counts.items()))
+        object.__setattr__(self, "class_layers", tuple(c[1] for c in counts.values()))
+        object.__setattr__(self, "min_block_size", min(g.block_size for g in self.groups))
 
 
 @lru_cache(maxsize=4096)
@@ -101,16 +116,3 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
         most = max(sum(1 for i in g.layers if a <= i < b) for g in groups)
         stage_bpb.append(most * max_page)
     return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)
-
-
-def blocks_for(kind: str, block_size: int, tokens: int, sliding_bound: int, dcp: int) -> int:
-    """Blocks one request of `tokens` needs in a group of this kind
-    (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
-    if kind == SLIDING:
-        return cdiv(min(sliding_bound, tokens), block_size) + 1
-    if kind == MAMBA:
-        return 1
-    return cdiv(tokens, block_size * dcp)
-
-
-__all__ = ["FULL", "MLA", "GroupPlan", "KvGroup", "blocks_for", "plan_groups"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 Scalar = int | float | str | bool | None
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     name: str
     formula: str
     inputs: tuple[tuple[str, Scalar], ...]

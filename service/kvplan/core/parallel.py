@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from .errors import InvalidLayout
 from .geometry import Geometry
@@ -10,8 +10,7 @@ from .geometry import Geometry
 MAX_PARALLEL = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Parallel:
+class Parallel(msgspec.Struct, frozen=True):
     tensor: int = 1
     pipeline: int = 1
     decode_context: int = 1
@@ -28,12 +27,16 @@ def _check_size(value: int, field: str) -> None:
         raise InvalidLayout(field, f"must be at most {MAX_PARALLEL}, got {value}")
 
 
+def check_sizes(par: Parallel) -> None:
+    _check_size(par.tensor, "tensor_parallel_size")
+    _check_size(par.pipeline, "pipeline_parallel_size")
+    _check_size(par.decode_context, "decode_context_parallel_size")
+
+
 def validate(geometry: Geometry, par: Parallel) -> None:
     """Raise InvalidLayout for a layout vLLM refuses (vllm/config/model.py verify_with_parallel_config)."""
+    check_sizes(par)
     tp, pp, dcp = par.tensor, par.pipeline, par.decode_context
-    _check_size(tp, "tensor_parallel_size")
-    _check_size(pp, "pipeline_parallel_size")
-    _check_size(dcp, "decode_context_parallel_size")
     q = geometry.num_attention_heads
     if q % tp:
         raise InvalidLayout(

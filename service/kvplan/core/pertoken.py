@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import msgspec
+from msgspec.structs import replace
+
 from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
@@ -18,7 +21,7 @@ from .dtypes import (
 from .errors import InvalidInput
 from .geometry import KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
 from .ledger import LedgerBuilder, Step
-from .parallel import Parallel, kv_heads_per_gpu, pp_stage_ranges, validate
+from .parallel import Parallel, check_sizes, kv_heads_per_gpu, pp_stage_ranges, validate
 from .units import GiB, KiB, cdiv
 
 SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
@@ -27,8 +30,7 @@ SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)
 SKIP_SLIDING = "sliding_window"
 
 
-@dataclass(frozen=True, slots=True)
-class KindBytes:
+class KindBytes(msgspec.Struct, frozen=True):
     kind: str
     layers: int
     kv_dtype: str
@@ -36,9 +38,10 @@ class KindBytes:
     bytes_per_token: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LayerBytes:
-    """Per-layer KV cost on one GPU (after TP) and unsharded, plus the layer's resolved dtype."""
+    """Per-layer KV cost on one GPU (after TP) and unsharded, with every figure that does not
+    depend on the context precomputed. Identity-hashed: instances are memoised per input."""
 
     kinds: str
     gpu: tuple[int, ...]
@@ -47,15 +50,19 @@ class LayerBytes:
     kv_heads_per_gpu: int
     stages: tuple[tuple[int, int], ...]
     mamba_state_gpu: int
-
-    @property
-    def worst_stage(self) -> int:
-        best, best_bytes = 0, -1
-        for i, (a, b) in enumerate(self.stages):
-            s = sum(self.gpu[a:b])
-            if s > best_bytes:
-                best, best_bytes = i, s
-        return best
+    by_stage: tuple[int, ...]
+    worst_stage: int
+    model_total: int
+    # Per stage: bytes/token of layers that keep every token (full, MLA), of sliding layers,
+    # and the number of Mamba layers. The same for the whole unsharded model.
+    stage_full: tuple[int, ...]
+    stage_sliding: tuple[int, ...]
+    stage_mamba: tuple[int, ...]
+    model_full: int
+    model_sliding: int
+    by_kind: tuple[KindBytes, ...]
+    mha_bytes: int
+    warnings: tuple[w.Warning, ...]
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -73,8 +80,24 @@ def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]
     return frozenset(out)
 
 
-@lru_cache(maxsize=4096)
 def layer_bytes(
+    geometry: Geometry,
+    kv_cache_dtype: str,
+    skip_layers: tuple[int | str, ...],
+    par: Parallel,
+) -> LayerBytes:
+    """Validated, then cached. Types are checked before the cache: True == 1 as a key."""
+    check_sizes(par)
+    for i, s in enumerate(skip_layers):
+        if isinstance(s, bool) or not isinstance(s, (int, str)):
+            raise InvalidInput(
+                f"kv_cache_dtype_skip_layers[{i}]", f"must be a layer index or {SKIP_SLIDING!r}, got {s!r}"
+            )
+    return _layer_bytes(geometry, kv_cache_dtype, skip_layers, par)
+
+
+@lru_cache(maxsize=4096)
+def _layer_bytes(
     geometry: Geometry,
     kv_cache_dtype: str,
     skip_layers: tuple[int | str, ...],
@@ -120,21 +143,51 @@ def layer_bytes(
             model.append(geometry.num_kv_heads * c)
         dtypes.append(dtype)
     mamba_gpu = cdiv(geometry.mamba_state_bytes, par.tensor) if geometry.mamba_state_bytes else 0
+    stages = pp_stage_ranges(geometry.num_layers, par.pipeline)
+    pattern = geometry.layer_pattern
+
+    def split(a: int, b: int, values: list[int]) -> tuple[int, int, int]:
+        full = sliding = mamba = 0
+        for i in range(a, b):
+            k = pattern[i]
+            if k == SLIDING:
+                sliding += values[i]
+            elif k == MAMBA:
+                mamba += 1
+            else:
+                full += values[i]
+        return full, sliding, mamba
+
+    per_stage = [split(a, b, gpu) for a, b in stages]
+    by_stage = tuple(sum(gpu[a:b]) for a, b in stages)
+    worst = max(range(len(by_stage)), key=lambda i: (by_stage[i], -i))
+    model_full, model_sliding, _ = split(0, len(pattern), model)
     return LayerBytes(
-        kinds=geometry.layer_pattern,
+        kinds=pattern,
         gpu=tuple(gpu),
         model=tuple(model),
         dtypes=tuple(dtypes),
         kv_heads_per_gpu=hkv_gpu,
-        stages=pp_stage_ranges(geometry.num_layers, par.pipeline),
+        stages=stages,
         mamba_state_gpu=mamba_gpu,
+        by_stage=by_stage,
+        worst_stage=worst,
+        model_total=sum(model),
+        stage_full=tuple(x[0] for x in per_stage),
+        stage_sliding=tuple(x[1] for x in per_stage),
+        stage_mamba=tuple(x[2] for x in per_stage),
+        model_full=model_full,
+        model_sliding=model_sliding,
+        by_kind=_by_kind(pattern, dtypes, gpu),
+        mha_bytes=mha_equivalent_bytes(geometry, kv_cache_dtype),
+        warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
     )
 
 
-def by_kind(lb: LayerBytes) -> tuple[KindBytes, ...]:
+def _by_kind(kinds: str, dtypes: list[str], gpu: list[int]) -> tuple[KindBytes, ...]:
     """Per-GPU bytes grouped by (layer kind, dtype), whole model after TP."""
     acc: dict[tuple[str, str, int], int] = {}
-    for k, d, b in zip(lb.kinds, lb.dtypes, lb.gpu, strict=True):
+    for k, d, b in zip(kinds, dtypes, gpu, strict=True):
         key = (k, d, b)
         acc[key] = acc.get(key, 0) + 1
     return tuple(KindBytes(KIND_NAMES[k], n, d, b, n * b) for (k, d, b), n in acc.items())
@@ -164,23 +217,15 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
 def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, dcp: int) -> int:
     """KV bytes one request of `tokens` holds on one GPU of `stage` (tokens actually kept:
     all for full/MLA layers, split by DCP; the window for sliding layers; the state for Mamba)."""
-    a, b = lb.stages[stage]
-    full = cdiv(tokens, dcp)
     kept_sliding = min(tokens, window) if window else tokens
-    total = 0
-    for i in range(a, b):
-        k = lb.kinds[i]
-        if k == SLIDING:
-            total += lb.gpu[i] * kept_sliding
-        elif k == MAMBA:
-            total += lb.mamba_state_gpu
-        else:
-            total += lb.gpu[i] * full
-    return total
+    return (
+        lb.stage_full[stage] * cdiv(tokens, dcp)
+        + lb.stage_sliding[stage] * kept_sliding
+        + lb.stage_mamba[stage] * lb.mamba_state_gpu
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class PerToken:
+class PerToken(msgspec.Struct, frozen=True, kw_only=True):
     kv_cache_dtype: str
     bytes_per_token: int
     bytes_per_token_model: int
@@ -196,7 +241,7 @@ class PerToken:
     ledger: tuple[Step, ...]
 
 
-def layout_warnings(geometry: Geometry, lb: LayerBytes, par: Parallel) -> list[w.Warning]:
+def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -> list[w.Warning]:
     out = []
     if geometry.is_mla and par.tensor > 1:
         out.append(
@@ -215,7 +260,6 @@ def layout_warnings(geometry: Geometry, lb: LayerBytes, par: Parallel) -> list[w
                 "GPU holds one replicated KV head.",
             )
         )
-    dtypes = set(lb.dtypes)
     if dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
         out.append(
             w.Warning(
@@ -243,62 +287,51 @@ def per_token(
     explain: bool = False,
 ) -> PerToken:
     par = par or Parallel()
+    if context_tokens is not None and (
+        isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens < 1
+    ):
+        raise InvalidInput("context_tokens", f"must be a positive integer, got {context_tokens!r}")
     lb = layer_bytes(geometry, kv_cache_dtype, skip_layers, par)
-    by_stage = tuple(sum(lb.gpu[a:b]) for a, b in lb.stages)
-    worst = lb.worst_stage
-    bpt = by_stage[worst]
-    model = sum(lb.model)
-    mha = mha_equivalent_bytes(geometry, kv_cache_dtype)
-    ratio = mha / model if model else 0.0
+    pt = per_token_of(geometry, kv_cache_dtype, lb, par, context_tokens)
+    if explain:
+        pt = replace(pt, ledger=per_token_ledger(geometry, lb, par, pt))
+    return pt
+
+
+def per_token_of(
+    geometry: Geometry, kv_cache_dtype: str, lb: LayerBytes, par: Parallel, context_tokens: int | None
+) -> PerToken:
+    """The per-token answer from an already computed layout (no per-layer work)."""
     kv_req = kv_req_model = None
     if context_tokens is not None:
-        if isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens < 1:
-            raise InvalidInput("context_tokens", f"must be a positive integer, got {context_tokens!r}")
-        kv_req = request_bytes(lb, worst, context_tokens, geometry.sliding_window, par.decode_context)
-        kv_req_model = sum(
-            lb.model[i]
-            * (
-                min(context_tokens, geometry.sliding_window)
-                if k == SLIDING and geometry.sliding_window
-                else context_tokens
-            )
-            for i, k in enumerate(lb.kinds)
-        )
-    kinds = by_kind(lb)
-    ledger: tuple[Step, ...] = ()
-    if explain:
-        ledger = per_token_ledger(geometry, lb, par, kinds, bpt, model, mha, ratio, context_tokens, kv_req)
+        window = geometry.sliding_window
+        kv_req = request_bytes(lb, lb.worst_stage, context_tokens, window, par.decode_context)
+        kept = min(context_tokens, window) if window else context_tokens
+        kv_req_model = lb.model_full * context_tokens + lb.model_sliding * kept
+    model = lb.model_total
     return PerToken(
         kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
-        bytes_per_token=bpt,
+        bytes_per_token=lb.by_stage[lb.worst_stage],
         bytes_per_token_model=model,
-        by_kind=kinds,
-        by_stage=by_stage,
+        by_kind=lb.by_kind,
+        by_stage=lb.by_stage,
         kv_heads_per_gpu=lb.kv_heads_per_gpu,
-        mha_equivalent_bytes=mha,
-        mha_equivalent_ratio=ratio,
+        mha_equivalent_bytes=lb.mha_bytes,
+        mha_equivalent_ratio=lb.mha_bytes / model if model else 0.0,
         context_tokens=context_tokens,
         kv_bytes_per_request=kv_req,
         kv_bytes_per_request_model=kv_req_model,
-        warnings=tuple(layout_warnings(geometry, lb, par)),
-        ledger=ledger,
+        warnings=lb.warnings,
+        ledger=(),
     )
 
 
 def per_token_ledger(
-    geometry: Geometry,
-    lb: LayerBytes,
-    par: Parallel,
-    kinds: tuple[KindBytes, ...],
-    bpt: int,
-    model: int,
-    mha: int,
-    ratio: float,
-    context_tokens: int | None,
-    kv_req: int | None,
-    into: LedgerBuilder | None = None,
+    geometry: Geometry, lb: LayerBytes, par: Parallel, pt: PerToken, into: LedgerBuilder | None = None
 ) -> tuple[Step, ...]:
     led = into or LedgerBuilder()
+    bpt, model, mha = pt.bytes_per_token, pt.bytes_per_token_model, pt.mha_equivalent_bytes
+    ratio, context_tokens, kv_req = pt.mha_equivalent_ratio, pt.context_tokens, pt.kv_bytes_per_request
     if geometry.is_mla:
         led.add(
             "kv_heads_per_gpu",
@@ -318,7 +351,7 @@ def per_token_ledger(
             Hkv=geometry.num_kv_heads,
             TP=par.tensor,
         )
-    for kb in kinds:
+    for kb in lb.by_kind:
         if kb.kind == "mla":
             idx = geometry.index_head_dim
             formula = (

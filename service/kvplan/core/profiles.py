@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from .errors import UnknownName
 
 
-@dataclass(frozen=True, slots=True)
-class EngineProfile:
+class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     title: str
     description: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 BUDGET_INSUFFICIENT = "budget_insufficient"
 MAX_MODEL_LEN_DOES_NOT_FIT = "max_model_len_does_not_fit"
@@ -39,7 +39,6 @@ CODES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Warning:
+class Warning(msgspec.Struct, frozen=True):
     code: str
     message: str

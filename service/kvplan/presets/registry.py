@@ -13,10 +13,12 @@ import hashlib
 import json
 import os
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput, UnknownName
 from kvplan.core.geometry import Geometry, from_hf_config
@@ -70,21 +72,22 @@ class Registry:
             for key in (m.id, m.name, m.hf_repo, *m.aliases):
                 index[key.lower()] = m.id
         self._model_index = MappingProxyType(index)
-        self._gpu_index = MappingProxyType({g.id.lower(): g.id for g in gpus.values()}
-                                           | {g.name.lower(): g.id for g in gpus.values()})
+        self._gpu_index = MappingProxyType(
+            {g.id.lower(): g.id for g in gpus.values()} | {g.name.lower(): g.id for g in gpus.values()}
+        )
 
     def model(self, name: str, field: str = "model") -> ModelPreset:
         mid = self._model_index.get(name.lower())
         if mid is None:
-            raise UnknownName(field, "model preset", name, tuple(self.models),
-                              _suggest(name, self._model_index))
+            raise UnknownName(
+                field, "model preset", name, tuple(self.models), _suggest(name, self._model_index)
+            )
         return self.models[mid]
 
     def gpu(self, name: str, field: str = "gpu") -> GpuPreset:
         gid = self._gpu_index.get(name.lower())
         if gid is None:
-            raise UnknownName(field, "GPU preset", name, tuple(self.gpus),
-                              _suggest(name, self._gpu_index))
+            raise UnknownName(field, "GPU preset", name, tuple(self.gpus), _suggest(name, self._gpu_index))
         return self.gpus[gid]
 
 
@@ -99,7 +102,7 @@ def _suggest(name: str, index: MappingProxyType[str, str]) -> tuple[str, ...]:
 
 def _require(doc: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     v = doc.get(key)
-    if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
         raise PresetError(path, key, f"required, of type {kind.__name__}")
     return v
 
@@ -128,12 +131,21 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
         geo = from_hf_config(config, name=mid)
     except InvalidInput as e:
         raise PresetError(path, f"config.{e.field}", e.reason) from None
-    geo = replace(geo, params_total=params.get("total"), params_active=params.get("active"),
-                  params_expert=params.get("expert"))
+    geo = replace(
+        geo,
+        params_total=params.get("total"),
+        params_active=params.get("active"),
+        params_expert=params.get("expert"),
+    )
     return ModelPreset(
-        id=mid, name=str(name), hf_repo=str(doc.get("hf_repo", "")), aliases=tuple(aliases),
-        geometry=geo, params_source=str(params.get("source", "")),
-        config_source=str(doc.get("config_source", "")), origin=str(path),
+        id=mid,
+        name=str(name),
+        hf_repo=str(doc.get("hf_repo", "")),
+        aliases=tuple(aliases),
+        geometry=geo,
+        params_source=str(params.get("source", "")),
+        config_source=str(doc.get("config_source", "")),
+        origin=str(path),
     )
 
 
@@ -153,11 +165,17 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
                 raise PresetError(path, f"{where}.{key}", f"required, of type {kind.__name__}")
         if g["memory_bytes"] <= 0:
             raise PresetError(path, f"{where}.memory_bytes", "must be positive")
-        out.append(GpuPreset(
-            id=g["id"], name=g["name"], vendor=str(g.get("vendor", "")),
-            memory_bytes=g["memory_bytes"], memory_source=str(g.get("memory_source", "")),
-            nominal=bool(g.get("nominal", False)), origin=str(path),
-        ))
+        out.append(
+            GpuPreset(
+                id=g["id"],
+                name=g["name"],
+                vendor=str(g.get("vendor", "")),
+                memory_bytes=g["memory_bytes"],
+                memory_source=str(g.get("memory_source", "")),
+                nominal=bool(g.get("nominal", False)),
+                origin=str(path),
+            )
+        )
     return out
 
 
@@ -168,11 +186,12 @@ def _files(root: Path) -> list[Path]:
 
 
 def load_registry(extra_dir: str | Path | None = None, builtin_dir: Path = BUILTIN_DIR) -> Registry:
-    """Read every preset file once. Later directories override earlier ids."""
+    """Read every preset file once; extra presets override built-in ids. `extra_dir` None reads
+    $KVPLAN_EXTRA_PRESETS; an empty string means none."""
     if extra_dir is None:
-        extra_dir = os.environ.get(EXTRA_ENV) or None
+        extra_dir = os.environ.get(EXTRA_ENV, "")
     roots = [builtin_dir]
-    if extra_dir is not None:
+    if extra_dir:
         extra = Path(extra_dir)
         if not extra.is_dir():
             raise PresetError(extra, EXTRA_ENV, "is not a directory")

@@ -1,0 +1,97 @@
+"""In-process cost of the core: median µs per call of per-token and budget for a dense, an MLA
+and a hybrid model. Run with `make bench`.
+
+Three paths, from cheapest to dearest:
+  memo      the same scenario again (`compute_budget` memoises answers; schedulers repeat)
+  computed  a new scenario on a known model layout (the per-layer layout is cached)
+  cold      every cache cleared first: a model and layout never seen before
+Medians over repeated batches; the machine is shared and noisy, so compare within one run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+
+from kvplan.core import budget as budget_mod
+from kvplan.core.budget import BudgetInput, compute_budget
+from kvplan.core.groups import plan_groups
+from kvplan.core.parallel import Parallel
+from kvplan.core.pertoken import _layer_bytes, per_token
+from kvplan.core.profiles import get_profile
+from kvplan.presets import load_registry
+
+TARGET_BUDGET_US = 10.0
+REG = load_registry(extra_dir="")
+H100 = REG.gpu("h100-sxm-80gb")
+CASES = {
+    "dense  llama-3.1-70b TP4": ("llama-3.1-70b", 4),
+    "MLA    deepseek-v3 TP8": ("deepseek-v3", 8),
+    "hybrid gemma-3-27b TP2": ("gemma-3-27b", 2),
+}
+
+
+def clear() -> None:
+    _layer_bytes.cache_clear()
+    plan_groups.cache_clear()
+    budget_mod._memo.cache_clear()
+
+
+def median_us(fn: Callable[[], object], cold: bool = False, batches: int = 25, per_batch: int = 400) -> float:
+    samples = []
+    for _ in range(batches):
+        total = 0
+        if cold:
+            for _ in range(per_batch):
+                clear()
+                t0 = time.perf_counter_ns()
+                fn()
+                total += time.perf_counter_ns() - t0
+        else:
+            t0 = time.perf_counter_ns()
+            for _ in range(per_batch):
+                fn()
+            total = time.perf_counter_ns() - t0
+        samples.append(total / per_batch / 1000)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    prof = get_profile(None)
+    print(f"{'case':26} {'call':14} {'memo µs':>8} {'computed µs':>12} {'cold µs':>8}")
+    worst = {"memo": 0.0, "computed": 0.0}
+    for label, (model, tp) in CASES.items():
+        geo = REG.model(model).geometry
+        inp = BudgetInput(
+            geometry=geo,
+            profile=prof,
+            gpu_memory_bytes=H100.memory_bytes,
+            gpu_name=H100.name,
+            tensor_parallel_size=tp,
+            context_tokens=32768,
+        )
+        par = Parallel(tp)
+        pt_call = partial(per_token, geo, "auto", (), par, 32768)
+        pt = median_us(pt_call)
+        pt_cold = median_us(pt_call, cold=True, batches=8, per_batch=40)
+        print(f"{label:26} {'per-token':14} {'':>8} {pt:12.2f} {pt_cold:8.2f}")
+        for name, explain in (("budget", False), ("budget+ledger", True)):
+            memo = median_us(partial(compute_budget, inp, explain))
+            comp = median_us(partial(budget_mod._compute_budget, inp, explain))
+            cold = median_us(partial(compute_budget, inp, explain), cold=True, batches=8, per_batch=40)
+            print(f"{label:26} {name:14} {memo:8.2f} {comp:12.2f} {cold:8.2f}")
+            if not explain:
+                worst["memo"] = max(worst["memo"], memo)
+                worst["computed"] = max(worst["computed"], comp)
+    print()
+    for path, us in worst.items():
+        verdict = "meets" if us <= TARGET_BUDGET_US else "misses"
+        print(f"budget, worst {path} median: {us:.2f} µs ({verdict} the ≤ {TARGET_BUDGET_US:g} µs target)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvplan.core.budget import Budget, BudgetInput, compute_budget
+from kvplan.core.profiles import get_profile
+from kvplan.presets import Registry, load_registry
+
+
+@pytest.fixture(scope="session")
+def registry() -> Registry:
+    return load_registry(extra_dir="")
+
+
+@pytest.fixture(scope="session")
+def budget(registry: Registry):
+    """budget("llama-3-70b", gpu="pool-160gib", ...) → the core's answer."""
+
+    def run(
+        model: str, gpu: str | None = None, engine: str | None = None, explain: bool = False, **kw: Any
+    ) -> Budget:
+        geo = registry.model(model).geometry
+        if gpu is not None:
+            g = registry.gpu(gpu)
+            kw.setdefault("gpu_memory_bytes", g.memory_bytes)
+            kw.setdefault("gpu_name", g.name)
+        return compute_budget(BudgetInput(geometry=geo, profile=get_profile(engine), **kw), explain=explain)
+
+    return run

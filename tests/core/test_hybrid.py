@@ -1,0 +1,117 @@
+"""Hybrid sliding-window models: VLLM_FACTS §8's Gemma-3-27B and gpt-oss-120b examples."""
+
+from __future__ import annotations
+
+from kvplan.core.units import cdiv
+
+H100 = dict(gpu="h100-sxm-80gb")  # max_num_batched_tokens defaults to 8192 here
+
+
+def test_gemma3_27b_groups_into_1_full_and_6_sliding_with_8_padding_slots(budget):
+    b = budget("gemma-3-27b", block_size=16, context_tokens=8192, **H100)
+    assert b.group_size == 10
+    by_kind = {g.kind: (g.groups, g.layers) for g in b.groups}
+    assert by_kind == {"sliding_attention": (6, 52), "full_attention": (1, 10)}
+    assert b.padding_slots == 8
+    assert b.bytes_per_block == 1_310_720  # 10 × page 131,072
+    assert "hybrid_padding" in {w.code for w in b.warnings}
+
+
+def test_gemma3_27b_blocks_per_request_at_8k_and_128k(budget):
+    # F = 2 × 8192 (async scheduling); W − 1 + F = 17,407 ≥ 8192: each sliding group costs 513.
+    short = budget("gemma-3-27b", block_size=16, context_tokens=8192, **H100)
+    assert short.sliding_inflight_tokens == 16384
+    assert {g.kind: g.blocks_per_request for g in short.groups} == {
+        "sliding_attention": 513,
+        "full_attention": 512,
+    }
+    assert short.blocks_per_request == 512 + 6 * 513
+    long = budget("gemma-3-27b", block_size=16, context_tokens=131072, **H100)
+    assert long.blocks_per_request == 8192 + 6 * (cdiv(1023 + 16384, 16) + 1)
+    assert long.blocks_per_request == 8192 + 6 * 1089
+
+
+def test_gpt_oss_120b_has_two_groups_of_18_and_no_padding(budget):
+    b = budget("gpt-oss-120b", block_size=16, context_tokens=131072, **H100)
+    assert b.group_size == 18
+    assert sorted(g.kind for g in b.groups) == ["full_attention", "sliding_attention"]
+    assert b.padding_slots == 0
+    assert b.bytes_per_block == 18 * 8 * 16 * (64 + 64) * 2 == 589_824
+    by_kind = {g.kind: g.blocks_per_request for g in b.groups}
+    assert by_kind == {"full_attention": 8192, "sliding_attention": cdiv(127 + 16384, 16) + 1}
+    assert b.blocks_per_request == 8192 + 1033
+
+
+def test_sliding_layer_costs_one_block_more_than_full_when_window_covers_the_request(budget):
+    b = budget("gpt-oss-120b", block_size=16, context_tokens=8192, **H100)
+    by_kind = {g.kind: g.blocks_per_request for g in b.groups}
+    assert by_kind["sliding_attention"] == by_kind["full_attention"] + 1
+
+
+def test_old_profile_bounds_the_window_by_max_num_batched_tokens_alone(budget):
+    b = budget("gpt-oss-120b", engine="vllm@0.10", context_tokens=131072, **H100)
+    assert b.block_size == 16
+    assert b.sliding_inflight_tokens == 8192
+    by_kind = {g.kind: g.blocks_per_request for g in b.groups}
+    assert by_kind["sliding_attention"] == cdiv(127 + 8192, 16) + 1
+
+
+def test_pipeline_parallel_raises_the_in_flight_bound_to_pp_batches(budget):
+    b = budget("gpt-oss-120b", block_size=16, context_tokens=131072, pipeline_parallel_size=4, **H100)
+    assert b.sliding_inflight_tokens == 4 * 8192
+
+
+def test_disabling_the_hybrid_manager_sizes_sliding_layers_as_full(budget):
+    b = budget("gpt-oss-120b", block_size=16, context_tokens=131072, hybrid_kv_cache_manager=False, **H100)
+    assert [(g.kind, g.groups) for g in b.groups] == [("full_attention", 1)]
+    assert b.blocks_per_request == 8192
+    assert b.bytes_per_block == 36 * 32768
+    assert "hybrid_manager_disabled" in {w.code for w in b.warnings}
+
+
+def test_skipping_sliding_layers_from_fp8_raises_the_full_layers_block_size(budget):
+    # Sliding layers stay bf16 (page 32 KiB), full layers fp8 (16 KiB): vLLM doubles their block.
+    b = budget(
+        "gpt-oss-120b",
+        block_size=16,
+        kv_cache_dtype="fp8",
+        kv_cache_dtype_skip_layers=("sliding_window",),
+        context_tokens=8192,
+        **H100,
+    )
+    by_kind = {g.kind: g.block_size for g in b.groups}
+    assert by_kind == {"sliding_attention": 16, "full_attention": 32}
+    assert "block_size_raised" in {w.code for w in b.warnings}
+
+
+def test_max_context_of_a_hybrid_model_fits_and_one_token_more_does_not(budget):
+    b = budget(
+        "gemma-3-27b",
+        block_size=16,
+        gpu_memory_utilization=0.3,
+        weights_bytes=0,
+        max_model_len=10_000_000,
+        **H100,
+    )
+    t = b.max_context_tokens
+    assert b.max_context_limited_by == "kv_cache"
+    fit = b.num_blocks - 1
+    fits = budget(
+        "gemma-3-27b",
+        block_size=16,
+        gpu_memory_utilization=0.3,
+        weights_bytes=0,
+        context_tokens=t,
+        max_model_len=10_000_000,
+        **H100,
+    )
+    over = budget(
+        "gemma-3-27b",
+        block_size=16,
+        gpu_memory_utilization=0.3,
+        weights_bytes=0,
+        context_tokens=t + 1,
+        max_model_len=10_000_000,
+        **H100,
+    )
+    assert fits.blocks_per_request <= fit < over.blocks_per_request

@@ -1,0 +1,94 @@
+"""Engine profiles: the rules that differ by vLLM version (VLLM_FACTS §9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvplan.core.errors import UnknownName
+from kvplan.core.profiles import PROFILES, get_profile
+
+W = 130 * 1024**3
+
+
+def test_three_profiles_are_listed_and_the_seed_is_the_default():
+    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.10"}
+    assert get_profile(None).id == "vllm@e740bad"
+
+
+def test_unknown_profile_lists_the_valid_ones():
+    with pytest.raises(UnknownName) as e:
+        get_profile("vllm@9")
+    assert e.value.field == "engine"
+    assert "vllm@0.33" in e.value.reason
+
+
+@pytest.mark.parametrize(
+    ("engine", "block", "util"),
+    [("vllm@e740bad", 64, 0.92), ("vllm@0.33", 16, 0.92), ("vllm@0.10", 16, 0.90)],
+)
+def test_profile_defaults(budget, engine, block, util):
+    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, engine=engine)
+    assert (b.engine, b.block_size, b.gpu_memory_utilization) == (engine, block, util)
+
+
+def test_every_answer_names_its_profile(budget):
+    assert budget("llama-3-8b", gpu="pool-80gib", engine="vllm@0.33").engine == "vllm@0.33"
+
+
+def test_current_log_prints_concurrency_times_tokens(budget):
+    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=8192)
+    assert b.concurrency.vllm_reported == 880 / 128
+    assert b.kv_cache_size_tokens == int(880 / 128 * 8192)
+
+
+def test_old_log_prints_blocks_per_group_times_block_size(budget):
+    b = budget(
+        "llama-3-70b",
+        gpu="pool-160gib",
+        weights_bytes=W,
+        context_tokens=8192,
+        engine="vllm@0.10",
+        gpu_memory_utilization=0.92,
+        block_size=64,
+    )
+    assert b.kv_cache_size_tokens == 880 * 64
+
+
+def test_old_profile_has_no_null_block_in_the_fit_check(budget):
+    new = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=131072)
+    old = budget(
+        "llama-3-70b",
+        gpu="pool-160gib",
+        weights_bytes=W,
+        context_tokens=131072,
+        engine="vllm@0.10",
+        gpu_memory_utilization=0.92,
+        block_size=64,
+    )
+    assert new.max_context_tokens == 879 * 64
+    assert old.max_context_tokens == 880 * 64
+
+
+def test_extensible_kv_cache_resolves_utilization_to_one_in_the_seed_profile(budget):
+    b = budget("llama-3-8b", gpu="pool-80gib", extensible_kv_cache=True)
+    assert b.gpu_memory_utilization == 1.0
+    b = budget("llama-3-8b", gpu="pool-80gib", extensible_kv_cache=True, gpu_memory_utilization=0.5)
+    assert b.gpu_memory_utilization == 0.5
+
+
+@pytest.mark.parametrize(
+    ("gpu", "mnbt"),
+    [
+        ("h100-sxm-80gb", 8192),
+        ("a100-80gb", 2048),
+        ("l40s-48gb", 2048),
+        ("b200-180gb", 16384),
+        ("mi300x-192gb", 16384),
+    ],
+)
+def test_default_max_num_batched_tokens_follows_the_gpu(budget, gpu, mnbt):
+    assert budget("llama-3-8b", gpu=gpu).max_num_batched_tokens == mnbt
+
+
+def test_mla_models_default_to_the_flashmla_block_of_64(budget):
+    assert budget("deepseek-v3", gpu="h200-141gb", engine="vllm@0.33").block_size == 64
