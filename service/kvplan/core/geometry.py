@@ -8,9 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
+from .families import MLA_MODEL_TYPES
+from .params import estimate_params
 
 # One character a layer in `layer_pattern`.
 FULL = "F"
@@ -27,22 +30,6 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
 }
 
-# DeepSeek-MLA family model types (vllm/config/model.py `is_deepseek_mla`).
-MLA_MODEL_TYPES = frozenset(
-    {
-        "deepseek_v2",
-        "deepseek_v3",
-        "deepseek_v32",
-        "deepseek_mtp",
-        "kimi_k2",
-        "kimi_vl",
-        "glm4_moe_lite",
-        "glm_moe_dsa",
-        "longcat_flash",
-        "pangu_ultra_moe",
-        "mistral_large_3",
-    }
-)
 
 MAX_LAYERS = 4096
 MAX_HEADS = 65536
@@ -75,6 +62,7 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     params_expert: int | None = None
     weight_dtype: str | None = None
     expert_weight_dtype: str | None = None
+    params_estimated: bool = False
 
     @property
     def is_mla(self) -> bool:
@@ -292,7 +280,22 @@ def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 
 def from_hf_config(config: Mapping[str, Any], name: str = "custom") -> Geometry:
-    """Derive the geometry from a Hugging Face config.json (multi-modal: from `text_config`)."""
+    """Derive the geometry from a Hugging Face config.json (multi-modal: from `text_config`),
+    with parameter counts estimated from the architecture."""
+    geo = _geometry_from_config(config, name)
+    est = estimate_params(config)
+    if est is None:
+        return geo
+    return replace(
+        geo,
+        params_total=est.total,
+        params_active=est.active,
+        params_expert=est.expert or None,
+        params_estimated=True,
+    )
+
+
+def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
     top = config

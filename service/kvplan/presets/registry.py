@@ -131,19 +131,26 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
         geo = from_hf_config(config, name=mid)
     except InvalidInput as e:
         raise PresetError(path, f"config.{e.field}", e.reason) from None
-    geo = replace(
-        geo,
-        params_total=params.get("total"),
-        params_active=params.get("active"),
-        params_expert=params.get("expert"),
-    )
+    if params.get("total") is not None:
+        geo = replace(
+            geo,
+            params_total=params["total"],
+            params_active=params.get("active"),
+            params_expert=params.get("expert"),
+            params_estimated=False,
+        )
+        params_source = str(params.get("source", ""))
+    elif geo.params_total is not None:
+        params_source = "estimated from config.json (kvplan.core.params)"
+    else:
+        raise PresetError(path, "params.total", "required: the config is too sparse to estimate it")
     return ModelPreset(
         id=mid,
         name=str(name),
         hf_repo=str(doc.get("hf_repo", "")),
         aliases=tuple(aliases),
         geometry=geo,
-        params_source=str(params.get("source", "")),
+        params_source=params_source,
         config_source=str(doc.get("config_source", "")),
         origin=str(path),
     )
