@@ -31,6 +31,9 @@ format: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
+openapi: $(STAMP)
+	$(BIN)/kvplan openapi > openapi/openapi.json
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core_bench.py
 

@@ -98,7 +98,7 @@ class Pooled(msgspec.Struct, frozen=True):
     concurrency_unrounded: float
 
 
-class Budget(msgspec.Struct, frozen=True, kw_only=True):
+class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     engine: str
     context_tokens: int
     max_model_len: int
@@ -136,7 +136,7 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     pooled: Pooled | None
     per_token: PerToken
     warnings: tuple[w.Warning, ...]
-    ledger: tuple[Step, ...]
+    ledger: tuple[Step, ...] = ()
 
 
 def _nonneg_int(value: object, field: str, maximum: int = MAX_BYTES) -> int:

@@ -10,7 +10,7 @@ Scalar = int | float | str | bool | None
 class Step(msgspec.Struct, frozen=True):
     name: str
     formula: str
-    inputs: tuple[tuple[str, Scalar], ...]
+    inputs: dict[str, Scalar]
     value: Scalar
     unit: str
     source: str
@@ -33,7 +33,7 @@ class LedgerBuilder:
         source: str = "",
         **inputs: Scalar,
     ) -> None:
-        self._steps.append(Step(name, formula, tuple(inputs.items()), value, unit, source))
+        self._steps.append(Step(name, formula, inputs, value, unit, source))
 
     def build(self) -> tuple[Step, ...]:
         return tuple(self._steps)

@@ -225,7 +225,7 @@ def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, d
     )
 
 
-class PerToken(msgspec.Struct, frozen=True, kw_only=True):
+class PerToken(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     kv_cache_dtype: str
     bytes_per_token: int
     bytes_per_token_model: int
@@ -238,7 +238,7 @@ class PerToken(msgspec.Struct, frozen=True, kw_only=True):
     kv_bytes_per_request: int | None
     kv_bytes_per_request_model: int | None
     warnings: tuple[w.Warning, ...]
-    ledger: tuple[Step, ...]
+    ledger: tuple[Step, ...] = ()
 
 
 def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -> list[w.Warning]:

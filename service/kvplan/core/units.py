@@ -22,5 +22,5 @@ def fmt_bytes(n: int | float) -> str:
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if a >= size:
             v = n / size
-            return f"{v:,.0f} {unit}" if v == int(v) else f"{v:,.4f} {unit}".rstrip("0")
+            return f"{v:,.0f} {unit}" if v == int(v) else f"{v:,.4f}".rstrip("0") + f" {unit}"
     return f"{n:,} B" if isinstance(n, int) else f"{n:,.2f} B"

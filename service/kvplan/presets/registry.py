@@ -92,7 +92,10 @@ class Registry:
 
 
 def _suggest(name: str, index: MappingProxyType[str, str]) -> tuple[str, ...]:
-    close = difflib.get_close_matches(name.lower(), list(index), n=5, cutoff=0.6)
+    """Names that contain what was asked (h100 → h100-sxm-80gb), then difflib's close matches."""
+    q = name.lower().strip()
+    contains = sorted(k for k in index if q and q in k) if len(q) >= 2 else []
+    close = [*contains, *difflib.get_close_matches(q, list(index), n=5, cutoff=0.6)]
     out: list[str] = []
     for c in close:
         if index[c] not in out:

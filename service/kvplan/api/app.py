@@ -1,0 +1,90 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
+from litestar.static_files import create_static_files_router
+
+from kvplan import __version__
+from kvplan.presets import Registry, load_registry
+
+from . import logs, metrics
+from .errors import EXCEPTION_HANDLERS
+from .openapi import ASSETS, REQUEST_COMPONENTS, SWAGGER_DIR, openapi_config
+from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
+from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
+from .routes.health import healthz, readyz
+from .settings import Settings
+
+ROUTES: list[Any] = [
+    per_token_post,
+    per_token_get,
+    budget_post,
+    budget_get,
+    budget_batch,
+    list_models,
+    get_model,
+    list_gpus,
+    get_gpu,
+    list_engines,
+    resolve_config,
+    healthz,
+    readyz,
+    PrometheusController,
+]
+
+
+def _prometheus() -> PrometheusConfig:
+    # Route templates as labels; /metrics itself and the docs are not counted.
+    return PrometheusConfig(
+        app_name="kvplan", prefix="kvplan_http", group_path=True, exclude=["^/metrics", "^/schema"]
+    )
+
+
+def _load_presets(settings: Settings, registry: Registry | None) -> Any:
+    async def on_startup(app: Litestar) -> None:
+        reg = registry or load_registry(settings.extra_presets)
+        app.state.registry = reg
+        metrics.REGISTRY_INFO.labels(reg.version, str(len(reg.models)), str(len(reg.gpus))).set(1)
+
+    return on_startup
+
+
+def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Litestar:
+    """Build the service. Presets load at start-up (/readyz turns ready then); a malformed
+    preset file stops start-up. Pass `registry` to use one already loaded (tests)."""
+    settings = settings or Settings()
+    metrics.BUILD_INFO.labels(__version__).set(1)
+    prometheus = _prometheus()
+    app = Litestar(
+        route_handlers=[
+            *ROUTES,
+            create_static_files_router(path=ASSETS, directories=[SWAGGER_DIR], include_in_schema=False),
+        ],
+        middleware=[prometheus.middleware],
+        plugins=[
+            StructlogPlugin(
+                StructlogConfig(
+                    logs.structlog_config(settings.log_level, settings.log_json),
+                    enable_middleware_logging=False,
+                )
+            )
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=openapi_config(),
+        on_startup=[_load_presets(settings, registry)],
+        request_max_body_size=settings.max_body_bytes,
+        state=State({"settings": settings}),
+        debug=False,
+    )
+    # Request bodies and query parameters are documented from the msgspec Structs that decode
+    # them; Litestar builds its components from responses, so add the request ones once.
+    app.openapi_schema.components.schemas.update(REQUEST_COMPONENTS)
+    # The access log wraps everything, 404s and 405s included.
+    app.asgi_handler = logs.AccessLog(app.asgi_handler)  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,140 @@
+"""The one place where errors become HTTP answers (RFC 9457 problem+json).
+
+core InvalidInput / InvalidLayout / InvalidConfig   → 400, naming the field
+core UnknownName for a model or GPU preset           → 404, with close matches
+core UnknownName for a dtype or engine profile       → 400, with the valid names
+msgspec DecodeError / ValidationError                → 400, naming the JSON path
+too deeply nested JSON (RecursionError)              → 400
+Litestar's own: 404 no route, 405 method, 413 body over the limit
+anything else                                        → 500, logged with its trace, counted
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from kvplan.core.errors import KvplanError, UnknownName
+
+from . import metrics
+from .schemas import Problem
+
+PROBLEM_JSON = "application/problem+json"
+_log = structlog.get_logger("kvplan.errors")
+_PATH = re.compile(r" - at `\$\.?([^`]*)`")
+
+
+class ApiError(Exception):
+    """An error the shell raises itself (bad query parameter, batch too large, …)."""
+
+    def __init__(self, status: int, detail: str, field: str | None = None, title: str | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.field = field
+        self.title = title
+
+
+_TITLES = {
+    400: "Invalid request",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Not acceptable",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    500: "Internal server error",
+}
+
+
+def problem_for(exc: BaseException) -> Problem:
+    """The problem body for an exception (never a stack trace)."""
+    if isinstance(exc, UnknownName):
+        preset = exc.kind.endswith("preset")
+        return Problem(
+            title=f"Unknown {exc.kind}",
+            status=404 if preset else 400,
+            detail=str(exc),
+            field=exc.field,
+            suggestions=list(exc.suggestions) or None,
+            valid=None if preset and len(exc.valid) > 50 else list(exc.valid),
+        )
+    if isinstance(exc, KvplanError):
+        return Problem(title="Invalid value", status=400, detail=str(exc), field=exc.field)
+    if isinstance(exc, ApiError):
+        return Problem(
+            title=exc.title or _TITLES.get(exc.status, "Error"),
+            status=exc.status,
+            detail=exc.detail,
+            field=exc.field,
+        )
+    if isinstance(exc, msgspec.ValidationError):
+        return _from_msgspec(str(exc))
+    if isinstance(exc, msgspec.DecodeError):
+        return Problem(title="Malformed JSON", status=400, detail=f"The body is not valid JSON: {exc}")
+    if isinstance(exc, RecursionError):
+        return Problem(title="Malformed JSON", status=400, detail="The JSON is nested too deeply.")
+    if isinstance(exc, ValidationException):
+        return Problem(title="Invalid request", status=400, detail=str(exc.detail))
+    if isinstance(exc, NotFoundException):
+        return Problem(title="Not found", status=404, detail="No such endpoint; see /schema for the API.")
+    if isinstance(exc, HTTPException):
+        status = exc.status_code
+        return Problem(title=_TITLES.get(status, "Error"), status=status, detail=str(exc.detail))
+    return Problem(
+        title="Internal server error",
+        status=500,
+        detail="The server failed to answer; the error is logged with the request id.",
+    )
+
+
+_NAMED = ("Object contains unknown field", "Object missing required field")
+
+
+def _from_msgspec(message: str) -> Problem:
+    """msgspec says `... - at `$.a.b``; an unknown or missing key is named in the message."""
+    m = _PATH.search(message)
+    path = (m.group(1) or None) if m else None
+    if m:
+        message = message[: m.start()]
+    field = path
+    if message.startswith(_NAMED) and "`" in message:
+        key = message.split("`")[1]
+        field = f"{path}.{key}" if path else key
+    detail = f"{field}: {message}" if field else message
+    return Problem(title="Invalid value", status=400, detail=detail, field=field)
+
+
+def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    problem = problem_for(exc)
+    request_id = request.scope.get("state", {}).get("request_id")
+    if problem.status >= HTTP_500_INTERNAL_SERVER_ERROR:
+        metrics.UNHANDLED_ERRORS.inc()
+        _log.error("unhandled_error", request_id=request_id, path=request.url.path, exc_info=exc)
+    problem = msgspec.structs.replace(problem, instance=request.url.path, request_id=request_id)
+    headers = (
+        {"Allow": ", ".join(sorted(exc.headers.get("allow", "").split(", ")))}
+        if isinstance(exc, HTTPException) and exc.headers and exc.headers.get("allow")
+        else None
+    )
+    return Response(
+        content=msgspec.json.encode(problem),
+        status_code=problem.status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
+
+
+EXCEPTION_HANDLERS: dict[type[BaseException] | int, Any] = {
+    Exception: problem_response,
+    HTTPException: problem_response,
+    KvplanError: problem_response,
+    ApiError: problem_response,
+    msgspec.MsgspecError: problem_response,
+    RecursionError: problem_response,
+}

@@ -1,0 +1,124 @@
+"""Request and answer plumbing shared by the routes: strict decoding of bodies and query
+strings, format negotiation, ETags, and the envelope every answer carries."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request, Response
+from litestar.datastructures import MultiDict
+
+from kvplan import __version__
+
+from .errors import ApiError
+
+T = TypeVar("T")
+JSON = "application/json"
+TEXT = "text/plain; charset=utf-8"
+RESERVED = frozenset({"format", "explain"})
+LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
+_decoders: dict[type, msgspec.json.Decoder[Any]] = {}
+
+
+def decoder(t: type[T]) -> msgspec.json.Decoder[T]:
+    d = _decoders.get(t)
+    if d is None:
+        d = _decoders[t] = msgspec.json.Decoder(t)
+    return d
+
+
+async def decode_body(request: Request[Any, Any, Any], t: type[T]) -> T:
+    """Strict JSON decoding: wrong types are errors, never coerced."""
+    body = await request.body()
+    if not body.strip():
+        raise ApiError(400, "The request body is empty; send a JSON object.", title="Empty body")
+    return decoder(t).decode(body)
+
+
+def decode_query(query: MultiDict[str], t: type[T]) -> T:
+    """GET parameters: the body's fields as query parameters, nested ones with dots
+    (model.geometry.num_layers=80), lists comma-separated or repeated."""
+    return decode_pairs(query.multi_items(), t)
+
+
+def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
+    """Decode key=value pairs (query parameters, command-line arguments) into a request."""
+    grouped: dict[str, list[str]] = {}
+    for k, v in pairs:
+        grouped.setdefault(k, []).append(v)
+    data: dict[str, Any] = {}
+    for key, values in grouped.items():
+        if key in RESERVED:
+            continue
+        if len(key) > 200 or key.count(".") > 4:
+            raise ApiError(400, f"{key[:60]}: query parameter name too long or too deep", field=key[:60])
+        value: Any
+        if key in LIST_FIELDS:
+            value = [v.strip() for raw in values for v in raw.split(",") if v.strip()]
+            value = [int(v) if v.isdigit() else v for v in value]
+        else:
+            value = values[-1]
+        node = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ApiError(400, f"{key}: conflicts with parameter {part}", field=key)
+            node = child
+        if isinstance(node.get(parts[-1]), dict):
+            raise ApiError(400, f"{key}: conflicts with nested parameters", field=key)
+        node[parts[-1]] = value
+    return msgspec.convert(data, t, strict=False)
+
+
+def wants_text(request: Request[Any, Any, Any]) -> bool:
+    fmt = request.query_params.get("format")
+    if fmt is not None:
+        if fmt not in ("json", "text"):
+            raise ApiError(400, "format: must be json or text", field="format")
+        return fmt == "text"
+    accept = request.headers.get("accept", "")
+    return "text/plain" in accept and "application/json" not in accept
+
+
+def wants_explain(request: Request[Any, Any, Any]) -> bool:
+    v = request.query_params.get("explain")
+    if v is None:
+        return False
+    if v.lower() in ("1", "true", "yes"):
+        return True
+    if v.lower() in ("0", "false", "no"):
+        return False
+    raise ApiError(400, "explain: must be true or false", field="explain")
+
+
+def etag_for(req: msgspec.Struct, *parts: str) -> str:
+    h = hashlib.blake2b(msgspec.json.encode(req), digest_size=12)
+    for p in (*parts, __version__):
+        h.update(b"\0" + p.encode())
+    return f'"{h.hexdigest()}"'
+
+
+CACHE_CONTROL = "public, max-age=300"
+
+
+def not_modified(request: Request[Any, Any, Any], etag: str) -> Response[bytes] | None:
+    inm = request.headers.get("if-none-match")
+    if inm and (inm.strip() == "*" or etag in [t.strip().removeprefix("W/") for t in inm.split(",")]):
+        return Response(content=b"", status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
+    return None
+
+
+def envelope(fields: dict[str, Any], body: bytes) -> bytes:
+    """Prefix an encoded core answer with the labels every answer carries."""
+    head = msgspec.json.encode(fields)
+    return head[:-1] + b"," + body[1:]
+
+
+def answer(content: bytes | str, text: bool, etag: str | None = None) -> Response[bytes]:
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL} if etag else None
+    data = content.encode() if isinstance(content, str) else content
+    return Response(content=data, media_type=TEXT if text else JSON, headers=headers)

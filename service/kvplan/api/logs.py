@@ -1,0 +1,92 @@
+"""Structured logs: structlog JSON, one line per request (request id, method, route, status,
+duration). Request bodies are never logged."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import uuid
+from typing import Any
+
+import structlog
+from litestar.logging.config import StructLoggingConfig
+
+_access = structlog.get_logger("kvplan.access")
+_MAX_ID = 128
+
+
+class _Stdout:
+    """Writes each line to the *current* sys.stdout and flushes, so lines reach the container
+    log at once (and test captures see them)."""
+
+    def msg(self, message: str) -> None:
+        out = sys.stdout
+        out.write(message + "\n")
+        out.flush()
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
+def structlog_config(level: str = "INFO", json: bool = True) -> StructLoggingConfig:
+    """The one structlog configuration, handed to Litestar's structlog plugin."""
+    renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    return StructLoggingConfig(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=lambda *args: _Stdout(),
+        cache_logger_on_first_use=True,
+        log_exceptions="never",  # 500s are logged once, with their trace, by errors.problem_response
+        pretty_print_tty=False,
+    )
+
+
+def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
+    for k, v in headers:
+        if k == b"x-request-id":
+            if 0 < len(v) <= _MAX_ID and v.isascii() and v.decode().isprintable():
+                return v.decode()
+            break
+    return uuid.uuid4().hex
+
+
+class AccessLog:
+    """Outermost ASGI layer: assigns the request id, echoes it, logs one line when done."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        rid = _request_id(scope["headers"])
+        scope.setdefault("state", {})["request_id"] = rid
+        status = 500
+        header = (b"x-request-id", rid.encode())
+
+        async def send_with_id(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), header]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            _access.info(
+                "request",
+                request_id=rid,
+                method=scope["method"],
+                route=scope.get("path_template") or scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - start) * 1000, 3),
+            )

@@ -1,0 +1,229 @@
+"""OpenAPI: Litestar generates the document; request bodies and query parameters are described
+from the same msgspec Structs that decode them (msgspec's JSON Schema), so the docs cannot drift
+from the validation. Swagger UI is served from the swagger-ui-bundle package: no CDN."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import swagger_ui_bundle
+from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Operation, Parameter, RequestBody
+from litestar.openapi.spec.media_type import OpenAPIMediaType
+
+from kvplan import __version__
+from kvplan.core.budget import Budget
+from kvplan.core.pertoken import PerToken
+
+from .schemas import BatchRequest, BatchRequestDoc, BudgetRequest, PerTokenRequest, Problem
+
+REF = "#/components/schemas/{name}"
+SWAGGER_DIR = Path(swagger_ui_bundle.__file__).parent / "vendor" / "swagger-ui-5.31.0"
+ASSETS = "/schema/assets"
+
+
+class BudgetAnswer(Budget, kw_only=True, omit_defaults=True):
+    """A budget answer: the core's figures plus the labels that make it reproducible."""
+
+    model: str
+    gpu: str | None
+    registry_version: str
+
+
+class PerTokenAnswer(PerToken, kw_only=True, omit_defaults=True):
+    """A per-token answer with the labels that make it reproducible."""
+
+    model: str
+    engine: str
+    registry_version: str
+
+
+class BatchItem(msgspec.Struct, omit_defaults=True):
+    """One scenario's outcome: `result`, or `error` (an RFC 9457 problem)."""
+
+    index: int
+    result: BudgetAnswer | None = None
+    error: Problem | None = None
+
+
+class BatchAnswer(msgspec.Struct):
+    results: list[BatchItem]
+
+
+_REQUEST_TYPES: dict[type, str] = {
+    PerTokenRequest: "PerTokenRequest",
+    BudgetRequest: "BudgetRequest",
+    BatchRequest: "BatchRequestDoc",
+}
+_schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
+    [PerTokenRequest, BudgetRequest, BatchRequestDoc], ref_template=REF
+)
+
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "seed A: Llama-3-70B, 8K, 160 GiB (880 blocks, 6 requests)": {
+        "model": "llama-3-70b",
+        "gpu": "pool-160gib",
+        "weights_bytes": 130 * 1024**3,
+        "context_tokens": 8192,
+    },
+    "seed B: DeepSeek-V3, 32K, one 141 GiB card of TP=8 (24 requests)": {
+        "model": "deepseek-v3",
+        "gpu": "pool-141gib",
+        "weights_bytes": 625 * 1024**3,
+        "context_tokens": 32768,
+        "tensor_parallel_size": 8,
+    },
+    "seed C: Llama-3-70B, 128K (0 requests, budget_insufficient)": {
+        "model": "llama-3-70b",
+        "gpu": "pool-160gib",
+        "weights_bytes": 130 * 1024**3,
+        "context_tokens": 131072,
+    },
+}
+PER_TOKEN_EXAMPLES = {
+    "DeepSeek-V3, 128K": {"model": "deepseek-v3", "context_tokens": 131072},
+    "Llama-3-70B fp8 under TP 4": {
+        "model": "llama-3-70b",
+        "kv_cache_dtype": "fp8",
+        "tensor_parallel_size": 4,
+    },
+}
+
+
+def _examples(name: str) -> dict[str, Any] | None:
+    src = {
+        "budget": EXAMPLES,
+        "per_token": PER_TOKEN_EXAMPLES,
+        "batch": {"the seed's three groups": {"scenarios": list(EXAMPLES.values())}},
+    }.get(name)
+    return {k: {"summary": k, "value": v} for k, v in src.items()} if src else None
+
+
+def _query_parameters(t: type) -> list[Parameter]:
+    schema = REQUEST_COMPONENTS[_REQUEST_TYPES[t]]
+    required = set(schema.get("required", []))
+    out = []
+    for name, prop in schema["properties"].items():
+        if name == "model":
+            prop = {
+                "type": "string",
+                "description": "a preset id; inline models: model.geometry.<field>=… or POST",
+                "examples": ["llama-3-70b"],
+            }
+        elif name == "kv_cache_dtype_skip_layers":
+            prop = {
+                "type": "string",
+                "description": "comma-separated layer indices or sliding_window",
+                "pattern": r"^((\d+|sliding_window)(,(\d+|sliding_window))*)?$",
+            }
+        out.append(
+            Parameter(
+                name=name,
+                param_in="query",
+                required=name in required,
+                schema=prop,
+                description=prop.get("description"),
+            )
+        )  # type: ignore[arg-type]
+    return out
+
+
+_FORMAT = Parameter(
+    name="format",
+    param_in="query",
+    required=False,
+    schema={"type": "string", "enum": ["json", "text"]},  # type: ignore[arg-type]
+    description="text: an aligned answer for people, with warnings and ledger",
+)
+_EXPLAIN = Parameter(
+    name="explain",
+    param_in="query",
+    required=False,
+    schema={"type": "boolean"},  # type: ignore[arg-type]
+    description="add the ledger (every step, formula, inputs and vLLM source)",
+)
+
+
+def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operation]:
+    component = _REQUEST_TYPES[t]
+
+    @dataclass
+    class Documented(Operation):
+        def __post_init__(self) -> None:
+            if method == "post":
+                self.request_body = RequestBody(
+                    required=True,
+                    content={
+                        "application/json": OpenAPIMediaType(
+                            schema={"$ref": REF.format(name=component)},  # type: ignore[arg-type]
+                            examples=_examples(name),
+                        )
+                    },  # type: ignore[arg-type]
+                )
+                self.parameters = [_EXPLAIN, *([_FORMAT] if text else [])]
+            else:
+                self.parameters = [*_query_parameters(t), _FORMAT, _EXPLAIN]
+            ok = (self.responses or {}).get("200")
+            if text and ok is not None and getattr(ok, "content", None):
+                ok.content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[index,arg-type]
+
+    Documented.__name__ = f"{name}_{method}_operation"
+    return Documented
+
+
+_ANSWERS = {"budget": BudgetAnswer, "per_token": PerTokenAnswer, "batch": BatchAnswer}
+
+
+def _problem(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=Problem,
+        description=description,
+        media_type="application/problem+json",
+        generate_examples=False,
+    )
+
+
+def doc(name: str, t: type, method: str) -> dict[str, Any]:
+    """Decorator arguments that document a calculation endpoint."""
+    text = name != "batch"
+    responses: dict[int, ResponseSpec] = {
+        200: ResponseSpec(data_container=_ANSWERS[name], description="the answer", generate_examples=False),
+        400: _problem("invalid input: the problem names the field and the reason"),
+        404: _problem("unknown model or GPU preset, with close matches"),
+        413: _problem("the body is over the limit (about 1 MiB)"),
+    }
+    if method == "get":
+        responses[304] = ResponseSpec(
+            data_container=None, description="not modified (If-None-Match)", generate_examples=False
+        )
+    return {
+        "operation_class": _operation_class(t, method, text, name),
+        "responses": responses,
+        "tags": ["calculations"],
+    }
+
+
+def openapi_config() -> OpenAPIConfig:
+    swagger = SwaggerRenderPlugin(
+        js_url=f"{ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
+        path="/",
+        favicon="",
+    )
+    return OpenAPIConfig(
+        title="kvplan",
+        version=__version__,
+        description=(
+            "KV-cache capacity planning for vLLM, computed exactly as vLLM computes it. Every answer "
+            "names the engine profile and the preset registry version it used; `?explain=true` adds "
+            "the ledger and `?format=text` (or `Accept: text/plain`) gives a readable answer."
+        ),
+        path="/schema",
+        render_plugins=[swagger],
+        use_handler_docstrings=True,
+    )

@@ -1,0 +1,140 @@
+"""Text answers for people running curl: aligned, every figure with its unit, the warnings,
+and the ledger that explains them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kvplan.core.budget import Budget
+from kvplan.core.ledger import Step
+from kvplan.core.pertoken import PerToken
+from kvplan.core.units import GiB, fmt_bytes
+from kvplan.core.warnings import Warning
+
+
+def _b(n: int | None) -> str:
+    if n is None:
+        return "—"
+    return f"{n:,} B ({fmt_bytes(n)})" if abs(n) >= 1024 else f"{n:,} B"
+
+
+def _rows(rows: Iterable[tuple[str, str]]) -> list[str]:
+    rows = list(rows)
+    width = max(len(k) for k, _ in rows)
+    return [f"  {k.ljust(width)}  {v}" for k, v in rows]
+
+
+def _warnings(ws: Sequence[Warning]) -> list[str]:
+    if not ws:
+        return []
+    return ["", "warnings", *(f"  ! {w.code}: {w.message}" for w in ws)]
+
+
+def _value(v: object) -> str:
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.6g}"
+    return str(v)
+
+
+def ledger_lines(steps: Sequence[Step]) -> list[str]:
+    if not steps:
+        return []
+    name_w = min(44, max(len(s.name) for s in steps))
+    val_w = min(24, max(len(_value(s.value)) for s in steps))
+    out = ["", "ledger (name  value unit  = formula  [inputs]  ← vLLM source)"]
+    for s in steps:
+        inputs = ", ".join(f"{k}={_value(v)}" for k, v in s.inputs.items() if v is not None)
+        line = f"  {s.name.ljust(name_w)}  {_value(s.value).rjust(val_w)} {s.unit:<8} = {s.formula}"
+        if inputs:
+            line += f"  [{inputs}]"
+        if s.source:
+            line += f"  ← {s.source}"
+        out.append(line)
+    return out
+
+
+def per_token_text(pt: PerToken, model: str, engine: str, registry: str) -> str:
+    head = (
+        f"kvplan per-token · model {model} · kv {pt.kv_cache_dtype} · engine {engine} · registry {registry}"
+    )
+    rows = [
+        ("bytes per token (1 GPU)", _b(pt.bytes_per_token)),
+        ("bytes per token (model)", _b(pt.bytes_per_token_model)),
+        ("KV heads per GPU", f"{pt.kv_heads_per_gpu}"),
+        ("MHA-equivalent ratio", f"{pt.mha_equivalent_ratio:.4g}× ({_b(pt.mha_equivalent_bytes)} as MHA)"),
+    ]
+    for k in pt.by_kind:
+        rows.append((f"  {k.kind} × {k.layers} ({k.kv_dtype})", f"{k.bytes_per_token_per_layer:,} B/layer"))
+    if len(pt.by_stage) > 1:
+        rows.append(("by PP stage", " · ".join(f"{x:,} B" for x in pt.by_stage)))
+    if pt.kv_bytes_per_request is not None:
+        rows.append((f"KV per request of {pt.context_tokens:,}", _b(pt.kv_bytes_per_request)))
+    return "\n".join([head, "", *_rows(rows), *_warnings(pt.warnings), *ledger_lines(pt.ledger)]) + "\n"
+
+
+def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
+    c = b.concurrency
+    where = gpu or (f"{fmt_bytes(b.gpu_memory_bytes)} GPU" if b.gpu_memory_bytes else "given KV memory")
+    head = f"kvplan budget · {model} on {where} · engine {b.engine} · registry {registry}"
+    rows: list[tuple[str, str]] = [
+        ("per-token KV (1 GPU)", _b(b.per_token.bytes_per_token)),
+        (
+            "requested",
+            f"{_b(b.requested_bytes)} = ceil(total × {b.gpu_memory_utilization:g})"
+            if b.requested_bytes is not None
+            else "— (kv_cache_memory_bytes given)",
+        ),
+        ("weights per GPU", _b(b.weights_bytes_per_gpu)),
+        ("available for KV", _b(b.available_kv_bytes)),
+        ("bytes per block", f"{_b(b.bytes_per_block)} · block {b.block_size} tokens"),
+        ("blocks", f"{b.num_blocks:,} ({b.usable_blocks:,} usable; block 0 is the null block)"),
+        ("token slots", f"{b.token_slots:,}"),
+        (f"KV per request of {b.context_tokens:,}", _b(b.kv_bytes_per_request)),
+        (
+            "blocks per request",
+            f"{b.blocks_per_request:,}"
+            + (
+                ""
+                if len(b.groups) == 1
+                else " = " + " + ".join(f"{g.groups}×{g.blocks_per_request:,} {g.kind}" for g in b.groups)
+            ),
+        ),
+        ("concurrency (guaranteed)", f"{c.guaranteed:,}   (unrounded {c.guaranteed_unrounded:,.4f})"),
+        (
+            "vLLM would log",
+            f"Maximum concurrency for {b.context_tokens:,} tokens per request: "
+            f"{c.vllm_reported:.2f}x · GPU KV cache size: {b.kv_cache_size_tokens:,} tokens",
+        ),
+        (
+            "budget / KV per request",
+            f"{c.budget_floor:,}   (unrounded {c.budget_unrounded:,.4f}; the seed's method)",
+        ),
+        ("max context that fits", f"{b.max_context_tokens:,} tokens (limited by {b.max_context_limited_by})"),
+    ]
+    if b.target_concurrency is not None:
+        util = (
+            "impossible on this GPU"
+            if b.min_gpu_memory_utilization is None
+            else f"{b.min_gpu_memory_utilization:g}"
+        )
+        rows.append(
+            (
+                f"for {b.target_concurrency:,} requests",
+                f"max context {b.max_context_for_target or 0:,} tokens · min gpu_memory_utilization {util}",
+            )
+        )
+    if b.pooled is not None:
+        p = b.pooled
+        rows.append(
+            (
+                "pooled (NOT deployable)",
+                f"{p.concurrency:,} requests on {p.gpus} GPUs pooled "
+                f"({p.available_kv_bytes / GiB:,.2f} GiB for KV)",
+            )
+        )
+    lines = [head, "", *_rows(rows), *_warnings(b.warnings), *ledger_lines(b.ledger)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""Route handlers: thin. Decode, call the core, encode."""

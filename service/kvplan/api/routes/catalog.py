@@ -1,0 +1,260 @@
+"""What kvplan knows: models, GPUs, engine profiles; and resolving a config.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.openapi import ResponseSpec
+from litestar.params import FromPath
+
+from kvplan.core.geometry import from_hf_config
+from kvplan.core.parallel import valid_tensor_sizes
+from kvplan.core.pertoken import per_token
+from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
+from kvplan.presets import GpuPreset, ModelPreset, Registry
+
+from ..http import answer, decode_body, wants_text
+from ..resolve import spec_from_geometry
+from ..schemas import GeometrySpec, Problem
+
+
+class ModelSummary(msgspec.Struct):
+    id: str
+    name: str
+    hf_repo: str
+    attention: str
+    layers: int
+    layer_counts: dict[str, int]
+    kv_heads: int
+    head_dim: int
+    max_position_embeddings: int
+    params_total: int | None
+    bytes_per_token: int
+
+
+class ParamsInfo(msgspec.Struct):
+    total: int | None
+    active: int | None
+    expert: int | None
+    estimated: bool
+    source: str
+
+
+class ModelDetail(msgspec.Struct):
+    id: str
+    name: str
+    hf_repo: str
+    aliases: list[str]
+    attention: str
+    layer_counts: dict[str, int]
+    geometry: GeometrySpec
+    params: ParamsInfo
+    config_source: str
+    bytes_per_token: int
+    mha_equivalent_ratio: float
+    valid_tensor_parallel_sizes: list[int]
+    registry_version: str
+
+
+class ModelList(msgspec.Struct):
+    registry_version: str
+    models: list[ModelSummary]
+
+
+class GpuInfo(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_source: str
+    nominal: bool
+
+
+class GpuList(msgspec.Struct):
+    registry_version: str
+    gpus: list[GpuInfo]
+
+
+class GpuAnswer(GpuInfo, kw_only=True):
+    registry_version: str
+
+
+def _gpu_fields(g: GpuPreset) -> dict[str, Any]:
+    return {
+        "id": g.id,
+        "name": g.name,
+        "vendor": g.vendor,
+        "memory_bytes": g.memory_bytes,
+        "memory_source": g.memory_source,
+        "nominal": g.nominal,
+    }
+
+
+class EngineList(msgspec.Struct):
+    default: str
+    engines: list[EngineProfile]
+
+
+class Resolution(msgspec.Struct):
+    """What a config.json means to kvplan: the geometry `model: {geometry: …}` accepts, the
+    layer kinds and per-token bytes (model dtype, TP = 1), and the estimated parameters."""
+
+    geometry: GeometrySpec
+    attention: str
+    layer_counts: dict[str, int]
+    bytes_per_token: int
+    mha_equivalent_ratio: float
+    params: ParamsInfo
+    valid_tensor_parallel_sizes: list[int]
+
+
+def _reg(request: Request[Any, Any, Any]) -> Registry:
+    return request.app.state.registry  # type: ignore[no-any-return]
+
+
+def _summary(m: ModelPreset) -> ModelSummary:
+    g = m.geometry
+    return ModelSummary(
+        m.id,
+        m.name,
+        m.hf_repo,
+        g.attention_kind,
+        g.num_layers,
+        g.layer_counts(),
+        1 if g.is_mla else g.num_kv_heads,
+        g.head_dim,
+        g.max_position_embeddings,
+        g.params_total,
+        per_token(g).bytes_per_token,
+    )
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join(fmt.format(*r) for r in [header, *rows]) + "\n"
+
+
+_problem404 = ResponseSpec(
+    data_container=Problem,
+    description="unknown preset, with close matches",
+    media_type="application/problem+json",
+    generate_examples=False,
+)
+
+
+@get("/v1/models", tags=["catalog"])
+async def list_models(request: Request[Any, Any, Any]) -> ModelList | Response[bytes]:
+    """Every model preset, with its attention kind and bf16 per-token bytes."""
+    reg = _reg(request)
+    models = [_summary(m) for m in reg.models.values()]
+    if wants_text(request):
+        rows = [
+            [
+                m.id,
+                m.attention,
+                str(m.layers),
+                str(m.kv_heads),
+                str(m.head_dim),
+                f"{m.bytes_per_token:,}",
+                f"{(m.params_total or 0) / 1e9:,.1f}B",
+            ]
+            for m in models
+        ]
+        return answer(_table(["model", "attn", "L", "Hkv", "D", "B/token", "params"], rows), True)
+    return ModelList(reg.version, models)
+
+
+@get("/v1/models/{model_id:path}", tags=["catalog"], responses={404: _problem404})
+async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) -> ModelDetail:
+    """One model preset: its geometry (sendable inline), parameters and their sources.
+    Accepts the preset id, its name or its Hugging Face repository."""
+    reg = _reg(request)
+    m = reg.model(model_id.lstrip("/"), field="model_id")
+    g = m.geometry
+    pt = per_token(g)
+    return ModelDetail(
+        m.id,
+        m.name,
+        m.hf_repo,
+        list(m.aliases),
+        g.attention_kind,
+        g.layer_counts(),
+        spec_from_geometry(g),
+        ParamsInfo(g.params_total, g.params_active, g.params_expert, g.params_estimated, m.params_source),
+        m.config_source,
+        pt.bytes_per_token,
+        pt.mha_equivalent_ratio,
+        valid_tensor_sizes(g, 64),
+        reg.version,
+    )
+
+
+@get("/v1/gpus", tags=["catalog"])
+async def list_gpus(request: Request[Any, Any, Any]) -> GpuList | Response[bytes]:
+    """Every GPU preset with its memory in bytes and where that figure comes from."""
+    reg = _reg(request)
+    if wants_text(request):
+        rows = [
+            [
+                g.id,
+                g.name,
+                f"{g.memory_bytes:,}",
+                f"{g.memory_bytes / 1024**3:,.2f}",
+                "nominal" if g.nominal else "driver",
+            ]
+            for g in reg.gpus.values()
+        ]
+        return answer(_table(["gpu", "name", "bytes", "GiB", "source"], rows), True)
+    return GpuList(reg.version, [GpuInfo(**_gpu_fields(g)) for g in reg.gpus.values()])
+
+
+@get("/v1/gpus/{gpu_id:str}", tags=["catalog"], responses={404: _problem404})
+async def get_gpu(request: Request[Any, Any, Any], gpu_id: FromPath[str]) -> GpuAnswer:
+    """One GPU preset."""
+    reg = _reg(request)
+    g = reg.gpu(gpu_id, field="gpu_id")
+    return GpuAnswer(**_gpu_fields(g), registry_version=reg.version)
+
+
+@get("/v1/engines", tags=["catalog"])
+async def list_engines() -> EngineList:
+    """The engine profiles: the vLLM rules that differ between versions. Every answer names one."""
+    return EngineList(DEFAULT_PROFILE_ID, list(PROFILES.values()))
+
+
+@post(
+    "/v1/models/resolve",
+    status_code=200,
+    tags=["catalog"],
+    responses={
+        400: ResponseSpec(
+            data_container=Problem,
+            description="the config cannot be interpreted",
+            media_type="application/problem+json",
+            generate_examples=False,
+        )
+    },
+)
+async def resolve_config(request: Request[Any, Any, Any]) -> Resolution:
+    """A Hugging Face config.json in; the geometry kvplan derives from it out."""
+    config = await decode_body(request, dict[str, Any])
+    g = from_hf_config(config, name=str(config.get("_name_or_path") or "custom")[:200])
+    pt = per_token(g)
+    return Resolution(
+        spec_from_geometry(g),
+        g.attention_kind,
+        g.layer_counts(),
+        pt.bytes_per_token,
+        pt.mha_equivalent_ratio,
+        ParamsInfo(
+            g.params_total,
+            g.params_active,
+            g.params_expert,
+            g.params_estimated,
+            "estimated from config.json" if g.params_estimated else "",
+        ),
+        valid_tensor_sizes(g, 64),
+    )

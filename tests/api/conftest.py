@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from litestar.testing import TestClient
+
+from kvplan.api.app import create_app
+from kvplan.presets import Registry
+
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+@pytest.fixture(scope="session")
+def client(registry: Registry) -> Iterator[TestClient]:
+    with TestClient(create_app(registry=registry)) as c:
+        yield c

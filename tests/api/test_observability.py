@@ -1,0 +1,56 @@
+"""Metrics, request ids and access logs."""
+
+from __future__ import annotations
+
+import json
+
+A = {"model": "llama-3-70b", "gpu": "pool-160gib", "weights_bytes": 130 * 1024**3, "context_tokens": 131072}
+
+
+def test_metrics_label_route_templates_and_skip_metrics_itself(client):
+    client.get("/v1/models/llama-3-8b")
+    client.get("/metrics")
+    text = client.get("/metrics").text
+    assert 'path="/v1/models/{model_id}"' in text
+    assert 'path="/v1/models/llama-3-8b"' not in text
+    assert 'path="/metrics"' not in text
+
+
+def test_domain_metrics_count_calculations_warnings_and_core_time(client):
+    client.post("/v1/budget", json=A)
+    client.post("/v1/budget", json={**A, "tensor_parallel_size": 3})
+    text = client.get("/metrics").text
+    assert 'kvplan_calculations_total{endpoint="budget",outcome="ok"}' in text
+    assert 'kvplan_calculations_total{endpoint="budget",outcome="invalid"}' in text
+    assert 'kvplan_warnings_total{code="budget_insufficient"}' in text
+    assert 'kvplan_core_compute_seconds_count{endpoint="budget"}' in text
+    assert "kvplan_build_info{" in text and "kvplan_registry_info{" in text
+
+
+def test_request_id_is_accepted_and_echoed(client):
+    r = client.get("/healthz", headers={"X-Request-ID": "incident-42"})
+    assert r.headers["x-request-id"] == "incident-42"
+    generated = client.get("/healthz").headers["x-request-id"]
+    assert len(generated) == 32
+    bad = client.get("/healthz", headers={"X-Request-ID": "x" * 500}).headers["x-request-id"]
+    assert bad != "x" * 500
+
+
+def test_problem_bodies_carry_the_request_id(client):
+    r = client.post("/v1/budget", json={**A, "model": "nope"}, headers={"X-Request-ID": "rid-7"})
+    assert r.json()["request_id"] == "rid-7"
+
+
+def test_one_log_line_per_request_without_the_body(client, capsys):
+    capsys.readouterr()
+    client.post(
+        "/v1/budget",
+        json={**A, "model": {"hf_config": {"secret_marker": 1}}},
+        headers={"X-Request-ID": "log-me"},
+    )
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if '"log-me"' in x]
+    assert len(lines) == 1
+    line = lines[0]
+    assert {line["method"], line["route"], line["status"]} == {"POST", "/v1/budget", 400}
+    assert line["duration_ms"] >= 0
+    assert "secret_marker" not in json.dumps(line)

@@ -1,0 +1,145 @@
+"""Every seed figure is reachable through /v1/per-token and /v1/budget, by GET and by POST."""
+
+from __future__ import annotations
+
+import pytest
+
+GIB = 1024**3
+A = {"model": "llama-3-70b", "gpu": "pool-160gib", "weights_bytes": 130 * GIB, "context_tokens": 8192}
+B = {
+    "model": "deepseek-v3",
+    "gpu": "pool-141gib",
+    "weights_bytes": 625 * GIB,
+    "context_tokens": 32768,
+    "tensor_parallel_size": 8,
+}
+C = {**A, "context_tokens": 131072}
+
+
+def both(client, path, params):
+    """The answer by POST (JSON body) and by GET (query parameters); they must agree."""
+    post = client.post(path, json=params)
+    get = client.get(path, params=params)
+    assert post.status_code == get.status_code == 200, (post.text, get.text)
+    assert post.json() == get.json()
+    return post.json()
+
+
+@pytest.mark.parametrize(
+    ("model", "kib", "fp8_kib", "gib_128k", "ratio"),
+    [
+        ("llama-2-7b", 512, 256, 64, 1.0),
+        ("llama-3-8b", 128, 64, 16, 4.0),
+        ("llama-3-70b", 320, 160, 40, 8.0),
+        ("deepseek-v3", 68.625, 34.3125, 8.578125, 56.9),
+    ],
+)
+def test_seed_table_1_through_per_token(client, model, kib, fp8_kib, gib_128k, ratio):
+    bf16 = both(
+        client, "/v1/per-token", {"model": model, "kv_cache_dtype": "bfloat16", "context_tokens": 131072}
+    )
+    fp8 = both(client, "/v1/per-token", {"model": model, "kv_cache_dtype": "fp8"})
+    assert bf16["bytes_per_token"] == kib * 1024
+    assert fp8["bytes_per_token"] == fp8_kib * 1024
+    assert bf16["kv_bytes_per_request"] / GIB == gib_128k
+    assert round(bf16["mha_equivalent_ratio"], 1) == ratio
+    assert bf16["engine"] == "vllm@e740bad" and bf16["registry_version"].startswith("reg-")
+
+
+def test_group_a_fills_880_blocks_and_holds_6(client):
+    a = both(client, "/v1/budget", A)
+    assert (a["num_blocks"], a["usable_blocks"], a["token_slots"], a["blocks_per_request"]) == (
+        880,
+        879,
+        56256,
+        128,
+    )
+    assert a["concurrency"]["guaranteed"] == 6
+    assert a["concurrency"]["budget_floor"] == 6
+    assert a["concurrency"]["vllm_reported"] == 6.875
+    assert a["kv_cache_size_tokens"] == 56320
+    assert a["engine"] == "vllm@e740bad"
+    assert "ledger" not in a
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "kv", "weights", "budget_gib", "n"),
+    [
+        ("llama-3-8b", "pool-80gib", "auto", 15 * GIB, 58.6, 58),
+        ("llama-3-70b", "pool-160gib", "auto", 130 * GIB, 17.2, 6),
+        ("llama-3-70b", "pool-160gib", "fp8", 130 * GIB, 17.2, 13),
+        ("llama-3-70b", "pool-160gib", "fp8", round(65.2 * GIB), 82.0, 65),
+    ],
+)
+def test_seed_table_2_through_budget(client, model, gpu, kv, weights, budget_gib, n):
+    b = both(
+        client,
+        "/v1/budget",
+        {"model": model, "gpu": gpu, "kv_cache_dtype": kv, "weights_bytes": weights, "context_tokens": 8192},
+    )
+    assert round(b["available_kv_bytes"] / GIB, 2) == budget_gib
+    assert b["concurrency"]["budget_floor"] == n == b["concurrency"]["guaranteed"]
+
+
+def test_group_b_holds_24_per_card_and_flags_the_pooled_192(client):
+    b = both(client, "/v1/budget", B)
+    assert b["concurrency"]["guaranteed"] == 24 == b["concurrency"]["budget_floor"]
+    assert b["pooled"]["concurrency"] == 192
+    codes = [w["code"] for w in b["warnings"]]
+    assert "pooled_not_deployable" in codes and "mla_replicated_under_tp" in codes
+
+
+def test_group_c_holds_none_and_says_what_fits(client):
+    c = both(client, "/v1/budget", C)
+    assert c["concurrency"]["guaranteed"] == 0
+    assert c["max_context_tokens"] == 56256
+    assert "budget_insufficient" in [w["code"] for w in c["warnings"]]
+
+
+def test_text_answer_for_group_a_shows_880_blocks_and_6(client):
+    r = client.get("/v1/budget", params={**A, "format": "text"})
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain")
+    assert "880 (879 usable" in r.text
+    assert "concurrency (guaranteed)  6 " in r.text
+    assert "ledger" in r.text and "vllm/v1/worker/utils.py" in r.text
+
+
+def test_accept_text_plain_gets_text(client):
+    r = client.post("/v1/budget", json=C, headers={"Accept": "text/plain"})
+    assert r.headers["content-type"].startswith("text/plain")
+    assert "! budget_insufficient" in r.text
+
+
+def test_explain_adds_the_ledger_to_json(client):
+    r = client.post("/v1/budget?explain=true", json=A).json()
+    steps = {s["name"]: s for s in r["ledger"]}
+    assert steps["num_blocks"]["value"] == 880
+    assert steps["requested_bytes"]["inputs"]["gpu_memory_utilization"] == 0.92
+
+
+def test_get_accepts_inline_geometry_with_dotted_parameters(client):
+    params = {
+        "model.geometry.num_layers": 61,
+        "model.geometry.num_attention_heads": 128,
+        "model.geometry.kv_lora_rank": 512,
+        "model.geometry.qk_rope_head_dim": 64,
+        "gpu": "pool-141gib",
+        "weights_bytes": 625 * GIB,
+        "context_tokens": 32768,
+        "tensor_parallel_size": 8,
+    }
+    r = client.get("/v1/budget", params=params)
+    assert r.status_code == 200, r.text
+    assert r.json()["concurrency"]["guaranteed"] == 24
+
+
+def test_a_config_json_can_be_sent_as_the_model(client, registry):
+    import json
+
+    from kvplan.presets.registry import BUILTIN_DIR
+
+    cfg = json.loads((BUILTIN_DIR / "models" / "llama-3-70b.json").read_text())["config"]
+    r = client.post("/v1/budget", json={**A, "model": {"hf_config": cfg}})
+    assert r.status_code == 200, r.text
+    assert r.json()["num_blocks"] == 880
