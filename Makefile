@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test lint format typecheck bench openapi clean
+.PHONY: install serve test contract lint format bench openapi clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,7 +29,10 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix service tests benchmarks
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -q
+
+contract: $(STAMP)
+	KVPLAN_SCHEMATHESIS_EXAMPLES=$${KVPLAN_SCHEMATHESIS_EXAMPLES:-300} $(BIN)/pytest -q tests/contract
 
 openapi: $(STAMP)
 	$(BIN)/kvplan openapi > openapi/openapi.json

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.datastructures import State
-from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from litestar.static_files import create_static_files_router
 
@@ -18,7 +18,7 @@ from .errors import EXCEPTION_HANDLERS
 from .openapi import ASSETS, REQUEST_COMPONENTS, SWAGGER_DIR, openapi_config
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
-from .routes.health import healthz, readyz
+from .routes.health import healthz, prometheus_metrics, readyz
 from .settings import Settings
 
 ROUTES: list[Any] = [
@@ -35,7 +35,7 @@ ROUTES: list[Any] = [
     resolve_config,
     healthz,
     readyz,
-    PrometheusController,
+    prometheus_metrics,
 ]
 
 

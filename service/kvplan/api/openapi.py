@@ -178,6 +178,28 @@ def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operat
 _ANSWERS = {"budget": BudgetAnswer, "per_token": PerTokenAnswer, "batch": BatchAnswer}
 
 
+@dataclass
+class TextAlternative(Operation):
+    """A JSON answer that also comes as text/plain (?format=text or Accept: text/plain)."""
+
+    def __post_init__(self) -> None:
+        self.parameters = [*(self.parameters or []), _FORMAT]
+        ok = (self.responses or {}).get("200")
+        if ok is not None and getattr(ok, "content", None):
+            ok.content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[index,arg-type]
+
+
+def listing(model: type, description: str) -> dict[str, Any]:
+    """Decorator arguments for a catalog listing that answers JSON or text."""
+    return {
+        "operation_class": TextAlternative,
+        "tags": ["catalog"],
+        "responses": {
+            200: ResponseSpec(data_container=model, description=description, generate_examples=False)
+        },
+    }
+
+
 def _problem(description: str) -> ResponseSpec:
     return ResponseSpec(
         data_container=Problem,

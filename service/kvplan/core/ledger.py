@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-Scalar = int | float | str | bool | None
+# float admits ints (exact: Python ints stay ints when encoded); one JSON number type, no overlap.
+Scalar = float | str | bool | None
 
 
 class Step(msgspec.Struct, frozen=True):

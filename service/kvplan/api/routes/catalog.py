@@ -16,6 +16,7 @@ from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
 from kvplan.presets import GpuPreset, ModelPreset, Registry
 
 from ..http import answer, decode_body, wants_text
+from ..openapi import listing
 from ..resolve import spec_from_geometry
 from ..schemas import GeometrySpec, Problem
 
@@ -145,8 +146,8 @@ _problem404 = ResponseSpec(
 )
 
 
-@get("/v1/models", tags=["catalog"])
-async def list_models(request: Request[Any, Any, Any]) -> ModelList | Response[bytes]:
+@get("/v1/models", **listing(ModelList, "every model preset"))
+async def list_models(request: Request[Any, Any, Any]) -> Response[Any]:
     """Every model preset, with its attention kind and bf16 per-token bytes."""
     reg = _reg(request)
     models = [_summary(m) for m in reg.models.values()]
@@ -164,7 +165,7 @@ async def list_models(request: Request[Any, Any, Any]) -> ModelList | Response[b
             for m in models
         ]
         return answer(_table(["model", "attn", "L", "Hkv", "D", "B/token", "params"], rows), True)
-    return ModelList(reg.version, models)
+    return answer(msgspec.json.encode(ModelList(reg.version, models)), False)
 
 
 @get("/v1/models/{model_id:path}", tags=["catalog"], responses={404: _problem404})
@@ -192,8 +193,8 @@ async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) ->
     )
 
 
-@get("/v1/gpus", tags=["catalog"])
-async def list_gpus(request: Request[Any, Any, Any]) -> GpuList | Response[bytes]:
+@get("/v1/gpus", **listing(GpuList, "every GPU preset"))
+async def list_gpus(request: Request[Any, Any, Any]) -> Response[Any]:
     """Every GPU preset with its memory in bytes and where that figure comes from."""
     reg = _reg(request)
     if wants_text(request):
@@ -208,7 +209,10 @@ async def list_gpus(request: Request[Any, Any, Any]) -> GpuList | Response[bytes
             for g in reg.gpus.values()
         ]
         return answer(_table(["gpu", "name", "bytes", "GiB", "source"], rows), True)
-    return GpuList(reg.version, [GpuInfo(**_gpu_fields(g)) for g in reg.gpus.values()])
+    return answer(
+        msgspec.json.encode(GpuList(reg.version, [GpuInfo(**_gpu_fields(g)) for g in reg.gpus.values()])),
+        False,
+    )
 
 
 @get("/v1/gpus/{gpu_id:str}", tags=["catalog"], responses={404: _problem404})

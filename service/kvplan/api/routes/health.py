@@ -1,12 +1,14 @@
-"""Liveness and readiness."""
+"""Liveness, readiness and metrics."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, get
 from litestar.openapi import ResponseSpec
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 
 class Health(msgspec.Struct, omit_defaults=True):
@@ -31,3 +33,13 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
     if reg is None:
         return Response(Health("starting"), status_code=503)
     return Response(Health("ready", reg.version))
+
+
+@get("/metrics", tags=["operations"], media_type=CONTENT_TYPE_LATEST, sync_to_thread=False)
+def prometheus_metrics() -> Response[bytes]:
+    """Prometheus metrics (text exposition). With several workers, aggregated across them."""
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
