@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench openapi clean
+.PHONY: install serve test contract lint format bench bench-servers openapi clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -39,6 +39,11 @@ openapi: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core_bench.py
+	$(BIN)/python benchmarks/http_bench.py --server uvicorn
+
+bench-servers: $(STAMP)
+	$(BIN)/python -m pip install -q granian
+	$(BIN)/python benchmarks/http_bench.py --server both
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

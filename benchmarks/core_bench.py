@@ -3,8 +3,8 @@ and a hybrid model. Run with `make bench`.
 
 Three paths, from cheapest to dearest:
   memo      the same scenario again (`compute_budget` memoises answers; schedulers repeat)
-  computed  a new scenario on a known model layout (the per-layer layout is cached)
-  cold      every cache cleared first: a model and layout never seen before
+  computed  a new context or target on a known layout and memory (the capacity stage is cached)
+  cold      every cache cleared first: a model, layout and memory never seen before
 Medians over repeated batches; the machine is shared and noisy, so compare within one run.
 """
 
@@ -37,6 +37,7 @@ CASES = {
 def clear() -> None:
     _layer_bytes.cache_clear()
     plan_groups.cache_clear()
+    budget_mod._capacity.cache_clear()
     budget_mod._memo.cache_clear()
 
 

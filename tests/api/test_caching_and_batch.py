@@ -50,3 +50,11 @@ def test_batch_limits_are_enforced(client):
     too_many = client.post("/v1/budget/batch", json={"scenarios": [{"model": "x"}] * (MAX_BATCH + 1)})
     assert too_many.status_code == 400
     assert too_many.json()["field"] == "scenarios"
+
+
+def test_repeated_scenarios_get_identical_answers_and_errors_are_never_kept(client):
+    first = client.post("/v1/budget", json=A).content
+    assert client.post("/v1/budget", json=A).content == first
+    bad = {**A, "tensor_parallel_size": 3}
+    assert client.post("/v1/budget", json=bad).status_code == 400
+    assert client.post("/v1/budget", json=bad).status_code == 400

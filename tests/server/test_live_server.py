@@ -114,3 +114,20 @@ def test_sigterm_lets_in_flight_requests_finish():
     assert code in (0, -signal.SIGTERM)
     assert statuses and all(s == 200 for s in statuses), statuses
     assert all(e in ("ConnectError", "RemoteProtocolError", "ReadError") for e in errors), errors
+
+
+def test_metrics_aggregate_across_worker_processes():
+    server = start_server(workers=2)
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            for i in range(30):
+                assert c.get("/v1/budget", params={**A, "context_tokens": 4000 + i}).status_code == 200
+            text = c.get("/metrics").text
+    finally:
+        server.stop()
+    line = next(
+        x
+        for x in text.splitlines()
+        if x.startswith('kvplan_calculations_total{endpoint="budget",outcome="ok"}')
+    )
+    assert float(line.split()[-1]) == 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
@@ -55,6 +55,12 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
     return on_startup
 
 
+@get("/bench/constant", include_in_schema=False, sync_to_thread=False)
+def bench_constant() -> Response[bytes]:
+    """The baseline for benchmarks: the same server, middleware and logs, no work."""
+    return Response(b'{"ok":true}', media_type="application/json")
+
+
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Litestar:
     """Build the service. Presets load at start-up (/readyz turns ready then); a malformed
     preset file stops start-up. Pass `registry` to use one already loaded (tests)."""
@@ -64,6 +70,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app = Litestar(
         route_handlers=[
             *ROUTES,
+            *([bench_constant] if settings.bench_routes else []),
             create_static_files_router(path=ASSETS, directories=[SWAGGER_DIR], include_in_schema=False),
         ],
         middleware=[prometheus.middleware],

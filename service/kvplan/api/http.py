@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl
 
 import msgspec
 from litestar import Request, Response
@@ -74,25 +75,43 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
     return msgspec.convert(data, t, strict=False)
 
 
-def wants_text(request: Request[Any, Any, Any]) -> bool:
-    fmt = request.query_params.get("format")
+def text_wanted(fmt: str | None, accept: str) -> bool:
+    """?format=text|json wins; else Accept: text/plain (without application/json) asks for text."""
     if fmt is not None:
         if fmt not in ("json", "text"):
             raise ApiError(400, "format: must be json or text", field="format")
         return fmt == "text"
-    accept = request.headers.get("accept", "")
     return "text/plain" in accept and "application/json" not in accept
 
 
-def wants_explain(request: Request[Any, Any, Any]) -> bool:
-    v = request.query_params.get("explain")
-    if v is None:
+def explain_wanted(value: str | None) -> bool:
+    if value is None:
         return False
-    if v.lower() in ("1", "true", "yes"):
+    if value.lower() in ("1", "true", "yes"):
         return True
-    if v.lower() in ("0", "false", "no"):
+    if value.lower() in ("0", "false", "no"):
         return False
     raise ApiError(400, "explain: must be true or false", field="explain")
+
+
+def wants_text(request: Request[Any, Any, Any]) -> bool:
+    return text_wanted(request.query_params.get("format"), request.headers.get("accept", ""))
+
+
+def wants_explain(request: Request[Any, Any, Any]) -> bool:
+    return explain_wanted(request.query_params.get("explain"))
+
+
+MAX_QUERY_FIELDS = 256
+
+
+def query_pairs(query_string: bytes) -> list[tuple[str, str]]:
+    try:
+        return parse_qsl(
+            query_string.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS
+        )
+    except ValueError:
+        raise ApiError(400, f"too many query parameters (at most {MAX_QUERY_FIELDS})") from None
 
 
 def etag_for(req: msgspec.Struct, *parts: str) -> str:

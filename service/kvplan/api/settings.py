@@ -36,3 +36,5 @@ class Settings:
     """On SIGTERM, in-flight requests get this long to finish."""
     extra_presets: str = field(default_factory=lambda: os.environ.get("KVPLAN_EXTRA_PRESETS", ""))
     """A directory of extra presets (models/*.json, *.toml), loaded after the built-in ones."""
+    bench_routes: bool = field(default_factory=lambda: os.environ.get("KVPLAN_BENCH_ROUTES") == "1")
+    """Adds /bench/constant, a bare handler the benchmarks compare against. Off in production."""

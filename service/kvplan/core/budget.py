@@ -235,107 +235,213 @@ def _memo(inp: BudgetInput, explain: bool) -> Budget:
     return _compute_budget(inp, explain)
 
 
+class _Capacity:
+    """Everything about a scenario that does not depend on the context T or the target N:
+    the layout, the memory, the blocks and the fit check. Memoised, so a sweep over T on one
+    layout pays only for the per-T part."""
+
+    __slots__ = (
+        "async_sched",
+        "available",
+        "block_size",
+        "bpb",
+        "computed",
+        "cudagraph",
+        "dcp",
+        "fit_allowed",
+        "fits_max",
+        "inflight",
+        "lb",
+        "max_ctx",
+        "max_model_len",
+        "mnbt",
+        "non_kv",
+        "num_blocks",
+        "par",
+        "plan",
+        "pool",
+        "requested",
+        "shapes",
+        "stage_bpb",
+        "static_warnings",
+        "usable",
+        "util",
+        "weights_gpu",
+        "weights_how",
+        "weights_total",
+    )  # fmt: skip
+
+    def __init__(self, inp: BudgetInput) -> None:
+        g, prof = inp.geometry, inp.profile
+        self.par = par = Parallel(
+            inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size
+        )
+        if inp.gpu_memory_bytes is not None:
+            _pos_int(inp.gpu_memory_bytes, "gpu_memory_bytes", MAX_BYTES)
+        if inp.kv_cache_memory_bytes is not None:
+            _nonneg_int(inp.kv_cache_memory_bytes, "kv_cache_memory_bytes")
+        if inp.num_gpu_blocks_override is not None:
+            _pos_int(inp.num_gpu_blocks_override, "num_gpu_blocks_override", MAX_BYTES)
+        self.non_kv = non_kv = _nonneg_int(inp.non_kv_bytes, "non_kv_bytes")
+        self.cudagraph = cudagraph = _nonneg_int(inp.cudagraph_bytes, "cudagraph_bytes")
+        if (
+            inp.gpu_memory_bytes is None
+            and inp.kv_cache_memory_bytes is None
+            and inp.num_gpu_blocks_override is None
+        ):
+            raise InvalidInput(
+                "gpu", "give a gpu preset, gpu_memory_bytes, kv_cache_memory_bytes or num_gpu_blocks_override"
+            )
+        if inp.gpu_memory_utilization is not None:
+            util = _utilization(inp.gpu_memory_utilization)
+        elif inp.extensible_kv_cache and prof.extensible_kv_cache_utilization is not None:
+            util = prof.extensible_kv_cache_utilization
+        else:
+            util = prof.default_gpu_memory_utilization
+        self.util = util
+        if inp.block_size is not None:
+            block_size = _pos_int(inp.block_size, "block_size", MAX_BLOCK_SIZE)
+        else:
+            block_size = prof.mla_block_size if g.is_mla else prof.default_block_size
+        self.block_size = block_size
+        self.max_model_len = mml = (
+            g.max_position_embeddings
+            if inp.max_model_len is None
+            else _pos_int(inp.max_model_len, "max_model_len", MAX_TOKENS)
+        )
+        self.mnbt = mnbt = (
+            default_max_num_batched_tokens(inp.gpu_memory_bytes, inp.gpu_name, prof)
+            if inp.max_num_batched_tokens is None
+            else _pos_int(inp.max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS)
+        )
+        self.async_sched = (
+            prof.async_scheduling_default if inp.async_scheduling is None else inp.async_scheduling
+        )
+        self.lb = lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
+        self.plan = plan = plan_groups(lb, block_size, inp.hybrid_kv_cache_manager)
+
+        # Sliding-window in-flight bound F (profile rule), and the window's block bound W − 1 + F.
+        self.inflight = None
+        bound = 0
+        if any(c[0] == SLIDING for c in plan.classes):
+            if prof.sliding_inflight_rule == "batches":
+                batches = par.pipeline if par.pipeline > 1 else (2 if self.async_sched else 1)
+                self.inflight = batches * mnbt
+            else:
+                self.inflight = mnbt
+            bound = (g.sliding_window or 0) - 1 + self.inflight
+        self.shapes = shapes = _shapes(plan, bound)
+        self.dcp = dcp = par.decode_context
+
+        # Budget per worker.
+        self.weights_total, self.weights_how = resolve_weights(inp)
+        self.weights_gpu = cdiv(self.weights_total, par.workers)
+        self.requested = None
+        if inp.kv_cache_memory_bytes is not None:
+            available = inp.kv_cache_memory_bytes
+        elif inp.gpu_memory_bytes is not None:
+            self.requested = math.ceil(inp.gpu_memory_bytes * util)
+            available = self.requested - self.weights_gpu - non_kv - cudagraph
+        else:
+            available = 0
+        self.available = available
+        self.stage_bpb = stage_bpb = plan.stage_bytes_per_block
+        self.computed = computed = min(max(0, available // b) if b else 0 for b in stage_bpb)
+        self.num_blocks = num_blocks = (
+            computed if inp.num_gpu_blocks_override is None else inp.num_gpu_blocks_override
+        )
+        self.usable = max(0, num_blocks - 1)
+        self.bpb = max(stage_bpb)
+        self.fit_allowed = fit = num_blocks - (1 if prof.null_block_in_fit_check else 0)
+        self.fits_max = total_blocks(shapes, mml, dcp) <= fit
+        self.max_ctx = largest_context(shapes, fit, mml, dcp)
+        self.pool = None
+        if par.workers > 1 and inp.gpu_memory_bytes is not None and inp.kv_cache_memory_bytes is None:
+            pool_mem = inp.gpu_memory_bytes * par.workers
+            pool_req = math.ceil(pool_mem * util)
+            self.pool = (
+                pool_mem,
+                pool_req,
+                pool_req - self.weights_total - (non_kv + cudagraph) * par.workers,
+            )
+        self.static_warnings = self._warnings(inp)
+
+    def _warnings(self, inp: BudgetInput) -> tuple[w.Warning, ...]:
+        plan, out = self.plan, list(self.lb.warnings)
+        if not self.fits_max:
+            needed = total_blocks(self.shapes, self.max_model_len, self.dcp)
+            out.append(w.Warning(
+                w.MAX_MODEL_LEN_DOES_NOT_FIT,
+                f"vLLM would refuse to start with max_model_len {self.max_model_len:,}: one such request "
+                f"needs {needed:,} blocks of {self.fit_allowed:,}. "
+                f"Set max_model_len ≤ {self.max_ctx:,} or free memory.",
+            ))  # fmt: skip
+        if plan.padding_slots:
+            out.append(w.Warning(
+                w.HYBRID_PADDING,
+                f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
+            ))  # fmt: skip
+        if not inp.hybrid_kv_cache_manager and SLIDING in inp.geometry.layer_pattern:
+            out.append(
+                w.Warning(
+                    w.HYBRID_MANAGER_DISABLED, "Sliding-window layers are sized as full-attention layers."
+                )
+            )
+        for kind, old, new in plan.raised_block_sizes:
+            out.append(w.Warning(
+                w.BLOCK_SIZE_RAISED,
+                f"{kind} layers use block size {new} instead of {old} so that every group's page "
+                "has the same size.",
+            ))  # fmt: skip
+        if inp.num_gpu_blocks_override is not None:
+            out.append(w.Warning(
+                w.NUM_GPU_BLOCKS_OVERRIDDEN,
+                f"num_blocks {self.num_blocks:,} comes from num_gpu_blocks_override "
+                f"(memory would give {self.computed:,}).",
+            ))  # fmt: skip
+        if inp.kv_offloading_bytes:
+            out.append(w.Warning(
+                w.OFFLOAD_IS_NOT_CONCURRENCY,
+                "CPU offload keeps more KV for reuse; it adds no GPU blocks and no concurrency.",
+            ))  # fmt: skip
+        if inp.gpu_memory_nominal:
+            out.append(w.Warning(
+                w.NOMINAL_GPU_MEMORY,
+                "This GPU's memory is its nominal size; the driver reports less, "
+                "so give gpu_memory_bytes from torch.cuda.mem_get_info() to be exact.",
+            ))  # fmt: skip
+        return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _capacity(key: BudgetInput) -> _Capacity:
+    return _Capacity(key)
+
+
 def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
-    g = inp.geometry
-    prof = inp.profile
-    par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
-    # Validate the scalar inputs before any arithmetic.
-    if inp.gpu_memory_bytes is not None:
-        _pos_int(inp.gpu_memory_bytes, "gpu_memory_bytes", MAX_BYTES)
-    if inp.kv_cache_memory_bytes is not None:
-        _nonneg_int(inp.kv_cache_memory_bytes, "kv_cache_memory_bytes")
-    if inp.num_gpu_blocks_override is not None:
-        _pos_int(inp.num_gpu_blocks_override, "num_gpu_blocks_override", MAX_BYTES)
-    non_kv = _nonneg_int(inp.non_kv_bytes, "non_kv_bytes")
-    cudagraph = _nonneg_int(inp.cudagraph_bytes, "cudagraph_bytes")
-    if (
-        inp.gpu_memory_bytes is None
-        and inp.kv_cache_memory_bytes is None
-        and inp.num_gpu_blocks_override is None
-    ):
-        raise InvalidInput(
-            "gpu", "give a gpu preset, gpu_memory_bytes, kv_cache_memory_bytes or num_gpu_blocks_override"
-        )
-    if inp.gpu_memory_utilization is not None:
-        util = _utilization(inp.gpu_memory_utilization)
-    elif inp.extensible_kv_cache and prof.extensible_kv_cache_utilization is not None:
-        util = prof.extensible_kv_cache_utilization
-    else:
-        util = prof.default_gpu_memory_utilization
-    if g.is_mla and inp.block_size is None:
-        block_size = prof.mla_block_size
-    else:
-        block_size = (
-            prof.default_block_size
-            if inp.block_size is None
-            else _pos_int(inp.block_size, "block_size", MAX_BLOCK_SIZE)
-        )
-    max_model_len = (
-        g.max_position_embeddings
-        if inp.max_model_len is None
-        else _pos_int(inp.max_model_len, "max_model_len", MAX_TOKENS)
-    )
-    T = (
-        max_model_len
-        if inp.context_tokens is None
-        else _pos_int(inp.context_tokens, "context_tokens", MAX_TOKENS)
-    )
+    try:
+        cap = _capacity(replace(inp, context_tokens=None, target_concurrency=None))
+    except TypeError:  # an unhashable field: no memo
+        cap = _Capacity(inp)
+    g, prof, plan, shapes, dcp = inp.geometry, inp.profile, cap.plan, cap.shapes, cap.dcp
+    mml = cap.max_model_len
+    T = mml if inp.context_tokens is None else _pos_int(inp.context_tokens, "context_tokens", MAX_TOKENS)
     target = (
         None
         if inp.target_concurrency is None
         else _pos_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
     )
-    mnbt = (
-        default_max_num_batched_tokens(inp.gpu_memory_bytes, inp.gpu_name, prof)
-        if inp.max_num_batched_tokens is None
-        else _pos_int(inp.max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS)
-    )
-    async_sched = prof.async_scheduling_default if inp.async_scheduling is None else inp.async_scheduling
+    pt = per_token_of(g, inp.kv_cache_dtype, cap.lb, cap.par, T)
+    num_blocks, usable, available = cap.num_blocks, cap.usable, cap.available
 
-    lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
-    pt = per_token_of(g, inp.kv_cache_dtype, lb, par, T)
-    plan = plan_groups(lb, block_size, inp.hybrid_kv_cache_manager)
-
-    # Sliding-window in-flight bound F (profile rule), and the window's block bound W − 1 + F.
-    inflight = None
-    bound = 0
-    if any(c[0] == SLIDING for c in plan.classes):
-        if prof.sliding_inflight_rule == "batches":
-            batches = par.pipeline if par.pipeline > 1 else (2 if async_sched else 1)
-            inflight = batches * mnbt
-        else:
-            inflight = mnbt
-        bound = (g.sliding_window or 0) - 1 + inflight
-    shapes = _shapes(plan, bound)
-
-    # Budget per worker.
-    weights_total, weights_how = resolve_weights(inp)
-    weights_gpu = cdiv(weights_total, par.workers)
-    requested = None
-    if inp.kv_cache_memory_bytes is not None:
-        available = inp.kv_cache_memory_bytes
-    elif inp.gpu_memory_bytes is not None:
-        requested = math.ceil(inp.gpu_memory_bytes * util)
-        available = requested - weights_gpu - non_kv - cudagraph
-    else:
-        available = 0
-    stage_bpb = plan.stage_bytes_per_block
-    stage_blocks = tuple(max(0, available // b) if b else 0 for b in stage_bpb)
-    computed = min(stage_blocks)
-    num_blocks = computed if inp.num_gpu_blocks_override is None else inp.num_gpu_blocks_override
-    usable = max(0, num_blocks - 1)
-    bpb = max(stage_bpb)
-
-    dcp = par.decode_context
     per_class = [blocks_for_shape(k, bs, bd, T, dcp) for k, bs, bd, _ in shapes]
-    bpr = sum(n * b for (_, _, _, n), b in zip(shapes, per_class, strict=True))
+    bpr = 0
+    for (_, _, _, n), b in zip(shapes, per_class, strict=True):
+        bpr += n * b
     guaranteed = usable // bpr
     reported = num_blocks / bpr
     kv_req = pt.kv_bytes_per_request or 0
-    budget_floor = available // kv_req if available > 0 and kv_req else 0
-    budget_unrounded = available / kv_req if kv_req else 0.0
     n_groups = len(plan.groups)
-    token_slots = usable // n_groups * plan.min_block_size * dcp
     if prof.kv_cache_size_rule == "concurrency_x_tokens":
         kv_size_tokens = int(reported * T)
     else:
@@ -343,142 +449,78 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     # Tail waste of the first group that keeps every token (full attention or MLA).
     tail_waste = 0
     for k, bs, _, _ in shapes:
-        if k not in (SLIDING, MAMBA):
+        if k is not SLIDING and k is not MAMBA:
             tail_waste = cdiv(T, bs * dcp) * bs * dcp - T
             break
-
-    fit_allowed = num_blocks - (1 if prof.null_block_in_fit_check else 0)
-    fits_max = total_blocks(shapes, max_model_len, dcp) <= fit_allowed
-    cap = max(max_model_len, T)
-    max_ctx = largest_context(shapes, fit_allowed, cap, dcp)
-    limited_by = "max_model_len" if max_ctx == cap else "kv_cache"
+    # The largest context that fits, up to max_model_len or the asked T when that is longer.
+    if T <= mml:
+        max_ctx, cap_len = cap.max_ctx, mml
+    else:
+        max_ctx, cap_len = largest_context(shapes, cap.fit_allowed, T, dcp), T
     max_ctx_target = None
     min_util = None
     if target is not None:
-        max_ctx_target = largest_context(shapes, usable // target, cap, dcp)
+        max_ctx_target = largest_context(shapes, usable // target, cap_len, dcp)
         if (
             inp.gpu_memory_bytes is not None
             and inp.kv_cache_memory_bytes is None
             and inp.num_gpu_blocks_override is None
         ):
-            need_blocks = target * bpr + 1
-            need = need_blocks * bpb + weights_gpu + non_kv + cudagraph
+            need = (target * bpr + 1) * cap.bpb + cap.weights_gpu + cap.non_kv + cap.cudagraph
             min_util = min_utilization(inp.gpu_memory_bytes, need)
-
     pooled = None
-    if par.workers > 1 and inp.gpu_memory_bytes is not None and inp.kv_cache_memory_bytes is None:
-        pool_mem = inp.gpu_memory_bytes * par.workers
-        pool_req = math.ceil(pool_mem * util)
-        pool_avail = pool_req - weights_total - (non_kv + cudagraph) * par.workers
+    if cap.pool is not None:
+        pool_mem, pool_req, pool_avail = cap.pool
         pool_kv = pt.kv_bytes_per_request_model or 0
         pooled = Pooled(
-            par.workers,
-            pool_mem,
-            pool_req,
-            pool_avail,
-            pool_kv,
+            cap.par.workers, pool_mem, pool_req, pool_avail, pool_kv,
             pool_avail // pool_kv if pool_avail > 0 and pool_kv else 0,
             pool_avail / pool_kv if pool_kv else 0.0,
-        )
+        )  # fmt: skip
 
-    warns = list(lb.warnings)
-    if guaranteed == 0:
-        warns.append(
-            w.Warning(
+    warns = cap.static_warnings
+    if guaranteed == 0 or T > g.max_position_embeddings or pooled is not None:
+        extra = []
+        if guaranteed == 0:
+            extra.append(w.Warning(
                 w.BUDGET_INSUFFICIENT,
                 f"No request of {T:,} tokens fits: it needs {bpr:,} blocks and {usable:,} are usable. "
                 f"The largest context that fits is {max_ctx:,} tokens."
                 + ("" if available > 0 else " The weights and reserved memory exceed the budget."),
-            )
-        )
-    if not fits_max:
-        warns.append(
-            w.Warning(
-                w.MAX_MODEL_LEN_DOES_NOT_FIT,
-                f"vLLM would refuse to start with max_model_len {max_model_len:,}: one such request "
-                f"needs {total_blocks(shapes, max_model_len, dcp):,} blocks of {fit_allowed:,}. "
-                f"Set max_model_len ≤ {max_ctx:,} or free memory.",
-            )
-        )
-    if g.max_position_embeddings < T:
-        warns.append(
-            w.Warning(
+            ))  # fmt: skip
+        if T > g.max_position_embeddings:
+            extra.append(w.Warning(
                 w.CONTEXT_EXCEEDS_MAX_POSITION,
                 f"{T:,} tokens exceed the model's max_position_embeddings {g.max_position_embeddings:,}.",
-            )
-        )
-    if pooled is not None:
-        warns.append(
-            w.Warning(
+            ))  # fmt: skip
+        if pooled is not None:
+            extra.append(w.Warning(
                 w.POOLED_NOT_DEPLOYABLE,
-                f"Pooling {par.workers} GPUs into one budget gives {pooled.concurrency:,} requests; "
-                f"that is arithmetic, not a deployment: each worker holds its own KV "
+                f"Pooling {cap.par.workers} GPUs into one budget gives {pooled.concurrency:,} requests; "
+                "that is arithmetic, not a deployment: each worker holds its own KV "
                 f"and the engine guarantees {guaranteed:,}.",
-            )
-        )
-    if plan.padding_slots:
-        warns.append(
-            w.Warning(
-                w.HYBRID_PADDING,
-                f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
-            )
-        )
-    if not inp.hybrid_kv_cache_manager and SLIDING in g.layer_pattern:
-        warns.append(
-            w.Warning(w.HYBRID_MANAGER_DISABLED, "Sliding-window layers are sized as full-attention layers.")
-        )
-    for kind, old, new in plan.raised_block_sizes:
-        warns.append(
-            w.Warning(
-                w.BLOCK_SIZE_RAISED,
-                f"{kind} layers use block size {new} instead of {old} so that "
-                "every group's page has the same size.",
-            )
-        )
-    if inp.num_gpu_blocks_override is not None:
-        warns.append(
-            w.Warning(
-                w.NUM_GPU_BLOCKS_OVERRIDDEN,
-                f"num_blocks {num_blocks:,} comes from num_gpu_blocks_override "
-                f"(memory would give {computed:,}).",
-            )
-        )
-    if inp.kv_offloading_bytes:
-        warns.append(
-            w.Warning(
-                w.OFFLOAD_IS_NOT_CONCURRENCY,
-                "CPU offload keeps more KV for reuse; it adds no GPU blocks and no concurrency.",
-            )
-        )
-    if inp.gpu_memory_nominal:
-        warns.append(
-            w.Warning(
-                w.NOMINAL_GPU_MEMORY,
-                "This GPU's memory is its nominal size; the driver reports less, "
-                "so give gpu_memory_bytes from torch.cuda.mem_get_info() to be exact.",
-            )
-        )
+            ))  # fmt: skip
+        warns = (*warns, *extra)
 
-    ledger: tuple[Step, ...] = ()
     result = Budget(
         engine=prof.id,
         context_tokens=T,
-        max_model_len=max_model_len,
+        max_model_len=mml,
         gpu_memory_bytes=inp.gpu_memory_bytes,
-        gpu_memory_utilization=util,
-        requested_bytes=requested,
-        weights_bytes=weights_total,
-        weights_bytes_per_gpu=weights_gpu,
-        non_kv_bytes=non_kv,
-        cudagraph_bytes=cudagraph,
+        gpu_memory_utilization=cap.util,
+        requested_bytes=cap.requested,
+        weights_bytes=cap.weights_total,
+        weights_bytes_per_gpu=cap.weights_gpu,
+        non_kv_bytes=cap.non_kv,
+        cudagraph_bytes=cap.cudagraph,
         available_kv_bytes=available,
-        block_size=block_size,
-        bytes_per_block=bpb,
-        bytes_per_block_by_stage=stage_bpb,
-        num_blocks_computed=computed,
+        block_size=cap.block_size,
+        bytes_per_block=cap.bpb,
+        bytes_per_block_by_stage=cap.stage_bpb,
+        num_blocks_computed=cap.computed,
         num_blocks=num_blocks,
         usable_blocks=usable,
-        token_slots=token_slots,
+        token_slots=usable // n_groups * plan.min_block_size * dcp,
         blocks_per_request=bpr,
         groups=tuple(
             GroupResult(KIND_NAMES[k], n, layers, bs, b)
@@ -488,23 +530,30 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         padding_slots=plan.padding_slots,
         kv_bytes_per_request=kv_req,
         tail_waste_tokens=tail_waste,
-        concurrency=Concurrency(guaranteed, usable / bpr, reported, budget_floor, budget_unrounded),
+        concurrency=Concurrency(
+            guaranteed,
+            usable / bpr,
+            reported,
+            available // kv_req if available > 0 and kv_req else 0,
+            available / kv_req if kv_req else 0.0,
+        ),
         kv_cache_size_tokens=kv_size_tokens,
         max_context_tokens=max_ctx,
-        max_context_limited_by=limited_by,
-        fits_max_model_len=fits_max,
+        max_context_limited_by="max_model_len" if max_ctx == cap_len else "kv_cache",
+        fits_max_model_len=cap.fits_max,
         target_concurrency=target,
         max_context_for_target=max_ctx_target,
         min_gpu_memory_utilization=min_util,
-        max_num_batched_tokens=mnbt,
-        sliding_inflight_tokens=inflight,
+        max_num_batched_tokens=cap.mnbt,
+        sliding_inflight_tokens=cap.inflight,
         pooled=pooled,
         per_token=pt,
-        warnings=tuple(warns),
-        ledger=ledger,
+        warnings=warns,
     )
     if explain:
-        ledger = _ledger(inp, result, lb, par, plan, weights_how, fit_allowed, async_sched)
+        ledger = _ledger(
+            inp, result, cap.lb, cap.par, plan, cap.weights_how, cap.fit_allowed, cap.async_sched
+        )
         result = replace(result, ledger=ledger)
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -10,7 +11,7 @@ from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.errors import KvplanError
-from kvplan.core.pertoken import per_token
+from kvplan.core.pertoken import PerToken, per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID
 from kvplan.presets import Registry
 
@@ -19,11 +20,14 @@ from ..errors import problem_for
 from ..http import (
     answer,
     decode_body,
-    decode_query,
+    decode_pairs,
     decoder,
     envelope,
     etag_for,
+    explain_wanted,
     not_modified,
+    query_pairs,
+    text_wanted,
     wants_explain,
     wants_text,
 )
@@ -40,37 +44,45 @@ _invalid = {e: metrics.CALCULATIONS.labels(e, "invalid") for e in ("budget", "bu
 _warn_children: dict[str, Any] = {}
 
 
-def _count_warnings(codes: Any) -> None:
-    for w in codes:
-        child = _warn_children.get(w.code)
+def _count_codes(codes: tuple[str, ...]) -> None:
+    for code in codes:
+        child = _warn_children.get(code)
         if child is None:
-            child = _warn_children[w.code] = metrics.WARNINGS.labels(w.code)
+            child = _warn_children[code] = metrics.WARNINGS.labels(code)
         child.inc()
+
+
+def _count_warnings(warnings: Any) -> None:
+    _count_codes(tuple(w.code for w in warnings))
 
 
 def _registry(request: Request[Any, Any, Any]) -> Registry:
     return request.app.state.registry  # type: ignore[no-any-return]
 
 
-def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest, etag: str | None) -> Response[bytes]:
+def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tuple[PerToken, str, str]:
+    model = resolve_model(reg, req.model)
+    kv, skip, par = per_token_args(req)
+    t0 = time.perf_counter()
+    pt = per_token(model.geometry, kv, skip, par, req.context_tokens, explain=explain)
+    _core_pt.observe(time.perf_counter() - t0)
+    return pt, model.label, req.engine or DEFAULT_PROFILE_ID
+
+
+def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = _registry(request)
     text, explain = wants_text(request), wants_explain(request)
     try:
-        model = resolve_model(reg, req.model)
-        kv, skip, par = per_token_args(req)
-        t0 = time.perf_counter()
-        pt = per_token(model.geometry, kv, skip, par, req.context_tokens, explain=explain or text)
-        _core_pt.observe(time.perf_counter() - t0)
+        pt, label, engine = _per_token_answer(reg, req, explain or text)
     except KvplanError:
         _invalid["per_token"].inc()
         raise
     _ok["per_token"].inc()
     _count_warnings(pt.warnings)
-    engine = req.engine or DEFAULT_PROFILE_ID
     if text:
-        return answer(per_token_text(pt, model.label, engine, reg.version), True, etag)
-    head = {"model": model.label, "engine": engine, "registry_version": reg.version}
-    return answer(envelope(head, msgspec.json.encode(pt)), False, etag)
+        return answer(per_token_text(pt, label, engine, reg.version), True)
+    head = {"model": label, "engine": engine, "registry_version": reg.version}
+    return answer(envelope(head, msgspec.json.encode(pt)), False)
 
 
 def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Budget, str, str | None, bytes]:
@@ -82,7 +94,18 @@ def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Bud
     return b, model.label, gpu, envelope(head, msgspec.json.encode(b))
 
 
-def _budget(request: Request[Any, Any, Any], req: BudgetRequest, etag: str | None) -> Response[bytes]:
+def _encoded_budget(reg: Registry, raw: bytes, explain: bool) -> tuple[bytes, tuple[str, ...]]:
+    """A JSON budget answer from a raw JSON scenario, and its warning codes."""
+    b, _, _, body = _budget_bytes(reg, decoder(BudgetRequest).decode(raw), explain)
+    return body, tuple(w.code for w in b.warnings)
+
+
+# Answers are deterministic for a registry, and autoscalers re-ask the same scenarios on a
+# schedule: the encoded answer is kept per raw scenario (bounded; errors are never kept).
+_cached_budget = lru_cache(maxsize=4096)(_encoded_budget)
+
+
+def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = _registry(request)
     text, explain = wants_text(request), wants_explain(request)
     try:
@@ -93,50 +116,87 @@ def _budget(request: Request[Any, Any, Any], req: BudgetRequest, etag: str | Non
     _ok["budget"].inc()
     _count_warnings(b.warnings)
     if text:
-        return answer(budget_text(b, label, gpu, reg.version), True, etag)
-    return answer(body, False, etag)
+        return answer(budget_text(b, label, gpu, reg.version), True)
+    return answer(body, False)
 
 
 @post("/v1/per-token", status_code=200, **doc("per_token", PerTokenRequest, "post"))
 async def per_token_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Bytes one token of KV costs: per layer kind, on one GPU after TP/PP, and for the model."""
-    return _per_token(request, await decode_body(request, PerTokenRequest), None)
+    return _per_token(request, await decode_body(request, PerTokenRequest))
 
 
 @get("/v1/per-token", **doc("per_token", PerTokenRequest, "get"))
 async def per_token_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The same as POST, with the fields as query parameters (nested ones dotted)."""
-    req = decode_query(request.query_params, PerTokenRequest)
-    etag = etag_for(
-        req,
-        _registry(request).version,
-        "per-token",
-        str(request.query_params.get("format")),
-        str(request.query_params.get("explain")),
-        request.headers.get("accept", ""),
-    )
-    return not_modified(request, etag) or _per_token(request, req, etag)
+    return _get(request, "per_token")
 
 
 @post("/v1/budget", status_code=200, **doc("budget", BudgetRequest, "post"))
 async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """How much of the GPU is left for KV, the blocks it makes and the requests they hold."""
-    return _budget(request, await decode_body(request, BudgetRequest), None)
+    if wants_text(request):
+        return _budget(request, await decode_body(request, BudgetRequest))
+    raw = await request.body()
+    if not raw.strip():
+        await decode_body(request, BudgetRequest)  # the empty-body problem
+    try:
+        body, codes = _cached_budget(_registry(request), raw, wants_explain(request))
+    except KvplanError:
+        _invalid["budget"].inc()
+        raise
+    _ok["budget"].inc()
+    _count_codes(codes)
+    return answer(body, False)
 
 
 @get("/v1/budget", **doc("budget", BudgetRequest, "get"))
 async def budget_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The same as POST, with the fields as query parameters (nested ones dotted)."""
-    req = decode_query(request.query_params, BudgetRequest)
-    etag = etag_for(
-        req,
-        _registry(request).version,
-        "budget",
-        str(request.query_params.get("format")),
-        str(request.query_params.get("explain")),
-        request.headers.get("accept", ""),
-    )
-    return not_modified(request, etag) or _budget(request, req, etag)
+    return _get(request, "budget")
+
+
+def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
+    accept_text = text_wanted(None, request.headers.get("accept", ""))
+    try:
+        body, text, etag, codes = _cached_get(
+            _registry(request), kind, request.scope["query_string"], accept_text
+        )
+    except KvplanError:
+        _invalid[kind].inc()
+        raise
+    _ok[kind].inc()
+    _count_codes(codes)
+    return not_modified(request, etag) or answer(body, text, etag)
+
+
+@lru_cache(maxsize=4096)
+def _cached_get(
+    reg: Registry, kind: str, query: bytes, accept_text: bool
+) -> tuple[bytes, bool, str, tuple[str, ...]]:
+    """A GET answer from its raw query string: dashboards repeat the same URLs, and the answer,
+    its ETag and its warning codes are deterministic for a registry (errors are never kept)."""
+    pairs = query_pairs(query)
+    params = dict(pairs)
+    fmt, explain_raw = params.get("format"), params.get("explain")
+    text, explain = text_wanted(fmt, "text/plain" if accept_text else ""), explain_wanted(explain_raw)
+    req_type = BudgetRequest if kind == "budget" else PerTokenRequest
+    req = decode_pairs(pairs, req_type)
+    etag = etag_for(req, reg.version, kind, "text" if text else "json", str(explain))
+    if isinstance(req, BudgetRequest):
+        b, label, gpu, body = _budget_bytes(reg, req, explain or text)
+        codes = tuple(w.code for w in b.warnings)
+        if text:
+            body = budget_text(b, label, gpu, reg.version).encode()
+    else:
+        pt, label, engine = _per_token_answer(reg, req, explain or text)
+        codes = tuple(w.code for w in pt.warnings)
+        if text:
+            body = per_token_text(pt, label, engine, reg.version).encode()
+        else:
+            head = {"model": label, "engine": engine, "registry_version": reg.version}
+            body = envelope(head, msgspec.json.encode(pt))
+    return body, text, etag, codes
 
 
 @post("/v1/budget/batch", status_code=200, **doc("batch", BatchRequest, "post"))
@@ -146,14 +206,12 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     batch = await decode_body(request, BatchRequest)
     reg = _registry(request)
     explain = wants_explain(request)
-    dec = decoder(BudgetRequest)
     parts = []
     ok = bad = 0
     t0 = time.perf_counter()
     for i, raw in enumerate(batch.scenarios):
         try:
-            req = dec.decode(raw)
-            b, _, _, body = _budget_bytes(reg, req, explain)
+            body, codes = _cached_budget(reg, bytes(raw), explain)
         except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
             bad += 1
             problem = problem_for(e)
@@ -162,7 +220,7 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
             parts.append(b'{"index":%d,"error":%s}' % (i, msgspec.json.encode(problem)))
             continue
         ok += 1
-        _count_warnings(b.warnings)
+        _count_codes(codes)
         parts.append(b'{"index":%d,"result":%s}' % (i, body))
     _core_batch.observe(time.perf_counter() - t0)
     _ok["budget_batch"].inc(ok)
