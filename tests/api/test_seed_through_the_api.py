@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-GIB = 1024**3
-A = {"model": "llama-3-70b", "gpu": "pool-160gib", "weights_bytes": 130 * GIB, "context_tokens": 8192}
-B = {
-    "model": "deepseek-v3",
-    "gpu": "pool-141gib",
-    "weights_bytes": 625 * GIB,
-    "context_tokens": 32768,
-    "tensor_parallel_size": 8,
-}
-C = {**A, "context_tokens": 131072}
+from tests.seed import GIB, A, B, C
 
 
 def both(client, path, params):

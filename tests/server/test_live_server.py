@@ -9,27 +9,11 @@ import time
 import httpx
 import pytest
 
+from tests.seed import TABLE_2, A, B, C
+
 from .conftest import start_server
 
 pytestmark = pytest.mark.server
-GIB = 1024**3
-A = {"model": "llama-3-70b", "gpu": "pool-160gib", "weights_bytes": 130 * GIB, "context_tokens": 8192}
-B = {
-    "model": "deepseek-v3",
-    "gpu": "pool-141gib",
-    "weights_bytes": 625 * GIB,
-    "context_tokens": 32768,
-    "tensor_parallel_size": 8,
-}
-C = {**A, "context_tokens": 131072}
-TABLE_2 = [
-    ({"model": "llama-3-8b", "gpu": "pool-80gib", "weights_bytes": 15 * GIB, "context_tokens": 8192}, 58),
-    (A, 6),
-    ({**A, "kv_cache_dtype": "fp8"}, 13),
-    ({**A, "kv_cache_dtype": "fp8", "weights_bytes": round(65.2 * GIB)}, 65),
-    (B, 24),
-    (C, 0),
-]
 
 
 @pytest.mark.parametrize(("scenario", "n"), TABLE_2)

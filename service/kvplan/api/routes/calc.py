@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from litestar import Request, Response, get, post
@@ -42,6 +43,7 @@ _core_pt = metrics.CORE_SECONDS.labels("per_token")
 _ok = {e: metrics.CALCULATIONS.labels(e, "ok") for e in ("budget", "budget_batch", "per_token")}
 _invalid = {e: metrics.CALCULATIONS.labels(e, "invalid") for e in ("budget", "budget_batch", "per_token")}
 _warn_children: dict[str, Any] = {}
+T = TypeVar("T")
 
 
 def _count_codes(codes: tuple[str, ...]) -> None:
@@ -54,6 +56,17 @@ def _count_codes(codes: tuple[str, ...]) -> None:
 
 def _count_warnings(warnings: Any) -> None:
     _count_codes(tuple(w.code for w in warnings))
+
+
+def _counted(kind: str, compute: Callable[[], T]) -> T:
+    """Run a calculation, counting it as ok or invalid (bad input re-raises as its problem)."""
+    try:
+        result = compute()
+    except KvplanError:
+        _invalid[kind].inc()
+        raise
+    _ok[kind].inc()
+    return result
 
 
 def _registry(request: Request[Any, Any, Any]) -> Registry:
@@ -72,12 +85,7 @@ def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tup
 def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = _registry(request)
     text, explain = wants_text(request), wants_explain(request)
-    try:
-        pt, label, engine = _per_token_answer(reg, req, explain or text)
-    except KvplanError:
-        _invalid["per_token"].inc()
-        raise
-    _ok["per_token"].inc()
+    pt, label, engine = _counted("per_token", lambda: _per_token_answer(reg, req, explain or text))
     _count_warnings(pt.warnings)
     if text:
         return answer(per_token_text(pt, label, engine, reg.version), True)
@@ -108,12 +116,7 @@ _cached_budget = lru_cache(maxsize=4096)(_encoded_budget)
 def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = _registry(request)
     text, explain = wants_text(request), wants_explain(request)
-    try:
-        b, label, gpu, body = _budget_bytes(reg, req, explain or text)
-    except KvplanError:
-        _invalid["budget"].inc()
-        raise
-    _ok["budget"].inc()
+    b, label, gpu, body = _counted("budget", lambda: _budget_bytes(reg, req, explain or text))
     _count_warnings(b.warnings)
     if text:
         return answer(budget_text(b, label, gpu, reg.version), True)
@@ -140,12 +143,8 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     raw = await request.body()
     if not raw.strip():
         await decode_body(request, BudgetRequest)  # the empty-body problem
-    try:
-        body, codes = _cached_budget(_registry(request), raw, wants_explain(request))
-    except KvplanError:
-        _invalid["budget"].inc()
-        raise
-    _ok["budget"].inc()
+    explain = wants_explain(request)
+    body, codes = _counted("budget", lambda: _cached_budget(_registry(request), raw, explain))
     _count_codes(codes)
     return answer(body, False)
 
@@ -158,14 +157,10 @@ async def budget_get(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
-    try:
-        body, text, etag, codes = _cached_get(
-            _registry(request), kind, request.scope["query_string"], accept_text
-        )
-    except KvplanError:
-        _invalid[kind].inc()
-        raise
-    _ok[kind].inc()
+    query = request.scope["query_string"]
+    body, text, etag, codes = _counted(
+        kind, lambda: _cached_get(_registry(request), kind, query, accept_text)
+    )
     _count_codes(codes)
     return not_modified(request, etag) or answer(body, text, etag)
 
