@@ -20,7 +20,7 @@ from kvplan.core import budget as budget_mod
 from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.groups import plan_groups
 from kvplan.core.parallel import Parallel
-from kvplan.core.pertoken import _layer_bytes, per_token
+from kvplan.core.pertoken import _layer_bytes, _per_layer, per_token
 from kvplan.core.profiles import get_profile
 from kvplan.presets import load_registry
 
@@ -36,6 +36,7 @@ CASES = {
 
 def clear() -> None:
     _layer_bytes.cache_clear()
+    _per_layer.cache_clear()
     plan_groups.cache_clear()
     budget_mod._capacity.cache_clear()
     budget_mod._memo.cache_clear()

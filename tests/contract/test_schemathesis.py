@@ -59,6 +59,9 @@ OPERATIONS = [
     "GET /v1/budget",
     "POST /v1/budget",
     "POST /v1/budget/batch",
+    "GET /v1/fleet",
+    "POST /v1/fleet",
+    "GET /v1/sweep",
 ]
 
 

@@ -18,6 +18,7 @@ from .errors import EXCEPTION_HANDLERS
 from .openapi import ASSETS, REQUEST_COMPONENTS, SWAGGER_DIR, openapi_config
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
+from .routes.fleet import fleet_get, fleet_post, sweep_get
 from .routes.health import healthz, prometheus_metrics, readyz
 from .settings import Settings
 
@@ -27,6 +28,9 @@ ROUTES: list[Any] = [
     budget_post,
     budget_get,
     budget_batch,
+    fleet_post,
+    fleet_get,
+    sweep_get,
     list_models,
     get_model,
     list_gpus,

@@ -17,9 +17,20 @@ from litestar.openapi.spec.media_type import OpenAPIMediaType
 
 from kvplan import __version__
 from kvplan.core.budget import Budget
+from kvplan.core.fleet import FleetPlan
 from kvplan.core.pertoken import PerToken
+from kvplan.core.sweep import Sweep
 
-from .schemas import BatchRequest, BatchRequestDoc, BudgetRequest, PerTokenRequest, Problem
+from .schemas import (
+    BatchRequest,
+    BatchRequestDoc,
+    BudgetRequest,
+    FleetQuery,
+    FleetRequest,
+    PerTokenRequest,
+    Problem,
+    SweepQuery,
+)
 
 REF = "#/components/schemas/{name}"
 SWAGGER_DIR = Path(swagger_ui_bundle.__file__).parent / "vendor" / "swagger-ui-5.31.0"
@@ -42,6 +53,20 @@ class PerTokenAnswer(PerToken, kw_only=True, omit_defaults=True):
     registry_version: str
 
 
+class FleetAnswer(FleetPlan, kw_only=True, omit_defaults=True):
+    """A fleet plan with the labels that make it reproducible."""
+
+    model: str
+    registry_version: str
+
+
+class SweepAnswer(Sweep, kw_only=True):
+    """A series with the labels that make it reproducible."""
+
+    model: str
+    registry_version: str
+
+
 class BatchItem(msgspec.Struct, omit_defaults=True):
     """One scenario's outcome: `result`, or `error` (an RFC 9457 problem)."""
 
@@ -58,9 +83,12 @@ _REQUEST_TYPES: dict[type, str] = {
     PerTokenRequest: "PerTokenRequest",
     BudgetRequest: "BudgetRequest",
     BatchRequest: "BatchRequestDoc",
+    FleetRequest: "FleetRequest",
+    FleetQuery: "FleetQuery",
+    SweepQuery: "SweepQuery",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
-    [PerTokenRequest, BudgetRequest, BatchRequestDoc], ref_template=REF
+    [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery], ref_template=REF
 )
 
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -94,10 +122,32 @@ PER_TOKEN_EXAMPLES = {
 }
 
 
+FLEET_EXAMPLES = {
+    "seed B: DeepSeek-V3 on 8×141 GiB, TP=8 (24 a replica; pooling says 192)": {
+        "model": "deepseek-v3",
+        "workload": {"context_tokens": 32768},
+        "weights_bytes": 625 * 1024**3,
+        "fleet": [{"gpu": "pool-141gib", "count": 8}],
+        "layouts": [{"tensor_parallel_size": 8}],
+    },
+    "Llama-3-70B, 1,000 concurrent 8K requests, three GPU types with costs": {
+        "model": "llama-3-70b",
+        "workload": {"context_tokens": 8192},
+        "target_concurrency": 1000,
+        "fleet": [
+            {"gpu": "h100-sxm-80gb", "count": 64, "cost_per_hour": 2.5},
+            {"gpu": "a100-80gb", "count": 64, "cost_per_hour": 1.6},
+            {"gpu": "h200-141gb", "count": 32, "cost_per_hour": 3.5},
+        ],
+    },
+}
+
+
 def _examples(name: str) -> dict[str, Any] | None:
     src = {
         "budget": EXAMPLES,
         "per_token": PER_TOKEN_EXAMPLES,
+        "fleet": FLEET_EXAMPLES,
         "batch": {"the seed's three groups": {"scenarios": list(EXAMPLES.values())}},
     }.get(name)
     return {k: {"summary": k, "value": v} for k, v in src.items()} if src else None
@@ -165,17 +215,38 @@ def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operat
                     },  # type: ignore[arg-type]
                 )
                 self.parameters = [_EXPLAIN, *([_FORMAT] if text else [])]
+            elif name == "sweep":
+                self.parameters = [
+                    *_query_parameters(SweepQuery),
+                    *_query_parameters(BudgetRequest),
+                    _SWEEP_FORMAT,
+                ]
             else:
-                self.parameters = [*_query_parameters(t), _FORMAT, _EXPLAIN]
+                self.parameters = [*_query_parameters(t), _FORMAT, *([_EXPLAIN] if name != "fleet" else [])]
             ok = (self.responses or {}).get("200")
             if text and ok is not None and getattr(ok, "content", None):
                 ok.content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[index,arg-type]
+                if name == "sweep":
+                    ok.content["text/csv"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[index,arg-type]
 
     Documented.__name__ = f"{name}_{method}_operation"
     return Documented
 
 
-_ANSWERS = {"budget": BudgetAnswer, "per_token": PerTokenAnswer, "batch": BatchAnswer}
+_SWEEP_FORMAT = Parameter(
+    name="format",
+    param_in="query",
+    required=False,
+    schema={"type": "string", "enum": ["json", "text", "csv"]},  # type: ignore[arg-type]
+    description="csv for Grafana's CSV data source; text for people",
+)
+_ANSWERS = {
+    "budget": BudgetAnswer,
+    "per_token": PerTokenAnswer,
+    "batch": BatchAnswer,
+    "fleet": FleetAnswer,
+    "sweep": SweepAnswer,
+}
 
 
 @dataclass
@@ -225,7 +296,7 @@ def doc(name: str, t: type, method: str) -> dict[str, Any]:
     return {
         "operation_class": _operation_class(t, method, text, name),
         "responses": responses,
-        "tags": ["calculations"],
+        "tags": ["fleet" if name in ("fleet", "sweep") else "calculations"],
     }
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
+from kvplan.core.fleet import FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
+from kvplan.core.sweep import Sweep
 from kvplan.core.units import GiB, fmt_bytes
 from kvplan.core.warnings import Warning
 
@@ -137,4 +139,103 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
             )
         )
     lines = [head, "", *_rows(rows), *_warnings(b.warnings), *ledger_lines(b.ledger)]
+    return "\n".join(lines) + "\n"
+
+
+def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
+    mix = (
+        " + ".join(f"{m.share:g}×{m.context_tokens:,}" for m in plan.mix)
+        if len(plan.mix) > 1
+        else f"{plan.context_tokens:,} tokens"
+    )
+    lines = [f"kvplan fleet · {model} · workload {mix} · engine {plan.engine} · registry {registry}", ""]
+    for t in plan.gpu_types:
+        lines.append(
+            f"{t.gpu} ×{t.count} ({t.gpus_per_node} a node) — best: "
+            + (f"{t.best.name}, {t.best.total_concurrency:,} concurrent" if t.best else "nothing fits")
+        )
+        header = ["layout", "GPUs/replica", "replicas", "idle", "per replica", "total", "$/h", "note"]
+        rows = []
+        for p in t.layouts:
+            note = p.reason or (
+                "" if p.pooled_concurrency is None else f"pooled {p.pooled_concurrency:,} (not deployable)"
+            )
+            if p.per_rank is not None and p.feasible:
+                note = (
+                    f"{p.per_rank.ranks} ranks × {p.per_rank.concurrency_per_rank:,}; "
+                    f"{p.per_rank.weights_bytes_per_rank / GiB:,.1f} GiB weights a rank"
+                )
+            rows.append(
+                [
+                    p.name,
+                    str(p.gpus_per_replica),
+                    f"{p.replicas:,}",
+                    f"{p.idle_gpus:,}",
+                    f"{p.concurrency_per_replica:,}" if p.feasible else "—",
+                    f"{p.total_concurrency:,}" if p.feasible else "—",
+                    "" if p.cost_per_hour is None else f"{p.cost_per_hour:,.2f}",
+                    note,
+                ]
+            )
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for r in [header, *rows]:
+            lines.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+        if t.target is not None:
+            s = t.target
+            lines.append(
+                f"  for {plan.target_concurrency:,}: {s.replicas:,} replicas of {s.layout} = {s.gpus:,} GPUs"
+                + ("" if s.available else " (more than the fleet has)")
+            )
+        lines.append("")
+    total = f"fleet total: {plan.total_concurrency:,} concurrent requests under the best layouts"
+    if plan.total_expected_concurrency is not None:
+        total += f" (expected {plan.total_expected_concurrency:,} with the mix)"
+    lines.append(total)
+    if plan.cheapest_mix is not None:
+        m = plan.cheapest_mix
+        parts = ", ".join(f"{p.replicas:,}×{p.layout} on {p.gpu}" for p in m.parts)
+        lines.append(
+            f"cheapest for {plan.target_concurrency:,}: {parts} — {m.concurrency:,} concurrent, "
+            f"{m.cost_per_hour:,.2f}/h ({m.method}{'' if m.within_fleet else ', beyond the fleet'})"
+        )
+    lines += _warnings(plan.warnings)
+    return "\n".join(lines) + "\n"
+
+
+SWEEP_COLUMNS = (
+    "value",
+    "guaranteed",
+    "vllm_reported",
+    "budget_floor",
+    "num_blocks",
+    "usable_blocks",
+    "max_context_tokens",
+    "kv_bytes_per_request",
+    "available_kv_bytes",
+)
+
+
+def sweep_csv(s: Sweep) -> str:
+    out = [",".join((s.vary, *SWEEP_COLUMNS[1:]))]
+    for p in s.points:
+        out.append(",".join(str(getattr(p, c)) for c in SWEEP_COLUMNS))
+    return "\n".join(out) + "\n"
+
+
+def sweep_text(s: Sweep, model: str, registry: str) -> str:
+    header = [s.vary, "guaranteed", "vLLM x", "budget/req", "blocks", "max context"]
+    rows = [
+        [
+            str(p.value),
+            f"{p.guaranteed:,}",
+            f"{p.vllm_reported:,.2f}",
+            f"{p.budget_floor:,}",
+            f"{p.num_blocks:,}",
+            f"{p.max_context_tokens:,}",
+        ]
+        for p in s.points
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [f"kvplan sweep · {model} · vary {s.vary} · engine {s.engine} · registry {registry}", ""]
+    lines += ["  " + "  ".join(c.rjust(widths[i]) for i, c in enumerate(r)) for r in [header, *rows]]
     return "\n".join(lines) + "\n"

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from kvplan.core.budget import BudgetInput
 from kvplan.core.errors import InvalidInput
+from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
 from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, make_geometry
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.presets import Registry
 
-from .schemas import BudgetRequest, GeometrySpec, ModelSpec, PerTokenRequest
+from .schemas import (
+    BudgetRequest,
+    FleetGpu,
+    FleetQuery,
+    FleetRequest,
+    GeometrySpec,
+    ModelSpec,
+    PerTokenRequest,
+    Workload,
+)
 
 
 class Resolved:
@@ -138,3 +148,68 @@ def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, R
 def per_token_args(req: PerTokenRequest) -> tuple[str, tuple[int | str, ...], Parallel]:
     par = Parallel(req.tensor_parallel_size, req.pipeline_parallel_size, req.decode_context_parallel_size)
     return req.kv_cache_dtype, tuple(req.kv_cache_dtype_skip_layers), par
+
+
+def fleet_input(registry: Registry, req: FleetRequest) -> FleetInput:
+    shared = {
+        f: getattr(req, f) for f in BudgetRequest.__struct_fields__ if f in FleetRequest.__struct_fields__
+    }
+    template, _, _ = budget_input(registry, BudgetRequest(**shared))
+    entries = []
+    for i, item in enumerate(req.fleet):
+        g = registry.gpu(item.gpu, field=f"fleet[{i}].gpu")
+        entries.append(
+            FleetEntry(
+                gpu=g.id,
+                gpu_name=g.name,
+                memory_bytes=g.memory_bytes,
+                nominal=g.nominal,
+                count=item.count,
+                gpus_per_node=item.gpus_per_node,
+                cost_per_hour=item.cost_per_hour,
+            )
+        )
+    w = req.workload
+    if (w.context_tokens is None) == (w.mix is None):
+        raise InvalidInput("workload", "give exactly one of context_tokens or mix")
+    mix = (
+        (MixItem(w.context_tokens, 1.0),)
+        if w.context_tokens is not None
+        else tuple(MixItem(m.context_tokens, m.share) for m in w.mix or ())
+    )
+    layouts = (
+        None
+        if req.layouts is None
+        else tuple(
+            Layout(
+                tensor_parallel_size=x.tensor_parallel_size,
+                pipeline_parallel_size=x.pipeline_parallel_size,
+                data_parallel_attention=x.data_parallel_attention,
+            )
+            for x in req.layouts
+        )
+    )
+    return FleetInput(
+        template=template,
+        fleet=tuple(entries),
+        mix=mix,
+        layouts=layouts,
+        target_concurrency=req.target_concurrency,
+    )
+
+
+def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
+    return FleetRequest(
+        model=q.model,
+        workload=Workload(context_tokens=q.context_tokens),
+        fleet=[
+            FleetGpu(gpu=q.gpu, count=q.count, gpus_per_node=q.gpus_per_node, cost_per_hour=q.cost_per_hour)
+        ],
+        target_concurrency=q.target_concurrency,
+        gpu_memory_utilization=q.gpu_memory_utilization,
+        kv_cache_dtype=q.kv_cache_dtype,
+        weights_bytes=q.weights_bytes,
+        weight_dtype=q.weight_dtype,
+        block_size=q.block_size,
+        engine=q.engine,
+    )

@@ -167,3 +167,101 @@ class Problem(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     valid: list[str] | None = None
     instance: str | None = None
     request_id: str | None = None
+
+
+MAX_FLEET = 64
+MAX_LAYOUTS = 64
+
+
+class FleetGpu(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """GPUs of one type in the fleet."""
+
+    gpu: Annotated[str, Meta(max_length=200, description="a GPU preset id", examples=["h100-sxm-80gb"])]
+    count: Annotated[int, Meta(ge=1, le=1_000_000, description="how many GPUs of this type")]
+    gpus_per_node: Annotated[int, Meta(ge=1, le=1024, description="tensor parallel stays within a node")] = 8
+    cost_per_hour: Annotated[float, Meta(ge=0, le=1e9, description="per GPU-hour, any currency")] | None = (
+        None
+    )
+
+
+class LayoutSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A replica's layout: TP × PP GPUs; with data_parallel_attention, tensor_parallel_size GPUs as
+    attention ranks (each its own KV, attention TP 1) with the experts split across them."""
+
+    tensor_parallel_size: ParallelSize = 1
+    pipeline_parallel_size: ParallelSize = 1
+    data_parallel_attention: bool = False
+
+
+class MixSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    context_tokens: Tokens
+    share: Annotated[float, Meta(gt=0, le=1e9, description="relative share of requests of this length")]
+
+
+class Workload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One context length, or a mix of lengths with shares (one of them)."""
+
+    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
+    mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=32)] | None = None
+
+
+class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Which layout of which GPU type serves how many requests, and what a target takes."""
+
+    model: ModelField
+    workload: Workload
+    fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET)]
+    layouts: Annotated[list[LayoutSpec], Meta(min_length=1, max_length=MAX_LAYOUTS)] | None = None
+    target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
+    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
+    kv_cache_dtype: KvCacheDtype = "auto"
+    kv_cache_dtype_skip_layers: SkipLayers = []
+    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    weight_dtype: WeightDtype | None = None
+    non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
+    cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
+    max_num_batched_tokens: Tokens | None = None
+    async_scheduling: bool | None = None
+    max_model_len: Tokens | None = None
+    hybrid_kv_cache_manager: bool = True
+    decode_context_parallel_size: ParallelSize = 1
+    engine: EngineId | None = None
+
+
+class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """GET /v1/fleet: one GPU type, one context length."""
+
+    model: ModelField
+    gpu: Annotated[str, Meta(max_length=200, examples=["h100-sxm-80gb"])]
+    count: Annotated[int, Meta(ge=1, le=1_000_000, examples=[8])]
+    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])]
+    gpus_per_node: Annotated[int, Meta(ge=1, le=1024)] = 8
+    cost_per_hour: Annotated[float, Meta(ge=0, le=1e9)] | None = None
+    target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
+    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
+    kv_cache_dtype: KvCacheDtype = "auto"
+    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    weight_dtype: WeightDtype | None = None
+    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    engine: EngineId | None = None
+
+
+SweepAxis = Literal["context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size"]
+
+
+class SweepQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """GET /v1/sweep: the budget's fields, plus the axis to vary and (optionally) its values."""
+
+    vary: SweepAxis
+    values: (
+        Annotated[
+            str,
+            Meta(
+                max_length=4000,
+                description="comma-separated; default: a sensible range",
+                examples=["1024,8192,32768,131072"],
+            ),
+        ]
+        | None
+    ) = None

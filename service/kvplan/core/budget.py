@@ -180,26 +180,36 @@ def default_max_num_batched_tokens(memory: int | None, gpu_name: str, profile: E
     return 2048
 
 
-def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
-    """Total weights bytes and how they were found (the description is for the ledger)."""
+def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
+    """Weights bytes of the dense part and of the routed experts, and how they were found.
+    Given weights_bytes are apportioned by the parameter split (data-parallel attention needs it)."""
     g = inp.geometry
+    expert_params = g.params_expert or 0
     if inp.weights_bytes is not None:
-        return _nonneg_int(inp.weights_bytes, "weights_bytes"), "given"
+        total = _nonneg_int(inp.weights_bytes, "weights_bytes")
+        expert = total * expert_params // g.params_total if g.params_total and expert_params else 0
+        return total - expert, expert, "given"
     if g.params_total is None:
         if inp.kv_cache_memory_bytes is not None or inp.num_gpu_blocks_override is not None:
-            return 0, "not needed (KV memory given)"
+            return 0, 0, "not needed (KV memory given)"
         raise InvalidInput("weights_bytes", f"model {g.name!r} has no parameter count; give weights_bytes")
+    dense_params = g.params_total - expert_params
     if inp.weight_dtype is not None:
         dt = normalize_weight_dtype(inp.weight_dtype)
-        return weight_bytes(g.params_total, dt), f"{g.params_total:,} params × {dt}"
+        return (weight_bytes(dense_params, dt), weight_bytes(expert_params, dt),
+                f"{g.params_total:,} params × {dt}")  # fmt: skip
     dense_dt = g.weight_dtype or g.dtype
-    if g.expert_weight_dtype and g.params_expert:
-        dense = g.params_total - g.params_expert
-        return (
-            weight_bytes(g.params_expert, g.expert_weight_dtype) + weight_bytes(dense, dense_dt),
-            f"{g.params_expert:,} expert params × {g.expert_weight_dtype} + {dense:,} × {dense_dt}",
-        )
-    return weight_bytes(g.params_total, dense_dt), f"{g.params_total:,} params × {dense_dt}"
+    expert_dt = g.expert_weight_dtype or dense_dt
+    how = f"{g.params_total:,} params × {dense_dt}"
+    if expert_dt != dense_dt and expert_params:
+        how = f"{expert_params:,} expert params × {expert_dt} + {dense_params:,} × {dense_dt}"
+    return weight_bytes(dense_params, dense_dt), weight_bytes(expert_params, expert_dt), how
+
+
+def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
+    """Total weights bytes and how they were found (the description is for the ledger)."""
+    dense, expert, how = weight_split(inp)
+    return dense + expert, how
 
 
 def _shapes(plan: GroupPlan, bound: int) -> tuple[GroupShape, ...]:

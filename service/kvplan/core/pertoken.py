@@ -97,18 +97,17 @@ def layer_bytes(
 
 
 @lru_cache(maxsize=4096)
-def _layer_bytes(
-    geometry: Geometry,
-    kv_cache_dtype: str,
-    skip_layers: tuple[int | str, ...],
-    par: Parallel,
-) -> LayerBytes:
-    validate(geometry, par)
+def _per_layer(
+    geometry: Geometry, kv_cache_dtype: str, skip_layers: tuple[int | str, ...], tensor: int
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...], int, tuple[KindBytes, ...], int]:
+    """Per-layer bytes per token on one GPU and unsharded, each layer's dtype, the per-kind sums
+    and the MHA-equivalent bytes. Independent of pipeline and context parallel, so their layouts
+    share it."""
     check_kv_dtype(kv_cache_dtype)
     skip = _skip_set(geometry, skip_layers)
     base = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     model_dtype = geometry.dtype
-    hkv_gpu = kv_heads_per_gpu(geometry, par.tensor)
+    hkv_gpu = kv_heads_per_gpu(geometry, tensor)
     cell_cache: dict[tuple[str, str], int] = {}
 
     def cell(kind: str, dtype: str) -> int:
@@ -142,11 +141,25 @@ def _layer_bytes(
             gpu.append(hkv_gpu * c)
             model.append(geometry.num_kv_heads * c)
         dtypes.append(dtype)
+    g, d = tuple(gpu), tuple(dtypes)
+    kinds = _by_kind(geometry.layer_pattern, d, g)
+    return g, tuple(model), d, hkv_gpu, kinds, mha_equivalent_bytes(geometry, kv_cache_dtype)
+
+
+@lru_cache(maxsize=4096)
+def _layer_bytes(
+    geometry: Geometry,
+    kv_cache_dtype: str,
+    skip_layers: tuple[int | str, ...],
+    par: Parallel,
+) -> LayerBytes:
+    validate(geometry, par)
+    gpu, model, dtypes, hkv_gpu, kinds, mha = _per_layer(geometry, kv_cache_dtype, skip_layers, par.tensor)
     mamba_gpu = cdiv(geometry.mamba_state_bytes, par.tensor) if geometry.mamba_state_bytes else 0
     stages = pp_stage_ranges(geometry.num_layers, par.pipeline)
     pattern = geometry.layer_pattern
 
-    def split(a: int, b: int, values: list[int]) -> tuple[int, int, int]:
+    def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int]:
         full = sliding = mamba = 0
         for i in range(a, b):
             k = pattern[i]
@@ -164,9 +177,9 @@ def _layer_bytes(
     model_full, model_sliding, _ = split(0, len(pattern), model)
     return LayerBytes(
         kinds=pattern,
-        gpu=tuple(gpu),
-        model=tuple(model),
-        dtypes=tuple(dtypes),
+        gpu=gpu,
+        model=model,
+        dtypes=dtypes,
         kv_heads_per_gpu=hkv_gpu,
         stages=stages,
         mamba_state_gpu=mamba_gpu,
@@ -178,13 +191,13 @@ def _layer_bytes(
         stage_mamba=tuple(x[2] for x in per_stage),
         model_full=model_full,
         model_sliding=model_sliding,
-        by_kind=_by_kind(pattern, dtypes, gpu),
-        mha_bytes=mha_equivalent_bytes(geometry, kv_cache_dtype),
+        by_kind=kinds,
+        mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
     )
 
 
-def _by_kind(kinds: str, dtypes: list[str], gpu: list[int]) -> tuple[KindBytes, ...]:
+def _by_kind(kinds: str, dtypes: tuple[str, ...], gpu: tuple[int, ...]) -> tuple[KindBytes, ...]:
     """Per-GPU bytes grouped by (layer kind, dtype), whole model after TP."""
     acc: dict[tuple[str, str, int], int] = {}
     for k, d, b in zip(kinds, dtypes, gpu, strict=True):

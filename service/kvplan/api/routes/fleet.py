@@ -1,0 +1,87 @@
+"""Fleet planning (/v1/fleet) and series for dashboards (/v1/sweep)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+
+from kvplan.core.fleet import plan_fleet
+from kvplan.core.sweep import sweep
+from kvplan.presets import Registry
+
+from .. import metrics
+from ..errors import ApiError
+from ..http import answer, decode_body, decode_pairs, envelope, query_pairs, text_wanted
+from ..openapi import doc
+from ..render import fleet_text, sweep_csv, sweep_text
+from ..resolve import budget_input, fleet_input, fleet_request_from_query
+from ..schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
+
+_core_fleet = metrics.CORE_SECONDS.labels("fleet")
+_core_sweep = metrics.CORE_SECONDS.labels("sweep")
+
+
+def _registry(request: Request[Any, Any, Any]) -> Registry:
+    return request.app.state.registry  # type: ignore[no-any-return]
+
+
+def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
+    reg = _registry(request)
+    inp = fleet_input(reg, req)
+    t0 = time.perf_counter()
+    plan = plan_fleet(inp)
+    _core_fleet.observe(time.perf_counter() - t0)
+    metrics.CALCULATIONS.labels("fleet", "ok").inc()
+    label = req.model if isinstance(req.model, str) else inp.template.geometry.name
+    if text_wanted(request.query_params.get("format"), request.headers.get("accept", "")):
+        return answer(fleet_text(plan, label, reg.version), True)
+    head = {"model": label, "registry_version": reg.version}
+    return answer(envelope(head, msgspec.json.encode(plan)), False)
+
+
+@post("/v1/fleet", status_code=200, **doc("fleet", FleetRequest, "post"))
+async def fleet_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Per GPU type and layout: feasible or why not, replicas, concurrency per replica and in total,
+    idle GPUs and cost; the best layout per type; for a target, the replicas it takes and the
+    cheapest mix."""
+    return _fleet(request, await decode_body(request, FleetRequest))
+
+
+@get("/v1/fleet", **doc("fleet", FleetQuery, "get"))
+async def fleet_get(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The simple case as a GET: one GPU type (gpu, count) and one context length."""
+    q = decode_pairs(query_pairs(request.scope["query_string"]), FleetQuery)
+    return _fleet(request, fleet_request_from_query(q))
+
+
+@get("/v1/sweep", **doc("sweep", SweepQuery, "get"))
+async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """A series of the budget along one axis — context_tokens, gpu_memory_utilization,
+    kv_cache_dtype or tensor_parallel_size — for one model and GPU. JSON, or CSV with
+    ?format=csv (Grafana's JSON/CSV data sources read either), or text."""
+    pairs = query_pairs(request.scope["query_string"])
+    own = [(k, v) for k, v in pairs if k in ("vary", "values")]
+    rest = [(k, v) for k, v in pairs if k not in ("vary", "values")]
+    q = decode_pairs(own, SweepQuery)
+    fmt = dict(pairs).get("format")
+    if fmt not in (None, "json", "text", "csv"):
+        raise ApiError(400, "format: must be json, text or csv", field="format")
+    reg = _registry(request)
+    req = decode_pairs(rest, BudgetRequest)
+    template, model, _ = budget_input(reg, req)
+    values = None
+    if q.values is not None:
+        values = [v.strip() for v in q.values.split(",") if v.strip()]
+    t0 = time.perf_counter()
+    series = sweep(template, q.vary, values)
+    _core_sweep.observe(time.perf_counter() - t0)
+    metrics.CALCULATIONS.labels("sweep", "ok").inc()
+    if fmt == "csv":
+        return Response(sweep_csv(series).encode(), media_type="text/csv")
+    if fmt == "text" or (fmt is None and text_wanted(None, request.headers.get("accept", ""))):
+        return answer(sweep_text(series, model.label, reg.version), True)
+    head = {"model": model.label, "registry_version": reg.version}
+    return answer(envelope(head, msgspec.json.encode(series)), False)
