@@ -40,6 +40,7 @@ openapi: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core_bench.py
 	$(BIN)/python benchmarks/fleet_bench.py
+	$(BIN)/python benchmarks/sim_bench.py
 	$(BIN)/python benchmarks/http_bench.py --server uvicorn
 
 bench-servers: $(STAMP)

@@ -62,6 +62,7 @@ OPERATIONS = [
     "GET /v1/fleet",
     "POST /v1/fleet",
     "GET /v1/sweep",
+    "POST /v1/simulate",
 ]
 
 

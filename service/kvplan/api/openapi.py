@@ -19,6 +19,7 @@ from kvplan import __version__
 from kvplan.core.budget import Budget
 from kvplan.core.fleet import FleetPlan
 from kvplan.core.pertoken import PerToken
+from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
 
 from .schemas import (
@@ -29,6 +30,7 @@ from .schemas import (
     FleetRequest,
     PerTokenRequest,
     Problem,
+    SimulateRequest,
     SweepQuery,
 )
 
@@ -67,6 +69,14 @@ class SweepAnswer(Sweep, kw_only=True):
     registry_version: str
 
 
+class SimulateAnswer(SimResult, kw_only=True):
+    """A simulation with the pool it ran on and the labels that make it reproducible."""
+
+    engine: str
+    registry_version: str
+    pool: str
+
+
 class BatchItem(msgspec.Struct, omit_defaults=True):
     """One scenario's outcome: `result`, or `error` (an RFC 9457 problem)."""
 
@@ -86,9 +96,11 @@ _REQUEST_TYPES: dict[type, str] = {
     FleetRequest: "FleetRequest",
     FleetQuery: "FleetQuery",
     SweepQuery: "SweepQuery",
+    SimulateRequest: "SimulateRequest",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
-    [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery], ref_template=REF
+    [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest],
+    ref_template=REF,
 )
 
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -143,11 +155,42 @@ FLEET_EXAMPLES = {
 }
 
 
+SIMULATE_EXAMPLES = {
+    "Llama-3-70B on 2×H100 (TP 2), 2,000 requests, half with a 2K system prompt": {
+        "model": "llama-3-70b",
+        "gpu": "h100-sxm-80gb",
+        "tensor_parallel_size": 2,
+        "workload": {
+            "generator": {
+                "count": 2000,
+                "arrival_rate": 0.5,
+                "seed": 1,
+                "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
+                "output": {"kind": "lognormal", "mean": 200, "sigma": 0.5},
+                "system_prompt_share": 0.5,
+                "system_prompt_tokens": 2048,
+            }
+        },
+    },
+    "the seed's block-table story: two requests sharing two prefix blocks": {
+        "num_blocks": 32,
+        "block_size": 16,
+        "workload": {
+            "requests": [
+                {"prompt_tokens": 112, "output_tokens": 16, "prefix_id": "sys", "prefix_tokens": 32},
+                {"prompt_tokens": 80, "output_tokens": 16, "prefix_id": "sys", "prefix_tokens": 32},
+            ]
+        },
+    },
+}
+
+
 def _examples(name: str) -> dict[str, Any] | None:
     src = {
         "budget": EXAMPLES,
         "per_token": PER_TOKEN_EXAMPLES,
         "fleet": FLEET_EXAMPLES,
+        "simulate": SIMULATE_EXAMPLES,
         "batch": {"the seed's three groups": {"scenarios": list(EXAMPLES.values())}},
     }.get(name)
     return {k: {"summary": k, "value": v} for k, v in src.items()} if src else None
@@ -241,6 +284,7 @@ _SWEEP_FORMAT = Parameter(
     description="csv for Grafana's CSV data source; text for people",
 )
 _ANSWERS = {
+    "simulate": SimulateAnswer,
     "budget": BudgetAnswer,
     "per_token": PerTokenAnswer,
     "batch": BatchAnswer,
@@ -296,7 +340,9 @@ def doc(name: str, t: type, method: str) -> dict[str, Any]:
     return {
         "operation_class": _operation_class(t, method, text, name),
         "responses": responses,
-        "tags": ["fleet" if name in ("fleet", "sweep") else "calculations"],
+        "tags": [
+            "fleet" if name in ("fleet", "sweep") else "simulation" if name == "simulate" else "calculations"
+        ],
     }
 
 

@@ -9,6 +9,7 @@ from kvplan.core.budget import Budget
 from kvplan.core.fleet import FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
+from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
 from kvplan.core.units import GiB, fmt_bytes
 from kvplan.core.warnings import Warning
@@ -239,3 +240,28 @@ def sweep_text(s: Sweep, model: str, registry: str) -> str:
     lines = [f"kvplan sweep · {model} · vary {s.vary} · engine {s.engine} · registry {registry}", ""]
     lines += ["  " + "  ".join(c.rjust(widths[i]) for i, c in enumerate(r)) for r in [header, *rows]]
     return "\n".join(lines) + "\n"
+
+
+def simulation_text(r: SimResult, pool: str, engine: str, registry: str) -> str:
+    head = f"kvplan simulate · pool {pool} · engine {engine} · registry {registry}"
+    rows = [
+        ("requests completed", f"{r.completed:,} of {r.requests:,} in {r.steps:,} steps"),
+        ("preemptions", f"{r.preemptions:,} ({r.recomputed_tokens:,} tokens thrown away and recomputed)"),
+        (
+            "prefix cache hits",
+            f"{r.cache_hit_rate_tokens:.1%} of prompt tokens ({r.cache_hit_tokens:,} of "
+            f"{r.prompt_tokens:,}); {r.cache_hit_rate_blocks:.1%} of full blocks",
+        ),
+        (
+            "blocks in use",
+            f"peak {r.peak_blocks_in_use:,}, mean {r.mean_blocks_in_use:,.1f} of "
+            f"{r.usable_blocks:,} usable ({r.block_size} tokens each)",
+        ),
+        (
+            "running requests",
+            f"peak {r.peak_running:,}, mean {r.mean_running:,.1f} "
+            f"(the worst-case formula holds {r.formula_concurrency:,})",
+        ),
+        ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens a finished request"),
+    ]
+    return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"

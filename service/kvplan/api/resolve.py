@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from kvplan.core.budget import BudgetInput
+import msgspec
+
+from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
 from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, make_geometry
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
+from kvplan.core.simulate import Conversations, Generator, Length, SimConfig, SimRequest
 from kvplan.presets import Registry
 
 from .schemas import (
@@ -18,6 +21,7 @@ from .schemas import (
     GeometrySpec,
     ModelSpec,
     PerTokenRequest,
+    SimulateRequest,
     Workload,
 )
 
@@ -213,3 +217,81 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
         block_size=q.block_size,
         engine=q.engine,
     )
+
+
+def simulation_input(
+    registry: Registry, req: SimulateRequest
+) -> tuple[SimConfig, list[SimRequest] | None, Generator | None, str, str]:
+    """The simulator's pool and workload; also the pool's source and the engine profile."""
+    engine = get_profile(req.engine).id
+    if req.num_blocks is not None:
+        cfg_blocks, block_size, mnbt, source = req.num_blocks, req.block_size or 16, 8192, "given"
+    else:
+        if req.model is None:
+            raise InvalidInput("model", "required unless num_blocks is given")
+        shared = {
+            f: getattr(req, f)
+            for f in BudgetRequest.__struct_fields__
+            if f in SimulateRequest.__struct_fields__
+        }
+        inp, _, _ = budget_input(registry, BudgetRequest(**shared))
+        b = compute_budget(inp)
+        if len(b.groups) != 1 or b.groups[0].groups != 1:
+            raise InvalidInput(
+                "model",
+                "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
+            )
+        cfg_blocks, block_size, mnbt = b.num_blocks, b.block_size, b.max_num_batched_tokens
+        source = f"budget: {b.num_blocks:,} blocks of {b.block_size} tokens"
+        if cfg_blocks < 2:
+            raise InvalidInput("model", "the budget leaves no blocks: nothing to simulate")
+    cfg = SimConfig(
+        num_blocks=cfg_blocks,
+        block_size=block_size,
+        max_num_seqs=req.max_num_seqs,
+        max_num_batched_tokens=req.max_num_batched_tokens or max(mnbt, req.max_num_seqs),
+        policy=req.scheduling_policy,
+        prefix_caching=req.enable_prefix_caching,
+    )
+    w = req.workload
+    if (w.requests is None) == (w.generator is None):
+        raise InvalidInput("workload", "give exactly one of requests or generator")
+    reqs = (
+        None
+        if w.requests is None
+        else [
+            SimRequest(
+                arrival_step=r.arrival_step,
+                prompt_tokens=r.prompt_tokens,
+                output_tokens=r.output_tokens,
+                prefix_id=r.prefix_id,
+                prefix_tokens=r.prefix_tokens,
+                priority=r.priority,
+            )
+            for r in w.requests
+        ]
+    )
+    gen = None
+    if w.generator is not None:
+        g = w.generator
+        conv = (
+            None
+            if g.conversations is None
+            else Conversations(
+                share=g.conversations.share,
+                turns=g.conversations.turns,
+                user_tokens=g.conversations.user_tokens,
+                think_steps=g.conversations.think_steps,
+            )
+        )
+        gen = Generator(
+            count=g.count,
+            arrival_rate=g.arrival_rate,
+            prompt=Length(**msgspec.structs.asdict(g.prompt)),
+            output=Length(**msgspec.structs.asdict(g.output)),
+            system_prompt_share=g.system_prompt_share,
+            system_prompt_tokens=g.system_prompt_tokens,
+            conversations=conv,
+            seed=g.seed,
+        )
+    return cfg, reqs, gen, source, engine
