@@ -211,3 +211,20 @@ def test_pool_invariants_hold_and_every_request_finishes(spec, blocks, bs, seqs,
     assert sim.completed == len(fits)
     assert sim.pool.in_use == 0
     assert sim.peak_used <= sim.pool.usable
+
+
+def test_snapshots_show_block_tables_ref_counts_and_the_free_queue():
+    # The seed's picture: A and B share two prefix blocks; A has 6 private blocks, B 4 (then 5).
+    cfg = SimConfig(num_blocks=16, block_size=16)
+    reqs = [
+        SimRequest(prompt_tokens=120, output_tokens=9, prefix_id="sys", prefix_tokens=32),
+        SimRequest(prompt_tokens=72, output_tokens=17, prefix_id="sys", prefix_tokens=32),
+    ]
+    both, a_done, all_done = simulate(cfg, reqs, snapshot_steps=[4, 10, 20]).snapshots
+    a, b = both.tables
+    assert a.blocks[:2] == b.blocks[:2] == (1, 2)
+    assert len(a.blocks) == 8 and len(b.blocks) == 5
+    assert both.ref_cnt[1] == both.ref_cnt[2] == 2
+    assert a_done.finished == (0,) and a_done.ref_cnt[1] == a_done.ref_cnt[2] == 1
+    assert all_done.ref_cnt == {} and all_done.free_queue[-2:] == (2, 1)
+    assert set(all_done.cached) >= {1, 2}

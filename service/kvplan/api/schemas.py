@@ -325,6 +325,13 @@ class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     max_num_batched_tokens: Tokens | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     enable_prefix_caching: bool = True
+    snapshot_steps: Annotated[
+        list[Annotated[int, Meta(ge=0, le=1 << 40)]],
+        Meta(
+            max_length=10,
+            description="steps after which to return the pool: block tables, ref_cnt, free queue",
+        ),
+    ] = []
     model: ModelField | None = None
     gpu: Annotated[str, Meta(max_length=200)] | None = None
     gpu_memory_bytes: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None

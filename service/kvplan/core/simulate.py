@@ -97,6 +97,32 @@ class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
     waiting: int
 
 
+class TableEntry(msgspec.Struct, frozen=True):
+    """One running request's block table: logical block i is physical block blocks[i]."""
+
+    request: int
+    state: str
+    tokens: int
+    blocks: tuple[int, ...]
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """The pool after a step: block tables, ref_cnt of referenced blocks, and the free queue from
+    head (allocated next) to tail (evicted last), with which free blocks still hold a hash."""
+
+    step: int
+    tables: tuple[TableEntry, ...]
+    ref_cnt: dict[int, int]
+    free_queue: tuple[int, ...]
+    cached: tuple[int, ...]
+    waiting: tuple[int, ...]
+    finished: tuple[int, ...]
+
+
+MAX_SNAPSHOTS = 10
+MAX_SNAPSHOT_BLOCKS = 4096
+
+
 class SimResult(msgspec.Struct, frozen=True, kw_only=True):
     steps: int
     requests: int
@@ -119,6 +145,7 @@ class SimResult(msgspec.Struct, frozen=True, kw_only=True):
     tail_waste_tokens_mean: float
     series: tuple[SeriesPoint, ...]
     warnings: tuple[w.Warning, ...]
+    snapshots: tuple[Snapshot, ...] = ()
 
 
 # -- workloads -------------------------------------------------------------------------------
@@ -511,12 +538,36 @@ class _Sim:
             return None
         return max(self.t + 1, min(cands))
 
+    def snapshot(self, step: int) -> Snapshot:
+        pool = self.pool
+        tables = []
+        for q in self.running.values():
+            tokens = self._decode_tokens(q, step + 1) if q.state == "decoding" else q.computed
+            tables.append(TableEntry(q.id, q.state, tokens, tuple(q.blocks)))
+        queue = tuple(pool.free_queue())
+        waiting = (
+            [q.id for q in self.waiting]
+            if self.cfg.policy == "fcfs"
+            else [e[2] for e in sorted(self.waiting_heap)]
+        )
+        return Snapshot(
+            step=step,
+            tables=tuple(tables),
+            ref_cnt={b: pool.ref[b] for b in range(1, pool.num_blocks) if pool.ref[b]},
+            free_queue=queue,
+            cached=tuple(b for b in queue if pool.hash_of[b] is not None),
+            waiting=tuple(waiting),
+            finished=tuple(q.id for q in self.reqs if q.state == "done"),
+        )
+
     def record(self) -> None:
         self.records.append(
             (self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting)
         )
 
-    def run(self) -> None:
+    def run(self, snapshot_steps: Sequence[int] = ()) -> None:
+        pending = sorted(set(snapshot_steps))
+        self.snapshots: list[Snapshot] = []
         for q in self.reqs:
             self._check(q)
         if self.arrivals:
@@ -528,8 +579,13 @@ class _Sim:
             nxt = self.next_step()
             if nxt is None:
                 if not (self.running or self.n_waiting):
+                    self.snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                     break
                 nxt = self.t + 1
+            while pending and pending[0] < nxt:
+                s = pending.pop(0)
+                if s >= self.t:
+                    self.snapshots.append(self.snapshot(s))
             idle = idle + 1 if not self.running and not self.prefilling else 0
             if idle > 1000:  # cannot happen when every request fits alone; never loop forever
                 raise InvalidInput("workload", "the simulation stopped making progress")
@@ -555,7 +611,10 @@ def _series(records: list[tuple[int, int, int, int, int]]) -> tuple[SeriesPoint,
 
 
 def simulate(
-    cfg: SimConfig, requests: Sequence[SimRequest] | None = None, generator: Generator | None = None
+    cfg: SimConfig,
+    requests: Sequence[SimRequest] | None = None,
+    generator: Generator | None = None,
+    snapshot_steps: Sequence[int] = (),
 ) -> SimResult:
     if (requests is None) == (generator is None):
         raise InvalidInput("workload", "give exactly one of requests or generator")
@@ -600,8 +659,15 @@ def simulate(
             f"too large to simulate here: at most {MAX_TOTAL_TOKENS:,} tokens and {MAX_BLOCK_EVENTS:,} "
             "blocks' worth in all; simulate a sample or a larger block size",
         )
+    if snapshot_steps and (len(snapshot_steps) > MAX_SNAPSHOTS or cfg.num_blocks > MAX_SNAPSHOT_BLOCKS):
+        raise InvalidInput(
+            "snapshot_steps",
+            f"at most {MAX_SNAPSHOTS} snapshots, of pools of at most {MAX_SNAPSHOT_BLOCKS:,} blocks",
+        )
+    if any(s < 0 for s in snapshot_steps):
+        raise InvalidInput("snapshot_steps", "steps are counted from 0")
     sim = _Sim(cfg, requests, generator.conversations if generator else None, conv_rng)
-    sim.run()
+    sim.run(snapshot_steps)
     steps = sim.t + 1
     longest = max(q.prompt + q.output for q in sim.reqs)
     formula = sim.pool.usable // cdiv(longest, sim.bs)
@@ -639,4 +705,5 @@ def simulate(
         tail_waste_tokens_mean=sim.tail_waste_total / sim.completed if sim.completed else 0.0,
         series=_series(sim.records),
         warnings=tuple(warns),
+        snapshots=tuple(sim.snapshots),
     )

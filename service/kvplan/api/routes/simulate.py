@@ -34,7 +34,7 @@ def simulate_post(request: Request[Any, Any, Any], body: RawBody) -> Response[by
     reg: Registry = request.app.state.registry
     cfg, reqs, gen, pool, engine = simulation_input(reg, req)
     t0 = time.perf_counter()
-    result = simulate(cfg, reqs, gen)
+    result = simulate(cfg, reqs, gen, req.snapshot_steps)
     _core_sim.observe(time.perf_counter() - t0)
     metrics.CALCULATIONS.labels("simulate", "ok").inc()
     if text_wanted(request.query_params.get("format"), request.headers.get("accept", "")):
