@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-servers openapi clean
+.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,7 +28,16 @@ format: $(STAMP)
 	$(BIN)/ruff format service tests benchmarks
 	$(BIN)/ruff check --fix service tests benchmarks
 
-test: lint
+# The browser tests drive Debian's Chromium (Playwright never downloads a browser).
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing chromium (Debian) for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing and this is not root: the browser tests will be skipped"; fi; \
+	fi
+
+test: lint browser-deps
 	$(BIN)/pytest -q
 
 contract: $(STAMP)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
+from litestar.response import File
 from litestar.static_files import create_static_files_router
 
 from kvplan import __version__
@@ -61,6 +63,15 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
     return on_startup
 
 
+WEB_DIR = Path(__file__).resolve().parents[1] / "web"
+
+
+@get("/", include_in_schema=False, sync_to_thread=False)
+def planner_page() -> File:
+    """The planner page (static: every figure on it comes from this API)."""
+    return File(WEB_DIR / "index.html", content_disposition_type="inline", media_type="text/html")
+
+
 @get("/bench/constant", include_in_schema=False, sync_to_thread=False)
 def bench_constant() -> Response[bytes]:
     """The baseline for benchmarks: the same server, middleware and logs, no work."""
@@ -78,6 +89,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             *ROUTES,
             *([bench_constant] if settings.bench_routes else []),
             create_static_files_router(path=ASSETS, directories=[SWAGGER_DIR], include_in_schema=False),
+            planner_page,
+            create_static_files_router(path="/web", directories=[WEB_DIR], include_in_schema=False),
         ],
         middleware=[prometheus.middleware],
         plugins=[

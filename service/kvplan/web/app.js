@@ -1,0 +1,355 @@
+// kvplan planner page. Every figure comes from the API (same origin); this file only collects the
+// inputs, keeps them in the URL, and draws the answers.
+"use strict";
+
+const GiB = 1024 ** 3;
+const PRESETS = {
+  A: { model: "", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 8192, gpu: "", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64 },
+  B: { model: "", f: "1", L: 61, Hkv: 1, D: 576, b: "bfloat16", T: 32768, gpu: "", mem: 141, util: 0.92, weights: 78.125, tp: "1", bs: "", q: 128 },
+  C: { model: "", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 131072, gpu: "", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64 },
+};
+const FIELDS = ["model", "f", "L", "Hkv", "D", "b", "T", "gpu", "mem", "util", "weights", "tp", "bs", "engine"];
+const $ = (id) => document.getElementById(id);
+let queryHeads = 64;
+let stage = 0;
+let ledgerOpen = false;
+let seq = 0;
+let gpus = {};
+
+function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
+function fmtGiB(bytes, digits = 4) { return (bytes / GiB).toLocaleString("en-US", { maximumFractionDigits: digits }) + " GiB"; }
+function fmtBytes(n) {
+  if (Math.abs(n) >= GiB) return fmtGiB(n);
+  if (Math.abs(n) >= 1024 * 1024) return (n / 1024 / 1024).toLocaleString("en-US", { maximumFractionDigits: 4 }) + " MiB";
+  if (Math.abs(n) >= 1024) return (n / 1024).toLocaleString("en-US", { maximumFractionDigits: 4 }) + " KiB";
+  return fmtInt(n) + " B";
+}
+function setText(id, text) { $(id).textContent = text; }
+
+// -- inputs and the URL -----------------------------------------------------------------------
+function readState() {
+  const s = {};
+  for (const k of FIELDS) s[k] = $(k).value;
+  s.stage = String(stage);
+  if (ledgerOpen) s.ledger = "1";
+  return s;
+}
+function writeState(s) {
+  for (const k of FIELDS) if (s[k] !== undefined && s[k] !== null) $(k).value = String(s[k]);
+  if (s.q) queryHeads = Number(s.q);
+  $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value))));
+  $("Hkv").disabled = $("f").value === "1";
+}
+function saveUrl() {
+  const s = readState();
+  s.q = String(queryHeads);
+  const params = new URLSearchParams(s);
+  history.replaceState(null, "", "?" + params.toString());
+}
+function urlState() {
+  const p = new URLSearchParams(location.search);
+  if (![...p.keys()].length) return null;
+  const s = {};
+  for (const [k, v] of p) s[k] = v;
+  return s;
+}
+
+// -- requests ---------------------------------------------------------------------------------
+function geometry() {
+  const L = Number($("L").value), D = Number($("D").value);
+  if ($("f").value === "1") {
+    const rope = D > 64 ? 64 : 1;
+    return { name: "custom", num_layers: L, num_attention_heads: queryHeads, kv_lora_rank: D - rope,
+             qk_rope_head_dim: rope, max_position_embeddings: Math.max(Number($("T").value), 131072) };
+  }
+  const hkv = Number($("Hkv").value) * Number($("tp").value);  // Hkv is per GPU: the model has Hkv × TP
+  const q = Math.ceil(Math.max(queryHeads, hkv) / hkv) * hkv;  // query heads: a multiple of the KV heads
+  return { name: "custom", num_layers: L, num_attention_heads: q, num_kv_heads: hkv, head_dim: D,
+           max_position_embeddings: Math.max(Number($("T").value), 131072) };
+}
+function budgetBody() {
+  const body = {
+    model: $("model").value || { geometry: geometry() },
+    gpu_memory_bytes: Math.round(Number($("mem").value) * GiB),
+    gpu_memory_utilization: Number($("util").value),
+    // Empty weights: the API computes them from the model's parameter count.
+    weights_bytes: $("weights").value === "" ? undefined : Math.round(Number($("weights").value) * GiB) * Number($("tp").value),
+    context_tokens: Math.round(Number($("T").value)),
+    kv_cache_dtype: $("b").value,
+    tensor_parallel_size: Number($("tp").value),
+    engine: $("engine").value || undefined,
+  };
+  if ($("bs").value) body.block_size = Number($("bs").value);
+  return body;
+}
+function flatten(obj, prefix = "", out = new URLSearchParams()) {
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined || v === null) continue;
+    const key = prefix ? prefix + "." + k : k;
+    if (typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
+    else out.append(key, String(v));
+  }
+  return out;
+}
+async function api(path, options = {}) {
+  const r = await fetch(path, { headers: { "Content-Type": "application/json", Accept: "application/json" }, ...options });
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.detail || r.statusText);
+  return body;
+}
+
+// -- rendering --------------------------------------------------------------------------------
+function render(b) {
+  const c = b.concurrency;
+  setText("out-per-token", fmtBytes(b.per_token.bytes_per_token));
+  setText("out-per-token-x", fmtInt(b.per_token.bytes_per_token) + " B");
+  setText("out-kv-request", fmtBytes(b.kv_bytes_per_request));
+  setText("out-budget", fmtGiB(b.available_kv_bytes, 3));
+  setText("out-budget-x", "(" + fmtInt(b.available_kv_bytes) + " B)");
+  setText("out-blocks", fmtInt(b.num_blocks));
+  setText("out-blocks-x", "(" + fmtInt(b.usable_blocks) + " usable × " + b.block_size + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
+  setText("out-concurrency", fmtInt(c.guaranteed));
+  setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")");
+  setText("out-floor", fmtInt(c.budget_floor));
+  setText("out-floor-x", "(unrounded " + c.budget_unrounded.toFixed(4) + ")");
+  setText("out-maxctx", fmtInt(b.max_context_tokens) + " tokens (limited by " + b.max_context_limited_by.replace(/_/g, " ") + ")");
+  setText("out-vllm", "Maximum concurrency for " + fmtInt(b.context_tokens) + " tokens per request: " + c.vllm_reported.toFixed(2) + "x · GPU KV cache size: " + fmtInt(b.kv_cache_size_tokens) + " tokens");
+  $("weights").placeholder = (b.weights_bytes_per_gpu / GiB).toFixed(3) + " (from parameters)";
+  setText("out-engine", b.engine);
+  setText("out-registry", b.registry_version);
+  const insufficient = b.warnings.find((w) => w.code === "budget_insufficient");
+  const warn = $("warning");
+  warn.hidden = !insufficient;
+  warn.textContent = insufficient ? "Budget insufficient: " + insufficient.message : "";
+  renderDominance(b);
+}
+function renderDominance(b) {
+  const f = $("f").value === "1" ? 1 : 2;
+  const L = b.per_token.by_kind.reduce((s, k) => s + k.layers, 0);
+  const hkv = $("f").value === "1" ? 1 : b.per_token.kv_heads_per_gpu;
+  const D = Number($("D").value);
+  const bytes = b.per_token.bytes_per_token / (f * L * hkv * D);
+  const factors = [["f", f], ["L", L], ["Hkv", hkv], ["D", D], ["b", bytes]];
+  const logs = factors.map(([, v]) => Math.max(0, Math.log2(v)));
+  const total = logs.reduce((a, x) => a + x, 0) || 1;
+  const top = logs.indexOf(Math.max(...logs));
+  const box = $("dominance");
+  box.replaceChildren();
+  factors.forEach(([name, v], i) => {
+    const row = document.createElement("div");
+    row.className = "bar" + (i === top ? " top" : "");
+    row.dataset.factor = name;
+    const label = document.createElement("span");
+    label.className = "label";
+    label.textContent = name + " = " + (Number.isInteger(v) ? fmtInt(v) : v.toFixed(4));
+    const fill = document.createElement("span");
+    fill.className = "fill";
+    fill.style.width = (100 * logs[i] / total).toFixed(1) + "%";
+    const note = document.createElement("span");
+    note.className = "note";
+    note.textContent = (100 * logs[i] / total).toFixed(0) + "%" + (i === top ? " — dominates" : "");
+    row.append(label, fill, note);
+    box.append(row);
+  });
+}
+function renderChart(points, T) {
+  const svg = $("chart");
+  const W = 640, H = 240, pad = 44;
+  svg.replaceChildren();
+  const ns = "http://www.w3.org/2000/svg";
+  const el = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  if (!points.length) return;
+  const xs = points.map((p) => Math.log2(p.value)), ys = points.map((p) => p.vllm_reported);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1), y1 = Math.max(...ys, 1);
+  const X = (v) => pad + (W - 2 * pad) * (Math.log2(v) - x0) / (x1 - x0);
+  const Y = (v) => H - pad + (-(H - 2 * pad) * v) / y1;
+  el("line", { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad, class: "axis" });
+  el("line", { x1: pad, y1: pad, x2: pad, y2: H - pad, class: "axis" });
+  el("text", { x: W / 2, y: H - 8, class: "axis-label" }, "context tokens (log scale)");
+  el("text", { x: 6, y: pad - 10, class: "axis-label" }, "requests");
+  el("text", { x: pad - 6, y: pad + 4, class: "tick", "text-anchor": "end" }, fmtInt(Math.round(y1)));
+  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.vllm_reported)).join(" "), class: "reported" });
+  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.guaranteed)).join(" "), class: "guaranteed" });
+  for (const p of points) {
+    el("circle", { cx: X(p.value), cy: Y(p.guaranteed), r: 3, class: "dot" }).append(
+      Object.assign(document.createElementNS(ns, "title"), { textContent: fmtInt(p.value) + " tokens: " + fmtInt(p.guaranteed) + " guaranteed" }));
+    el("text", { x: X(p.value), y: H - pad + 14, class: "tick", "text-anchor": "middle" }, p.value >= 1024 ? Math.round(p.value / 1024) + "K" : String(p.value));
+  }
+  if (T) el("line", { x1: X(T), y1: pad, x2: X(T), y2: H - pad, class: "now" });
+  el("text", { x: W - pad, y: pad - 10, class: "legend", "text-anchor": "end" }, "— guaranteed   ┄ vLLM reported");
+}
+function renderLedger(steps) {
+  const table = document.createElement("table");
+  const head = table.createTHead().insertRow();
+  for (const h of ["step", "value", "unit", "formula", "inputs", "vLLM source"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const s of steps) {
+    const row = body.insertRow();
+    const inputs = Object.entries(s.inputs).filter(([, v]) => v !== null).map(([k, v]) => k + "=" + v).join(", ");
+    for (const v of [s.name, typeof s.value === "number" ? fmtInt(s.value) : String(s.value), s.unit, s.formula, inputs, s.source]) {
+      row.insertCell().textContent = v;
+    }
+  }
+  $("ledger").replaceChildren(table);
+}
+function renderBlockTable(snap) {
+  const box = $("blocktable");
+  box.replaceChildren();
+  const names = ["A", "B"];
+  const tables = new Map(snap.tables.map((t) => [t.request, t]));
+  for (const id of [0, 1]) {
+    const row = document.createElement("div");
+    row.className = "req";
+    const t = tables.get(id);
+    const title = document.createElement("span");
+    title.className = "req-name";
+    title.textContent = "request " + names[id] + (t ? " · " + fmtInt(t.tokens) + " tokens" : snap.finished.includes(id) ? " · finished" : " · waiting");
+    row.append(title);
+    (t ? t.blocks : []).forEach((phys, logical) => {
+      const cell = document.createElement("span");
+      const ref = snap.ref_cnt[phys] || 0;
+      cell.className = "blk" + (ref > 1 ? " shared" : "");
+      cell.dataset.physical = phys;
+      cell.dataset.ref = ref;
+      cell.textContent = logical + "→" + phys + (ref > 1 ? " ×" + ref : "");
+      cell.title = "logical " + logical + " → physical " + phys + ", ref_cnt " + ref;
+      row.append(cell);
+    });
+    box.append(row);
+  }
+  const refs = document.createElement("p");
+  refs.className = "refs";
+  refs.id = "ref-cnt";
+  refs.textContent = "ref_cnt of the shared prefix blocks 1, 2: " + (snap.ref_cnt[1] || 0) + ", " + (snap.ref_cnt[2] || 0);
+  box.append(refs);
+  const q = document.createElement("div");
+  q.className = "queue";
+  q.id = "free-queue";
+  const label = document.createElement("span");
+  label.className = "req-name";
+  label.textContent = "free queue, head → tail";
+  q.append(label);
+  for (const b of snap.free_queue) {
+    const cell = document.createElement("span");
+    cell.className = "blk free" + (snap.cached.includes(b) ? " cached" : "");
+    cell.textContent = String(b);
+    cell.title = snap.cached.includes(b) ? "cached (hash kept): evicted in LRU order" : "no hash: reused first";
+    q.append(cell);
+  }
+  box.append(q);
+}
+
+// -- wiring -----------------------------------------------------------------------------------
+let timer = null;
+function schedule() {
+  clearTimeout(timer);
+  timer = setTimeout(update, 120);
+}
+async function update() {
+  saveUrl();
+  const mine = ++seq;
+  const body = budgetBody();
+  try {
+    const b = await api("/v1/budget", { method: "POST", body: JSON.stringify(body) });
+    if (mine !== seq) return;
+    $("error").hidden = true;
+    render(b);
+    if (ledgerOpen) {
+      const x = await api("/v1/budget?explain=true", { method: "POST", body: JSON.stringify(body) });
+      if (mine === seq) renderLedger(x.ledger);
+    }
+    const q = flatten({ ...body, vary: "context_tokens", context_tokens: undefined });
+    const sweep = await api("/v1/sweep?" + q.toString());
+    if (mine === seq) renderChart(sweep.points, body.context_tokens);
+  } catch (e) {
+    if (mine !== seq) return;
+    const err = $("error");
+    err.hidden = false;
+    err.textContent = String(e.message || e);
+  }
+}
+async function loadBlockStory() {
+  const body = {
+    num_blocks: 16, block_size: 16, snapshot_steps: [4, 10, 20],
+    workload: { requests: [
+      { prompt_tokens: 120, output_tokens: 9, prefix_id: "sys", prefix_tokens: 32 },
+      { prompt_tokens: 72, output_tokens: 17, prefix_id: "sys", prefix_tokens: 32 },
+    ] },
+  };
+  const r = await api("/v1/simulate", { method: "POST", body: JSON.stringify(body) });
+  return r.snapshots;
+}
+async function init() {
+  const [models, gpuList, engines] = await Promise.all([api("/v1/models"), api("/v1/gpus"), api("/v1/engines")]);
+  for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
+  for (const g of gpuList.gpus) {
+    gpus[g.id] = g;
+    $("gpu").append(new Option(g.id + " · " + (g.memory_bytes / GiB).toFixed(1) + " GiB", g.id));
+  }
+  for (const e of engines.engines) $("engine").append(new Option(e.id + (e.id === engines.default ? " (default)" : ""), e.id));
+  $("engine").value = engines.default;
+  const initial = urlState() || PRESETS.A;
+  writeState(initial);
+  stage = Number(initial.stage || 0);
+  ledgerOpen = initial.ledger === "1";
+  $("ledger").hidden = !ledgerOpen;
+  $("ledger-toggle").setAttribute("aria-expanded", String(ledgerOpen));
+  $("ledger-toggle").textContent = ledgerOpen ? "Hide the ledger" : "Show the ledger";
+
+  for (const btn of document.querySelectorAll(".preset")) {
+    btn.addEventListener("click", () => { writeState({ ...PRESETS[btn.dataset.preset], engine: $("engine").value }); update(); });
+  }
+  for (const k of ["f", "L", "Hkv", "D"]) $(k).addEventListener("input", () => { $("model").value = ""; $("Hkv").disabled = $("f").value === "1"; schedule(); });
+  for (const k of ["b", "T", "util", "weights", "tp", "bs", "engine"]) $(k).addEventListener("input", schedule);
+  $("mem").addEventListener("input", () => { $("gpu").value = ""; schedule(); });
+  $("Trange").addEventListener("input", () => { $("T").value = String(Math.round(2 ** Number($("Trange").value))); schedule(); });
+  $("T").addEventListener("input", () => { $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value)))); });
+  $("gpu").addEventListener("input", () => {
+    const g = gpus[$("gpu").value];
+    if (g) $("mem").value = String(+(g.memory_bytes / GiB).toFixed(4));
+    schedule();
+  });
+  $("model").addEventListener("input", async () => {
+    const id = $("model").value;
+    if (id) {
+      const m = await api("/v1/models/" + encodeURIComponent(id));
+      const g = m.geometry;
+      const mla = g.kv_lora_rank != null;
+      writeState({ f: mla ? "1" : "2", L: g.num_layers, Hkv: mla ? 1 : Math.max(1, g.num_kv_heads / Number($("tp").value)),
+                   D: mla ? g.kv_lora_rank + g.qk_rope_head_dim : g.head_dim, q: g.num_attention_heads, weights: "" });
+    }
+    schedule();
+  });
+  $("controls").addEventListener("submit", (e) => e.preventDefault());
+  $("ledger-toggle").addEventListener("click", () => {
+    ledgerOpen = !ledgerOpen;
+    $("ledger").hidden = !ledgerOpen;
+    $("ledger-toggle").setAttribute("aria-expanded", String(ledgerOpen));
+    $("ledger-toggle").textContent = ledgerOpen ? "Hide the ledger" : "Show the ledger";
+    update();
+  });
+  const snaps = await loadBlockStory();
+  const showStage = (i) => {
+    stage = i;
+    renderBlockTable(snaps[i]);
+    for (const b of document.querySelectorAll(".stage")) b.setAttribute("aria-pressed", String(Number(b.dataset.stage) === i));
+    saveUrl();
+  };
+  for (const b of document.querySelectorAll(".stage")) b.addEventListener("click", () => showStage(Number(b.dataset.stage)));
+  showStage(stage);
+  await update();
+  document.body.dataset.ready = "1";
+}
+window.addEventListener("DOMContentLoaded", () => {
+  init().catch((e) => { $("error").hidden = false; $("error").textContent = String(e.message || e); });
+});

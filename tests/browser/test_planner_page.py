@@ -1,0 +1,210 @@
+"""The planner page in headless Chromium (Debian's; Playwright never downloads a browser).
+Screenshots go to artifacts/ (git-ignored)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.server.conftest import Server, start_server
+
+pytestmark = pytest.mark.server
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+if not os.path.exists(CHROMIUM):
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing: `make test` installs it (apt-get install chromium)")
+    pytest.skip("chromium is not installed (make test installs it)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def live() -> Iterator[Server]:
+    s = start_server()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, live):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = ctx.new_page()
+    pg.requests = []  # type: ignore[attr-defined]
+    pg.errors = []  # type: ignore[attr-defined]
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    ctx.close()
+
+
+def open_page(page, live, query: str = "") -> None:
+    page.goto(f"{live.url}/{query}")
+    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+
+
+def settle(page) -> None:
+    """Wait for the answers to a change: the debounced update, then idle network."""
+    page.wait_for_timeout(300)
+    page.wait_for_load_state("networkidle")
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_preset_a_shows_880_blocks_and_6(page, live):
+    open_page(page, live)
+    page.click("#preset-A")
+    settle(page)
+    assert page.text_content("#out-blocks") == "880"
+    assert page.text_content("#out-concurrency") == "6"
+    assert "6.8672" in page.text_content("#out-concurrency-x")
+    assert page.is_hidden("#warning")
+    shot(page, "preset-a")
+
+
+def test_preset_b_shows_24(page, live):
+    open_page(page, live)
+    page.click("#preset-B")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "24"
+    assert page.is_disabled("#Hkv")  # MLA: one latent
+    shot(page, "preset-b")
+
+
+def test_preset_c_shows_0_with_the_warning_visible(page, live):
+    open_page(page, live)
+    page.click("#preset-C")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "0"
+    assert page.is_visible("#warning")
+    assert "56,256" in page.text_content("#warning")
+    shot(page, "preset-c")
+
+
+def test_moving_t_to_131072_on_a_gives_cs_answer(page, live):
+    open_page(page, live)
+    page.click("#preset-A")
+    settle(page)
+    page.fill("#T", "131072")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "0"
+    assert page.is_visible("#warning")
+    assert page.text_content("#out-blocks") == "880"
+
+
+def test_a_copied_url_restores_the_same_view(page, live, browser):
+    open_page(page, live)
+    page.click("#preset-B")
+    settle(page)
+    page.click("#stage-2")
+    page.click("#ledger-toggle")
+    settle(page)
+    url = page.url
+    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh.goto(url)
+    fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)
+    settle(fresh)
+    for sel in ("#L", "#D", "#T", "#mem", "#weights", "#f"):
+        assert fresh.input_value(sel) == page.input_value(sel)
+    assert fresh.text_content("#out-concurrency") == "24"
+    assert fresh.get_attribute("#stage-2", "aria-pressed") == "true"
+    assert fresh.is_visible("#ledger table")
+    shot(fresh, "restored-from-url")
+    fresh.context.close()
+
+
+def test_the_block_table_shows_the_shared_prefix_and_the_free_queue(page, live):
+    open_page(page, live)
+    assert "2, 2" in page.text_content("#ref-cnt")
+    page.click("#stage-1")
+    assert "1, 1" in page.text_content("#ref-cnt")
+    page.click("#stage-2")
+    assert "0, 0" in page.text_content("#ref-cnt")
+    cells = page.locator("#free-queue .blk").all_text_contents()
+    assert cells[-2:] == ["2", "1"]  # the shared prefix waits at the tail, evicted last
+    shot(page, "block-table")
+
+
+def test_the_page_names_the_dominant_factor_and_draws_the_sweep(page, live):
+    open_page(page, live)
+    settle(page)
+    assert page.locator(".bar.top").count() == 1
+    assert "dominates" in page.text_content(".bar.top")
+    assert page.locator("#chart circle").count() >= 5
+
+
+def test_pickers_come_from_the_api(page, live):
+    open_page(page, live)
+    assert page.locator("#model option[value='deepseek-v3']").count() == 1
+    assert page.locator("#gpu option[value='h100-sxm-80gb']").count() == 1
+    assert page.locator("#engine option").count() == 3
+    page.select_option("#model", "llama-3.1-8b")
+    page.select_option("#gpu", "h100-sxm-80gb")
+    settle(page)
+    assert page.input_value("#L") == "32"
+    assert int(page.text_content("#out-concurrency").replace(",", "")) > 0
+
+
+def test_every_control_has_a_label_and_the_page_works_by_keyboard(page, live):
+    open_page(page, live)
+    for control in page.locator("input, select").all():
+        cid = control.get_attribute("id")
+        assert cid and (
+            page.locator(f"label[for='{cid}']").count() == 1 or control.get_attribute("aria-label")
+        )
+    page.focus("#preset-C")
+    page.keyboard.press("Enter")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "0"
+    page.focus("#T")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("8192")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "6"
+
+
+def test_usable_at_a_phone_width(browser, live):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    pg = ctx.new_page()
+    open_page(pg, live)
+    settle(pg)
+    assert pg.text_content("#out-concurrency") == "6"
+    width = pg.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390 + 1, f"horizontal scroll at phone width: {width}px"
+    shot(pg, "phone")
+    ctx.close()
+
+
+def test_no_request_leaves_the_origin(page, live):
+    open_page(page, live)
+    page.click("#preset-B")
+    page.click("#ledger-toggle")
+    settle(page)
+    assert page.requests and all(u.startswith(live.url) or u.startswith("data:") for u in page.requests)
+    assert page.errors == []
