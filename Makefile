@@ -6,13 +6,20 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps
+.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps lock reliability
 
-$(STAMP): pyproject.toml
+# Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
+$(STAMP): pyproject.toml requirements-dev.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,dev]'
+	$(BIN)/python -m pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
+
+lock: $(STAMP)
+	$(BIN)/python -m pip install -q pip-tools
+	$(BIN)/pip-compile -q --generate-hashes --strip-extras -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile -q --generate-hashes --strip-extras --extra test --extra dev -o requirements-dev.lock pyproject.toml
 
 install: $(STAMP)
 

@@ -1,0 +1,278 @@
+"""deploy/ validated offline: the overlays build, every object validates against the Kubernetes
+schemas (kubernetes-validate ships them), probes, ports, user and command match the app and the
+image, the dashboard and alerts query metrics the app really exports, and hadolint passes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from litestar.testing import TestClient
+
+from kvplan.api.app import create_app
+from kvplan.presets import load_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S_VERSION = "1.33.0"
+KUBECTL = shutil.which("kubectl")
+
+
+def build(overlay: str) -> list[dict]:
+    if KUBECTL is None:
+        pytest.skip("kubectl (with kustomize) is not installed")
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(DEPLOY / "overlays" / overlay)], capture_output=True, text=True, check=True
+    ).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def dockerfile_runtime() -> dict:
+    """The final stage's USER, EXPOSE, CMD and ENV."""
+    text = (ROOT / "Dockerfile").read_text()
+    final = text.rsplit("\nFROM ", 1)[1]
+    cmd = json.loads(re.search(r"^CMD (\[.*\])$", final, re.M).group(1))
+    env = dict(re.findall(r"(KVPLAN_\w+)=(\S+)", final))
+    return {
+        "user": re.search(r"^USER (\S+)$", final, re.M).group(1),
+        "expose": int(re.search(r"^EXPOSE (\d+)", final, re.M).group(1)),
+        "cmd": cmd,
+        "env": env,
+        "base": re.search(r"^FROM (\S+)", text, re.M).group(1),
+    }
+
+
+SERVICE_MONITOR = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "selector": {"type": "object"},
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["port"],
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "interval": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
+PROMETHEUS_RULE = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "rules"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "rules": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["alert", "expr", "labels", "annotations"],
+                                    "properties": {
+                                        "alert": {"type": "string"},
+                                        "expr": {"type": "string"},
+                                        "for": {"type": "string"},
+                                        "labels": {"type": "object", "required": ["severity"]},
+                                        "annotations": {"type": "object", "required": ["summary"]},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                }
+            },
+        }
+    },
+}
+CRD_SCHEMAS = {"ServiceMonitor": SERVICE_MONITOR, "PrometheusRule": PROMETHEUS_RULE}
+
+
+@pytest.mark.parametrize("overlay", ["dev", "prod"])
+def test_overlay_builds_and_every_object_validates(overlay):
+    objects = build(overlay)
+    kinds = {o["kind"] for o in objects}
+    assert {
+        "Deployment",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "ServiceMonitor",
+        "ConfigMap",
+    } <= kinds
+    for o in objects:
+        if o["kind"] in CRD_SCHEMAS:
+            jsonschema.validate(o, CRD_SCHEMAS[o["kind"]])
+        else:
+            kubernetes_validate.validate(o, K8S_VERSION, strict=True)
+        assert o["metadata"].get("namespace") == f"kvplan{'-dev' if overlay == 'dev' else ''}"
+
+
+def deployment(overlay: str = "prod") -> dict:
+    return next(o for o in build(overlay) if o["kind"] == "Deployment")
+
+
+def test_probes_paths_and_port_match_the_app():
+    app = create_app(registry=load_registry(extra_dir=""))
+    paths = {r.path for r in app.routes}
+    c = deployment()["spec"]["template"]["spec"]["containers"][0]
+    port = {p["name"]: p["containerPort"] for p in c["ports"]}
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        assert c[probe]["httpGet"]["path"] in paths
+        assert c[probe]["httpGet"]["port"] == "http"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert port["http"] == dockerfile_runtime()["expose"] == int(c["args"][c["args"].index("--port") + 1])
+    with TestClient(app) as client:
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert client.get(c[probe]["httpGet"]["path"]).status_code == 200
+
+
+def test_container_runs_the_images_entry_point_hardened():
+    d = deployment()
+    pod = d["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    image = dockerfile_runtime()
+    assert [*c["command"], *c["args"]] == image["cmd"]
+    uid = int(image["user"].split(":")[0])
+    assert pod["securityContext"]["runAsUser"] == uid and pod["securityContext"]["runAsNonRoot"]
+    sc = c["securityContext"]
+    assert (
+        sc["readOnlyRootFilesystem"]
+        and sc["capabilities"]["drop"] == ["ALL"]
+        and not sc["allowPrivilegeEscalation"]
+    )
+    env = {e["name"]: e["value"] for e in c["env"]}
+    pre_stop = float(
+        re.search(r"sleep\((\d+(?:\.\d+)?)\)", " ".join(c["lifecycle"]["preStop"]["exec"]["command"])).group(
+            1
+        )
+    )
+    assert pod["terminationGracePeriodSeconds"] > pre_stop + int(env["KVPLAN_DRAIN_SECONDS"])
+    assert c["resources"]["requests"]["cpu"] and c["resources"]["limits"]["memory"]
+
+
+def test_the_presets_config_map_is_mounted_where_the_app_reads_extra_presets(tmp_path):
+    d = deployment()
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    mount = next(m for m in c["volumeMounts"] if m["mountPath"] == env["KVPLAN_EXTRA_PRESETS"])
+    volume = next(v for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+    cm = next(
+        o
+        for o in build("prod")
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]
+    )
+    for name, text in cm["data"].items():
+        (tmp_path / name).write_text(text)
+    reg = load_registry(extra_dir=tmp_path)  # the shipped extra presets load
+    assert "l20-48gb" in reg.gpus
+
+
+def exported_metric_names() -> set[str]:
+    app = create_app(registry=load_registry(extra_dir=""))
+    with TestClient(app) as client:
+        client.get(
+            "/v1/budget",
+            params={
+                "model": "llama-3-70b",
+                "gpu": "pool-160gib",
+                "context_tokens": 131072,
+                "weights_bytes": 130 * 1024**3,
+            },
+        )
+        client.get("/v1/budget", params={"model": "nope"})
+        text = client.get("/metrics").text
+    return {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", text, re.M)}
+
+
+def metric_names_in(expr: str) -> set[str]:
+    expr = re.sub(r'"[^"]*"', "", expr)
+    expr = re.sub(r"\{[^}]*\}", "", expr)
+    expr = re.sub(r"\[[^\]]*\]", "", expr)
+    words = set(re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b", expr))
+    return {x for x in words if x.startswith("kvplan_")}
+
+
+def test_every_dashboard_query_names_a_metric_the_app_exports():
+    dash = json.loads((DEPLOY / "monitoring" / "grafana-dashboard.json").read_text())
+    exported = exported_metric_names()
+    titles = " ".join(p["title"].lower() for p in dash["panels"])
+    for needed in ("request rate", "error ratio", "p50", "p99", "core compute", "warnings", "registry"):
+        assert needed in titles
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            names = metric_names_in(target["expr"])
+            assert names, target["expr"]
+            assert names <= exported, (panel["title"], names - exported)
+
+
+def test_alert_rules_parse_and_query_exported_metrics(tmp_path):
+    rule = yaml.safe_load((DEPLOY / "monitoring" / "prometheusrule.yaml").read_text())
+    jsonschema.validate(rule, PROMETHEUS_RULE)
+    exported = exported_metric_names()
+    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    assert {"KvplanHighErrorRatio", "KvplanHighLatency"} <= {a["alert"] for a in alerts}
+    for a in alerts:
+        assert metric_names_in(a["expr"]) <= exported
+        assert a["expr"].count("(") == a["expr"].count(")")
+    promtool = shutil.which("promtool")
+    if promtool:  # the full PromQL parse where Prometheus' own tool is installed
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
+        subprocess.run([promtool, "check", "rules", str(rules)], check=True, capture_output=True)
+
+
+def test_dockerfile_passes_hadolint_and_is_pinned_and_multi_stage():
+    hadolint = shutil.which("hadolint") or str(Path(__import__("sys").executable).parent / "hadolint")
+    subprocess.run([hadolint, str(ROOT / "Dockerfile")], check=True, capture_output=True)
+    text = (ROOT / "Dockerfile").read_text()
+    assert text.count("\nFROM ") + text.startswith("FROM ") >= 2
+    assert re.match(r"python:3\.11\.\d+-slim", dockerfile_runtime()["base"])
+    assert "--require-hashes -r requirements.lock" in text
+    ignore = (ROOT / ".dockerignore").read_text()
+    assert ignore.splitlines()[1] == "*" or "*" in ignore.splitlines()
+
+
+def test_image_cmd_user_and_port_match_the_apps_entry_point():
+    image = dockerfile_runtime()
+    assert image["cmd"][:2] == ["kvplan", "serve"]
+    from kvplan.cli import main  # the console script `kvplan` is kvplan.cli:main
+
+    assert callable(main)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'kvplan = "kvplan.cli:main"' in pyproject
+    assert (
+        image["env"]["KVPLAN_PORT"] == str(image["expose"]) == image["cmd"][image["cmd"].index("--port") + 1]
+    )
+    assert image["user"].split(":")[0].isdigit() and image["user"] != "0"
