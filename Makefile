@@ -59,6 +59,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sim_bench.py
 	$(BIN)/python benchmarks/http_bench.py --server uvicorn
 
+# Bounded, loopback only (about 4 minutes); results in benchmarks/results/reliability.json.
+reliability: $(STAMP)
+	$(BIN)/python benchmarks/reliability.py
+
 bench-servers: $(STAMP)
 	$(BIN)/python -m pip install -q granian
 	$(BIN)/python benchmarks/http_bench.py --server both

@@ -304,6 +304,38 @@ class TextAlternative(Operation):
             ok.content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[index,arg-type]
 
 
+@dataclass
+class ConfigBody(Operation):
+    """POST /v1/models/resolve: the body is a Hugging Face config.json, any JSON object."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="a Hugging Face config.json, verbatim (multi-modal configs: text_config is read)",
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema={"type": "object"},  # type: ignore[arg-type]
+                    examples={
+                        "Llama-3.1-8B": {
+                            "summary": "Llama-3.1-8B",
+                            "value": {  # type: ignore[dict-item]
+                                "model_type": "llama",
+                                "num_hidden_layers": 32,
+                                "num_attention_heads": 32,
+                                "num_key_value_heads": 8,
+                                "hidden_size": 4096,
+                                "intermediate_size": 14336,
+                                "vocab_size": 128256,
+                                "max_position_embeddings": 131072,
+                                "torch_dtype": "bfloat16",
+                            },
+                        }
+                    },
+                )
+            },
+        )
+
+
 def listing(model: type, description: str) -> dict[str, Any]:
     """Decorator arguments for a catalog listing that answers JSON or text."""
     return {

@@ -16,7 +16,7 @@ from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
 from kvplan.presets import GpuPreset, ModelPreset, Registry
 
 from ..http import answer, decode_body, wants_text
-from ..openapi import listing
+from ..openapi import ConfigBody, listing
 from ..resolve import spec_from_geometry
 from ..schemas import GeometrySpec, Problem
 
@@ -233,6 +233,7 @@ async def list_engines() -> EngineList:
     "/v1/models/resolve",
     status_code=200,
     tags=["catalog"],
+    operation_class=ConfigBody,
     responses={
         400: ResponseSpec(
             data_container=Problem,
