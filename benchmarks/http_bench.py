@@ -147,12 +147,14 @@ def lua(method: str, body: dict | None = None, varied_get: bool = False) -> str:
     return s
 
 
-def wrk_run(wrk: str, url: str, script: str, seconds: int, connections: int) -> dict[str, float]:
+def wrk_run(
+    wrk: str, url: str, script: str, seconds: int, connections: int, threads: int = 1
+) -> dict[str, float]:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)
     try:
         out = subprocess.run(
-            [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
+            [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
             capture_output=True,
             text=True,
             check=True,
@@ -167,14 +169,14 @@ def wrk_run(wrk: str, url: str, script: str, seconds: int, connections: int) -> 
         return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
 
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    socket_err = re.search(r"Socket errors: (.*)", out)
+    socket_err = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     return {
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
         "req_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
         "p50_ms": lat("50"),
         "p99_ms": lat("99"),
         "non_2xx": int(errors.group(1)) if errors else 0,
-        "socket_errors": socket_err.group(1) if socket_err else "",
+        "socket_errors": sum(int(x) for x in socket_err.groups()) if socket_err else 0,
     }
 
 

@@ -27,7 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
-from http_bench import ensure_wrk, free_port, rss_bytes, start  # noqa: E402
+from http_bench import ensure_wrk, free_port, rss_bytes, start, wrk_run  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 GIB = 1024**3
@@ -58,29 +58,8 @@ end
 """
 
 
-def wrk(url: str, script: str, seconds: int, connections: int) -> dict[str, object]:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(script)
-    try:
-        out = subprocess.run(
-            [ensure_wrk(), "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        os.unlink(f.name)
-    import re
-
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return {
-        "requests": int(re.search(r"(\d+) requests in", out).group(1)),  # type: ignore[union-attr]
-        "req_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-        "non_2xx": int(non2xx.group(1)) if non2xx else 0,
-        "socket_errors": sum(int(x) for x in sock.groups()) if sock else 0,
-        "p99": re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1),  # type: ignore[union-attr]
-    }
+def wrk(url: str, script: str, seconds: int, connections: int) -> dict[str, float]:
+    return wrk_run(ensure_wrk(), url, script, seconds, connections, threads=2)
 
 
 def soak(seconds: int = 60, connections: int = 64) -> dict[str, object]:

@@ -54,3 +54,29 @@ def test_one_log_line_per_request_without_the_body(client, capsys):
     assert {line["method"], line["route"], line["status"]} == {"POST", "/v1/budget", 400}
     assert line["duration_ms"] >= 0
     assert "secret_marker" not in json.dumps(line)
+
+
+def test_a_500_is_logged_with_its_trace_counted_and_never_shown(client, capsys, monkeypatch):
+    from kvplan.api.routes import catalog
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(catalog, "valid_tensor_sizes", broken)
+    before = client.get("/metrics").text
+    capsys.readouterr()
+    r = client.get("/v1/models/llama-3-8b", headers={"X-Request-ID": "boom-1"})
+    assert r.status_code == 500
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert "secret internal detail" not in r.text and "Traceback" not in r.text
+    assert r.json()["request_id"] == "boom-1"
+    logged = [json.loads(x) for x in capsys.readouterr().out.splitlines() if "unhandled_error" in x]
+    assert logged and logged[0]["request_id"] == "boom-1"
+    assert "secret internal detail" in logged[0]["exception"]  # the trace is in the log
+    after = client.get("/metrics").text
+
+    def count(text: str) -> float:
+        line = next((x for x in text.splitlines() if x.startswith("kvplan_unhandled_errors_total ")), "x 0")
+        return float(line.split()[-1])
+
+    assert count(after) == count(before) + 1

@@ -68,7 +68,9 @@ def start_server(workers: int = 1, env: dict[str, str] | None = None) -> Server:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             log.seek(0)
-            raise RuntimeError(f"server exited: {log.read().decode()[-2000:]}")
+            message = log.read().decode()[-2000:]
+            log.close()
+            raise RuntimeError(f"server exited: {message}")
         try:
             if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
                 return Server(proc, url, log)

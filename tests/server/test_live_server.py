@@ -115,3 +115,10 @@ def test_metrics_aggregate_across_worker_processes():
         if x.startswith('kvplan_calculations_total{endpoint="budget",outcome="ok"}')
     )
     assert float(line.split()[-1]) == 30
+
+
+def test_a_malformed_extra_preset_stops_start_up_naming_the_file_and_field(tmp_path):
+    (tmp_path / "gpus.toml").write_text('[[gpu]]\nid = "broken"\nname = "Broken"\nmemory_bytes = "lots"\n')
+    with pytest.raises(RuntimeError) as e:
+        start_server(env={"KVPLAN_EXTRA_PRESETS": str(tmp_path)})
+    assert "gpus.toml" in str(e.value) and "gpu[0].memory_bytes" in str(e.value)

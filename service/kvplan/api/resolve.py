@@ -53,28 +53,20 @@ def resolve_model(registry: Registry, model: str | ModelSpec) -> Resolved:
     return Resolved(geometry_from_spec(model.geometry, model.name), model.name or model.geometry.name)
 
 
+# Fields the inline geometry and the core's Geometry share by name and meaning.
+_SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
+         "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
+         "mamba_state_bytes", "params_total", "params_active", "params_expert", "weight_dtype")  # fmt: skip
+
+
 def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
     return make_geometry(
         name=name or g.name,
-        num_layers=g.num_layers,
-        num_attention_heads=g.num_attention_heads,
         num_kv_heads=g.num_kv_heads,
         head_dim=g.head_dim,
         v_head_dim=g.v_head_dim,
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
-        sliding_window=g.sliding_window,
-        dtype=g.dtype,
-        max_position_embeddings=g.max_position_embeddings,
-        kv_lora_rank=g.kv_lora_rank,
-        qk_rope_head_dim=g.qk_rope_head_dim,
-        qk_nope_head_dim=g.qk_nope_head_dim,
-        mla_v_head_dim=g.mla_v_head_dim,
-        index_head_dim=g.index_head_dim,
-        mamba_state_bytes=g.mamba_state_bytes,
-        params_total=g.params_total,
-        params_active=g.params_active,
-        params_expert=g.params_expert,
-        weight_dtype=g.weight_dtype,
+        **{f: getattr(g, f) for f in _SAME},
     )
 
 
@@ -83,25 +75,11 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
     uniform = len(set(g.layer_pattern)) == 1
     return GeometrySpec(
         name=g.name,
-        num_layers=g.num_layers,
-        num_attention_heads=g.num_attention_heads,
         num_kv_heads=None if g.is_mla else g.num_kv_heads,
         head_dim=None if g.is_mla else g.head_dim,
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
-        sliding_window=g.sliding_window,
-        dtype=g.dtype,  # type: ignore[arg-type]
-        max_position_embeddings=g.max_position_embeddings,
-        kv_lora_rank=g.kv_lora_rank,
-        qk_rope_head_dim=g.qk_rope_head_dim,
-        qk_nope_head_dim=g.qk_nope_head_dim,
-        mla_v_head_dim=g.mla_v_head_dim,
-        index_head_dim=g.index_head_dim,
-        mamba_state_bytes=g.mamba_state_bytes,
-        params_total=g.params_total,
-        params_active=g.params_active,
-        params_expert=g.params_expert,
-        weight_dtype=g.weight_dtype,  # type: ignore[arg-type]
+        **{f: getattr(g, f) for f in _SAME},
     )
 
 
