@@ -12,7 +12,6 @@ FP8_DEFAULT_SCALES = "fp8_default_scales"
 NVFP4_FLASHINFER_ONLY = "nvfp4_flashinfer_only"
 POOLED_NOT_DEPLOYABLE = "pooled_not_deployable"
 OFFLOAD_IS_NOT_CONCURRENCY = "offload_is_not_concurrency"
-PER_INSTANCE_UTILIZATION = "per_instance_utilization"
 HYBRID_PADDING = "hybrid_padding"
 HYBRID_MANAGER_DISABLED = "hybrid_manager_disabled"
 BLOCK_SIZE_RAISED = "block_size_raised"
@@ -30,7 +29,6 @@ CODES: dict[str, str] = {
     NVFP4_FLASHINFER_ONLY: "nvfp4 KV cache needs the FlashInfer attention backend.",
     POOLED_NOT_DEPLOYABLE: "A pooled-memory figure is arithmetic only, not a deployment.",
     OFFLOAD_IS_NOT_CONCURRENCY: "CPU KV offload retains more KV; it adds no GPU blocks.",
-    PER_INSTANCE_UTILIZATION: "gpu_memory_utilization is per instance, not a card-wide cap.",
     HYBRID_PADDING: "Hybrid KV groups are padded with empty layer slots that waste memory.",
     HYBRID_MANAGER_DISABLED: "With the hybrid manager disabled, sliding layers cost full blocks.",
     BLOCK_SIZE_RAISED: "vLLM raised some layers' block size to unify page sizes.",

@@ -1,0 +1,45 @@
+"""Every core error type maps to a 4xx problem naming its field; every warning code is documented."""
+
+from __future__ import annotations
+
+import msgspec
+
+from kvplan.api.errors import problem_for
+from kvplan.core import errors
+from kvplan.core import warnings as w
+
+
+def all_subclasses(cls: type) -> set[type]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out |= {sub, *all_subclasses(sub)}
+    return out
+
+
+def test_every_core_error_type_is_a_4xx_naming_its_field():
+    for cls in {errors.KvplanError, *all_subclasses(errors.KvplanError)}:
+        if issubclass(cls, errors.UnknownName):
+            exc = cls("gpu", "GPU preset", "h101", ("h100-sxm-80gb",), ("h100-sxm-80gb",))
+        else:
+            exc = cls("context_tokens", "must be at least 1")
+        p = problem_for(exc)
+        assert 400 <= p.status < 500, cls
+        assert p.field == exc.field
+
+
+def test_unknown_presets_are_404_and_unknown_closed_names_are_400():
+    assert problem_for(errors.UnknownName("model", "model preset", "x", ())).status == 404
+    assert problem_for(errors.UnknownName("engine", "engine profile", "x", ("vllm@0.33",))).status == 400
+
+
+def test_decoding_errors_are_400_and_anything_else_is_a_500_without_details():
+    assert problem_for(msgspec.DecodeError("bad")).status == 400
+    assert problem_for(RecursionError()).status == 400
+    p = problem_for(ZeroDivisionError("secret"))
+    assert p.status == 500 and "secret" not in p.detail
+
+
+def test_every_warning_code_is_documented():
+    codes = {getattr(w, k) for k in dir(w) if k.isupper() and k != "CODES"}
+    assert codes == set(w.CODES)
+    assert all(w.CODES.values())
