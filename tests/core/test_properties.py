@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +20,11 @@ REG = load_registry(extra_dir="")
 GEOMETRIES = [m.geometry for m in REG.models.values()]
 
 settings.register_profile(
-    "kvplan", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "kvplan",
+    max_examples=int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=bool(os.environ.get("CI")),  # CI replays the same examples; locally they vary
 )
 settings.load_profile("kvplan")
 

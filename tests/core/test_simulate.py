@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,7 +178,11 @@ class AuditedSim(_Sim):
         assert held >= pool.in_use  # shared blocks are counted once by the pool
 
 
-@settings(max_examples=60, deadline=None)
+@settings(
+    max_examples=int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60")),
+    deadline=None,
+    derandomize=bool(os.environ.get("CI")),
+)
 @given(
     st.lists(
         st.tuples(st.integers(0, 30), st.integers(1, 60), st.integers(1, 40), st.booleans()),
