@@ -115,3 +115,13 @@ def test_max_context_of_a_hybrid_model_fits_and_one_token_more_does_not(budget):
         **H100,
     )
     assert fits.blocks_per_request <= fit < over.blocks_per_request
+
+
+def test_the_ledger_explains_the_sliding_bound_and_each_groups_blocks(budget):
+    b = budget("gpt-oss-120b", block_size=16, context_tokens=131072, explain=True, **H100)
+    steps = {s.name: s for s in b.ledger}
+    assert steps["max_num_batched_tokens"].value == 8192
+    assert steps["max_num_batched_tokens"].source.startswith("vllm/engine/arg_utils.py")
+    assert steps["sliding_inflight_tokens"].value == 16384
+    assert steps["blocks_per_request[sliding_attention × 1 groups]"].value == cdiv(127 + 16384, 16) + 1
+    assert steps["group_size"].value == 18

@@ -10,7 +10,6 @@ from urllib.parse import parse_qsl
 
 import msgspec
 from litestar import Request, Response
-from litestar.datastructures import MultiDict
 
 from kvplan import __version__
 
@@ -37,12 +36,6 @@ async def decode_body(request: Request[Any, Any, Any], t: type[T]) -> T:
     if not body.strip():
         raise ApiError(400, "The request body is empty; send a JSON object.", title="Empty body")
     return decoder(t).decode(body)
-
-
-def decode_query(query: MultiDict[str], t: type[T]) -> T:
-    """GET parameters: the body's fields as query parameters, nested ones with dots
-    (model.geometry.num_layers=80), lists comma-separated or repeated."""
-    return decode_pairs(query.multi_items(), t)
 
 
 def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:

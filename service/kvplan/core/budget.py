@@ -696,6 +696,18 @@ def _ledger(
     )
     if b.sliding_inflight_tokens is not None:
         led.add(
+            "max_num_batched_tokens",
+            "given"
+            if inp.max_num_batched_tokens is not None
+            else "vllm serve default: 16384 on GPUs ≥ 160 GiB (where the profile has that tier), "
+            "8192 on ≥ 70 GiB other than A100, else 2048",
+            b.max_num_batched_tokens,
+            "tokens",
+            SRC_MNBT,
+            gpu_memory_bytes=inp.gpu_memory_bytes,
+            gpu=inp.gpu_name or None,
+        )
+        led.add(
             "sliding_inflight_tokens",
             "max_concurrent_batches × max_num_batched_tokens"
             if inp.profile.sliding_inflight_rule == "batches"

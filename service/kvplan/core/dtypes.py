@@ -40,13 +40,6 @@ FP8_DS_MLA_BYTES = 656
 INDEXER_SCALE_BYTES = 4
 
 
-def normalize_model_dtype(name: str, field: str = "dtype") -> str:
-    n = MODEL_DTYPE_ALIASES.get(name, name)
-    if n not in MODEL_DTYPES:
-        raise UnknownName(field, "model dtype", name, tuple(MODEL_DTYPES))
-    return n
-
-
 def check_kv_dtype(name: str, field: str = "kv_cache_dtype") -> str:
     if name not in KV_CACHE_DTYPES:
         raise UnknownName(field, "kv_cache_dtype", name, KV_CACHE_DTYPES)

@@ -12,10 +12,6 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def gib(n: int | float) -> float:
-    return n / GiB
-
-
 def fmt_bytes(n: int | float) -> str:
     """Human-readable binary size, exact where the value is a round number of units."""
     a = abs(n)
