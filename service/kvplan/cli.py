@@ -4,7 +4,9 @@ without a server (key=value arguments, the same fields as the API)."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -13,7 +15,9 @@ def _serve(args: argparse.Namespace) -> int:
     workers = args.workers
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Set before prometheus_client is imported anywhere, so every worker shares the directory.
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="kvplan-metrics-")
+        metrics_dir = tempfile.mkdtemp(prefix="kvplan-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
     os.environ["KVPLAN_HOST"], os.environ["KVPLAN_PORT"] = args.host, str(args.port)
     import uvicorn
 

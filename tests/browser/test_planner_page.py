@@ -208,3 +208,11 @@ def test_no_request_leaves_the_origin(page, live):
     settle(page)
     assert page.requests and all(u.startswith(live.url) or u.startswith("data:") for u in page.requests)
     assert page.errors == []
+
+
+def test_readouts_show_the_unrounded_value_beside_the_floor(page, live):
+    open_page(page, live)
+    page.click("#preset-A")
+    settle(page)
+    assert "unrounded 880.64" in page.text_content("#out-blocks-x")
+    assert "8.0× smaller than the MHA form" in page.text_content("#out-per-token-x")

@@ -102,12 +102,14 @@ async function api(path, options = {}) {
 function render(b) {
   const c = b.concurrency;
   setText("out-per-token", fmtBytes(b.per_token.bytes_per_token));
-  setText("out-per-token-x", fmtInt(b.per_token.bytes_per_token) + " B");
+  setText("out-per-token-x", fmtInt(b.per_token.bytes_per_token) + " B · " +
+    b.per_token.mha_equivalent_ratio.toFixed(1) + "× smaller than the MHA form");
   setText("out-kv-request", fmtBytes(b.kv_bytes_per_request));
   setText("out-budget", fmtGiB(b.available_kv_bytes, 3));
   setText("out-budget-x", "(" + fmtInt(b.available_kv_bytes) + " B)");
   setText("out-blocks", fmtInt(b.num_blocks));
-  setText("out-blocks-x", "(" + fmtInt(b.usable_blocks) + " usable × " + b.block_size + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
+  const unrounded = b.available_kv_bytes > 0 ? b.available_kv_bytes / b.bytes_per_block : 0;
+  setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + b.block_size + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
   setText("out-concurrency", fmtInt(c.guaranteed));
   setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")");
   setText("out-floor", fmtInt(c.budget_floor));
