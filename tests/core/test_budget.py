@@ -138,3 +138,20 @@ def test_mamba_hybrid_costs_one_state_block_per_mamba_group():
     assert {g.kind: g.groups for g in b.groups} == {"mamba": 3, "full_attention": 1}
     assert b.blocks_per_request == 3 + 4096 // 512
     assert "block_size_raised" in {w.code for w in b.warnings}
+
+
+def test_vllm_runs_at_most_max_num_seqs_even_when_the_kv_cache_holds_more(budget):
+    b = budget("llama-3.1-8b", gpu="b200-180gb", context_tokens=1024)
+    assert b.max_num_seqs == 1024  # ≥ 70 GiB, not an A100
+    assert b.concurrency.guaranteed > 1024
+    assert b.concurrency.schedulable == 1024
+    assert "max_num_seqs_limits" in {w.code for w in b.warnings}
+    assert budget("llama-3.1-8b", gpu="a100-80gb", context_tokens=1024).max_num_seqs == 256
+    mine = budget("llama-3.1-8b", gpu="b200-180gb", context_tokens=1024, max_num_seqs=4096)
+    assert mine.concurrency.schedulable == mine.concurrency.guaranteed
+    assert "max_num_seqs_limits" not in {w.code for w in mine.warnings}
+
+
+def test_schedulable_equals_guaranteed_for_the_seed(budget):
+    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=8192)
+    assert b.concurrency.schedulable == b.concurrency.guaranteed == 6

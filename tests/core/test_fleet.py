@@ -170,3 +170,9 @@ def test_gpus_per_node_smaller_than_every_layout_is_refused(fleet_of, registry):
     with pytest.raises(InvalidInput) as e:
         plan_fleet(inp)
     assert e.value.field == "fleet[0].gpus_per_node"
+
+
+def test_a_replica_runs_at_most_max_num_seqs(fleet_of):
+    plan = plan_fleet(fleet_of("llama-3.1-8b", [("b200-180gb", 8, None)], 1024))
+    tp1 = by_name(plan, "b200-180gb")["TP1"]
+    assert tp1.concurrency_per_replica == 1024

@@ -106,7 +106,11 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
                 else " = " + " + ".join(f"{g.groups}×{g.blocks_per_request:,} {g.kind}" for g in b.groups)
             ),
         ),
-        ("concurrency (guaranteed)", f"{c.guaranteed:,}   (unrounded {c.guaranteed_unrounded:,.4f})"),
+        (
+            "concurrency (guaranteed)",
+            f"{c.guaranteed:,}   (unrounded {c.guaranteed_unrounded:,.4f})"
+            + ("" if c.schedulable == c.guaranteed else f"; vLLM runs {c.schedulable:,} (max_num_seqs)"),
+        ),
         (
             "vLLM would log",
             f"Maximum concurrency for {b.context_tokens:,} tokens per request: "

@@ -117,6 +117,7 @@ def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, R
         kv_cache_memory_bytes=req.kv_cache_memory_bytes,
         num_gpu_blocks_override=req.num_gpu_blocks_override,
         max_num_batched_tokens=req.max_num_batched_tokens,
+        max_num_seqs=req.max_num_seqs,
         async_scheduling=req.async_scheduling,
         max_model_len=req.max_model_len,
         target_concurrency=req.target_concurrency,

@@ -134,6 +134,9 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ) = None
     num_gpu_blocks_override: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
     max_num_batched_tokens: Tokens | None = None
+    max_num_seqs: (
+        Annotated[int, Meta(ge=1, le=1 << 20, description="vLLM's cap on requests run at once")] | None
+    ) = None
     async_scheduling: bool | None = None
     max_model_len: Tokens | None = None
     target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
@@ -222,6 +225,7 @@ class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
     cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
     max_num_batched_tokens: Tokens | None = None
+    max_num_seqs: Annotated[int, Meta(ge=1, le=1 << 20)] | None = None
     async_scheduling: bool | None = None
     max_model_len: Tokens | None = None
     hybrid_kv_cache_manager: bool = True

@@ -61,6 +61,7 @@ class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
     kv_cache_memory_bytes: int | None = None
     num_gpu_blocks_override: int | None = None
     max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
     async_scheduling: bool | None = None
     max_model_len: int | None = None
     target_concurrency: int | None = None
@@ -81,11 +82,16 @@ class GroupResult(msgspec.Struct, frozen=True):
 
 
 class Concurrency(msgspec.Struct, frozen=True):
+    """guaranteed: requests the usable blocks hold at once; schedulable: what vLLM runs at once,
+    also bounded by max_num_seqs; vllm_reported: vLLM's start-up log line; budget_floor: the
+    seed's budget ÷ KV-per-request method."""
+
     guaranteed: int
     guaranteed_unrounded: float
     vllm_reported: float
     budget_floor: int
     budget_unrounded: float
+    schedulable: int
 
 
 class Pooled(msgspec.Struct, frozen=True):
@@ -132,6 +138,7 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     max_context_for_target: int | None
     min_gpu_memory_utilization: float | None
     max_num_batched_tokens: int
+    max_num_seqs: int
     sliding_inflight_tokens: int | None
     pooled: Pooled | None
     per_token: PerToken
@@ -206,6 +213,13 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
     return weight_bytes(dense_params, dense_dt), weight_bytes(expert_params, expert_dt), how
 
 
+def default_max_num_seqs(memory: int | None, gpu_name: str) -> int:
+    """vllm serve's default: 1024 on ≥ 70 GiB GPUs other than A100, else 256."""
+    if memory is not None and memory >= 70 * GiB and "a100" not in gpu_name.lower():
+        return 1024
+    return 256
+
+
 def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
     """Total weights bytes and how they were found (the description is for the ledger)."""
     dense, expert, how = weight_split(inp)
@@ -220,7 +234,7 @@ _INT_FIELDS = (
     "gpu_memory_bytes", "block_size", "context_tokens", "tensor_parallel_size",
     "pipeline_parallel_size", "decode_context_parallel_size", "weights_bytes", "non_kv_bytes",
     "cudagraph_bytes", "kv_cache_memory_bytes", "num_gpu_blocks_override", "max_num_batched_tokens",
-    "max_model_len", "target_concurrency", "kv_offloading_bytes",
+    "max_model_len", "target_concurrency", "kv_offloading_bytes", "max_num_seqs",
 )  # fmt: skip
 
 
@@ -265,6 +279,7 @@ class _Capacity:
         "max_ctx",
         "max_model_len",
         "mnbt",
+        "mns",
         "non_kv",
         "num_blocks",
         "par",
@@ -323,6 +338,11 @@ class _Capacity:
             default_max_num_batched_tokens(inp.gpu_memory_bytes, inp.gpu_name, prof)
             if inp.max_num_batched_tokens is None
             else _pos_int(inp.max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS)
+        )
+        self.mns = (
+            default_max_num_seqs(inp.gpu_memory_bytes, inp.gpu_name)
+            if inp.max_num_seqs is None
+            else _pos_int(inp.max_num_seqs, "max_num_seqs", 1 << 20)
         )
         self.async_sched = (
             prof.async_scheduling_default if inp.async_scheduling is None else inp.async_scheduling
@@ -489,7 +509,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         )  # fmt: skip
 
     warns = cap.static_warnings
-    if guaranteed == 0 or T > g.max_position_embeddings or pooled is not None:
+    if guaranteed == 0 or T > g.max_position_embeddings or pooled is not None or guaranteed > cap.mns:
         extra = []
         if guaranteed == 0:
             extra.append(w.Warning(
@@ -503,6 +523,14 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
                 w.CONTEXT_EXCEEDS_MAX_POSITION,
                 f"{T:,} tokens exceed the model's max_position_embeddings {g.max_position_embeddings:,}.",
             ))  # fmt: skip
+        if guaranteed > cap.mns:
+            extra.append(
+                w.Warning(
+                    w.MAX_NUM_SEQS_LIMITS,
+                    f"The KV cache holds {guaranteed:,} requests of {T:,} tokens, but vLLM runs at most "
+                    f"max_num_seqs = {cap.mns:,} at once; raise max_num_seqs to use the rest.",
+                )
+            )
         if pooled is not None:
             extra.append(w.Warning(
                 w.POOLED_NOT_DEPLOYABLE,
@@ -546,6 +574,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
             reported,
             available // kv_req if available > 0 and kv_req else 0,
             available / kv_req if kv_req else 0.0,
+            min(guaranteed, cap.mns),
         ),
         kv_cache_size_tokens=kv_size_tokens,
         max_context_tokens=max_ctx,
@@ -555,6 +584,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         max_context_for_target=max_ctx_target,
         min_gpu_memory_utilization=min_util,
         max_num_batched_tokens=cap.mnbt,
+        max_num_seqs=cap.mns,
         sliding_inflight_tokens=cap.inflight,
         pooled=pooled,
         per_token=pt,
@@ -753,6 +783,15 @@ def _ledger(
         usable_blocks=b.usable_blocks,
         blocks_per_request=b.blocks_per_request,
         unrounded=round(c.guaranteed_unrounded, 4),
+    )
+    led.add(
+        "concurrency.schedulable",
+        "min(guaranteed, max_num_seqs); max_num_seqs default: 1024 on ≥ 70 GiB GPUs but A100, else 256",
+        c.schedulable,
+        "requests",
+        SRC_MNBT,
+        guaranteed=c.guaranteed,
+        max_num_seqs=b.max_num_seqs,
     )
     led.add(
         "concurrency.vllm_reported",

@@ -296,7 +296,7 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
             )
             b = compute_budget(budget_inp)
             per_rank = RankFigures(
-                tp, b.concurrency.guaranteed, dense + expert_rank, dense, expert_rank, b.available_kv_bytes
+                tp, b.concurrency.schedulable, dense + expert_rank, dense, expert_rank, b.available_kv_bytes
             )
             multiplier = tp
         else:
@@ -310,7 +310,9 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
             f"(requested {(b.requested_bytes or 0) / GiB:,.1f} GiB)"
         )
         return _infeasible(entry, layout, reason, b, per_rank)
-    per_replica = b.concurrency.guaranteed * multiplier
+    # What one engine runs at once: the blocks' guarantee, capped by max_num_seqs (each DP rank
+    # is its own engine).
+    per_replica = b.concurrency.schedulable * multiplier
     if per_replica == 0:
         reason = (
             f"no request of {longest:,} tokens fits: it needs {b.blocks_per_request:,} blocks, "
@@ -320,7 +322,9 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
     replicas = _replicas(entry, gpr)
     expected = None
     if len(inp.mix) > 1:
-        expected = _expected_concurrency(budget_inp, b.usable_blocks, inp.mix) * multiplier
+        expected = (
+            min(_expected_concurrency(budget_inp, b.usable_blocks, inp.mix), b.max_num_seqs) * multiplier
+        )
     total = replicas * per_replica
     cost = cost_per_req = None
     if entry.cost_per_hour is not None:

@@ -19,6 +19,7 @@ NUM_GPU_BLOCKS_OVERRIDDEN = "num_gpu_blocks_overridden"
 NOMINAL_GPU_MEMORY = "nominal_gpu_memory"
 CONTEXT_EXCEEDS_MAX_POSITION = "context_exceeds_max_position"
 PREEMPTION = "preemption"
+MAX_NUM_SEQS_LIMITS = "max_num_seqs_limits"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -35,6 +36,7 @@ CODES: dict[str, str] = {
     NUM_GPU_BLOCKS_OVERRIDDEN: "num_gpu_blocks_override replaced the computed block count.",
     NOMINAL_GPU_MEMORY: "The GPU's memory is a nominal figure, not what the driver reports.",
     CONTEXT_EXCEEDS_MAX_POSITION: "The context is longer than the model's max_position_embeddings.",
+    MAX_NUM_SEQS_LIMITS: "vLLM schedules at most max_num_seqs requests, fewer than the KV cache holds.",
     PREEMPTION: "The simulated workload preempted requests: their work is thrown away and recomputed.",
 }
 
