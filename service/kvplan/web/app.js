@@ -111,7 +111,8 @@ function render(b) {
   const unrounded = b.available_kv_bytes > 0 ? b.available_kv_bytes / b.bytes_per_block : 0;
   setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + b.block_size + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
   setText("out-concurrency", fmtInt(c.guaranteed));
-  setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")");
+  setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")" +
+    (c.schedulable < c.guaranteed ? " · vLLM runs " + fmtInt(c.schedulable) + " at once (max_num_seqs)" : ""));
   setText("out-floor", fmtInt(c.budget_floor));
   setText("out-floor-x", "(unrounded " + c.budget_unrounded.toFixed(4) + ")");
   setText("out-maxctx", fmtInt(b.max_context_tokens) + " tokens (limited by " + b.max_context_limited_by.replace(/_/g, " ") + ")");
