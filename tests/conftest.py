@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
 from kvplan.core.profiles import get_profile
 from kvplan.presets import Registry, load_registry
+from tests.live import Server, start_server
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +31,11 @@ def budget(registry: Registry):
         return compute_budget(BudgetInput(geometry=geo, profile=get_profile(engine), **kw), explain=explain)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    """One real `kvplan serve` process shared by the server, browser and contract tests."""
+    s = start_server()
+    yield s
+    s.stop()

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.conftest import Server, start_server
-
 pytestmark = pytest.mark.server
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,13 +33,6 @@ if not os.path.exists(CHROMIUM):
 
 
 @pytest.fixture(scope="module")
-def live() -> Iterator[Server]:
-    s = start_server()
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     with playwright.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -50,7 +41,7 @@ def browser() -> Iterator[object]:
 
 
 @pytest.fixture
-def page(browser, live):
+def page(browser, server):
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
     pg.requests = []  # type: ignore[attr-defined]
@@ -61,8 +52,8 @@ def page(browser, live):
     ctx.close()
 
 
-def open_page(page, live, query: str = "") -> None:
-    page.goto(f"{live.url}/{query}")
+def open_page(page, server, query: str = "") -> None:
+    page.goto(f"{server.url}/{query}")
     page.wait_for_selector("body[data-ready='1']", timeout=20_000)
 
 
@@ -77,8 +68,8 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def test_preset_a_shows_880_blocks_and_6(page, live):
-    open_page(page, live)
+def test_preset_a_shows_880_blocks_and_6(page, server):
+    open_page(page, server)
     page.click("#preset-A")
     settle(page)
     assert page.text_content("#out-blocks") == "880"
@@ -88,8 +79,8 @@ def test_preset_a_shows_880_blocks_and_6(page, live):
     shot(page, "preset-a")
 
 
-def test_preset_b_shows_24(page, live):
-    open_page(page, live)
+def test_preset_b_shows_24(page, server):
+    open_page(page, server)
     page.click("#preset-B")
     settle(page)
     assert page.text_content("#out-concurrency") == "24"
@@ -97,8 +88,8 @@ def test_preset_b_shows_24(page, live):
     shot(page, "preset-b")
 
 
-def test_preset_c_shows_0_with_the_warning_visible(page, live):
-    open_page(page, live)
+def test_preset_c_shows_0_with_the_warning_visible(page, server):
+    open_page(page, server)
     page.click("#preset-C")
     settle(page)
     assert page.text_content("#out-concurrency") == "0"
@@ -107,8 +98,8 @@ def test_preset_c_shows_0_with_the_warning_visible(page, live):
     shot(page, "preset-c")
 
 
-def test_moving_t_to_131072_on_a_gives_cs_answer(page, live):
-    open_page(page, live)
+def test_moving_t_to_131072_on_a_gives_cs_answer(page, server):
+    open_page(page, server)
     page.click("#preset-A")
     settle(page)
     page.fill("#T", "131072")
@@ -118,8 +109,8 @@ def test_moving_t_to_131072_on_a_gives_cs_answer(page, live):
     assert page.text_content("#out-blocks") == "880"
 
 
-def test_a_copied_url_restores_the_same_view(page, live, browser):
-    open_page(page, live)
+def test_a_copied_url_restores_the_same_view(page, server, browser):
+    open_page(page, server)
     page.click("#preset-B")
     settle(page)
     page.click("#stage-2")
@@ -139,8 +130,8 @@ def test_a_copied_url_restores_the_same_view(page, live, browser):
     fresh.context.close()
 
 
-def test_the_block_table_shows_the_shared_prefix_and_the_free_queue(page, live):
-    open_page(page, live)
+def test_the_block_table_shows_the_shared_prefix_and_the_free_queue(page, server):
+    open_page(page, server)
     assert "2, 2" in page.text_content("#ref-cnt")
     page.click("#stage-1")
     assert "1, 1" in page.text_content("#ref-cnt")
@@ -151,16 +142,16 @@ def test_the_block_table_shows_the_shared_prefix_and_the_free_queue(page, live):
     shot(page, "block-table")
 
 
-def test_the_page_names_the_dominant_factor_and_draws_the_sweep(page, live):
-    open_page(page, live)
+def test_the_page_names_the_dominant_factor_and_draws_the_sweep(page, server):
+    open_page(page, server)
     settle(page)
     assert page.locator(".bar.top").count() == 1
     assert "dominates" in page.text_content(".bar.top")
     assert page.locator("#chart circle").count() >= 5
 
 
-def test_pickers_come_from_the_api(page, live):
-    open_page(page, live)
+def test_pickers_come_from_the_api(page, server):
+    open_page(page, server)
     assert page.locator("#model option[value='deepseek-v3']").count() == 1
     assert page.locator("#gpu option[value='h100-sxm-80gb']").count() == 1
     assert page.locator("#engine option").count() == 3
@@ -171,8 +162,8 @@ def test_pickers_come_from_the_api(page, live):
     assert int(page.text_content("#out-concurrency").replace(",", "")) > 0
 
 
-def test_every_control_has_a_label_and_the_page_works_by_keyboard(page, live):
-    open_page(page, live)
+def test_every_control_has_a_label_and_the_page_works_by_keyboard(page, server):
+    open_page(page, server)
     for control in page.locator("input, select").all():
         cid = control.get_attribute("id")
         assert cid and (
@@ -189,10 +180,10 @@ def test_every_control_has_a_label_and_the_page_works_by_keyboard(page, live):
     assert page.text_content("#out-concurrency") == "6"
 
 
-def test_usable_at_a_phone_width(browser, live):
+def test_usable_at_a_phone_width(browser, server):
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
     pg = ctx.new_page()
-    open_page(pg, live)
+    open_page(pg, server)
     settle(pg)
     assert pg.text_content("#out-concurrency") == "6"
     width = pg.evaluate("document.documentElement.scrollWidth")
@@ -201,17 +192,17 @@ def test_usable_at_a_phone_width(browser, live):
     ctx.close()
 
 
-def test_no_request_leaves_the_origin(page, live):
-    open_page(page, live)
+def test_no_request_leaves_the_origin(page, server):
+    open_page(page, server)
     page.click("#preset-B")
     page.click("#ledger-toggle")
     settle(page)
-    assert page.requests and all(u.startswith(live.url) or u.startswith("data:") for u in page.requests)
+    assert page.requests and all(u.startswith(server.url) or u.startswith("data:") for u in page.requests)
     assert page.errors == []
 
 
-def test_readouts_show_the_unrounded_value_beside_the_floor(page, live):
-    open_page(page, live)
+def test_readouts_show_the_unrounded_value_beside_the_floor(page, server):
+    open_page(page, server)
     page.click("#preset-A")
     settle(page)
     assert "unrounded 880.64" in page.text_content("#out-blocks-x")

@@ -8,7 +8,6 @@ plugin reads a pytest internal that pytest 9 removed)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 import schemathesis
@@ -20,7 +19,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from tests.server.conftest import Server, start_server
+from tests.live import Server
 
 pytestmark = pytest.mark.server
 EXAMPLES = int(os.environ.get("KVPLAN_SCHEMATHESIS_EXAMPLES", "25"))
@@ -28,15 +27,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 @pytest.fixture(scope="module")
-def live() -> Iterator[Server]:
-    s = start_server()
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def operations(live: Server) -> dict[str, schemathesis.APIOperation]:
-    schema = schemathesis.openapi.from_url(f"{live.url}/schema/openapi.json")
+def operations(server: Server) -> dict[str, schemathesis.APIOperation]:
+    schema = schemathesis.openapi.from_url(f"{server.url}/schema/openapi.json")
     ops = {}
     for result in schema.get_all_operations():
         op = result.ok()
@@ -71,7 +63,7 @@ def test_every_documented_operation_is_exercised(operations):
 
 
 @pytest.mark.parametrize("label", OPERATIONS)
-def test_operation_answers_within_its_contract(operations, live, label):
+def test_operation_answers_within_its_contract(operations, server, label):
     op = operations[label]
     served = 0
 
@@ -85,7 +77,7 @@ def test_operation_answers_within_its_contract(operations, live, label):
     )
     def run(case: schemathesis.Case) -> None:
         nonlocal served
-        response = case.call(base_url=live.url, timeout=30)
+        response = case.call(base_url=server.url, timeout=30)
         case.validate_response(response, checks=CHECKS)
         served += 1
 

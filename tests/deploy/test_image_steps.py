@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.deploy.test_deploy import dockerfile_runtime
-from tests.server.conftest import free_port
+from tests.live import free_port
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]

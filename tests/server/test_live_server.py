@@ -9,9 +9,8 @@ import time
 import httpx
 import pytest
 
+from tests.live import start_server
 from tests.seed import TABLE_2, A, B, C
-
-from .conftest import start_server
 
 pytestmark = pytest.mark.server
 

@@ -36,9 +36,8 @@ class BlockPool:
         s = num_blocks
         self._next = [0] * (num_blocks + 1)
         self._prev = [0] * (num_blocks + 1)
-        order = list(range(1, num_blocks))
         prev = s
-        for b in order:
+        for b in range(NULL_BLOCK + 1, num_blocks):
             self._next[prev] = b
             self._prev[b] = prev
             prev = b

@@ -176,7 +176,7 @@ def _utilization(value: object) -> float:
 
 def default_max_num_batched_tokens(memory: int | None, gpu_name: str, profile: EngineProfile) -> int:
     """vllm serve's default: 8192 on ≥ 70 GiB GPUs other than A100, 16384 on the largest
-    where the profile has that tier, 2048 otherwise."""
+    where the profile has that tier, 2048 otherwise. Mirrors vllm/engine/arg_utils.py (get_batch_defaults)."""
     if memory is None:
         return 2048
     big = profile.large_gpu_batched_tokens_min_bytes
@@ -214,7 +214,8 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
 
 
 def default_max_num_seqs(memory: int | None, gpu_name: str) -> int:
-    """vllm serve's default: 1024 on ≥ 70 GiB GPUs other than A100, else 256."""
+    """vllm serve's default: 1024 on ≥ 70 GiB GPUs other than A100, else 256. Mirrors
+    vllm/engine/arg_utils.py (get_batch_defaults; not in VLLM_FACTS, checked against the source)."""
     if memory is not None and memory >= 70 * GiB and "a100" not in gpu_name.lower():
         return 1024
     return 256
