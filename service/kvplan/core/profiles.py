@@ -1,10 +1,54 @@
-"""Engine profiles: the vLLM rules that differ between versions (VLLM_FACTS §9)."""
+"""Engine profiles: every vLLM rule and default that differs between versions, in one place
+(docs/vllm-rules.md §9). Nothing else in kvplan states a vLLM default: budget, fleet, sweep and
+simulate all read them from here, and the ledger's wording is generated from the same values."""
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 import msgspec
 
 from .errors import UnknownName
+from .units import GiB
+
+
+class InflightRule(StrEnum):
+    """How many tokens a sliding-window layer may have in flight beyond its window (F)."""
+
+    # F = max_concurrent_batches × max_num_batched_tokens (vllm/v1/core/sched/scheduler.py).
+    BATCHES = "batches"
+    # F = max_num_batched_tokens (vLLM 2025).
+    BATCHED_TOKENS = "mnbt"
+
+
+class KvCacheSizeRule(StrEnum):
+    """How vLLM prints "GPU KV cache size: N tokens" (vllm/v1/core/kv_cache_utils.py)."""
+
+    CONCURRENCY_X_TOKENS = "concurrency_x_tokens"  # int(max_concurrency × max_model_len)
+    BLOCKS_PER_GROUP = "blocks_per_group"  # num_blocks // num_groups × block_size
+
+
+class BatchTier(msgspec.Struct, frozen=True, kw_only=True):
+    """`vllm serve`'s batch defaults for one class of GPU (vllm/engine/arg_utils.py
+    get_batch_defaults): GPUs with at least `min_memory_bytes` whose name does not contain
+    `excluded_name` (lower case) get these values. Tiers are tried in order; the last has no floor."""
+
+    label: str
+    min_memory_bytes: int
+    excluded_name: str | None = None
+    max_num_batched_tokens: int
+    max_num_seqs: int
+
+    def matches(self, memory_bytes: int | None, gpu_name: str) -> bool:
+        if self.min_memory_bytes and (memory_bytes is None or memory_bytes < self.min_memory_bytes):
+            return False
+        return self.excluded_name is None or self.excluded_name not in gpu_name.lower()
+
+
+class BatchDefaults(msgspec.Struct, frozen=True):
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    tier: str
 
 
 class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -12,21 +56,59 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     description: str
     default_block_size: int
+    # MLA attention backends force their own block (FlashMLA 64).
+    mla_block_size: int
     default_gpu_memory_utilization: float
     # Utilization when extensible KV cache is on (capacity follows profiled free memory).
     extensible_kv_cache_utilization: float | None
-    # Sliding-window in-flight bound F: "batches" = max_concurrent_batches × mnbt, "mnbt" = mnbt.
-    sliding_inflight_rule: str
+    sliding_inflight_rule: InflightRule
     async_scheduling_default: bool
-    # "concurrency_x_tokens" = int(X × T); "blocks_per_group" = num_blocks // groups × block_size.
-    kv_cache_size_rule: str
+    # Batches in flight with async scheduling on and no pipeline parallel.
+    async_inflight_batches: int
+    kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
-    # GPUs with at least this much memory default to max_num_batched_tokens 16384 (None: no tier).
-    large_gpu_batched_tokens_min_bytes: int | None
-    mla_block_size: int
+    batch_tiers: tuple[BatchTier, ...]
+
+    def batch_defaults(self, memory_bytes: int | None, gpu_name: str) -> BatchDefaults:
+        """max_num_batched_tokens and max_num_seqs when the caller gives neither."""
+        for tier in self.batch_tiers:
+            if tier.matches(memory_bytes, gpu_name):
+                return BatchDefaults(tier.max_num_batched_tokens, tier.max_num_seqs, tier.label)
+        last = self.batch_tiers[-1]
+        return BatchDefaults(last.max_num_batched_tokens, last.max_num_seqs, last.label)
+
+    def batch_rule_text(self) -> str:
+        """The tiers in words, for the ledger."""
+        return "; ".join(
+            f"{t.max_num_batched_tokens} tokens / {t.max_num_seqs} seqs on {t.label}"
+            for t in self.batch_tiers
+        )
+
+    def inflight_batches(self, pipeline_parallel_size: int, async_scheduling: bool) -> int:
+        """max_concurrent_batches: the PP size under pipeline parallel, else 2 with async
+        scheduling, else 1 (vllm/v1/executor/abstract.py, vllm/v1/engine/core.py)."""
+        if pipeline_parallel_size > 1:
+            return pipeline_parallel_size
+        return self.async_inflight_batches if async_scheduling else 1
+
+    def default_block_size_for(self, is_mla: bool) -> int:
+        return self.mla_block_size if is_mla else self.default_block_size
 
 
-_GIB = 1024**3
+# vllm serve (UsageContext.OPENAI_API_SERVER) in vllm/engine/arg_utils.py get_batch_defaults.
+_BIG_GPU = BatchTier(
+    label="GPUs ≥ 70 GiB other than A100",
+    min_memory_bytes=70 * GiB,
+    excluded_name="a100",
+    max_num_batched_tokens=8192,
+    max_num_seqs=1024,
+)
+_LARGEST_GPU = BatchTier(
+    label="GPUs ≥ 160 GiB", min_memory_bytes=160 * GiB, max_num_batched_tokens=16384, max_num_seqs=1024
+)
+_OTHER_GPU = BatchTier(
+    label="other GPUs (or memory unknown)", min_memory_bytes=0, max_num_batched_tokens=2048, max_num_seqs=256
+)
 
 PROFILES: dict[str, EngineProfile] = {
     p.id: p
@@ -41,11 +123,12 @@ PROFILES: dict[str, EngineProfile] = {
             default_block_size=64,
             default_gpu_memory_utilization=0.92,
             extensible_kv_cache_utilization=1.0,
-            sliding_inflight_rule="batches",
+            sliding_inflight_rule=InflightRule.BATCHES,
             async_scheduling_default=True,
-            kv_cache_size_rule="concurrency_x_tokens",
+            async_inflight_batches=2,
+            kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
-            large_gpu_batched_tokens_min_bytes=160 * _GIB,
+            batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
         ),
         EngineProfile(
@@ -58,11 +141,12 @@ PROFILES: dict[str, EngineProfile] = {
             default_block_size=16,
             default_gpu_memory_utilization=0.92,
             extensible_kv_cache_utilization=None,
-            sliding_inflight_rule="batches",
+            sliding_inflight_rule=InflightRule.BATCHES,
             async_scheduling_default=True,
-            kv_cache_size_rule="concurrency_x_tokens",
+            async_inflight_batches=2,
+            kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
-            large_gpu_batched_tokens_min_bytes=160 * _GIB,
+            batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
         ),
         EngineProfile(
@@ -76,11 +160,12 @@ PROFILES: dict[str, EngineProfile] = {
             default_block_size=16,
             default_gpu_memory_utilization=0.90,
             extensible_kv_cache_utilization=None,
-            sliding_inflight_rule="mnbt",
+            sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
             async_scheduling_default=False,
-            kv_cache_size_rule="blocks_per_group",
+            async_inflight_batches=2,
+            kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
             null_block_in_fit_check=False,
-            large_gpu_batched_tokens_min_bytes=None,
+            batch_tiers=(_BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
         ),
     )

@@ -9,12 +9,30 @@ import msgspec
 from msgspec import Meta
 
 from kvplan.core.dtypes import KV_CACHE_DTYPES, WEIGHT_DTYPE_ALIASES, WEIGHT_DTYPES
+from kvplan.core.limits import (
+    MAX_BATCH,
+    MAX_BLOCK_SIZE,
+    MAX_BYTES,
+    MAX_CONCURRENCY,
+    MAX_COST_PER_HOUR,
+    MAX_FLEET_TYPES,
+    MAX_GPU_COUNT,
+    MAX_GPUS_PER_NODE,
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_LAYOUTS,
+    MAX_MIX,
+    MAX_NAME_LENGTH,
+    MAX_NUM_SEQS,
+    MAX_PARALLEL_SIZE,
+    MAX_PARAMS,
+    MAX_SHARE,
+    MAX_STATE_BYTES,
+    MAX_SWEEP_VALUES_LENGTH,
+    MAX_TOKENS,
+)
 from kvplan.core.profiles import PROFILES
-
-# Documented limits.
-MAX_BYTES = 1 << 60
-MAX_TOKENS = 1 << 40
-MAX_BATCH = 1000
 
 KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
 WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
@@ -25,24 +43,35 @@ ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
 PosBytes = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
 Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS)]
-ParallelSize = Annotated[int, Meta(ge=1, le=1024)]
-Dim = Annotated[int, Meta(ge=1, le=65536)]
-Params = Annotated[int, Meta(ge=1, le=1 << 50)]
+ParallelSize = Annotated[int, Meta(ge=1, le=MAX_PARALLEL_SIZE)]
+Dim = Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM)]
+Params = Annotated[int, Meta(ge=1, le=MAX_PARAMS)]
+Name = Annotated[str, Meta(max_length=MAX_NAME_LENGTH)]
+BlockSize = Annotated[int, Meta(ge=1, le=MAX_BLOCK_SIZE)]
+MaxNumSeqs = Annotated[int, Meta(ge=1, le=MAX_NUM_SEQS, description="vLLM's cap on requests run at once")]
+ConcurrencyTarget = Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)]
+GpuCount = Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT)]
+GpusPerNode = Annotated[
+    int, Meta(ge=1, le=MAX_GPUS_PER_NODE, description="tensor parallel stays within a node")
+]
+CostPerHour = Annotated[float, Meta(ge=0, le=MAX_COST_PER_HOUR, description="per GPU-hour, any currency")]
 
 
 class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A model's attention geometry given inline (what `POST /v1/models/resolve` returns).
     Give `kv_lora_rank` and `qk_rope_head_dim` for MLA; `head_dim` otherwise."""
 
-    name: Annotated[str, Meta(max_length=200)] = "custom"
-    num_layers: Annotated[int, Meta(ge=1, le=4096, description="KV-carrying layers (L)", examples=[80])]
-    num_attention_heads: Annotated[int, Meta(ge=1, le=65536, description="query heads", examples=[64])]
-    num_kv_heads: Annotated[int, Meta(ge=1, le=65536, description="KV heads (Hkv)", examples=[8])] | None = (
-        None
-    )
-    head_dim: Annotated[int, Meta(ge=1, le=65536, description="K head dim (D)", examples=[128])] | None = None
+    name: Name = "custom"
+    num_layers: Annotated[int, Meta(ge=1, le=MAX_LAYERS, description="KV-carrying layers (L)", examples=[80])]
+    num_attention_heads: Annotated[int, Meta(ge=1, le=MAX_HEADS, description="query heads", examples=[64])]
+    num_kv_heads: (
+        Annotated[int, Meta(ge=1, le=MAX_HEADS, description="KV heads (Hkv)", examples=[8])] | None
+    ) = None
+    head_dim: (
+        Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="K head dim (D)", examples=[128])] | None
+    ) = None
     v_head_dim: Dim | None = None
-    layer_types: Annotated[list[LayerType], Meta(max_length=4096)] | None = None
+    layer_types: Annotated[list[LayerType], Meta(max_length=MAX_LAYERS)] | None = None
     sliding_window: Tokens | None = None
     dtype: ModelDtype = "bfloat16"
     max_position_embeddings: Tokens = 131072
@@ -51,7 +80,7 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     qk_nope_head_dim: Dim | None = None
     mla_v_head_dim: Dim | None = None
     index_head_dim: Dim | None = None
-    mamba_state_bytes: PosBytes | None = None
+    mamba_state_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES)] | None = None
     params_total: Params | None = None
     params_active: Params | None = None
     params_expert: Params | None = None
@@ -63,7 +92,7 @@ class ModelSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
 
     hf_config: Annotated[dict[str, Any], Meta(description="a config.json, verbatim")] | None = None
     geometry: GeometrySpec | None = None
-    name: Annotated[str, Meta(max_length=200)] | None = None
+    name: Name | None = None
 
 
 ModelField = Annotated[
@@ -74,7 +103,8 @@ ModelField = Annotated[
     ),
 ]
 SkipLayers = Annotated[
-    list[Annotated[int, Meta(ge=0, le=4095)] | Literal["sliding_window"]], Meta(max_length=4096)
+    list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)] | Literal["sliding_window"]],
+    Meta(max_length=MAX_LAYERS),
 ]
 
 
@@ -97,7 +127,12 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     model: ModelField
     gpu: (
         Annotated[
-            str, Meta(max_length=200, description="a GPU preset id (see /v1/gpus)", examples=["pool-160gib"])
+            str,
+            Meta(
+                max_length=MAX_NAME_LENGTH,
+                description="a GPU preset id (see /v1/gpus)",
+                examples=["pool-160gib"],
+            ),
         ]
         | None
     ) = None
@@ -107,7 +142,7 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1, examples=[0.92])] | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
     kv_cache_dtype_skip_layers: SkipLayers = []
-    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    block_size: BlockSize | None = None
     context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
     tensor_parallel_size: ParallelSize = 1
     pipeline_parallel_size: ParallelSize = 1
@@ -134,12 +169,10 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ) = None
     num_gpu_blocks_override: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
     max_num_batched_tokens: Tokens | None = None
-    max_num_seqs: (
-        Annotated[int, Meta(ge=1, le=1 << 20, description="vLLM's cap on requests run at once")] | None
-    ) = None
+    max_num_seqs: MaxNumSeqs | None = None
     async_scheduling: bool | None = None
     max_model_len: Tokens | None = None
-    target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
+    target_concurrency: ConcurrencyTarget | None = None
     hybrid_kv_cache_manager: bool = True
     extensible_kv_cache: bool = False
     kv_offloading_bytes: Bytes | None = None
@@ -172,19 +205,15 @@ class Problem(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     request_id: str | None = None
 
 
-MAX_FLEET = 64
-MAX_LAYOUTS = 64
-
-
 class FleetGpu(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """GPUs of one type in the fleet."""
 
-    gpu: Annotated[str, Meta(max_length=200, description="a GPU preset id", examples=["h100-sxm-80gb"])]
-    count: Annotated[int, Meta(ge=1, le=1_000_000, description="how many GPUs of this type")]
-    gpus_per_node: Annotated[int, Meta(ge=1, le=1024, description="tensor parallel stays within a node")] = 8
-    cost_per_hour: Annotated[float, Meta(ge=0, le=1e9, description="per GPU-hour, any currency")] | None = (
-        None
-    )
+    gpu: Annotated[
+        str, Meta(max_length=MAX_NAME_LENGTH, description="a GPU preset id", examples=["h100-sxm-80gb"])
+    ]
+    count: Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT, description="how many GPUs of this type")]
+    gpus_per_node: GpusPerNode = 8
+    cost_per_hour: CostPerHour | None = None
 
 
 class LayoutSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -198,14 +227,14 @@ class LayoutSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
 
 class MixSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     context_tokens: Tokens
-    share: Annotated[float, Meta(gt=0, le=1e9, description="relative share of requests of this length")]
+    share: Annotated[float, Meta(gt=0, le=MAX_SHARE, description="relative share of requests of this length")]
 
 
 class Workload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """One context length, or a mix of lengths with shares (one of them)."""
 
     context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
-    mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=32)] | None = None
+    mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=MAX_MIX)] | None = None
 
 
 class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -213,19 +242,19 @@ class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
 
     model: ModelField
     workload: Workload
-    fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET)]
+    fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET_TYPES)]
     layouts: Annotated[list[LayoutSpec], Meta(min_length=1, max_length=MAX_LAYOUTS)] | None = None
-    target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
+    target_concurrency: ConcurrencyTarget | None = None
     gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
     kv_cache_dtype_skip_layers: SkipLayers = []
-    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    block_size: BlockSize | None = None
     weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     weight_dtype: WeightDtype | None = None
     non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
     cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
     max_num_batched_tokens: Tokens | None = None
-    max_num_seqs: Annotated[int, Meta(ge=1, le=1 << 20)] | None = None
+    max_num_seqs: MaxNumSeqs | None = None
     async_scheduling: bool | None = None
     max_model_len: Tokens | None = None
     hybrid_kv_cache_manager: bool = True
@@ -237,17 +266,17 @@ class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     """GET /v1/fleet: one GPU type, one context length."""
 
     model: ModelField
-    gpu: Annotated[str, Meta(max_length=200, examples=["h100-sxm-80gb"])]
-    count: Annotated[int, Meta(ge=1, le=1_000_000, examples=[8])]
+    gpu: Annotated[str, Meta(max_length=MAX_NAME_LENGTH, examples=["h100-sxm-80gb"])]
+    count: Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT, examples=[8])]
     context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])]
-    gpus_per_node: Annotated[int, Meta(ge=1, le=1024)] = 8
-    cost_per_hour: Annotated[float, Meta(ge=0, le=1e9)] | None = None
-    target_concurrency: Annotated[int, Meta(ge=1, le=1 << 32)] | None = None
+    gpus_per_node: GpusPerNode = 8
+    cost_per_hour: CostPerHour | None = None
+    target_concurrency: ConcurrencyTarget | None = None
     gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
     weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     weight_dtype: WeightDtype | None = None
-    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    block_size: BlockSize | None = None
     engine: EngineId | None = None
 
 
@@ -262,90 +291,10 @@ class SweepQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
         Annotated[
             str,
             Meta(
-                max_length=4000,
+                max_length=MAX_SWEEP_VALUES_LENGTH,
                 description="comma-separated; default: a sensible range",
                 examples=["1024,8192,32768,131072"],
             ),
         ]
         | None
     ) = None
-
-
-class SimRequestSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One request: requests with the same prefix_id share their first prefix_tokens tokens."""
-
-    arrival_step: Annotated[int, Meta(ge=0, le=1 << 40)] = 0
-    prompt_tokens: Annotated[int, Meta(ge=1, le=1 << 24)]
-    output_tokens: Annotated[int, Meta(ge=1, le=1 << 24)]
-    prefix_id: Annotated[str, Meta(max_length=200)] | None = None
-    prefix_tokens: Annotated[int, Meta(ge=0, le=1 << 24)] = 0
-    priority: Annotated[int, Meta(ge=-(1 << 20), le=1 << 20)] = 0
-
-
-class LengthSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """fixed: value; uniform: low..high; lognormal: mean (of the lengths) and sigma."""
-
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    value: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    low: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    high: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    mean: Annotated[float, Meta(ge=1, le=1 << 24)] | None = None
-    sigma: Annotated[float, Meta(ge=0, le=5)] | None = None
-
-
-class ConversationsSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    share: Annotated[float, Meta(ge=0, le=1)]
-    turns: Annotated[int, Meta(ge=1, le=64)]
-    user_tokens: Annotated[int, Meta(ge=1, le=1 << 20)]
-    think_steps: Annotated[int, Meta(ge=0, le=1 << 30)] = 0
-
-
-class GeneratorSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A seeded workload: Poisson arrivals, length distributions, an optional shared system prompt
-    on a share of the requests, and optional multi-turn conversations."""
-
-    count: Annotated[int, Meta(ge=1, le=100_000)]
-    arrival_rate: Annotated[float, Meta(gt=0, le=1e6, description="requests a step")]
-    prompt: LengthSpec
-    output: LengthSpec
-    system_prompt_share: Annotated[float, Meta(ge=0, le=1)] = 0.0
-    system_prompt_tokens: Annotated[int, Meta(ge=0, le=1 << 20)] = 0
-    conversations: ConversationsSpec | None = None
-    seed: Annotated[int, Meta(ge=0, le=1 << 62)] = 0
-
-
-class SimWorkload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    requests: Annotated[list[SimRequestSpec], Meta(min_length=1, max_length=20_000)] | None = None
-    generator: GeneratorSpec | None = None
-
-
-class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""
-
-    workload: SimWorkload
-    num_blocks: Annotated[int, Meta(ge=2, le=1 << 31)] | None = None
-    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
-    max_num_seqs: Annotated[int, Meta(ge=1, le=65536)] = 256
-    max_num_batched_tokens: Tokens | None = None
-    scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
-    enable_prefix_caching: bool = True
-    snapshot_steps: Annotated[
-        list[Annotated[int, Meta(ge=0, le=1 << 40)]],
-        Meta(
-            max_length=10,
-            description="steps after which to return the pool: block tables, ref_cnt, free queue",
-        ),
-    ] = []
-    model: ModelField | None = None
-    gpu: Annotated[str, Meta(max_length=200)] | None = None
-    gpu_memory_bytes: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
-    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
-    kv_cache_dtype: KvCacheDtype = "auto"
-    tensor_parallel_size: ParallelSize = 1
-    pipeline_parallel_size: ParallelSize = 1
-    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
-    weight_dtype: WeightDtype | None = None
-    non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
-    cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
-    kv_cache_memory_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
-    engine: EngineId | None = None

@@ -1,0 +1,221 @@
+"""What a layout holds, before any context length is asked: the settings, the KV groups, the
+memory, the blocks and the start-up fit check. It is memoised per layout, so a sweep over
+context lengths pays only for the per-request part (compute.py)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import msgspec
+from msgspec.structs import replace
+
+from .. import warnings as w
+from ..concurrency import GroupShape, total_blocks
+from ..errors import InvalidInput
+from ..geometry import SLIDING
+from ..groups import GroupPlan, plan_groups
+from ..limits import MAX_BYTES
+from ..parallel import Parallel
+from ..pertoken import LayerBytes, layer_bytes
+from ..profiles import InflightRule
+from ..units import cdiv
+from ..validate import non_negative_int, positive_int
+from .defaults import Settings, resolve_settings
+from .kv_cache_utils import (
+    check_enough_kv_cache_memory,
+    estimate_max_model_len,
+    fit_check_blocks,
+    get_num_blocks,
+    may_override_num_blocks,
+)
+from .memory import available_kv_cache_memory, requested_memory, resolve_weights
+from .types import BudgetInput
+
+
+class PooledMemory(msgspec.Struct, frozen=True):
+    """The seed's pooled arithmetic: every worker's memory as one budget (not a deployment)."""
+
+    memory_bytes: int
+    requested_bytes: int
+    available_kv_bytes: int
+
+
+class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
+    parallel: Parallel
+    settings: Settings
+    layer_bytes: LayerBytes
+    plan: GroupPlan
+    # One entry per shape of KV group: (kind, block size, sliding bound W − 1 + F, groups).
+    shapes: tuple[GroupShape, ...]
+    sliding_inflight_tokens: int | None
+    weights_bytes: int
+    weights_how: str
+    weights_bytes_per_gpu: int
+    non_kv_bytes: int
+    cudagraph_bytes: int
+    requested_bytes: int | None
+    available_kv_bytes: int
+    bytes_per_block_by_stage: tuple[int, ...]
+    bytes_per_block: int
+    num_blocks_computed: int
+    num_blocks: int
+    usable_blocks: int
+    fit_blocks: int
+    fits_max_model_len: bool
+    max_context_tokens: int
+    pooled: PooledMemory | None
+    warnings: tuple[w.Warning, ...]
+
+
+def layout_capacity(inp: BudgetInput) -> LayoutCapacity:
+    """The capacity of inp's layout, memoised (context and target do not change it)."""
+    try:
+        return _memo(replace(inp, context_tokens=None, target_concurrency=None))
+    except TypeError:  # an unhashable field (a list of skip layers): no memo
+        return _layout_capacity(inp)
+
+
+@lru_cache(maxsize=1024)
+def _memo(key: BudgetInput) -> LayoutCapacity:
+    return _layout_capacity(key)
+
+
+def _check_memory_inputs(inp: BudgetInput) -> None:
+    if inp.gpu_memory_bytes is not None:
+        positive_int(inp.gpu_memory_bytes, "gpu_memory_bytes", MAX_BYTES)
+    if inp.kv_cache_memory_bytes is not None:
+        non_negative_int(inp.kv_cache_memory_bytes, "kv_cache_memory_bytes", MAX_BYTES)
+    if inp.num_gpu_blocks_override is not None:
+        positive_int(inp.num_gpu_blocks_override, "num_gpu_blocks_override", MAX_BYTES)
+    if (
+        inp.gpu_memory_bytes is None
+        and inp.kv_cache_memory_bytes is None
+        and inp.num_gpu_blocks_override is None
+    ):
+        raise InvalidInput(
+            "gpu", "give a gpu preset, gpu_memory_bytes, kv_cache_memory_bytes or num_gpu_blocks_override"
+        )
+
+
+def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel) -> int:
+    """F, the tokens a sliding-window layer may hold beyond its window (profile rule; mirrors
+    vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes)."""
+    if inp.profile.sliding_inflight_rule is InflightRule.BATCHES:
+        batches = inp.profile.inflight_batches(par.pipeline, settings.async_scheduling)
+        return batches * settings.max_num_batched_tokens
+    return settings.max_num_batched_tokens
+
+
+def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
+    g, profile = inp.geometry, inp.profile
+    par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
+    _check_memory_inputs(inp)
+    non_kv = non_negative_int(inp.non_kv_bytes, "non_kv_bytes", MAX_BYTES)
+    cudagraph = non_negative_int(inp.cudagraph_bytes, "cudagraph_bytes", MAX_BYTES)
+    settings = resolve_settings(inp)
+    lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
+    plan = plan_groups(lb, settings.block_size, inp.hybrid_kv_cache_manager)
+
+    inflight = None
+    bound = 0
+    if any(kind == SLIDING for kind, _, _ in plan.classes):
+        inflight = sliding_inflight_tokens(inp, settings, par)
+        bound = (g.sliding_window or 0) - 1 + inflight
+    shapes = tuple((kind, bs, bound, n) for kind, bs, n in plan.classes)
+
+    weights, weights_how = resolve_weights(inp)
+    weights_per_gpu = cdiv(weights, par.workers)
+    requested = None
+    if inp.kv_cache_memory_bytes is not None:
+        available = inp.kv_cache_memory_bytes
+    elif inp.gpu_memory_bytes is not None:
+        requested = requested_memory(inp.gpu_memory_bytes, settings.gpu_memory_utilization)
+        available = available_kv_cache_memory(requested, weights_per_gpu, non_kv, cudagraph)
+    else:
+        available = 0
+    stage_bpb = plan.stage_bytes_per_block
+    computed = get_num_blocks(available, stage_bpb)
+    num_blocks = may_override_num_blocks(computed, inp.num_gpu_blocks_override)
+    fit = fit_check_blocks(num_blocks, profile)
+    mml = settings.max_model_len
+
+    pooled = None
+    if par.workers > 1 and inp.gpu_memory_bytes is not None and inp.kv_cache_memory_bytes is None:
+        pool_memory = inp.gpu_memory_bytes * par.workers
+        pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)
+        pooled = PooledMemory(
+            pool_memory, pool_requested, pool_requested - weights - (non_kv + cudagraph) * par.workers
+        )
+    cap = LayoutCapacity(
+        parallel=par,
+        settings=settings,
+        layer_bytes=lb,
+        plan=plan,
+        shapes=shapes,
+        sliding_inflight_tokens=inflight,
+        weights_bytes=weights,
+        weights_how=weights_how,
+        weights_bytes_per_gpu=weights_per_gpu,
+        non_kv_bytes=non_kv,
+        cudagraph_bytes=cudagraph,
+        requested_bytes=requested,
+        available_kv_bytes=available,
+        bytes_per_block_by_stage=stage_bpb,
+        bytes_per_block=max(stage_bpb),
+        num_blocks_computed=computed,
+        num_blocks=num_blocks,
+        usable_blocks=max(0, num_blocks - 1),
+        fit_blocks=fit,
+        fits_max_model_len=check_enough_kv_cache_memory(shapes, fit, mml, par.decode_context),
+        max_context_tokens=estimate_max_model_len(shapes, fit, mml, par.decode_context),
+        pooled=pooled,
+        warnings=(),
+    )
+    return replace(cap, warnings=_layout_warnings(inp, cap))
+
+
+def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, ...]:
+    plan, out = cap.plan, list(cap.layer_bytes.warnings)
+    mml = cap.settings.max_model_len
+    if not cap.fits_max_model_len:
+        needed = total_blocks(cap.shapes, mml, cap.parallel.decode_context)
+        out.append(w.Warning(
+            w.MAX_MODEL_LEN_DOES_NOT_FIT,
+            f"vLLM would refuse to start with max_model_len {mml:,}: one such request "
+            f"needs {needed:,} blocks of {max(cap.fit_blocks, 0):,}. "
+            + (f"Set max_model_len ≤ {cap.max_context_tokens:,} or free memory."
+               if cap.max_context_tokens else "No context fits: free memory first."),
+        ))  # fmt: skip
+    if plan.padding_slots:
+        out.append(w.Warning(
+            w.HYBRID_PADDING,
+            f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
+        ))  # fmt: skip
+    if not inp.hybrid_kv_cache_manager and SLIDING in inp.geometry.layer_pattern:
+        out.append(
+            w.Warning(w.HYBRID_MANAGER_DISABLED, "Sliding-window layers are sized as full-attention layers.")
+        )
+    for kind, old, new in plan.raised_block_sizes:
+        out.append(w.Warning(
+            w.BLOCK_SIZE_RAISED,
+            f"{kind} layers use block size {new} instead of {old} so that every group's page "
+            "has the same size.",
+        ))  # fmt: skip
+    if inp.num_gpu_blocks_override is not None:
+        out.append(w.Warning(
+            w.NUM_GPU_BLOCKS_OVERRIDDEN,
+            f"num_blocks {cap.num_blocks:,} comes from num_gpu_blocks_override "
+            f"(memory would give {cap.num_blocks_computed:,}).",
+        ))  # fmt: skip
+    if inp.kv_offloading_bytes:
+        out.append(w.Warning(
+            w.OFFLOAD_IS_NOT_CONCURRENCY,
+            "CPU offload keeps more KV for reuse; it adds no GPU blocks and no concurrency.",
+        ))  # fmt: skip
+    if inp.gpu_memory_nominal:
+        out.append(w.Warning(
+            w.NOMINAL_GPU_MEMORY,
+            "This GPU's memory is its nominal size; the driver reports less, "
+            "so give gpu_memory_bytes from torch.cuda.mem_get_info() to be exact.",
+        ))  # fmt: skip
+    return tuple(out)

@@ -1,0 +1,216 @@
+"""The budget for one scenario: the layout's capacity (capacity.py), then what requests of
+the asked context need and how many fit."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from msgspec.structs import replace
+
+from .. import warnings as w
+from ..concurrency import blocks_for_shape, largest_context, min_utilization
+from ..errors import InvalidInput
+from ..geometry import KIND_NAMES, MAMBA, SLIDING
+from ..limits import MAX_CONCURRENCY, MAX_TOKENS
+from ..pertoken import per_token_of
+from ..units import cdiv
+from ..validate import positive_int
+from .capacity import LayoutCapacity, layout_capacity
+from .explain import budget_ledger
+from .kv_cache_utils import get_kv_cache_capacity, get_max_concurrency_for_kv_cache_config
+from .types import Budget, BudgetInput, Concurrency, GroupResult, Pooled
+
+_INT_FIELDS = (
+    "gpu_memory_bytes", "block_size", "context_tokens", "tensor_parallel_size",
+    "pipeline_parallel_size", "decode_context_parallel_size", "weights_bytes", "non_kv_bytes",
+    "cudagraph_bytes", "kv_cache_memory_bytes", "num_gpu_blocks_override", "max_num_batched_tokens",
+    "max_model_len", "target_concurrency", "kv_offloading_bytes", "max_num_seqs",
+)  # fmt: skip
+
+
+def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
+    """The budget for one scenario. Pure, so answers are memoised; the types are checked first
+    because the memo's key equality would treat True as 1 and 8192.0 as 8192."""
+    for name in _INT_FIELDS:
+        value = getattr(inp, name)
+        if value is not None and type(value) is not int:
+            raise InvalidInput(name, f"must be an integer, got {value!r}")
+    u = inp.gpu_memory_utilization
+    if u is not None and type(u) is not float and type(u) is not int:
+        raise InvalidInput("gpu_memory_utilization", f"must be a number, got {u!r}")
+    try:
+        return _memo(inp, explain)
+    except TypeError:  # an unhashable field (a list for skip layers): compute without the memo
+        return _compute_budget(inp, explain)
+
+
+@lru_cache(maxsize=4096)
+def _memo(inp: BudgetInput, explain: bool) -> Budget:
+    return _compute_budget(inp, explain)
+
+
+def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
+    cap = layout_capacity(inp)
+    g, settings, plan, shapes = inp.geometry, cap.settings, cap.plan, cap.shapes
+    dcp = cap.parallel.decode_context
+    mml = settings.max_model_len
+    tokens = (
+        mml if inp.context_tokens is None else positive_int(inp.context_tokens, "context_tokens", MAX_TOKENS)
+    )
+    target = (
+        None
+        if inp.target_concurrency is None
+        else positive_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
+    )
+    pt = per_token_of(g, inp.kv_cache_dtype, cap.layer_bytes, cap.parallel, tokens)
+    num_blocks, usable, available = cap.num_blocks, cap.usable_blocks, cap.available_kv_bytes
+
+    per_shape = [blocks_for_shape(kind, bs, bound, tokens, dcp) for kind, bs, bound, _ in shapes]
+    blocks_per_request = sum(n * b for (_, _, _, n), b in zip(shapes, per_shape, strict=True))
+    guaranteed = usable // blocks_per_request
+    reported = get_max_concurrency_for_kv_cache_config(num_blocks, blocks_per_request)
+    kv_per_request = pt.kv_bytes_per_request or 0
+    n_groups = len(plan.groups)
+    kv_size_tokens = get_kv_cache_capacity(
+        inp.profile, reported, tokens, num_blocks, n_groups, plan.min_block_size, dcp
+    )
+    tail_waste = _tail_waste(cap, tokens)
+    # The largest context that fits, up to max_model_len or the asked T when that is longer.
+    if tokens <= mml:
+        max_ctx, cap_len = cap.max_context_tokens, mml
+    else:
+        max_ctx, cap_len = largest_context(shapes, cap.fit_blocks, tokens, dcp), tokens
+    max_ctx_target = min_util = None
+    if target is not None:
+        max_ctx_target = largest_context(shapes, usable // target, cap_len, dcp)
+        if (
+            inp.gpu_memory_bytes is not None
+            and inp.kv_cache_memory_bytes is None
+            and inp.num_gpu_blocks_override is None
+        ):
+            need = (
+                (target * blocks_per_request + 1) * cap.bytes_per_block
+                + cap.weights_bytes_per_gpu
+                + cap.non_kv_bytes
+                + cap.cudagraph_bytes
+            )
+            min_util = min_utilization(inp.gpu_memory_bytes, need)
+    pooled = None
+    if cap.pooled is not None:
+        pool = cap.pooled
+        pool_kv = pt.kv_bytes_per_request_model or 0
+        pool_available = pool.available_kv_bytes
+        pooled = Pooled(
+            cap.parallel.workers,
+            pool.memory_bytes,
+            pool.requested_bytes,
+            pool_available,
+            pool_kv,
+            pool_available // pool_kv if pool_available > 0 and pool_kv else 0,
+            max(0.0, pool_available / pool_kv) if pool_kv else 0.0,
+        )
+    warnings = _request_warnings(cap, tokens, g.max_position_embeddings, guaranteed, blocks_per_request,
+                                 max_ctx, pooled)  # fmt: skip
+    result = Budget(
+        engine=inp.profile.id,
+        context_tokens=tokens,
+        max_model_len=mml,
+        gpu_memory_bytes=inp.gpu_memory_bytes,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        requested_bytes=cap.requested_bytes,
+        weights_bytes=cap.weights_bytes,
+        weights_bytes_per_gpu=cap.weights_bytes_per_gpu,
+        non_kv_bytes=cap.non_kv_bytes,
+        cudagraph_bytes=cap.cudagraph_bytes,
+        available_kv_bytes=available,
+        block_size=settings.block_size,
+        bytes_per_block=cap.bytes_per_block,
+        bytes_per_block_by_stage=cap.bytes_per_block_by_stage,
+        num_blocks_computed=cap.num_blocks_computed,
+        num_blocks=num_blocks,
+        usable_blocks=usable,
+        token_slots=usable // n_groups * plan.min_block_size * dcp,
+        blocks_per_request=blocks_per_request,
+        groups=tuple(
+            GroupResult(KIND_NAMES[kind], n, layers, bs, blocks)
+            for (kind, bs, n), layers, blocks in zip(plan.classes, plan.class_layers, per_shape, strict=True)
+        ),
+        group_size=plan.group_size,
+        padding_slots=plan.padding_slots,
+        kv_bytes_per_request=kv_per_request,
+        tail_waste_tokens=tail_waste,
+        concurrency=Concurrency(
+            guaranteed,
+            usable / blocks_per_request,
+            reported,
+            available // kv_per_request if available > 0 and kv_per_request else 0,
+            max(0.0, available / kv_per_request) if kv_per_request else 0.0,
+            min(guaranteed, settings.max_num_seqs),
+        ),
+        kv_cache_size_tokens=kv_size_tokens,
+        max_context_tokens=max_ctx,
+        max_context_limited_by="max_model_len" if max_ctx == cap_len else "kv_cache",
+        fits_max_model_len=cap.fits_max_model_len,
+        target_concurrency=target,
+        max_context_for_target=max_ctx_target,
+        min_gpu_memory_utilization=min_util,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        max_num_seqs=settings.max_num_seqs,
+        sliding_inflight_tokens=cap.sliding_inflight_tokens,
+        pooled=pooled,
+        per_token=pt,
+        warnings=warnings,
+    )
+    if explain:
+        result = replace(result, ledger=budget_ledger(inp, result, cap))
+    return result
+
+
+def _tail_waste(cap: LayoutCapacity, tokens: int) -> int:
+    """Unused slots in the last block of the first group that keeps every token."""
+    dcp = cap.parallel.decode_context
+    for kind, bs, _, _ in cap.shapes:
+        if kind != SLIDING and kind != MAMBA:
+            return cdiv(tokens, bs * dcp) * bs * dcp - tokens
+    return 0
+
+
+def _request_warnings(
+    cap: LayoutCapacity,
+    tokens: int,
+    max_position: int,
+    guaranteed: int,
+    blocks_per_request: int,
+    max_ctx: int,
+    pooled: Pooled | None,
+) -> tuple[w.Warning, ...]:
+    max_num_seqs = cap.settings.max_num_seqs
+    if not (guaranteed == 0 or tokens > max_position or pooled is not None or guaranteed > max_num_seqs):
+        return cap.warnings
+    extra = []
+    if guaranteed == 0:
+        extra.append(w.Warning(
+            w.BUDGET_INSUFFICIENT,
+            f"No request of {tokens:,} tokens fits: it needs {blocks_per_request:,} blocks and "
+            f"{cap.usable_blocks:,} are usable. The largest context that fits is {max_ctx:,} tokens."
+            + ("" if cap.available_kv_bytes > 0 else " The weights and reserved memory exceed the budget."),
+        ))  # fmt: skip
+    if tokens > max_position:
+        extra.append(w.Warning(
+            w.CONTEXT_EXCEEDS_MAX_POSITION,
+            f"{tokens:,} tokens exceed the model's max_position_embeddings {max_position:,}.",
+        ))  # fmt: skip
+    if guaranteed > max_num_seqs:
+        extra.append(w.Warning(
+            w.MAX_NUM_SEQS_LIMITS,
+            f"The KV cache holds {guaranteed:,} requests of {tokens:,} tokens, but vLLM runs at most "
+            f"max_num_seqs = {max_num_seqs:,} at once; raise max_num_seqs to use the rest.",
+        ))  # fmt: skip
+    if pooled is not None:
+        extra.append(w.Warning(
+            w.POOLED_NOT_DEPLOYABLE,
+            f"Pooling {cap.parallel.workers} GPUs into one budget gives {pooled.concurrency:,} requests; "
+            "that is arithmetic, not a deployment: each worker holds its own KV "
+            f"and the engine guarantees {guaranteed:,}.",
+        ))  # fmt: skip
+    return (*cap.warnings, *extra)

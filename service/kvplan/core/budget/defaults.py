@@ -1,0 +1,100 @@
+"""The settings a scenario runs with: what the caller gave, else the engine profile's default.
+Budget, fleet, sweep and simulate all resolve through here, so one scenario gets one
+block size, one max_num_seqs and one max_num_batched_tokens whichever endpoint asks."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..geometry import Geometry
+from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
+from ..profiles import EngineProfile
+from ..validate import positive_int, utilization
+from .types import BudgetInput
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """One scenario's engine settings, each with whether it was given or defaulted."""
+
+    gpu_memory_utilization: float
+    block_size: int
+    max_model_len: int
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    async_scheduling: bool
+    # The tier of vllm serve's batch defaults that applied (for the ledger).
+    batch_tier: str
+    given: frozenset[str]
+
+
+def resolve_settings(inp: BudgetInput) -> Settings:
+    return settings_for(
+        inp.geometry,
+        inp.profile,
+        gpu_memory_bytes=inp.gpu_memory_bytes,
+        gpu_name=inp.gpu_name,
+        gpu_memory_utilization=inp.gpu_memory_utilization,
+        extensible_kv_cache=inp.extensible_kv_cache,
+        block_size=inp.block_size,
+        max_model_len=inp.max_model_len,
+        max_num_batched_tokens=inp.max_num_batched_tokens,
+        max_num_seqs=inp.max_num_seqs,
+        async_scheduling=inp.async_scheduling,
+    )
+
+
+def settings_for(
+    geometry: Geometry | None,
+    profile: EngineProfile,
+    *,
+    gpu_memory_bytes: int | None = None,
+    gpu_name: str = "",
+    gpu_memory_utilization: float | None = None,
+    extensible_kv_cache: bool = False,
+    block_size: int | None = None,
+    max_model_len: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    async_scheduling: bool | None = None,
+) -> Settings:
+    """The settings for a model (None: a bare block pool) on a GPU under a profile."""
+    given = frozenset(
+        name
+        for name, value in (
+            ("gpu_memory_utilization", gpu_memory_utilization),
+            ("block_size", block_size),
+            ("max_model_len", max_model_len),
+            ("max_num_batched_tokens", max_num_batched_tokens),
+            ("max_num_seqs", max_num_seqs),
+            ("async_scheduling", async_scheduling),
+        )
+        if value is not None
+    )
+    if gpu_memory_utilization is not None:
+        util = utilization(gpu_memory_utilization)
+    elif extensible_kv_cache and profile.extensible_kv_cache_utilization is not None:
+        util = profile.extensible_kv_cache_utilization
+    else:
+        util = profile.default_gpu_memory_utilization
+    batch = profile.batch_defaults(gpu_memory_bytes, gpu_name)
+    is_mla = geometry is not None and geometry.is_mla
+    if max_model_len is not None:
+        mml = positive_int(max_model_len, "max_model_len", MAX_TOKENS)
+    else:
+        mml = geometry.max_position_embeddings if geometry is not None else MAX_TOKENS
+    return Settings(
+        gpu_memory_utilization=util,
+        block_size=profile.default_block_size_for(is_mla)
+        if block_size is None
+        else positive_int(block_size, "block_size", MAX_BLOCK_SIZE),
+        max_model_len=mml,
+        max_num_batched_tokens=batch.max_num_batched_tokens
+        if max_num_batched_tokens is None
+        else positive_int(max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS),
+        max_num_seqs=batch.max_num_seqs
+        if max_num_seqs is None
+        else positive_int(max_num_seqs, "max_num_seqs", MAX_NUM_SEQS),
+        async_scheduling=profile.async_scheduling_default if async_scheduling is None else async_scheduling,
+        batch_tier=batch.tier,
+        given=given,
+    )

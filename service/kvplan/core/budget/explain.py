@@ -1,0 +1,293 @@
+"""The budget's ledger: each step's formula, inputs, value and the vLLM source it mirrors,
+built from the finished answer so the arithmetic (compute.py) stays apart from its explanation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ledger import LedgerBuilder, Step
+from ..pertoken import per_token_ledger
+from ..profiles import InflightRule, KvCacheSizeRule
+from ..units import GiB
+from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
+from .memory import SRC_AVAILABLE, SRC_REQUESTED
+from .types import Budget, BudgetInput
+
+if TYPE_CHECKING:
+    from .capacity import LayoutCapacity
+
+SRC_SLIDING = "vllm/v1/kv_cache_interface.py (SlidingWindowSpec.max_memory_usage_bytes)"
+SRC_BATCH_DEFAULTS = "vllm/engine/arg_utils.py (get_batch_defaults)"
+
+
+def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
+    """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
+    g, par, plan, profile = inp.geometry, cap.parallel, cap.plan, inp.profile
+    led = LedgerBuilder()
+    led.add(
+        "engine_profile",
+        "rules used for every vLLM-version-dependent step",
+        b.engine,
+        "",
+        "docs/vllm-rules.md §9",
+    )
+    per_token_ledger(g, cap.layer_bytes, par, b.per_token, into=led)
+    if inp.kv_cache_memory_bytes is not None:
+        led.add(
+            "available_kv_bytes",
+            "kv_cache_memory_bytes (replaces the whole budget)",
+            b.available_kv_bytes,
+            "B",
+            "vllm/config/cache.py (kv_cache_memory_bytes)",
+            GiB=round(b.available_kv_bytes / GiB, 6),
+        )
+    elif b.requested_bytes is not None:
+        led.add(
+            "requested_bytes",
+            "ceil(total_memory × gpu_memory_utilization)",
+            b.requested_bytes,
+            "B",
+            SRC_REQUESTED,
+            total_memory=b.gpu_memory_bytes,
+            gpu_memory_utilization=b.gpu_memory_utilization,
+            GiB=round(b.requested_bytes / GiB, 6),
+        )
+        led.add(
+            "weights_bytes",
+            cap.weights_how,
+            b.weights_bytes,
+            "B",
+            "request / preset",
+            GiB=round(b.weights_bytes / GiB, 6),
+        )
+        led.add(
+            "weights_bytes_per_gpu",
+            "ceil(weights_bytes / (TP × PP))",
+            b.weights_bytes_per_gpu,
+            "B",
+            "weights are split over the TP × PP workers",
+            TP=par.tensor,
+            PP=par.pipeline,
+            GiB=round(b.weights_bytes_per_gpu / GiB, 6),
+        )
+        led.add(
+            "available_kv_bytes",
+            "requested − weights_per_gpu − non_kv_bytes − cudagraph_bytes",
+            b.available_kv_bytes,
+            "B",
+            SRC_AVAILABLE,
+            requested=b.requested_bytes,
+            weights_per_gpu=b.weights_bytes_per_gpu,
+            non_kv_bytes=b.non_kv_bytes,
+            cudagraph_bytes=b.cudagraph_bytes,
+            GiB=round(b.available_kv_bytes / GiB, 6),
+        )
+    if plan.uniform:
+        led.add(
+            "bytes_per_block",
+            "Σ layers' pages = bytes_per_token × block_size",
+            b.bytes_per_block,
+            "B",
+            SRC_BLOCKS,
+            bytes_per_token=b.per_token.bytes_per_token,
+            block_size=b.block_size,
+        )
+    else:
+        led.add(
+            "group_size",
+            "smallest kind's layer count, or the largest if < 1.5 × smallest",
+            plan.group_size,
+            "layers",
+            SRC_GROUPS,
+            groups=len(plan.groups),
+            padding_slots=plan.padding_slots,
+        )
+        led.add(
+            "bytes_per_block",
+            "group_size × page (page = bytes per token-layer × block)",
+            b.bytes_per_block,
+            "B",
+            SRC_GROUPS,
+            group_size=plan.group_size,
+            page=plan.page_bytes,
+        )
+    if par.pipeline > 1:
+        led.add(
+            "bytes_per_block_by_stage",
+            "each stage's own layers",
+            ",".join(str(x) for x in b.bytes_per_block_by_stage),
+            "B",
+            SRC_BLOCKS,
+        )
+    led.add(
+        "num_blocks",
+        "min over workers of available // bytes_per_block"
+        + (" (num_gpu_blocks_override)" if inp.num_gpu_blocks_override is not None else ""),
+        b.num_blocks,
+        "blocks",
+        SRC_BLOCKS,
+        available=b.available_kv_bytes,
+        bytes_per_block=b.bytes_per_block,
+        computed=b.num_blocks_computed,
+    )
+    led.add(
+        "usable_blocks", "num_blocks − 1 (block 0 is the null block)", b.usable_blocks, "blocks", SRC_POOL
+    )
+    led.add(
+        "token_slots",
+        "usable_blocks // groups × block_size × DCP",
+        b.token_slots,
+        "tokens",
+        SRC_POOL,
+        groups=len(plan.groups),
+        block_size=plan.min_block_size,
+    )
+    if b.sliding_inflight_tokens is not None:
+        led.add(
+            "max_num_batched_tokens",
+            "given"
+            if "max_num_batched_tokens" in cap.settings.given
+            else f"vllm serve default for {cap.settings.batch_tier} ({profile.batch_rule_text()})",
+            b.max_num_batched_tokens,
+            "tokens",
+            SRC_BATCH_DEFAULTS,
+            gpu_memory_bytes=inp.gpu_memory_bytes,
+            gpu=inp.gpu_name or None,
+        )
+        led.add(
+            "sliding_inflight_tokens",
+            "max_concurrent_batches × max_num_batched_tokens"
+            if profile.sliding_inflight_rule is InflightRule.BATCHES
+            else "max_num_batched_tokens",
+            b.sliding_inflight_tokens,
+            "tokens",
+            SRC_SLIDING,
+            max_num_batched_tokens=b.max_num_batched_tokens,
+            async_scheduling=cap.settings.async_scheduling,
+            PP=par.pipeline,
+        )
+    for gr in b.groups:
+        if gr.kind == "sliding_attention":
+            formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
+            src = SRC_SLIDING
+        elif gr.kind == "mamba":
+            formula, src = "one state block", "vllm/v1/kv_cache_interface.py (MambaSpec)"
+        else:
+            formula = "ceil(T / (block_size × DCP))"
+            src = "vllm/v1/core/single_type_kv_cache_manager.py"
+        led.add(
+            f"blocks_per_request[{gr.kind} × {gr.groups} groups]",
+            formula,
+            gr.blocks_per_request,
+            "blocks",
+            src,
+            T=b.context_tokens,
+            block_size=gr.block_size,
+            W=g.sliding_window if gr.kind == "sliding_attention" else None,
+            F=b.sliding_inflight_tokens if gr.kind == "sliding_attention" else None,
+            DCP=par.decode_context,
+        )
+    led.add(
+        "blocks_per_request", "Σ over groups (groups × blocks each)", b.blocks_per_request, "blocks", SRC_CONC
+    )
+    c = b.concurrency
+    led.add(
+        "concurrency.guaranteed",
+        "floor(usable_blocks / blocks_per_request)",
+        c.guaranteed,
+        "requests",
+        SRC_POOL,
+        usable_blocks=b.usable_blocks,
+        blocks_per_request=b.blocks_per_request,
+        unrounded=round(c.guaranteed_unrounded, 4),
+    )
+    led.add(
+        "concurrency.schedulable",
+        "min(guaranteed, max_num_seqs); max_num_seqs "
+        + (
+            "given"
+            if "max_num_seqs" in cap.settings.given
+            else f"vllm serve default for {cap.settings.batch_tier} ({profile.batch_rule_text()})"
+        ),
+        c.schedulable,
+        "requests",
+        SRC_BATCH_DEFAULTS,
+        guaranteed=c.guaranteed,
+        max_num_seqs=b.max_num_seqs,
+    )
+    led.add(
+        "concurrency.vllm_reported",
+        "num_blocks / blocks_per_request (vLLM's log line)",
+        round(c.vllm_reported, 4),
+        "×",
+        SRC_CONC,
+        num_blocks=b.num_blocks,
+    )
+    led.add(
+        "concurrency.budget_floor",
+        "floor(available_kv_bytes / kv_bytes_per_request)",
+        c.budget_floor,
+        "requests",
+        "docs/seed-figures.md table 2",
+        available=b.available_kv_bytes,
+        kv_bytes_per_request=b.kv_bytes_per_request,
+        unrounded=round(c.budget_unrounded, 4),
+    )
+    led.add(
+        "kv_cache_size_tokens",
+        "int(vllm_reported × T)"
+        if profile.kv_cache_size_rule is KvCacheSizeRule.CONCURRENCY_X_TOKENS
+        else "num_blocks // groups × block_size",
+        b.kv_cache_size_tokens,
+        "tokens",
+        SRC_REPORT,
+    )
+    led.add(
+        "tail_waste_tokens",
+        "ceil(T / block_size) × block_size − T",
+        b.tail_waste_tokens,
+        "tokens",
+        "docs/vllm-rules.md §4",
+    )
+    led.add(
+        "max_context_tokens",
+        "largest T with blocks_per_request(T) ≤ fit budget",
+        b.max_context_tokens,
+        "tokens",
+        SRC_FIT,
+        fit_budget_blocks=cap.fit_blocks,
+        null_block_reserved=profile.null_block_in_fit_check,
+        limited_by=b.max_context_limited_by,
+    )
+    if b.target_concurrency is not None:
+        led.add(
+            "max_context_for_target",
+            "largest T with N × blocks_per_request(T) ≤ usable",
+            b.max_context_for_target,
+            "tokens",
+            SRC_CONC,
+            N=b.target_concurrency,
+        )
+        led.add(
+            "min_gpu_memory_utilization",
+            "smallest u (4 decimals) with ceil(total × u) ≥ (N × blocks + 1) × bytes_per_block"
+            " + weights + non_kv + cudagraph",
+            b.min_gpu_memory_utilization,
+            "",
+            SRC_REQUESTED,
+            N=b.target_concurrency,
+        )
+    if b.pooled is not None:
+        p = b.pooled
+        led.add(
+            "pooled.concurrency",
+            "floor((ceil(GPUs × memory × util) − weights) / (T × bytes_per_token_model))",
+            p.concurrency,
+            "requests",
+            "docs/seed-figures.md table 2 (pooled arithmetic, not deployable)",
+            gpus=p.gpus,
+            available=p.available_kv_bytes,
+            kv_bytes_per_request=p.kv_bytes_per_request,
+            unrounded=round(p.concurrency_unrounded, 4),
+        )
+    return led.build()

@@ -1,0 +1,120 @@
+"""The budget's question and answer as plain values."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .. import warnings as w
+from ..geometry import Geometry
+from ..ledger import Step
+from ..pertoken import PerToken
+from ..profiles import EngineProfile
+
+
+class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the budget depends on. Bytes are per GPU worker unless named total; None means
+    "the engine profile's default" (resolved in defaults.py)."""
+
+    geometry: Geometry
+    profile: EngineProfile
+    gpu_memory_bytes: int | None = None
+    gpu_name: str = ""
+    gpu_memory_nominal: bool = False
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str = "auto"
+    kv_cache_dtype_skip_layers: tuple[int | str, ...] = ()
+    block_size: int | None = None
+    context_tokens: int | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
+    weights_bytes: int | None = None
+    weight_dtype: str | None = None
+    non_kv_bytes: int = 0
+    cudagraph_bytes: int = 0
+    kv_cache_memory_bytes: int | None = None
+    num_gpu_blocks_override: int | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    async_scheduling: bool | None = None
+    max_model_len: int | None = None
+    target_concurrency: int | None = None
+    hybrid_kv_cache_manager: bool = True
+    extensible_kv_cache: bool = False
+    kv_offloading_bytes: int | None = None
+
+
+class GroupResult(msgspec.Struct, frozen=True):
+    """KV-cache groups of one shape: `groups` of them, `layers` real layers in all, each group
+    needing `blocks_per_request` blocks of `block_size` tokens for one request."""
+
+    kind: str
+    groups: int
+    layers: int
+    block_size: int
+    blocks_per_request: int
+
+
+class Concurrency(msgspec.Struct, frozen=True):
+    """guaranteed: requests the usable blocks hold at once; schedulable: what vLLM runs at once,
+    also bounded by max_num_seqs; vllm_reported: vLLM's start-up log line; budget_floor: the
+    seed's budget ÷ KV-per-request method."""
+
+    guaranteed: int
+    guaranteed_unrounded: float
+    vllm_reported: float
+    budget_floor: int
+    budget_unrounded: float
+    schedulable: int
+
+
+class Pooled(msgspec.Struct, frozen=True):
+    gpus: int
+    memory_bytes: int
+    requested_bytes: int
+    available_kv_bytes: int
+    kv_bytes_per_request: int
+    concurrency: int
+    concurrency_unrounded: float
+
+
+class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    engine: str
+    context_tokens: int
+    max_model_len: int
+    gpu_memory_bytes: int | None
+    gpu_memory_utilization: float
+    requested_bytes: int | None
+    weights_bytes: int
+    weights_bytes_per_gpu: int
+    non_kv_bytes: int
+    cudagraph_bytes: int
+    available_kv_bytes: int
+    block_size: int
+    bytes_per_block: int
+    bytes_per_block_by_stage: tuple[int, ...]
+    num_blocks_computed: int
+    num_blocks: int
+    usable_blocks: int
+    token_slots: int
+    blocks_per_request: int
+    groups: tuple[GroupResult, ...]
+    group_size: int
+    padding_slots: int
+    kv_bytes_per_request: int
+    tail_waste_tokens: int
+    concurrency: Concurrency
+    kv_cache_size_tokens: int
+    max_context_tokens: int
+    max_context_limited_by: str
+    fits_max_model_len: bool
+    target_concurrency: int | None
+    max_context_for_target: int | None
+    min_gpu_memory_utilization: float | None
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    sliding_inflight_tokens: int | None
+    pooled: Pooled | None
+    per_token: PerToken
+    warnings: tuple[w.Warning, ...]
+    ledger: tuple[Step, ...] = ()

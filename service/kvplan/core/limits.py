@@ -1,0 +1,49 @@
+"""Our input limits, each defined once with its reason. The wire schemas, the config readers
+and the core's own checks all import them from here. vLLM's defaults are not limits: they live
+in the engine profile (profiles.py)."""
+
+from __future__ import annotations
+
+# Bytes: one exbibyte is far above any GPU or fleet, and keeps every product of two figures
+# (bytes × count) well inside what JSON clients read exactly as integers after division.
+MAX_BYTES = 1 << 60
+# Tokens: a tebitoken context is 8,000× the longest context any model takes; above it a
+# blocks-per-request figure stops meaning anything.
+MAX_TOKENS = 1 << 40
+# Parameters: a quadrillion parameters is 1,000× the largest published model.
+MAX_PARAMS = 1 << 50
+
+# Model shape: no config has more layers, heads or head dimensions; the per-layer pass is linear
+# in the layers, so the layer count bounds the work of one scenario.
+MAX_LAYERS = 4096
+MAX_HEADS = 65536
+MAX_HEAD_DIM = 65536
+# A Mamba state or any per-layer page above a tebibyte is not a real layer.
+MAX_STATE_BYTES = 1 << 40
+
+# Parallel sizes: no node or DP group holds more GPUs than this.
+MAX_PARALLEL_SIZE = 1024
+# vLLM accepts block sizes up to this; a block is at least one token.
+MAX_BLOCK_SIZE = 65536
+# max_num_seqs: the simulator's scheduler walks the running list each step, and no GPU runs more.
+MAX_NUM_SEQS = 65536
+# Target concurrency: above 2^32 requests no fleet exists.
+MAX_CONCURRENCY = 1 << 32
+
+# Names and ids: preset ids, GPU ids and model names are short; longer is an attack or an error.
+MAX_NAME_LENGTH = 200
+
+# One call's breadth: scenarios in a batch, GPU types and layouts in a fleet, lengths in a mix.
+MAX_BATCH = 1000
+MAX_FLEET_TYPES = 64
+MAX_LAYOUTS = 64
+MAX_MIX = 32
+MAX_GPU_COUNT = 1_000_000
+MAX_GPUS_PER_NODE = 1024
+MAX_COST_PER_HOUR = 1e9
+# Mix shares are relative weights; a ratio above 10^9 between two is a typo.
+MAX_SHARE = 1e9
+# Sweep values: a chart with more points than this is not read.
+MAX_SWEEP_VALUES_LENGTH = 4000
+# Query strings: the widest GET request has about 40 fields.
+MAX_QUERY_FIELDS = 256
