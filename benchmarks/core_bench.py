@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from kvplan.core import budget as budget_mod
 from kvplan.core.budget import BudgetInput, compute_budget
-from kvplan.core.groups import plan_groups
+from kvplan.core.budget.compute import _compute_budget
+from kvplan.core.memo import clear_all
 from kvplan.core.parallel import Parallel
-from kvplan.core.pertoken import _layer_bytes, _per_layer, per_token
+from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import get_profile
 from kvplan.presets import load_registry
 
@@ -35,11 +35,7 @@ CASES = {
 
 
 def clear() -> None:
-    _layer_bytes.cache_clear()
-    _per_layer.cache_clear()
-    plan_groups.cache_clear()
-    budget_mod._capacity.cache_clear()
-    budget_mod._memo.cache_clear()
+    clear_all()
 
 
 def median_us(fn: Callable[[], object], cold: bool = False, batches: int = 25, per_batch: int = 400) -> float:
@@ -82,7 +78,7 @@ def main() -> int:
         print(f"{label:26} {'per-token':14} {'':>8} {pt:12.2f} {pt_cold:8.2f}")
         for name, explain in (("budget", False), ("budget+ledger", True)):
             memo = median_us(partial(compute_budget, inp, explain))
-            comp = median_us(partial(budget_mod._compute_budget, inp, explain))
+            comp = median_us(partial(_compute_budget, inp, explain))
             cold = median_us(partial(compute_budget, inp, explain), cold=True, batches=8, per_batch=40)
             print(f"{label:26} {name:14} {memo:8.2f} {comp:12.2f} {cold:8.2f}")
             if not explain:

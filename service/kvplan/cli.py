@@ -44,48 +44,42 @@ def _serve(args: argparse.Namespace) -> int:
 def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     import msgspec
 
-    from kvplan.api.errors import problem_for
-    from kvplan.api.http import decode_pairs, envelope
     from kvplan.api.render import budget_text, per_token_text
-    from kvplan.api.resolve import budget_input, per_token_args, resolve_model
     from kvplan.api.schemas import BudgetRequest, PerTokenRequest
-    from kvplan.core.budget import compute_budget
-    from kvplan.core.pertoken import per_token
-    from kvplan.core.profiles import DEFAULT_PROFILE_ID
+    from kvplan.core.errors import KvplanError
     from kvplan.presets import load_registry
+    from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
+    from kvplan.services.query import decode_pairs
 
     reg = load_registry()
+    kv = [p.split("=", 1) for p in pairs]
+    if any(len(x) != 2 for x in kv):
+        print("arguments are key=value pairs, e.g. model=llama-3-70b gpu=h100-sxm-80gb", file=sys.stderr)
+        return 2
     try:
-        kv = [p.split("=", 1) for p in pairs]
-        if any(len(x) != 2 for x in kv):
-            print("arguments are key=value pairs, e.g. model=llama-3-70b gpu=h100-sxm-80gb", file=sys.stderr)
-            return 2
         if kind == "budget":
-            req = decode_pairs([(k, v) for k, v in kv], BudgetRequest)
-            inp, model, gpu = budget_input(reg, req)
-            b = compute_budget(inp, explain=not as_json)
-            if as_json:
-                head = {"model": model.label, "gpu": gpu, "registry_version": reg.version}
-                sys.stdout.write(envelope(head, msgspec.json.encode(b)).decode() + "\n")
-            else:
-                sys.stdout.write(budget_text(b, model.label, gpu, reg.version))
+            b, labels = budget_answer(reg, decode_pairs([(k, v) for k, v in kv], BudgetRequest), not as_json)
+            out = (
+                encode_answer(labels, b).decode() + "\n"
+                if as_json
+                else budget_text(b, labels["model"], labels["gpu"], reg.version)
+            )
         else:
-            ptr = decode_pairs([(k, v) for k, v in kv], PerTokenRequest)
-            model = resolve_model(reg, ptr.model)
-            dtype, skip, par = per_token_args(ptr)
-            pt = per_token(model.geometry, dtype, skip, par, ptr.context_tokens, explain=not as_json)
-            engine = ptr.engine or DEFAULT_PROFILE_ID
-            if as_json:
-                head = {"model": model.label, "engine": engine, "registry_version": reg.version}
-                sys.stdout.write(envelope(head, msgspec.json.encode(pt)).decode() + "\n")
-            else:
-                sys.stdout.write(per_token_text(pt, model.label, engine, reg.version))
-    except Exception as e:
-        p = problem_for(e)
-        if p.status >= 500:
-            raise
-        print(f"error: {p.detail}", file=sys.stderr)
+            pt, labels = per_token_answer(
+                reg, decode_pairs([(k, v) for k, v in kv], PerTokenRequest), not as_json
+            )
+            out = (
+                encode_answer(labels, pt).decode() + "\n"
+                if as_json
+                else per_token_text(pt, labels["model"], labels["engine"], reg.version)
+            )
+    except KvplanError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
+    except msgspec.ValidationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(out)
     return 0
 
 

@@ -27,9 +27,11 @@ def test_every_core_error_type_is_a_4xx_naming_its_field():
         assert p.field == exc.field
 
 
-def test_unknown_presets_are_404_and_unknown_closed_names_are_400():
-    assert problem_for(errors.UnknownName("model", "model preset", "x", ())).status == 404
+def test_unknown_presets_are_404_and_unknown_closed_names_are_400_by_class_not_by_wording():
+    assert problem_for(errors.UnknownPreset("model", "model", "x", ())).status == 404
     assert problem_for(errors.UnknownName("engine", "engine profile", "x", ("vllm@0.33",))).status == 400
+    # The status follows the type: a closed-set name whose kind happens to end in "preset" is a 400.
+    assert problem_for(errors.UnknownName("kv_cache_dtype", "dtype preset", "x", ("auto",))).status == 400
 
 
 def test_decoding_errors_are_400_and_anything_else_is_a_500_without_details():

@@ -1,8 +1,8 @@
 """The one place where errors become HTTP answers (RFC 9457 problem+json).
 
 core InvalidInput / InvalidLayout / InvalidConfig   → 400, naming the field
-core UnknownName for a model or GPU preset           → 404, with close matches
-core UnknownName for a dtype or engine profile       → 400, with the valid names
+core UnknownPreset (a model or GPU id)              → 404, with close matches
+core UnknownName (a dtype or engine profile)         → 400, with the valid names
 msgspec DecodeError / ValidationError                → 400, naming the JSON path
 too deeply nested JSON (RecursionError)              → 400
 Litestar's own: 404 no route, 405 method, 413 body over the limit
@@ -20,7 +20,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from kvplan.core.errors import KvplanError, UnknownName
+from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
 
 from . import metrics
 from .schemas import Problem
@@ -55,7 +55,7 @@ _TITLES = {
 def problem_for(exc: BaseException) -> Problem:
     """The problem body for an exception (never a stack trace)."""
     if isinstance(exc, UnknownName):
-        preset = exc.kind.endswith("preset")
+        preset = isinstance(exc, UnknownPreset)
         return Problem(
             title=f"Unknown {exc.kind}",
             status=404 if preset else 400,

@@ -4,7 +4,6 @@ strings, format negotiation, ETags, and the envelope every answer carries."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -18,8 +17,6 @@ from .errors import ApiError
 T = TypeVar("T")
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
-RESERVED = frozenset({"format", "explain"})
-LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
 _decoders: dict[type, msgspec.json.Decoder[Any]] = {}
 
 
@@ -36,36 +33,6 @@ async def decode_body(request: Request[Any, Any, Any], t: type[T]) -> T:
     if not body.strip():
         raise ApiError(400, "The request body is empty; send a JSON object.", title="Empty body")
     return decoder(t).decode(body)
-
-
-def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
-    """Decode key=value pairs (query parameters, command-line arguments) into a request."""
-    grouped: dict[str, list[str]] = {}
-    for k, v in pairs:
-        grouped.setdefault(k, []).append(v)
-    data: dict[str, Any] = {}
-    for key, values in grouped.items():
-        if key in RESERVED:
-            continue
-        if len(key) > 200 or key.count(".") > 4:
-            raise ApiError(400, f"{key[:60]}: query parameter name too long or too deep", field=key[:60])
-        value: Any
-        if key in LIST_FIELDS:
-            value = [v.strip() for raw in values for v in raw.split(",") if v.strip()]
-            value = [int(v) if v.isdigit() else v for v in value]
-        else:
-            value = values[-1]
-        node = data
-        parts = key.split(".")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ApiError(400, f"{key}: conflicts with parameter {part}", field=key)
-            node = child
-        if isinstance(node.get(parts[-1]), dict):
-            raise ApiError(400, f"{key}: conflicts with nested parameters", field=key)
-        node[parts[-1]] = value
-    return msgspec.convert(data, t, strict=False)
 
 
 def text_wanted(fmt: str | None, accept: str) -> bool:

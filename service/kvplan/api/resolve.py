@@ -1,218 +1,48 @@
-"""From wire requests to core inputs: names become presets, inline models become geometry."""
+"""The simulator's inputs from its wire request (moving to kvplan.services with the workload split)."""
 
 from __future__ import annotations
 
 import msgspec
 
-from kvplan.core.budget import BudgetInput, compute_budget
+from kvplan.core.budget import compute_budget, settings_for
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, make_geometry
-from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.core.simulate import Conversations, Generator, Length, SimConfig, SimRequest
 from kvplan.presets import Registry
+from kvplan.services.scenarios import budget_input, resolve_model
 
-from .schemas import (
-    BudgetRequest,
-    FleetGpu,
-    FleetQuery,
-    FleetRequest,
-    GeometrySpec,
-    ModelSpec,
-    PerTokenRequest,
-    SimulateRequest,
-    Workload,
-)
-
-
-class Resolved:
-    """A model as the core needs it, plus the label answers carry."""
-
-    __slots__ = ("geometry", "label")
-
-    def __init__(self, geometry: Geometry, label: str) -> None:
-        self.geometry = geometry
-        self.label = label
-
-
-def resolve_model(registry: Registry, model: str | ModelSpec) -> Resolved:
-    if isinstance(model, str):
-        preset = registry.model(model)
-        return Resolved(preset.geometry, preset.id)
-    given = (model.hf_config is not None) + (model.geometry is not None)
-    if given != 1:
-        raise InvalidInput("model", "give exactly one of hf_config or geometry (or a preset id string)")
-    if model.hf_config is not None:
-        name = model.name or str(model.hf_config.get("_name_or_path") or "custom")[:200]
-        try:
-            return Resolved(from_hf_config(model.hf_config, name=name), name)
-        except InvalidInput as e:
-            raise type(e)(f"model.hf_config.{e.field}", e.reason) from None
-    assert model.geometry is not None
-    return Resolved(geometry_from_spec(model.geometry, model.name), model.name or model.geometry.name)
-
-
-# Fields the inline geometry and the core's Geometry share by name and meaning.
-_SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
-         "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
-         "mamba_state_bytes", "params_total", "params_active", "params_expert", "weight_dtype")  # fmt: skip
-
-
-def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
-    return make_geometry(
-        name=name or g.name,
-        num_kv_heads=g.num_kv_heads,
-        head_dim=g.head_dim,
-        v_head_dim=g.v_head_dim,
-        layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
-        **{f: getattr(g, f) for f in _SAME},
-    )
-
-
-def spec_from_geometry(g: Geometry) -> GeometrySpec:
-    """The inline form of a geometry, which `model: {geometry: …}` accepts back."""
-    uniform = len(set(g.layer_pattern)) == 1
-    return GeometrySpec(
-        name=g.name,
-        num_kv_heads=None if g.is_mla else g.num_kv_heads,
-        head_dim=None if g.is_mla else g.head_dim,
-        v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
-        layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
-        **{f: getattr(g, f) for f in _SAME},
-    )
-
-
-def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, Resolved, str | None]:
-    model = resolve_model(registry, req.model)
-    gpu_name = ""
-    nominal = False
-    memory = req.gpu_memory_bytes
-    gpu_id = None
-    if req.gpu is not None:
-        gpu = registry.gpu(req.gpu)
-        gpu_id, gpu_name, nominal = gpu.id, gpu.name, gpu.nominal
-        if memory is None:
-            memory = gpu.memory_bytes
-        else:
-            nominal = False
-    inp = BudgetInput(
-        geometry=model.geometry,
-        profile=get_profile(req.engine),
-        gpu_memory_bytes=memory,
-        gpu_name=gpu_name,
-        gpu_memory_nominal=nominal,
-        gpu_memory_utilization=req.gpu_memory_utilization,
-        kv_cache_dtype=req.kv_cache_dtype,
-        kv_cache_dtype_skip_layers=tuple(req.kv_cache_dtype_skip_layers),
-        block_size=req.block_size,
-        context_tokens=req.context_tokens,
-        tensor_parallel_size=req.tensor_parallel_size,
-        pipeline_parallel_size=req.pipeline_parallel_size,
-        decode_context_parallel_size=req.decode_context_parallel_size,
-        weights_bytes=req.weights_bytes,
-        weight_dtype=req.weight_dtype,
-        non_kv_bytes=req.non_kv_bytes,
-        cudagraph_bytes=req.cudagraph_bytes,
-        kv_cache_memory_bytes=req.kv_cache_memory_bytes,
-        num_gpu_blocks_override=req.num_gpu_blocks_override,
-        max_num_batched_tokens=req.max_num_batched_tokens,
-        max_num_seqs=req.max_num_seqs,
-        async_scheduling=req.async_scheduling,
-        max_model_len=req.max_model_len,
-        target_concurrency=req.target_concurrency,
-        hybrid_kv_cache_manager=req.hybrid_kv_cache_manager,
-        extensible_kv_cache=req.extensible_kv_cache,
-        kv_offloading_bytes=req.kv_offloading_bytes,
-    )
-    return inp, model, gpu_id
-
-
-def per_token_args(req: PerTokenRequest) -> tuple[str, tuple[int | str, ...], Parallel]:
-    par = Parallel(req.tensor_parallel_size, req.pipeline_parallel_size, req.decode_context_parallel_size)
-    return req.kv_cache_dtype, tuple(req.kv_cache_dtype_skip_layers), par
-
-
-def fleet_input(registry: Registry, req: FleetRequest) -> FleetInput:
-    shared = {
-        f: getattr(req, f) for f in BudgetRequest.__struct_fields__ if f in FleetRequest.__struct_fields__
-    }
-    template, _, _ = budget_input(registry, BudgetRequest(**shared))
-    entries = []
-    for i, item in enumerate(req.fleet):
-        g = registry.gpu(item.gpu, field=f"fleet[{i}].gpu")
-        entries.append(
-            FleetEntry(
-                gpu=g.id,
-                gpu_name=g.name,
-                memory_bytes=g.memory_bytes,
-                nominal=g.nominal,
-                count=item.count,
-                gpus_per_node=item.gpus_per_node,
-                cost_per_hour=item.cost_per_hour,
-            )
-        )
-    w = req.workload
-    if (w.context_tokens is None) == (w.mix is None):
-        raise InvalidInput("workload", "give exactly one of context_tokens or mix")
-    mix = (
-        (MixItem(w.context_tokens, 1.0),)
-        if w.context_tokens is not None
-        else tuple(MixItem(m.context_tokens, m.share) for m in w.mix or ())
-    )
-    layouts = (
-        None
-        if req.layouts is None
-        else tuple(
-            Layout(
-                tensor_parallel_size=x.tensor_parallel_size,
-                pipeline_parallel_size=x.pipeline_parallel_size,
-                data_parallel_attention=x.data_parallel_attention,
-            )
-            for x in req.layouts
-        )
-    )
-    return FleetInput(
-        template=template,
-        fleet=tuple(entries),
-        mix=mix,
-        layouts=layouts,
-        target_concurrency=req.target_concurrency,
-    )
-
-
-def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
-    return FleetRequest(
-        model=q.model,
-        workload=Workload(context_tokens=q.context_tokens),
-        fleet=[
-            FleetGpu(gpu=q.gpu, count=q.count, gpus_per_node=q.gpus_per_node, cost_per_hour=q.cost_per_hour)
-        ],
-        target_concurrency=q.target_concurrency,
-        gpu_memory_utilization=q.gpu_memory_utilization,
-        kv_cache_dtype=q.kv_cache_dtype,
-        weights_bytes=q.weights_bytes,
-        weight_dtype=q.weight_dtype,
-        block_size=q.block_size,
-        engine=q.engine,
-    )
+from .schemas import BudgetRequest, SimulateRequest
 
 
 def simulation_input(
     registry: Registry, req: SimulateRequest
 ) -> tuple[SimConfig, list[SimRequest] | None, Generator | None, str, str]:
     """The simulator's pool and workload; also the pool's source and the engine profile."""
-    engine = get_profile(req.engine).id
+    profile = get_profile(req.engine)
+    shared = {
+        f: getattr(req, f) for f in BudgetRequest.__struct_fields__ if f in SimulateRequest.__struct_fields__
+    }
     if req.num_blocks is not None:
-        cfg_blocks, block_size, mnbt, source = req.num_blocks, req.block_size or 16, 8192, "given"
+        # A pool given by its size: the same defaults budget would use for this model and GPU.
+        geometry = None if req.model is None else resolve_model(registry, req.model).geometry
+        memory, gpu_name = req.gpu_memory_bytes, ""
+        if req.gpu is not None:
+            gpu = registry.gpu(req.gpu)
+            memory, gpu_name = memory or gpu.memory_bytes, gpu.name
+        settings = settings_for(
+            geometry,
+            profile,
+            gpu_memory_bytes=memory,
+            gpu_name=gpu_name,
+            block_size=req.block_size,
+            max_num_batched_tokens=req.max_num_batched_tokens,
+            max_num_seqs=req.max_num_seqs,
+        )
+        cfg_blocks, block_size, source = req.num_blocks, settings.block_size, "given"
+        max_num_seqs, max_num_batched_tokens = settings.max_num_seqs, settings.max_num_batched_tokens
     else:
         if req.model is None:
             raise InvalidInput("model", "required unless num_blocks is given")
-        shared = {
-            f: getattr(req, f)
-            for f in BudgetRequest.__struct_fields__
-            if f in SimulateRequest.__struct_fields__
-        }
         inp, _, _ = budget_input(registry, BudgetRequest(**shared))
         b = compute_budget(inp)
         if len(b.groups) != 1 or b.groups[0].groups != 1:
@@ -220,18 +50,20 @@ def simulation_input(
                 "model",
                 "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
             )
-        cfg_blocks, block_size, mnbt = b.num_blocks, b.block_size, b.max_num_batched_tokens
+        cfg_blocks, block_size = b.num_blocks, b.block_size
+        max_num_seqs, max_num_batched_tokens = b.max_num_seqs, b.max_num_batched_tokens
         source = f"budget: {b.num_blocks:,} blocks of {b.block_size} tokens"
         if cfg_blocks < 2:
             raise InvalidInput("model", "the budget leaves no blocks: nothing to simulate")
     cfg = SimConfig(
         num_blocks=cfg_blocks,
         block_size=block_size,
-        max_num_seqs=req.max_num_seqs,
-        max_num_batched_tokens=req.max_num_batched_tokens or max(mnbt, req.max_num_seqs),
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
         policy=req.scheduling_policy,
         prefix_caching=req.enable_prefix_caching,
     )
+    engine = profile.id
     w = req.workload
     if (w.requests is None) == (w.generator is None):
         raise InvalidInput("workload", "give exactly one of requests or generator")

@@ -5,7 +5,8 @@ Hierarchy:
       InvalidInput           a value is out of range or inconsistent (field, reason)
         InvalidLayout        a parallel layout the model's heads cannot take
         InvalidConfig        a Hugging Face config.json that cannot be interpreted
-      UnknownName            a name that is not in a closed set (preset, profile, dtype)
+      UnknownName            a name that is not in a closed set (profile, dtype)
+        UnknownPreset        a model or GPU preset id the registry does not hold (HTTP 404)
 """
 
 from __future__ import annotations
@@ -62,3 +63,7 @@ class UnknownName(KvplanError):
         self.name = name
         self.valid = valid
         self.suggestions = suggestions
+
+
+class UnknownPreset(UnknownName):
+    """A model or GPU id the preset registry does not hold: a missing resource, not a bad value."""

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from .errors import InvalidInput
 from .geometry import FULL, MAMBA, SLIDING
+from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
 
@@ -49,7 +49,7 @@ class GroupPlan:
         object.__setattr__(self, "min_block_size", min(g.block_size for g in self.groups))
 
 
-@lru_cache(maxsize=4096)
+@memo_bounded(4096, lambda lb, *_: len(lb.kinds))
 def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupPlan:
     if block_size < 1:
         raise InvalidInput("block_size", "must be at least 1")

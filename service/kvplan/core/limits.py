@@ -47,3 +47,7 @@ MAX_SHARE = 1e9
 MAX_SWEEP_VALUES_LENGTH = 4000
 # Query strings: the widest GET request has about 40 fields.
 MAX_QUERY_FIELDS = 256
+
+# Memory the core's memo caches may hold: models with more layers than this (no released model
+# has half as many) are computed every time, so a cached entry stays a few KiB.
+MEMO_MAX_LAYERS = 256

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import msgspec
 from msgspec.structs import replace
@@ -21,6 +20,7 @@ from .dtypes import (
 from .errors import InvalidInput
 from .geometry import KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
 from .ledger import LedgerBuilder, Step
+from .memo import memo_bounded
 from .parallel import Parallel, check_sizes, kv_heads_per_gpu, pp_stage_ranges, validate
 from .units import GiB, KiB, cdiv
 
@@ -96,7 +96,7 @@ def layer_bytes(
     return _layer_bytes(geometry, kv_cache_dtype, skip_layers, par)
 
 
-@lru_cache(maxsize=4096)
+@memo_bounded(4096, lambda geometry, *_: geometry.num_layers)
 def _per_layer(
     geometry: Geometry, kv_cache_dtype: str, skip_layers: tuple[int | str, ...], tensor: int
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...], int, tuple[KindBytes, ...], int]:
@@ -146,7 +146,7 @@ def _per_layer(
     return g, tuple(model), d, hkv_gpu, kinds, mha_equivalent_bytes(geometry, kv_cache_dtype)
 
 
-@lru_cache(maxsize=4096)
+@memo_bounded(4096, lambda geometry, *_: geometry.num_layers)
 def _layer_bytes(
     geometry: Geometry,
     kv_cache_dtype: str,

@@ -20,7 +20,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from kvplan.core.errors import InvalidInput, UnknownName
+from kvplan.core.errors import InvalidInput, UnknownPreset
 from kvplan.core.geometry import Geometry, from_hf_config
 
 BUILTIN_DIR = Path(__file__).parent / "data"
@@ -79,7 +79,7 @@ class Registry:
     def model(self, name: str, field: str = "model") -> ModelPreset:
         mid = self._model_index.get(name.lower())
         if mid is None:
-            raise UnknownName(
+            raise UnknownPreset(
                 field, "model preset", name, tuple(self.models), _suggest(name, self._model_index)
             )
         return self.models[mid]
@@ -87,7 +87,7 @@ class Registry:
     def gpu(self, name: str, field: str = "gpu") -> GpuPreset:
         gid = self._gpu_index.get(name.lower())
         if gid is None:
-            raise UnknownName(field, "GPU preset", name, tuple(self.gpus), _suggest(name, self._gpu_index))
+            raise UnknownPreset(field, "GPU preset", name, tuple(self.gpus), _suggest(name, self._gpu_index))
         return self.gpus[gid]
 
 

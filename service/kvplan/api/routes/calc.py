@@ -10,18 +10,18 @@ from typing import Any, TypeVar
 import msgspec
 from litestar import Request, Response, get, post
 
-from kvplan.core.budget import Budget, compute_budget
+from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError
-from kvplan.core.pertoken import PerToken, per_token
-from kvplan.core.profiles import DEFAULT_PROFILE_ID
+from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
+from kvplan.services.answers import budget_answer, per_token_answer
+from kvplan.services.query import decode_pairs
 
 from .. import metrics
 from ..errors import problem_for
 from ..http import (
     answer,
     decode_body,
-    decode_pairs,
     decoder,
     envelope,
     etag_for,
@@ -34,7 +34,6 @@ from ..http import (
 )
 from ..openapi import doc
 from ..render import budget_text, per_token_text
-from ..resolve import budget_input, per_token_args, resolve_model
 from ..schemas import BatchRequest, BudgetRequest, PerTokenRequest
 
 _core_budget = metrics.CORE_SECONDS.labels("budget")
@@ -74,12 +73,8 @@ def _registry(request: Request[Any, Any, Any]) -> Registry:
 
 
 def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tuple[PerToken, str, str]:
-    model = resolve_model(reg, req.model)
-    kv, skip, par = per_token_args(req)
-    t0 = time.perf_counter()
-    pt = per_token(model.geometry, kv, skip, par, req.context_tokens, explain=explain)
-    _core_pt.observe(time.perf_counter() - t0)
-    return pt, model.label, req.engine or DEFAULT_PROFILE_ID
+    pt, labels = per_token_answer(reg, req, explain, _core_pt.observe)
+    return pt, labels["model"], labels["engine"]
 
 
 def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
@@ -94,12 +89,8 @@ def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Respons
 
 
 def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Budget, str, str | None, bytes]:
-    inp, model, gpu = budget_input(reg, req)
-    t0 = time.perf_counter()
-    b = compute_budget(inp, explain)
-    _core_budget.observe(time.perf_counter() - t0)
-    head = {"model": model.label, "gpu": gpu, "registry_version": reg.version}
-    return b, model.label, gpu, envelope(head, msgspec.json.encode(b))
+    b, labels = budget_answer(reg, req, explain, _core_budget.observe)
+    return b, labels["model"], labels["gpu"], envelope(labels, msgspec.json.encode(b))
 
 
 def _encoded_budget(reg: Registry, raw: bytes, explain: bool) -> tuple[bytes, tuple[str, ...]]:

@@ -14,10 +14,10 @@ from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
 from kvplan.presets import GpuPreset, ModelPreset, Registry
+from kvplan.services.scenarios import spec_from_geometry
 
 from ..http import answer, decode_body, wants_text
 from ..openapi import ConfigBody, listing
-from ..resolve import spec_from_geometry
 from ..schemas import GeometrySpec, Problem
 
 

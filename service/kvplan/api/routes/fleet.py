@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post
 
-from kvplan.core.fleet import plan_fleet
-from kvplan.core.sweep import sweep
 from kvplan.presets import Registry
+from kvplan.services.answers import fleet_answer, sweep_answer
+from kvplan.services.query import decode_pairs
+from kvplan.services.scenarios import fleet_request_from_query
 
 from .. import metrics
 from ..errors import ApiError
-from ..http import answer, decode_body, decode_pairs, envelope, query_pairs, text_wanted
+from ..http import answer, decode_body, envelope, query_pairs, text_wanted
 from ..openapi import doc
 from ..render import fleet_text, sweep_csv, sweep_text
-from ..resolve import budget_input, fleet_input, fleet_request_from_query
 from ..schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
 
 _core_fleet = metrics.CORE_SECONDS.labels("fleet")
@@ -30,16 +29,11 @@ def _registry(request: Request[Any, Any, Any]) -> Registry:
 
 def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
     reg = _registry(request)
-    inp = fleet_input(reg, req)
-    t0 = time.perf_counter()
-    plan = plan_fleet(inp)
-    _core_fleet.observe(time.perf_counter() - t0)
+    plan, labels = fleet_answer(reg, req, _core_fleet.observe)
     metrics.CALCULATIONS.labels("fleet", "ok").inc()
-    label = req.model if isinstance(req.model, str) else inp.template.geometry.name
     if text_wanted(request.query_params.get("format"), request.headers.get("accept", "")):
-        return answer(fleet_text(plan, label, reg.version), True)
-    head = {"model": label, "registry_version": reg.version}
-    return answer(envelope(head, msgspec.json.encode(plan)), False)
+        return answer(fleet_text(plan, labels["model"], reg.version), True)
+    return answer(envelope(labels, msgspec.json.encode(plan)), False)
 
 
 @post("/v1/fleet", status_code=200, **doc("fleet", FleetRequest, "post"))
@@ -71,17 +65,13 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise ApiError(400, "format: must be json, text or csv", field="format")
     reg = _registry(request)
     req = decode_pairs(rest, BudgetRequest)
-    template, model, _ = budget_input(reg, req)
     values = None
     if q.values is not None:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
-    t0 = time.perf_counter()
-    series = sweep(template, q.vary, values)
-    _core_sweep.observe(time.perf_counter() - t0)
+    series, labels = sweep_answer(reg, req, q.vary, values, _core_sweep.observe)
     metrics.CALCULATIONS.labels("sweep", "ok").inc()
     if fmt == "csv":
         return Response(sweep_csv(series).encode(), media_type="text/csv")
     if fmt == "text" or (fmt is None and text_wanted(None, request.headers.get("accept", ""))):
-        return answer(sweep_text(series, model.label, reg.version), True)
-    head = {"model": model.label, "registry_version": reg.version}
-    return answer(envelope(head, msgspec.json.encode(series)), False)
+        return answer(sweep_text(series, labels["model"], reg.version), True)
+    return answer(envelope(labels, msgspec.json.encode(series)), False)

@@ -7,7 +7,16 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from .common import MAX_BYTES, EngineId, KvCacheDtype, ModelField, ParallelSize, Tokens, WeightDtype
+from .common import (
+    MAX_BYTES,
+    EngineId,
+    KvCacheDtype,
+    MaxNumSeqs,
+    ModelField,
+    ParallelSize,
+    Tokens,
+    WeightDtype,
+)
 
 
 class SimRequestSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -64,7 +73,7 @@ class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     workload: SimWorkload
     num_blocks: Annotated[int, Meta(ge=2, le=1 << 31)] | None = None
     block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
-    max_num_seqs: Annotated[int, Meta(ge=1, le=65536)] = 256
+    max_num_seqs: MaxNumSeqs | None = None
     max_num_batched_tokens: Tokens | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     enable_prefix_caching: bool = True

@@ -4,8 +4,6 @@ context lengths pays only for the per-request part (compute.py)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import msgspec
 from msgspec.structs import replace
 
@@ -15,6 +13,7 @@ from ..errors import InvalidInput
 from ..geometry import SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES
+from ..memo import memo_bounded
 from ..parallel import Parallel
 from ..pertoken import LayerBytes, layer_bytes
 from ..profiles import InflightRule
@@ -75,7 +74,7 @@ def layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         return _layout_capacity(inp)
 
 
-@lru_cache(maxsize=1024)
+@memo_bounded(1024, lambda key: key.geometry.num_layers)
 def _memo(key: BudgetInput) -> LayoutCapacity:
     return _layout_capacity(key)
 

@@ -3,8 +3,6 @@ the asked context need and how many fit."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from msgspec.structs import replace
 
 from .. import warnings as w
@@ -12,6 +10,7 @@ from ..concurrency import blocks_for_shape, largest_context, min_utilization
 from ..errors import InvalidInput
 from ..geometry import KIND_NAMES, MAMBA, SLIDING
 from ..limits import MAX_CONCURRENCY, MAX_TOKENS
+from ..memo import memo_bounded
 from ..pertoken import per_token_of
 from ..units import cdiv
 from ..validate import positive_int
@@ -44,7 +43,7 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
         return _compute_budget(inp, explain)
 
 
-@lru_cache(maxsize=4096)
+@memo_bounded(4096, lambda inp, explain: inp.geometry.num_layers)
 def _memo(inp: BudgetInput, explain: bool) -> Budget:
     return _compute_budget(inp, explain)
 

@@ -1,0 +1,78 @@
+"""Answers: a decoded request in, the core's result and the labels every answer carries out.
+The labels (model, gpu, engine, registry version) let a figure be reproduced later."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from kvplan.api.schemas import BudgetRequest, FleetRequest, PerTokenRequest
+from kvplan.core.budget import Budget, compute_budget
+from kvplan.core.fleet import FleetPlan, plan_fleet
+from kvplan.core.pertoken import PerToken, per_token
+from kvplan.core.profiles import get_profile
+from kvplan.core.sweep import Sweep, sweep
+from kvplan.presets import Registry
+
+from .scenarios import budget_input, fleet_input, per_token_args, resolve_model
+
+Labels = dict[str, Any]
+# Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
+Observe = Callable[[float], None] | None
+
+
+def encode_answer(labels: Labels, result: Any) -> bytes:
+    """The labels, then the result's own fields, as one JSON object."""
+    head = msgspec.json.encode(labels)
+    return head[:-1] + b"," + msgspec.json.encode(result)[1:]
+
+
+def _timed(observe: Observe, compute: Callable[[], Any]) -> Any:
+    if observe is None:
+        return compute()
+    t0 = time.perf_counter()
+    result = compute()
+    observe(time.perf_counter() - t0)
+    return result
+
+
+def per_token_answer(
+    registry: Registry, req: PerTokenRequest, explain: bool, observe: Observe = None
+) -> tuple[PerToken, Labels]:
+    model = resolve_model(registry, req.model)
+    engine = get_profile(req.engine).id
+    dtype, skip, par = per_token_args(req)
+    pt: PerToken = _timed(
+        observe, lambda: per_token(model.geometry, dtype, skip, par, req.context_tokens, explain=explain)
+    )
+    return pt, {"model": model.label, "engine": engine, "registry_version": registry.version}
+
+
+def budget_answer(
+    registry: Registry, req: BudgetRequest, explain: bool, observe: Observe = None
+) -> tuple[Budget, Labels]:
+    inp, model, gpu = budget_input(registry, req)
+    b: Budget = _timed(observe, lambda: compute_budget(inp, explain))
+    return b, {"model": model.label, "gpu": gpu, "registry_version": registry.version}
+
+
+def fleet_answer(registry: Registry, req: FleetRequest, observe: Observe = None) -> tuple[FleetPlan, Labels]:
+    inp = fleet_input(registry, req)
+    plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp))
+    label = req.model if isinstance(req.model, str) else inp.template.geometry.name
+    return plan, {"model": label, "registry_version": registry.version}
+
+
+def sweep_answer(
+    registry: Registry,
+    req: BudgetRequest,
+    vary: str,
+    values: Sequence[str] | None,
+    observe: Observe = None,
+) -> tuple[Sweep, Labels]:
+    template, model, _ = budget_input(registry, req)
+    series: Sweep = _timed(observe, lambda: sweep(template, vary, values))
+    return series, {"model": model.label, "registry_version": registry.version}

@@ -1,0 +1,62 @@
+"""key=value pairs (GET query strings, CLI arguments) into a request type, under the same rules
+as a JSON body: an integer field takes digits only (8192.0, 1e3 and '²' are not integers, as
+they are not in a POST body), lists are comma-separated, nested fields are dotted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+import msgspec
+
+from kvplan.core.errors import InvalidInput
+from kvplan.core.limits import MAX_NAME_LENGTH
+
+T = TypeVar("T")
+RESERVED = frozenset({"format", "explain", "width"})
+LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
+MAX_DEPTH = 4
+_INTEGER = re.compile(r"-?[0-9]+\Z", re.ASCII)
+
+
+def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
+    grouped: dict[str, list[str]] = {}
+    for key, value in pairs:
+        grouped.setdefault(key, []).append(value)
+    data: dict[str, Any] = {}
+    scalars: dict[tuple[str, ...], str] = {}
+    for key, values in grouped.items():
+        if key in RESERVED:
+            continue
+        if len(key) > MAX_NAME_LENGTH or key.count(".") > MAX_DEPTH:
+            raise InvalidInput(key[:60], "query parameter name too long or too deep")
+        value: Any
+        parts = tuple(key.split("."))
+        if key in LIST_FIELDS:
+            items = [v.strip() for raw in values for v in raw.split(",") if v.strip()]
+            value = [int(v) if _INTEGER.match(v) else v for v in items]
+        else:
+            value = values[-1]
+            scalars[parts] = value
+        node = data
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise InvalidInput(key, f"conflicts with parameter {part}")
+            node = child
+        if isinstance(node.get(parts[-1]), dict):
+            raise InvalidInput(key, "conflicts with nested parameters")
+        node[parts[-1]] = value
+    decoded = msgspec.convert(data, t, strict=False)
+    for parts, raw in scalars.items():
+        got = _lookup(decoded, parts)
+        if type(got) is int and not _INTEGER.match(raw):
+            raise InvalidInput(".".join(parts), f"must be an integer written in digits, got {raw[:40]!r}")
+    return decoded
+
+
+def _lookup(value: Any, parts: tuple[str, ...]) -> Any:
+    for part in parts:
+        value = getattr(value, part, None)
+    return value
