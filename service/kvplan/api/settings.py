@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 def _int(name: str, default: int) -> int:
@@ -16,6 +17,19 @@ def _int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise SystemExit(f"{name}: must be an integer, got {raw!r}") from None
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"{name}: must be a number, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise SystemExit(f"{name}: must be a positive number of seconds, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -34,7 +48,23 @@ class Settings:
     """Request bodies above this get 413."""
     drain_seconds: int = field(default_factory=lambda: _int("KVPLAN_DRAIN_SECONDS", 20))
     """On SIGTERM, in-flight requests get this long to finish."""
+    header_max_bytes: int = field(default_factory=lambda: _int("KVPLAN_HEADER_MAX_BYTES", 32 * KiB))
+    """Request line plus headers above this get 431 and the connection closes. 32 KiB is what an
+    nginx ingress in front passes by default (4 buffers of 8 KiB); kvplan's own URLs are < 2 KiB."""
+    header_timeout_seconds: float = field(default_factory=lambda: _float("KVPLAN_HEADER_TIMEOUT_SECONDS", 10.0))
+    """The request line and headers must arrive within this long of the connection opening (or of the
+    first byte of a later request on it): else 408 (nothing sent yet: a silent close). Also bounds how
+    long a body the service answered early (413, 415, 404) is read and discarded."""
+    keep_alive_seconds: float = field(default_factory=lambda: _float("KVPLAN_KEEP_ALIVE_SECONDS", 5.0))
+    """An idle keep-alive connection closes after this long. Keep it above the idle timeout of any
+    proxy that pools connections to the pods (ingress-nginx upstream: 60 s, so 65)."""
+    unread_body_bytes: int = field(default_factory=lambda: _int("KVPLAN_UNREAD_BODY_BYTES", 8 * MiB))
+    """When the answer comes before the body was read (413, 415, 404, 405), up to this many bytes of it
+    are read and discarded first, so the client, still sending, reads the answer instead of a reset.
+    A longer body: the answer says `Connection: close` and the rest is not read."""
     extra_presets: str = field(default_factory=lambda: os.environ.get("KVPLAN_EXTRA_PRESETS", ""))
     """A directory of extra presets (models/*.json, *.toml), loaded after the built-in ones."""
     bench_routes: bool = field(default_factory=lambda: os.environ.get("KVPLAN_BENCH_ROUTES") == "1")
     """Adds /bench/constant, a bare handler the benchmarks compare against. Off in production."""
+    answer_cache_bytes: int = field(default_factory=lambda: _int("KVPLAN_CACHE_BYTES", 32 * MiB))
+    """Bytes of encoded answers each worker keeps for repeated scenarios (0 turns the cache off)."""

@@ -51,3 +51,28 @@ MAX_QUERY_FIELDS = 256
 # Memory the core's memo caches may hold: models with more layers than this (no released model
 # has half as many) are computed every time, so a cached entry stays a few KiB.
 MEMO_MAX_LAYERS = 256
+# Scenarios whose canonical form is longer than this (an inline config.json) are answered every
+# time instead of cached: the answer cache's entries stay small and its count meaningful.
+MAX_CACHED_SCENARIO_BYTES = 4096
+
+# Fleet planning work, bounded before it starts (core/fleet.py fleet_work). A budget evaluation
+# costs 20–80 µs and its first pass walks every layer (about 0.5 µs a layer), so at these limits
+# the largest accepted fleet plans in under a second on one core.
+MAX_FLEET_BUDGETS = 16_384
+MAX_FLEET_LAYER_PASSES = 1 << 21
+# Pipeline stages tried for a TP layout whose weights do not fit, from the first stage count whose
+# weights share fits: each stage more frees memory, so a fit comes within a few stages or never.
+MAX_PIPELINE_STAGE_TRIES = 9
+# The cheapest-mix branch and bound visits at most this many nodes (each O(GPU types)), then
+# answers the cheapest mix found so far and says so (warning cheapest_mix_search_limit).
+MAX_MIX_SEARCH_NODES = 20_000
+# Sweep points: one budget each; a chart with more points than this is not read.
+MAX_SWEEP_POINTS = 200
+
+# config.json sizes the parameter estimate reads (core/params.py): released models stay below
+# 2^15 for hidden size, 2^19 for vocabulary and MLP width and 2^10 routed experts, so these are
+# typos or attacks; the estimate's total is held to MAX_PARAMS besides.
+MAX_HIDDEN_SIZE = 1 << 24
+MAX_VOCAB_SIZE = 1 << 24
+MAX_INTERMEDIATE_SIZE = 1 << 24
+MAX_EXPERTS = 65536

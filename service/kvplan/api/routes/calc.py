@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import msgspec
@@ -12,12 +11,14 @@ from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError
+from kvplan.core.limits import MAX_CACHED_SCENARIO_BYTES
 from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
 from kvplan.services.answers import budget_answer, per_token_answer
 from kvplan.services.query import decode_pairs
 
 from .. import metrics
+from ..cache import ByteBoundedCache
 from ..errors import problem_for
 from ..http import (
     answer,
@@ -35,6 +36,7 @@ from ..http import (
 from ..openapi import doc
 from ..render import budget_text, per_token_text
 from ..schemas import BatchRequest, BudgetRequest, PerTokenRequest
+from ..settings import Settings
 
 _core_budget = metrics.CORE_SECONDS.labels("budget")
 _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
@@ -93,15 +95,26 @@ def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Bud
     return b, labels["model"], labels["gpu"], envelope(labels, msgspec.json.encode(b))
 
 
-def _encoded_budget(reg: Registry, raw: bytes, explain: bool) -> tuple[bytes, tuple[str, ...]]:
-    """A JSON budget answer from a raw JSON scenario, and its warning codes."""
-    b, _, _, body = _budget_bytes(reg, decoder(BudgetRequest).decode(raw), explain)
-    return body, tuple(w.code for w in b.warnings)
+# One answer cache per worker for every budget and per-token answer (see api/cache.py).
+_answers: ByteBoundedCache[tuple[bytes, tuple[str, ...]]] = ByteBoundedCache(
+    Settings().answer_cache_bytes, MAX_CACHED_SCENARIO_BYTES
+)
 
 
-# Answers are deterministic for a registry, and autoscalers re-ask the same scenarios on a
-# schedule: the encoded answer is kept per raw scenario (bounded; errors are never kept).
-_cached_budget = lru_cache(maxsize=4096)(_encoded_budget)
+def _cache_key(reg: Registry, req: msgspec.Struct, *flavour: str) -> bytes:
+    return b"\0".join((reg.version.encode(), *(f.encode() for f in flavour), msgspec.json.encode(req)))
+
+
+def _encoded_budget(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[bytes, tuple[str, ...]]:
+    """A JSON budget answer and its warning codes, from the cache when the scenario was seen."""
+    key = _cache_key(reg, req, "budget", "json", str(explain))
+    hit = _answers.get(key)
+    if hit is not None:
+        return hit
+    b, _, _, body = _budget_bytes(reg, req, explain)
+    value = (body, tuple(w.code for w in b.warnings))
+    _answers.put(key, value, len(body))
+    return value
 
 
 def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
@@ -131,11 +144,9 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """How much of the GPU is left for KV, the blocks it makes and the requests they hold."""
     if wants_text(request):
         return _budget(request, await decode_body(request, BudgetRequest))
-    raw = await request.body()
-    if not raw.strip():
-        await decode_body(request, BudgetRequest)  # the empty-body problem
+    req = await decode_body(request, BudgetRequest)
     explain = wants_explain(request)
-    body, codes = _counted("budget", lambda: _cached_budget(_registry(request), raw, explain))
+    body, codes = _counted("budget", lambda: _encoded_budget(_registry(request), req, explain))
     _count_codes(codes)
     return answer(body, False)
 
@@ -150,25 +161,37 @@ def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
     query = request.scope["query_string"]
     body, text, etag, codes = _counted(
-        kind, lambda: _cached_get(_registry(request), kind, query, accept_text)
+        kind, lambda: _get_answer(_registry(request), kind, query, accept_text)
     )
     _count_codes(codes)
     return not_modified(request, etag) or answer(body, text, etag)
 
 
-@lru_cache(maxsize=4096)
-def _cached_get(
+def _get_answer(
     reg: Registry, kind: str, query: bytes, accept_text: bool
 ) -> tuple[bytes, bool, str, tuple[str, ...]]:
-    """A GET answer from its raw query string: dashboards repeat the same URLs, and the answer,
-    its ETag and its warning codes are deterministic for a registry (errors are never kept)."""
+    """A GET answer, its format, ETag and warning codes. Dashboards repeat the same URLs: the
+    answer is kept under the decoded scenario, so spelling variants share one entry."""
     pairs = query_pairs(query)
     params = dict(pairs)
     fmt, explain_raw = params.get("format"), params.get("explain")
     text, explain = text_wanted(fmt, "text/plain" if accept_text else ""), explain_wanted(explain_raw)
     req_type = BudgetRequest if kind == "budget" else PerTokenRequest
     req = decode_pairs(pairs, req_type)
-    etag = etag_for(req, reg.version, kind, "text" if text else "json", str(explain))
+    flavour = (kind, "text" if text else "json", str(explain))
+    etag = etag_for(req, reg.version, *flavour)
+    key = _cache_key(reg, req, "get", *flavour)
+    hit = _answers.get(key)
+    if hit is not None:
+        return hit[0], text, etag, hit[1]
+    body, codes = _compute_get(reg, req, text, explain)
+    _answers.put(key, (body, codes), len(body))
+    return body, text, etag, codes
+
+
+def _compute_get(
+    reg: Registry, req: BudgetRequest | PerTokenRequest, text: bool, explain: bool
+) -> tuple[bytes, tuple[str, ...]]:
     if isinstance(req, BudgetRequest):
         b, label, gpu, body = _budget_bytes(reg, req, explain or text)
         codes = tuple(w.code for w in b.warnings)
@@ -182,7 +205,7 @@ def _cached_get(
         else:
             head = {"model": label, "engine": engine, "registry_version": reg.version}
             body = envelope(head, msgspec.json.encode(pt))
-    return body, text, etag, codes
+    return body, codes
 
 
 @post("/v1/budget/batch", status_code=200, **doc("batch", BatchRequest, "post"))
@@ -197,7 +220,7 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     t0 = time.perf_counter()
     for i, raw in enumerate(batch.scenarios):
         try:
-            body, codes = _cached_budget(reg, bytes(raw), explain)
+            body, codes = _encoded_budget(reg, decoder(BudgetRequest).decode(raw), explain)
         except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
             bad += 1
             problem = problem_for(e)

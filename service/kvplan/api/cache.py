@@ -1,0 +1,62 @@
+"""Answers kept for repeated scenarios, bounded in bytes. Autoscalers and dashboards re-ask the
+same scenarios on a schedule, and an answer is deterministic for a registry, so the encoded
+answer is kept under the canonical form of the decoded scenario (whitespace, key order of the
+body and query-string spelling do not make new entries). Large scenarios (an inline config.json)
+are not kept; errors are never kept."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+# Bytes an entry costs beyond its key and value (the dict slot, the tuple, the bytes headers).
+ENTRY_OVERHEAD = 200
+
+
+class ByteBoundedCache(Generic[V]):
+    """LRU whose keys and values together stay under max_bytes."""
+
+    def __init__(self, max_bytes: int, max_key_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.max_key_bytes = max_key_bytes
+        self._entries: OrderedDict[bytes, tuple[V, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: bytes) -> V | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None:
+                return None
+            self._entries.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: bytes, value: V, value_bytes: int) -> None:
+        if len(key) > self.max_key_bytes:
+            return
+        cost = len(key) + value_bytes + ENTRY_OVERHEAD
+        if cost > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= len(key) + old[1] + ENTRY_OVERHEAD
+            self._entries[key] = (value, value_bytes)
+            self._bytes += cost
+            while self._bytes > self.max_bytes:
+                k, (_, size) = self._entries.popitem(last=False)
+                self._bytes -= len(k) + size + ENTRY_OVERHEAD
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
