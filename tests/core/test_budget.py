@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from kvplan.core.units import GiB
-
-W = 130 * GiB
+from tests.seed import W_LLAMA_3_8B_BF16, A
+from tests.seed import W_LLAMA_3_70B_BF16 as W
 
 
 def test_non_kv_and_cudagraph_memory_are_deducted(budget):
@@ -22,9 +22,7 @@ def test_kv_cache_memory_bytes_replaces_the_whole_budget(budget):
 
 
 def test_num_gpu_blocks_override_replaces_num_blocks_and_warns(budget):
-    b = budget(
-        "llama-3-70b", gpu="pool-160gib", weights_bytes=W, num_gpu_blocks_override=129, context_tokens=8192
-    )
+    b = budget(**A, num_gpu_blocks_override=129)
     assert b.num_blocks_computed == 880
     assert b.num_blocks == 129
     assert b.usable_blocks == 128
@@ -44,7 +42,9 @@ def test_weights_come_from_preset_params_and_weight_dtype(budget, registry):
 
 def test_weights_above_the_budget_leave_no_blocks_and_warn(budget):
     b = budget("llama-3-70b", gpu="pool-80gib")
-    assert b.available_kv_bytes < 0
+    # vLLM's figure is negative (it refuses to start); the answer says 0 and how much is missing.
+    assert b.available_kv_bytes == 0
+    assert b.kv_memory_shortfall_bytes == b.weights_bytes_per_gpu - b.requested_bytes > 0
     assert b.num_blocks == 0
     assert b.usable_blocks == 0
     assert b.concurrency.guaranteed == 0
@@ -90,13 +90,21 @@ def test_impossible_target_has_no_utilization(budget):
 
 
 def test_vllm_reported_concurrency_counts_the_null_block(budget):
-    b = budget("llama-3-8b", gpu="pool-80gib", weights_bytes=15 * GiB, context_tokens=8192)
+    b = budget("llama-3-8b", gpu="pool-80gib", weights_bytes=W_LLAMA_3_8B_BF16, context_tokens=8192)
     assert b.concurrency.vllm_reported == b.num_blocks / 128
     assert b.concurrency.guaranteed == math.floor((b.num_blocks - 1) / 128)
+    # Above, 7,500 blocks hold 58 requests with or without the null block. Here the pool is exactly
+    # two requests' blocks (2 × 128 of 20 MiB): vLLM's log says 2, but block 0 is the null block.
+    exact = budget(
+        "llama-3-70b", gpu="pool-160gib", kv_cache_memory_bytes=256 * 20 * 1024**2, context_tokens=8192
+    )
+    assert (exact.num_blocks, exact.usable_blocks, exact.blocks_per_request) == (256, 255, 128)
+    assert exact.concurrency.vllm_reported == 2.0
+    assert exact.concurrency.guaranteed == 1
 
 
 def test_tail_waste_is_the_unused_part_of_the_last_block(budget):
-    b = budget("llama-3-8b", gpu="pool-80gib", weights_bytes=15 * GiB, context_tokens=8000)
+    b = budget("llama-3-8b", gpu="pool-80gib", weights_bytes=W_LLAMA_3_8B_BF16, context_tokens=8000)
     assert b.tail_waste_tokens == 125 * 64 - 8000
 
 
@@ -153,5 +161,5 @@ def test_vllm_runs_at_most_max_num_seqs_even_when_the_kv_cache_holds_more(budget
 
 
 def test_schedulable_equals_guaranteed_for_the_seed(budget):
-    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=8192)
+    b = budget(**A)
     assert b.concurrency.schedulable == b.concurrency.guaranteed == 6

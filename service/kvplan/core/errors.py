@@ -67,3 +67,12 @@ class UnknownName(KvplanError):
 
 class UnknownPreset(UnknownName):
     """A model or GPU id the preset registry does not hold: a missing resource, not a bad value."""
+
+
+class InternalInconsistency(Exception):
+    """An answer broke an invariant (budget/invariants.py): a bug, never the caller's fault.
+    Deliberately not a KvplanError, so it maps to a 500 that is logged and counted."""
+
+    def __init__(self, what: str, failures: list[str]) -> None:
+        super().__init__(f"{what}: " + "; ".join(failures))
+        self.failures = failures

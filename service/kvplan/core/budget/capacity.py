@@ -54,6 +54,7 @@ class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
     cudagraph_bytes: int
     requested_bytes: int | None
     available_kv_bytes: int
+    kv_memory_shortfall_bytes: int
     bytes_per_block_by_stage: tuple[int, ...]
     bytes_per_block: int
     num_blocks_computed: int
@@ -132,6 +133,9 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         available = available_kv_cache_memory(requested, weights_per_gpu, non_kv, cudagraph)
     else:
         available = 0
+    # vLLM computes a negative figure and refuses to start; the answer says 0 and the shortfall.
+    shortfall = max(0, -available)
+    available = max(0, available)
     stage_bpb = plan.stage_bytes_per_block
     computed = get_num_blocks(available, stage_bpb)
     num_blocks = may_override_num_blocks(computed, inp.num_gpu_blocks_override)
@@ -143,7 +147,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         pool_memory = inp.gpu_memory_bytes * par.workers
         pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)
         pooled = PooledMemory(
-            pool_memory, pool_requested, pool_requested - weights - (non_kv + cudagraph) * par.workers
+            pool_memory, pool_requested, max(0, pool_requested - weights - (non_kv + cudagraph) * par.workers)
         )
     cap = LayoutCapacity(
         parallel=par,
@@ -159,6 +163,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         cudagraph_bytes=cudagraph,
         requested_bytes=requested,
         available_kv_bytes=available,
+        kv_memory_shortfall_bytes=shortfall,
         bytes_per_block_by_stage=stage_bpb,
         bytes_per_block=max(stage_bpb),
         num_blocks_computed=computed,

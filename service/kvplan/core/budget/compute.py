@@ -16,6 +16,7 @@ from ..units import cdiv
 from ..validate import positive_int
 from .capacity import LayoutCapacity, layout_capacity
 from .explain import budget_ledger
+from .invariants import check_budget
 from .kv_cache_utils import get_kv_cache_capacity, get_max_concurrency_for_kv_cache_config
 from .types import Budget, BudgetInput, Concurrency, GroupResult, Pooled
 
@@ -159,7 +160,9 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         pooled=pooled,
         per_token=pt,
         warnings=warnings,
+        kv_memory_shortfall_bytes=cap.kv_memory_shortfall_bytes,
     )
+    check_budget(result)
     if explain:
         result = replace(result, ledger=budget_ledger(inp, result, cap))
     return result
@@ -192,7 +195,11 @@ def _request_warnings(
             w.BUDGET_INSUFFICIENT,
             f"No request of {tokens:,} tokens fits: it needs {blocks_per_request:,} blocks and "
             f"{cap.usable_blocks:,} are usable. The largest context that fits is {max_ctx:,} tokens."
-            + ("" if cap.available_kv_bytes > 0 else " The weights and reserved memory exceed the budget."),
+            + (
+                f" The weights and reserved memory exceed the budget by {cap.kv_memory_shortfall_bytes:,} B."
+                if cap.kv_memory_shortfall_bytes
+                else ""
+            ),
         ))  # fmt: skip
     if tokens > max_position:
         extra.append(w.Warning(

@@ -72,7 +72,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         )
         led.add(
             "available_kv_bytes",
-            "requested − weights_per_gpu − non_kv_bytes − cudagraph_bytes",
+            "max(0, requested − weights_per_gpu − non_kv_bytes − cudagraph_bytes)",
             b.available_kv_bytes,
             "B",
             SRC_AVAILABLE,
@@ -80,6 +80,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             weights_per_gpu=b.weights_bytes_per_gpu,
             non_kv_bytes=b.non_kv_bytes,
             cudagraph_bytes=b.cudagraph_bytes,
+            shortfall=b.kv_memory_shortfall_bytes or None,
             GiB=round(b.available_kv_bytes / GiB, 6),
         )
     if plan.uniform:

@@ -117,4 +117,6 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     pooled: Pooled | None
     per_token: PerToken
     warnings: tuple[w.Warning, ...]
+    # Bytes the weights and reserved memory exceed the budget by (vLLM refuses to start).
+    kv_memory_shortfall_bytes: int = 0
     ledger: tuple[Step, ...] = ()
