@@ -33,12 +33,20 @@ _PATH = re.compile(r" - at `\$\.?([^`]*)`")
 class ApiError(Exception):
     """An error the shell raises itself (bad query parameter, batch too large, …)."""
 
-    def __init__(self, status: int, detail: str, field: str | None = None, title: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        field: str | None = None,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.field = field
         self.title = title
+        self.headers = headers
 
 
 _TITLES = {
@@ -47,6 +55,8 @@ _TITLES = {
     405: "Method not allowed",
     406: "Not acceptable",
     413: "Request body too large",
+    499: "Client closed request",
+    503: "Service unavailable",
     415: "Unsupported media type",
     500: "Internal server error",
 }
@@ -122,6 +132,8 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
         if isinstance(exc, HTTPException) and exc.headers and exc.headers.get("allow")
         else None
     )
+    if isinstance(exc, ApiError) and exc.headers:
+        headers = {**(headers or {}), **exc.headers}
     return Response(
         content=msgspec.json.encode(problem),
         status_code=problem.status,

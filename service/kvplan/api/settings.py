@@ -51,7 +51,9 @@ class Settings:
     header_max_bytes: int = field(default_factory=lambda: _int("KVPLAN_HEADER_MAX_BYTES", 32 * KiB))
     """Request line plus headers above this get 431 and the connection closes. 32 KiB is what an
     nginx ingress in front passes by default (4 buffers of 8 KiB); kvplan's own URLs are < 2 KiB."""
-    header_timeout_seconds: float = field(default_factory=lambda: _float("KVPLAN_HEADER_TIMEOUT_SECONDS", 10.0))
+    header_timeout_seconds: float = field(
+        default_factory=lambda: _float("KVPLAN_HEADER_TIMEOUT_SECONDS", 10.0)
+    )
     """The request line and headers must arrive within this long of the connection opening (or of the
     first byte of a later request on it): else 408 (nothing sent yet: a silent close). Also bounds how
     long a body the service answered early (413, 415, 404) is read and discarded."""
@@ -68,3 +70,11 @@ class Settings:
     """Adds /bench/constant, a bare handler the benchmarks compare against. Off in production."""
     answer_cache_bytes: int = field(default_factory=lambda: _int("KVPLAN_CACHE_BYTES", 32 * MiB))
     """Bytes of encoded answers each worker keeps for repeated scenarios (0 turns the cache off)."""
+    heavy_threads: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_THREADS", 2))
+    """Threads per worker for CPU-heavy answers (batch, fleet, sweep, simulate), off the event loop."""
+    heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 8))
+    """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
+    heavy_deadline_seconds: float = field(
+        default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SECONDS", 10.0)
+    )
+    """A heavy answer still running after this long is stopped and answered 503."""

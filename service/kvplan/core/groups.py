@@ -111,8 +111,16 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
         padding += n_groups * group_size - len(layers)
         for j in range(n_groups):
             groups.append(KvGroup(key[0], block_sizes[key], tuple(layers[j::n_groups])))
-    stage_bpb = []
-    for a, b in lb.stages:
-        most = max(sum(1 for i in g.layers if a <= i < b) for g in groups)
-        stage_bpb.append(most * max_page)
+    # Per stage, the most layers any one group has there: O(layers), not O(stages × layers).
+    stage_of = [0] * len(kinds)
+    for stage, (a, b) in enumerate(lb.stages):
+        stage_of[a:b] = [stage] * (b - a)
+    most = [0] * len(lb.stages)
+    for g in groups:
+        per_stage: dict[int, int] = {}
+        for i in g.layers:
+            per_stage[stage_of[i]] = per_stage.get(stage_of[i], 0) + 1
+        for stage, n in per_stage.items():
+            most[stage] = max(most[stage], n)
+    stage_bpb = [m * max_page for m in most]
     return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)

@@ -194,3 +194,18 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
         block_size=q.block_size,
         engine=q.engine,
     )
+
+
+def model_layers(registry: Registry, model: str | ModelSpec) -> int:
+    """The layers a scenario's model has, read cheaply (before any per-layer work) to bound it."""
+    if isinstance(model, str):
+        return registry.model(model).geometry.num_layers
+    if model.geometry is not None:
+        return model.geometry.num_layers
+    config = model.hf_config or {}
+    text = config.get("text_config")
+    source = text if isinstance(text, dict) else config
+    n = source.get("num_hidden_layers", source.get("n_layer", source.get("num_layers", 0)))
+    types = source.get("layer_types")
+    counts = [n if type(n) is int else 0, len(types) if isinstance(types, list) else 0]
+    return max(1, *counts)

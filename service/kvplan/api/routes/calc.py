@@ -11,15 +11,16 @@ from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError
-from kvplan.core.limits import MAX_CACHED_SCENARIO_BYTES
+from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
 from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
 from kvplan.services.answers import budget_answer, per_token_answer
 from kvplan.services.query import decode_pairs
+from kvplan.services.scenarios import model_layers
 
 from .. import metrics
 from ..cache import ByteBoundedCache
-from ..errors import problem_for
+from ..errors import ApiError, problem_for
 from ..http import (
     answer,
     decode_body,
@@ -33,6 +34,7 @@ from ..http import (
     wants_explain,
     wants_text,
 )
+from ..offload import ShouldStop, WorkStopped, run_heavy
 from ..openapi import doc
 from ..render import budget_text, per_token_text
 from ..schemas import BatchRequest, BudgetRequest, PerTokenRequest
@@ -211,16 +213,43 @@ def _compute_get(
 @post("/v1/budget/batch", status_code=200, **doc("batch", BatchRequest, "post"))
 async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Up to 1000 budget scenarios in one call (MAX_BATCH). Each gets a result or an error, in order;
-    one bad scenario does not fail the others."""
+    one bad scenario does not fail the others. The batch's work is bounded before it starts, and it
+    runs off the event loop."""
     batch = await decode_body(request, BatchRequest)
     reg = _registry(request)
     explain = wants_explain(request)
+    scenarios: list[BudgetRequest | Exception] = []
+    passes = 0
+    for raw in batch.scenarios:
+        try:
+            req = decoder(BudgetRequest).decode(raw)
+            passes += model_layers(reg, req.model) + req.pipeline_parallel_size
+            scenarios.append(req)
+        except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
+            scenarios.append(e)
+    if passes > MAX_BATCH_LAYER_PASSES:
+        raise ApiError(
+            400,
+            f"the batch needs {passes:,} layer passes (Σ layers + pipeline stages over its scenarios); "
+            f"the limit is {MAX_BATCH_LAYER_PASSES:,}: split it",
+            field="scenarios",
+        )
+    return answer(await run_heavy(request, lambda stop: _run_batch(reg, scenarios, explain, stop)), False)
+
+
+def _run_batch(
+    reg: Registry, scenarios: list[BudgetRequest | Exception], explain: bool, should_stop: ShouldStop
+) -> bytes:
     parts = []
     ok = bad = 0
     t0 = time.perf_counter()
-    for i, raw in enumerate(batch.scenarios):
+    for i, item in enumerate(scenarios):
+        if should_stop():
+            raise WorkStopped
         try:
-            body, codes = _encoded_budget(reg, decoder(BudgetRequest).decode(raw), explain)
+            if isinstance(item, Exception):
+                raise item
+            body, codes = _encoded_budget(reg, item, explain)
         except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
             bad += 1
             problem = problem_for(e)
@@ -235,4 +264,4 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     _ok["budget_batch"].inc(ok)
     if bad:
         _invalid["budget_batch"].inc(bad)
-    return answer(b'{"results":[' + b",".join(parts) + b"]}", False)
+    return b'{"results":[' + b",".join(parts) + b"]}"

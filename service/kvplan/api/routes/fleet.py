@@ -15,6 +15,7 @@ from kvplan.services.scenarios import fleet_request_from_query
 from .. import metrics
 from ..errors import ApiError
 from ..http import answer, decode_body, envelope, query_pairs, text_wanted
+from ..offload import run_heavy
 from ..openapi import doc
 from ..render import fleet_text, sweep_csv, sweep_text
 from ..schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
@@ -27,9 +28,9 @@ def _registry(request: Request[Any, Any, Any]) -> Registry:
     return request.app.state.registry  # type: ignore[no-any-return]
 
 
-def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
+async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
     reg = _registry(request)
-    plan, labels = fleet_answer(reg, req, _core_fleet.observe)
+    plan, labels = await run_heavy(request, lambda _stop: fleet_answer(reg, req, _core_fleet.observe))
     metrics.CALCULATIONS.labels("fleet", "ok").inc()
     if text_wanted(request.query_params.get("format"), request.headers.get("accept", "")):
         return answer(fleet_text(plan, labels["model"], reg.version), True)
@@ -41,14 +42,14 @@ async def fleet_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Per GPU type and layout: feasible or why not, replicas, concurrency per replica and in total,
     idle GPUs and cost; the best layout per type; for a target, the replicas it takes and the
     cheapest mix."""
-    return _fleet(request, await decode_body(request, FleetRequest))
+    return await _fleet(request, await decode_body(request, FleetRequest))
 
 
 @get("/v1/fleet", **doc("fleet", FleetQuery, "get"))
 async def fleet_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The simple case as a GET: one GPU type (gpu, count) and one context length."""
     q = decode_pairs(query_pairs(request.scope["query_string"]), FleetQuery)
-    return _fleet(request, fleet_request_from_query(q))
+    return await _fleet(request, fleet_request_from_query(q))
 
 
 @get("/v1/sweep", **doc("sweep", SweepQuery, "get"))
@@ -68,7 +69,9 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     values = None
     if q.values is not None:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
-    series, labels = sweep_answer(reg, req, q.vary, values, _core_sweep.observe)
+    series, labels = await run_heavy(
+        request, lambda _stop: sweep_answer(reg, req, q.vary, values, _core_sweep.observe)
+    )
     metrics.CALCULATIONS.labels("sweep", "ok").inc()
     if fmt == "csv":
         return Response(sweep_csv(series).encode(), media_type="text/csv")
