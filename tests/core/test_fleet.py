@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvplan.core.budget import BudgetInput
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem, cheapest_mix, plan_fleet
+from kvplan.core.fleet import (
+    FleetEntry,
+    FleetInput,
+    InfeasibleReason,
+    Layout,
+    MixItem,
+    cheapest_mix,
+    plan_fleet,
+)
 from kvplan.core.profiles import get_profile
-
-GIB = 1024**3
+from tests.seed import B
 
 
 @pytest.fixture
@@ -48,14 +56,14 @@ def by_name(plan, gpu: str) -> dict:
 def test_deepseek_v3_on_8x141_gib_tp8_holds_24_a_replica_not_the_pooled_192(fleet_of):
     plan = plan_fleet(
         fleet_of(
-            "deepseek-v3",
-            [("pool-141gib", 8, None)],
-            32768,
-            weights_bytes=625 * GIB,
-            layouts=(Layout(tensor_parallel_size=8),),
+            B["model"],
+            [(B["gpu"], 8, None)],
+            B["context_tokens"],
+            weights_bytes=B["weights_bytes"],
+            layouts=(Layout(tensor_parallel_size=B["tensor_parallel_size"]),),
         )
     )
-    tp8 = by_name(plan, "pool-141gib")["TP8"]
+    tp8 = by_name(plan, B["gpu"])["TP8"]
     assert tp8.concurrency_per_replica == 24
     assert tp8.replicas == 1 and tp8.total_concurrency == 24
     assert tp8.pooled_concurrency == 192
@@ -176,3 +184,40 @@ def test_a_replica_runs_at_most_max_num_seqs(fleet_of):
     plan = plan_fleet(fleet_of("llama-3.1-8b", [("b200-180gb", 8, None)], 1024))
     tp1 = by_name(plan, "b200-180gb")["TP1"]
     assert tp1.concurrency_per_replica == 1024
+
+
+def test_infeasible_layouts_carry_a_reason_code_beside_the_reason(fleet_of):
+    plan = plan_fleet(fleet_of("llama-3-70b", [("h100-sxm-80gb", 8, None)]))
+    tp1 = by_name(plan, "h100-sxm-80gb")["TP1"]
+    assert tp1.reason_code is InfeasibleReason.NO_KV_MEMORY
+    assert tp1.reason.startswith("weights")
+    assert b'"reason_code":"no_kv_memory"' in msgspec.json.encode(tp1)
+    assert all((p.reason_code is None) == p.feasible for t in plan.gpu_types for p in t.layouts)
+
+
+@pytest.mark.parametrize(
+    ("layout", "ctx", "code"),
+    [
+        (Layout(tensor_parallel_size=16), 8192, InfeasibleReason.TP_EXCEEDS_NODE),
+        (Layout(tensor_parallel_size=8, pipeline_parallel_size=8), 8192, InfeasibleReason.NOT_ENOUGH_GPUS),
+        (
+            Layout(tensor_parallel_size=2, pipeline_parallel_size=2, data_parallel_attention=True),
+            8192,
+            InfeasibleReason.DP_ATTENTION_WITH_PIPELINE,
+        ),
+        (Layout(tensor_parallel_size=3), 8192, InfeasibleReason.INVALID_LAYOUT),
+        (Layout(tensor_parallel_size=8), 4_000_000, InfeasibleReason.REQUEST_DOES_NOT_FIT),
+    ],
+)
+def test_each_reason_a_layout_cannot_run_has_its_own_code(fleet_of, layout, ctx, code):
+    plan = plan_fleet(fleet_of("llama-3-70b", [("h100-sxm-80gb", 32, None)], ctx, layouts=(layout, Layout())))
+    (p,) = [p for p in plan.gpu_types[0].layouts if p.layout == layout]
+    assert not p.feasible and p.reason_code is code and p.reason
+
+
+def test_the_pipeline_search_starts_at_the_first_stage_count_whose_weights_fit(fleet_of):
+    # 405B in bf16 on 24 GB GPUs: TP1 needs 37 stages, far beyond a search started at 2. The start
+    # comes from the memory a GPU has for weights and KV, not from the (clamped) KV figure.
+    layouts = by_name(plan_fleet(fleet_of("llama-3.1-405b", [("l4-24gb", 64, None)])), "l4-24gb")
+    staged = {name: p.feasible for name, p in layouts.items() if "PP" in name}
+    assert staged == {"TP1×PP37": True, "TP2×PP19": True, "TP4×PP10": True, "TP8×PP5": True}

@@ -224,6 +224,29 @@ def test_disabled_or_zero_sliding_window_means_none():
             },
             "qk_rope_head_dim",
         ),
+        (
+            {
+                "model_type": "qwen2",
+                "num_hidden_layers": 4,
+                "num_attention_heads": 8,
+                "hidden_size": 512,
+                "max_position_embeddings": 4096,
+                "sliding_window": 1024,
+                "use_sliding_window": True,
+                "max_window_layers": -1,
+            },
+            "max_window_layers",
+        ),
+        (
+            {
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+                "hidden_size": 512,
+                "max_position_embeddings": 4096,
+                "head_dim": -64,
+            },
+            "head_dim",
+        ),
     ],
 )
 def test_uninterpretable_config_names_the_field(cfg, field):

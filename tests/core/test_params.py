@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from kvplan.core.errors import InvalidConfig
 from kvplan.core.geometry import from_hf_config
 from kvplan.core.params import estimate_params
 from kvplan.presets.registry import BUILTIN_DIR
@@ -71,3 +72,38 @@ def test_presets_carry_recorded_parameters(registry):
 
 def test_too_sparse_config_has_no_estimate():
     assert estimate_params({"num_hidden_layers": 2, "num_attention_heads": 4}) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"mlp_only_layers": list(range(60))}, "mlp_only_layers[48]"),  # 48 layers: gave negative weights
+        ({"mlp_only_layers": [3, 7, 3]}, "mlp_only_layers[2]"),
+        ({"mlp_only_layers": [-1]}, "mlp_only_layers[0]"),
+        ({"first_k_dense_replace": 49}, "first_k_dense_replace"),
+        ({"decoder_sparse_step": 0}, "decoder_sparse_step"),
+        ({"moe_layer_freq": 0}, "moe_layer_freq"),
+        ({"num_experts": -8}, "num_experts"),
+        ({"num_experts_per_tok": 129}, "num_experts_per_tok"),
+        ({"moe_intermediate_size": 768.5}, "moe_intermediate_size"),
+    ],
+)
+def test_a_qwen3_moe_config_with_impossible_layer_counts_is_refused_naming_the_field(change, field):
+    cfg = {**preset("qwen3-30b-a3b")["config"], **change}
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(cfg)
+    assert e.value.field == field
+
+
+def test_moe_layer_freq_two_puts_experts_on_every_other_layer():
+    cfg = preset("deepseek-v3")["config"]  # 61 layers, the first 3 dense
+    every = estimate_params(cfg)
+    other = estimate_params({**cfg, "moe_layer_freq": 2})  # layers 4, 6, …, 60
+    assert every is not None and other is not None
+    assert other.expert * 58 == every.expert * 29
+
+
+def test_a_config_giving_sizes_per_layer_has_no_estimate():
+    cfg = {**preset("llama-3-8b")["config"], "intermediate_size": [14336] * 32}
+    assert estimate_params(cfg) is None
+    assert from_hf_config(cfg).params_total is None

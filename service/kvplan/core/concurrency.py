@@ -13,6 +13,9 @@ from .units import cdiv
 # (kind, block_size, sliding bound W − 1 + F, number of groups of this shape).
 GroupShape = tuple[str, int, int, int]
 
+# gpu_memory_utilization is set with 4 decimals: u = k / UTILIZATION_STEPS.
+UTILIZATION_STEPS = 10_000
+
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
     """Blocks one request of `tokens` needs in one group of this shape
@@ -31,7 +34,8 @@ def total_blocks(shapes: Sequence[GroupShape], tokens: int, dcp: int) -> int:
 def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: int) -> int:
     """Largest T ≤ cap with total_blocks(T) ≤ allowed; 0 when not even one token fits.
     total_blocks is non-decreasing in T, so a closed form is tried and a binary search
-    (as vLLM's estimate_max_model_len) covers the rest."""
+    (as vLLM's estimate_max_model_len) covers the rest: on integers in [1, cap], so it halves
+    the range at most ⌈log₂ cap⌉ + 1 times (41 for cap = MAX_TOKENS = 2⁴⁰), whatever the input."""
     if allowed <= 0 or total_blocks(shapes, 1, dcp) > allowed:
         return 0
     if total_blocks(shapes, cap, dcp) <= allowed:
@@ -61,11 +65,23 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
 
 
 def min_utilization(total_memory: int, needed_requested: int) -> float | None:
-    """Smallest utilization, rounded up to 4 decimals as a person would set it, for which
-    ceil(total × u) ≥ needed_requested (the rule of vllm/v1/worker/utils.py); None above 1."""
-    if needed_requested <= 0:
-        return 0.0001
-    u = math.ceil(needed_requested * 10_000 / total_memory) / 10_000
-    while math.ceil(total_memory * u) < needed_requested:
-        u = round(u + 0.0001, 4)
-    return u if u <= 1.0 else None
+    """Smallest utilization u = k / 10 000 (k a whole number from 1 to 10 000, as a person sets
+    it) for which vLLM's ceil(total × u) ≥ needed_requested (vllm/v1/worker/utils.py); None
+    when not even u = 1.0 reaches it.
+
+    Closed form, no search: in exact arithmetic ceil(total × k / 10 000) ≥ need ⇔
+    total × k / 10 000 > need − 1 ⇔ k ≥ (need − 1) × 10 000 // total + 1 =: k*. vLLM multiplies
+    in floats, which can move the product by a relative 2⁻⁵¹ at most: less than the step
+    total / 10 000 between two k, so the float answer is k* − 1, k* or k* + 1, and ceil of the
+    float product is non-decreasing in k, so the first of the three that passes is the smallest."""
+    if total_memory < 1:
+        return None
+    exact = max(1, (needed_requested - 1) * UTILIZATION_STEPS // total_memory + 1)
+    for k in (exact - 1, exact, exact + 1):
+        if not 1 <= k <= UTILIZATION_STEPS:
+            continue
+        u = k / UTILIZATION_STEPS
+        # requested_memory as budget.memory computes it: ceil(total × u) in floats, like vLLM.
+        if math.ceil(total_memory * u) >= needed_requested:
+            return u
+    return None

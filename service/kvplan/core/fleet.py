@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import StrEnum
 
 import msgspec
 from msgspec.structs import replace
@@ -21,13 +22,37 @@ from . import warnings as w
 from .budget import Budget, BudgetInput, compute_budget, weight_split
 from .errors import InvalidInput, InvalidLayout
 from .geometry import Geometry
+from .limits import (
+    MAX_CONCURRENCY,
+    MAX_COST_PER_HOUR,
+    MAX_FLEET_BUDGETS,
+    MAX_FLEET_LAYER_PASSES,
+    MAX_FLEET_TYPES,
+    MAX_GPU_COUNT,
+    MAX_GPUS_PER_NODE,
+    MAX_LAYOUTS,
+    MAX_MIX,
+    MAX_MIX_SEARCH_NODES,
+    MAX_PARALLEL_SIZE,
+    MAX_PIPELINE_STAGE_TRIES,
+    MAX_SHARE,
+    MAX_TOKENS,
+)
 from .parallel import valid_tensor_sizes
 from .units import GiB, cdiv
+from .validate import positive_int
 
-MAX_FLEET_ENTRIES = 64
-MAX_LAYOUTS = 64
-MAX_MIX = 32
-MAX_SEARCH_NODES = 20_000
+
+class InfeasibleReason(StrEnum):
+    """Why a layout cannot run: a stable code beside the human `reason`, as warnings carry one.
+    Codes never change meaning; clients branch on them, never on the text."""
+
+    TP_EXCEEDS_NODE = "tp_exceeds_node"  # tensor parallel spans more GPUs than a node has
+    NOT_ENOUGH_GPUS = "not_enough_gpus"  # one replica needs more GPUs than the fleet has
+    DP_ATTENTION_WITH_PIPELINE = "dp_attention_with_pipeline"  # not a layout the planner sizes
+    INVALID_LAYOUT = "invalid_layout"  # vLLM refuses it: the heads or layers do not split so
+    NO_KV_MEMORY = "no_kv_memory"  # weights and reserved memory leave no room for KV blocks
+    REQUEST_DOES_NOT_FIT = "request_does_not_fit"  # blocks exist, but not one longest request's
 
 
 class FleetEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +119,7 @@ class LayoutPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     name: str
     feasible: bool
     reason: str | None = None
+    reason_code: InfeasibleReason | None = None
     gpus_per_replica: int
     replicas: int = 0
     idle_gpus: int = 0
@@ -106,6 +132,10 @@ class LayoutPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     weights_bytes_per_gpu: int | None = None
     available_kv_bytes_per_gpu: int | None = None
     num_blocks: int | None = None
+    # The engine settings the layout's budget ran with (the profile's defaults unless given).
+    block_size: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
     per_rank: RankFigures | None = None
     pooled_concurrency: int | None = None
     cost_per_hour: float | None = None
@@ -130,6 +160,11 @@ class MixPart(msgspec.Struct, frozen=True):
     gpus: int
     concurrency: int
     cost_per_hour: float
+
+
+# CheapestMix.method: proven cheapest, or the best the search found within MAX_MIX_SEARCH_NODES.
+MIX_EXACT = "exact"
+MIX_BEST_FOUND = "best found (search limit)"
 
 
 class CheapestMix(msgspec.Struct, frozen=True, kw_only=True):
@@ -169,30 +204,90 @@ class FleetPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 def _check_input(inp: FleetInput) -> None:
     if not inp.fleet:
         raise InvalidInput("fleet", "must list at least one GPU type")
-    if len(inp.fleet) > MAX_FLEET_ENTRIES:
-        raise InvalidInput("fleet", f"at most {MAX_FLEET_ENTRIES} entries, got {len(inp.fleet)}")
+    if len(inp.fleet) > MAX_FLEET_TYPES:
+        raise InvalidInput("fleet", f"at most {MAX_FLEET_TYPES} entries, got {len(inp.fleet)}")
     seen = set()
     for i, e in enumerate(inp.fleet):
         if e.gpu in seen:
             raise InvalidInput(f"fleet[{i}].gpu", f"{e.gpu!r} is listed twice; give one entry per GPU type")
         seen.add(e.gpu)
-        if e.count < 1:
-            raise InvalidInput(f"fleet[{i}].count", f"must be at least 1, got {e.count}")
-        if e.gpus_per_node < 1:
-            raise InvalidInput(f"fleet[{i}].gpus_per_node", "must be at least 1")
-        if e.cost_per_hour is not None and not (math.isfinite(e.cost_per_hour) and e.cost_per_hour >= 0):
-            raise InvalidInput(f"fleet[{i}].cost_per_hour", "must be a finite number ≥ 0")
+        positive_int(e.count, f"fleet[{i}].count", MAX_GPU_COUNT)
+        positive_int(e.gpus_per_node, f"fleet[{i}].gpus_per_node", MAX_GPUS_PER_NODE)
+        if e.cost_per_hour is not None and not (
+            math.isfinite(e.cost_per_hour) and 0 <= e.cost_per_hour <= MAX_COST_PER_HOUR
+        ):
+            raise InvalidInput(
+                f"fleet[{i}].cost_per_hour", f"must be a finite number from 0 to {MAX_COST_PER_HOUR:g}"
+            )
     if not inp.mix or len(inp.mix) > MAX_MIX:
         raise InvalidInput("workload", f"give a context length or a mix of 1 to {MAX_MIX} lengths")
     for i, m in enumerate(inp.mix):
-        if m.context_tokens < 1:
-            raise InvalidInput(f"workload.mix[{i}].context_tokens", "must be at least 1")
-        if not (math.isfinite(m.share) and m.share > 0):
-            raise InvalidInput(f"workload.mix[{i}].share", "must be a finite number > 0")
-    if inp.layouts is not None and not 0 < len(inp.layouts) <= MAX_LAYOUTS:
-        raise InvalidInput("layouts", f"give 1 to {MAX_LAYOUTS} layouts, or none for every valid one")
-    if inp.target_concurrency is not None and inp.target_concurrency < 1:
-        raise InvalidInput("target_concurrency", "must be at least 1")
+        positive_int(m.context_tokens, f"workload.mix[{i}].context_tokens", MAX_TOKENS)
+        if not (math.isfinite(m.share) and 0 < m.share <= MAX_SHARE):
+            raise InvalidInput(f"workload.mix[{i}].share", f"must be a finite number > 0 and ≤ {MAX_SHARE:g}")
+    if inp.layouts is not None:
+        if not 0 < len(inp.layouts) <= MAX_LAYOUTS:
+            raise InvalidInput("layouts", f"give 1 to {MAX_LAYOUTS} layouts, or none for every valid one")
+        for i, lay in enumerate(inp.layouts):
+            _check_layout(lay, f"layouts[{i}].")
+    if inp.target_concurrency is not None:
+        positive_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
+    _check_work(inp)
+
+
+def _check_layout(layout: Layout, prefix: str) -> None:
+    positive_int(layout.tensor_parallel_size, prefix + "tensor_parallel_size", MAX_PARALLEL_SIZE)
+    positive_int(layout.pipeline_parallel_size, prefix + "pipeline_parallel_size", MAX_PARALLEL_SIZE)
+
+
+class FleetWork(msgspec.Struct, frozen=True):
+    """An upper bound on what planning a fleet computes, known from its inputs alone.
+    budgets: budget evaluations = Σ over GPU types of (layouts + pipeline retries) plus, for a
+    mix of M > 1 lengths, M more for each layout that can turn out feasible.
+    layer_passes: budgets × the model's layers (a budget's first pass walks every layer)."""
+
+    budgets: int
+    layer_passes: int
+
+
+def fleet_work(inp: FleetInput) -> FleetWork:
+    g = inp.template.geometry
+    per_length = len(inp.mix) if len(inp.mix) > 1 else 0
+    budgets = 0
+    for entry in inp.fleet:
+        if inp.layouts is not None:
+            layouts, staged = len(inp.layouts), 0
+        else:
+            candidates = candidate_layouts(g, entry)
+            layouts = len(candidates)
+            # Each TP layout whose weights do not fit may try MAX_PIPELINE_STAGE_TRIES stage
+            # counts; at most one of them is feasible and evaluates the mix.
+            staged = sum(1 for lay in candidates if not lay.data_parallel_attention)
+        budgets += layouts * (1 + per_length) + staged * (MAX_PIPELINE_STAGE_TRIES + per_length)
+    return FleetWork(budgets, budgets * g.num_layers)
+
+
+def _check_work(inp: FleetInput) -> None:
+    """Refuse, before any work, a fleet whose planning would hold a worker for seconds."""
+    work = fleet_work(inp)
+    shape = (
+        f"{len(inp.fleet)} GPU types × "
+        + ("every valid layout" if inp.layouts is None else f"{len(inp.layouts)} layouts")
+        + f" × {len(inp.mix)} mix lengths"
+    )
+    if work.budgets > MAX_FLEET_BUDGETS:
+        raise InvalidInput(
+            "fleet",
+            f"planning {shape} takes up to {work.budgets:,} budget evaluations, above the limit of "
+            f"{MAX_FLEET_BUDGETS:,} (MAX_FLEET_BUDGETS); send fewer GPU types, layouts or mix lengths",
+        )
+    if work.layer_passes > MAX_FLEET_LAYER_PASSES:
+        raise InvalidInput(
+            "fleet",
+            f"planning {shape} for a model of {inp.template.geometry.num_layers:,} layers takes up to "
+            f"{work.layer_passes:,} layer passes, above the limit of {MAX_FLEET_LAYER_PASSES:,} "
+            "(MAX_FLEET_LAYER_PASSES); send fewer GPU types, layouts or mix lengths",
+        )
 
 
 def _moe_or_mla(g: Geometry) -> bool:
@@ -236,6 +331,7 @@ def _expected_concurrency(budget_inp: BudgetInput, usable: int, mix: Sequence[Mi
 def _infeasible(
     entry: FleetEntry,
     layout: Layout,
+    code: InfeasibleReason,
     reason: str,
     b: Budget | None = None,
     per_rank: RankFigures | None = None,
@@ -246,29 +342,38 @@ def _infeasible(
         name=layout.label,
         feasible=False,
         reason=reason,
+        reason_code=code,
         gpus_per_replica=layout.gpus,
         bytes_per_token_per_gpu=None if b is None else b.per_token.bytes_per_token,
         weights_bytes_per_gpu=None if b is None else b.weights_bytes_per_gpu,
         available_kv_bytes_per_gpu=None if b is None else b.available_kv_bytes,
         num_blocks=None if b is None else b.num_blocks,
+        block_size=None if b is None else b.block_size,
+        max_num_seqs=None if b is None else b.max_num_seqs,
+        max_num_batched_tokens=None if b is None else b.max_num_batched_tokens,
         per_rank=per_rank,
     )
 
 
 def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPlan:
     """One GPU type under one layout; infeasibility is an answer with its reason."""
+    return _plan_layout(inp, entry, layout)[0]
+
+
+def _plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> tuple[LayoutPlan, Budget | None]:
+    """The plan, and the budget behind it when one was computed."""
     longest = max(m.context_tokens for m in inp.mix)
     gpr = layout.gpus
     tp, pp = layout.tensor_parallel_size, layout.pipeline_parallel_size
-    if tp < 1 or pp < 1:
-        raise InvalidInput("layouts", "tensor_parallel_size and pipeline_parallel_size must be at least 1")
+    _check_layout(layout, "layouts.")
     if tp > entry.gpus_per_node and not layout.data_parallel_attention:
         reason = (
             f"TP {tp} exceeds the {entry.gpus_per_node} GPUs of a node (tensor parallel stays within a node)"
         )
-        return _infeasible(entry, layout, reason)
+        return _infeasible(entry, layout, InfeasibleReason.TP_EXCEEDS_NODE, reason), None
     if gpr > entry.count:
-        return _infeasible(entry, layout, f"needs {gpr} GPUs, the fleet has {entry.count}")
+        reason = f"needs {gpr} GPUs, the fleet has {entry.count}"
+        return _infeasible(entry, layout, InfeasibleReason.NOT_ENOUGH_GPUS, reason), None
     tmpl = replace(
         inp.template,
         gpu_memory_bytes=entry.memory_bytes,
@@ -282,9 +387,8 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
     try:
         if layout.data_parallel_attention:
             if pp > 1:
-                return _infeasible(
-                    entry, layout, "data-parallel attention with pipeline stages is not planned"
-                )
+                reason = "data-parallel attention with pipeline stages is not planned"
+                return _infeasible(entry, layout, InfeasibleReason.DP_ATTENTION_WITH_PIPELINE, reason), None
             dense, expert, _ = weight_split(tmpl)
             expert_rank = cdiv(expert, tp)
             budget_inp = replace(
@@ -303,13 +407,13 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
             budget_inp = replace(tmpl, tensor_parallel_size=tp, pipeline_parallel_size=pp)
             b = compute_budget(budget_inp)
     except InvalidLayout as e:
-        return _infeasible(entry, layout, e.reason)
+        return _infeasible(entry, layout, InfeasibleReason.INVALID_LAYOUT, e.reason), None
     if b.available_kv_bytes <= 0 or b.num_blocks < 2:
         reason = (
             f"weights ({b.weights_bytes_per_gpu / GiB:,.1f} GiB a GPU) leave no KV budget "
             f"(requested {(b.requested_bytes or 0) / GiB:,.1f} GiB)"
         )
-        return _infeasible(entry, layout, reason, b, per_rank)
+        return _infeasible(entry, layout, InfeasibleReason.NO_KV_MEMORY, reason, b, per_rank), b
     # What one engine runs at once: the blocks' guarantee, capped by max_num_seqs (each DP rank
     # is its own engine).
     per_replica = b.concurrency.schedulable * multiplier
@@ -318,7 +422,7 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
             f"no request of {longest:,} tokens fits: it needs {b.blocks_per_request:,} blocks, "
             f"{b.usable_blocks:,} are usable"
         )
-        return _infeasible(entry, layout, reason, b, per_rank)
+        return _infeasible(entry, layout, InfeasibleReason.REQUEST_DOES_NOT_FIT, reason, b, per_rank), b
     replicas = _replicas(entry, gpr)
     expected = None
     if len(inp.mix) > 1:
@@ -347,29 +451,35 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
         weights_bytes_per_gpu=b.weights_bytes_per_gpu,
         available_kv_bytes_per_gpu=b.available_kv_bytes,
         num_blocks=b.num_blocks,
+        block_size=b.block_size,
+        max_num_seqs=b.max_num_seqs,
+        max_num_batched_tokens=b.max_num_batched_tokens,
         per_rank=per_rank,
         pooled_concurrency=None if b.pooled is None else b.pooled.concurrency,
         cost_per_hour=cost,
         cost_per_concurrent_request=cost_per_req,
         warnings=b.warnings,
-    )
+    ), b
 
 
-def _with_pipeline(inp: FleetInput, entry: FleetEntry, plan: LayoutPlan) -> LayoutPlan | None:
-    """The fewest pipeline stages that make a weights-bound TP layout fit, if any. The failed plan's
-    own figures give the memory a GPU has for weights and KV (available + weights), so the search
-    starts at the first stage count whose weights share fits in it."""
+def _with_pipeline(inp: FleetInput, entry: FleetEntry, plan: LayoutPlan, b: Budget) -> LayoutPlan | None:
+    """The fewest pipeline stages that make a weights-bound TP layout fit, if any. The failed
+    budget gives the memory a GPU has for weights and KV (requested − non-KV − CUDA graphs), so
+    the search starts at the first stage count whose weights share fits in it."""
     tp = plan.layout.tensor_parallel_size
-    room = (plan.available_kv_bytes_per_gpu or 0) + (plan.weights_bytes_per_gpu or 0)
-    if room <= 0 or plan.weights_bytes_per_gpu is None:
+    if b.requested_bytes is not None:
+        room = b.requested_bytes - b.non_kv_bytes - b.cudagraph_bytes
+    else:  # kv_cache_memory_bytes fixes the KV memory: stages cannot add to it
+        room = b.available_kv_bytes + b.weights_bytes_per_gpu
+    if room <= 0:
         return None
-    start = max(2, plan.weights_bytes_per_gpu // room + 1)
-    max_pp = min(entry.count // tp, inp.template.geometry.num_layers)
-    for pp in range(start, min(max_pp, start + 8) + 1):
+    start = max(2, b.weights_bytes_per_gpu // room + 1)
+    max_pp = min(entry.count // tp, inp.template.geometry.num_layers, MAX_PARALLEL_SIZE)
+    for pp in range(start, min(max_pp, start + MAX_PIPELINE_STAGE_TRIES - 1) + 1):
         cand = plan_layout(inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp))
         if cand.feasible:
             return cand
-        if cand.reason and not cand.reason.startswith("weights"):
+        if cand.reason_code is not InfeasibleReason.NO_KV_MEMORY:
             return cand if pp == start else None
     return None
 
@@ -396,75 +506,117 @@ def _target_sizing(entry: FleetEntry, feasible: Sequence[LayoutPlan], n: int) ->
 
 def cheapest_mix(options: Sequence[tuple[LayoutPlan, float]], n: int) -> CheapestMix | None:
     """Within the fleet if it can reach n, else with as many replicas as each type would need."""
-    within = sum(p.replicas * p.concurrency_per_replica for p, _ in options) >= n
-    bounds = [p.replicas if within else cdiv(n, p.concurrency_per_replica) for p, _ in options]
-    return _cheapest(options, bounds, n, within)
-
-
-def _cheapest(
-    options: Sequence[tuple[LayoutPlan, float]], bounds: Sequence[int], n: int, within: bool
-) -> CheapestMix | None:
-    """Min Σ cost_i·x_i with Σ gain_i·x_i ≥ n, 0 ≤ x_i ≤ bounds_i: branch and bound over the types in
-    order of cost per request, pruned by the fractional (LP) bound; greedy is the first incumbent."""
-    m = len(options)
-    gain = [p.concurrency_per_replica for p, _ in options]
-    cost = [p.gpus_per_replica * price for p, price in options]
-    order = sorted(range(m), key=lambda i: cost[i] / gain[i])
-    if sum(gain[i] * bounds[i] for i in range(m)) < n:
+    options = [(p, price) for p, price in options if p.concurrency_per_replica > 0]
+    gains = [p.concurrency_per_replica for p, _ in options]
+    within = sum(p.replicas * gain for (p, _), gain in zip(options, gains, strict=True)) >= n
+    bounds = [p.replicas if within else cdiv(n, gain) for (p, _), gain in zip(options, gains, strict=True)]
+    costs = [p.gpus_per_replica * price for p, price in options]
+    found = cheapest_replica_counts(gains, costs, bounds, n)
+    if found is None:
         return None
-
-    def relaxed(k: int, need: int) -> float:
-        """Cheapest fractional cover of `need` with the types from position k on."""
-        total = 0.0
-        for i in order[k:]:
-            if need <= 0:
-                break
-            take = min(bounds[i] * gain[i], need)
-            total += take / gain[i] * cost[i]
-            need -= take
-        return total if need <= 0 else float("inf")
-
-    best_counts = [0] * m
-    need = n
-    for i in order:  # greedy incumbent
-        best_counts[i] = min(bounds[i], cdiv(max(need, 0), gain[i]))
-        need -= best_counts[i] * gain[i]
-    best_cost = sum(best_counts[i] * cost[i] for i in range(m))
-    counts = [0] * m
-    nodes = 0
-    exhausted = True
-
-    def search(k: int, need: int, spent: float) -> None:
-        nonlocal best_cost, best_counts, nodes, exhausted
-        if need <= 0:
-            if spent < best_cost - 1e-9:
-                best_cost, best_counts = spent, counts[:]
-            return
-        nodes += 1
-        if k == m or nodes > MAX_SEARCH_NODES:
-            exhausted = exhausted and k == m
-            return
-        if spent + relaxed(k, need) >= best_cost - 1e-9:
-            return
-        i = order[k]
-        for x in range(min(bounds[i], cdiv(need, gain[i])), -1, -1):
-            counts[i] = x
-            search(k + 1, need - x * gain[i], spent + x * cost[i])
-        counts[i] = 0
-
-    search(0, n, 0.0)
     parts = []
-    for i, c in enumerate(best_counts):
-        if c:
-            p, _price = options[i]
-            parts.append(MixPart(p.gpu, p.name, c, c * p.gpus_per_replica, c * gain[i], c * cost[i]))
+    for (p, _), count, gain, cost in zip(options, found.counts, gains, costs, strict=True):
+        if count:
+            parts.append(
+                MixPart(p.gpu, p.name, count, count * p.gpus_per_replica, count * gain, count * cost)
+            )
     return CheapestMix(
         within_fleet=within,
         parts=tuple(parts),
         concurrency=sum(x.concurrency for x in parts),
         cost_per_hour=sum(x.cost_per_hour for x in parts),
-        method="exact" if exhausted else "best found (search limit)",
+        method=MIX_EXACT if found.exact else MIX_BEST_FOUND,
     )
+
+
+class ReplicaCounts(msgspec.Struct, frozen=True):
+    """Replicas of each option, their cost, the search nodes visited, and whether the search
+    finished (exact) or stopped at MAX_MIX_SEARCH_NODES with the best counts found so far."""
+
+    counts: tuple[int, ...]
+    cost: float
+    nodes: int
+    exact: bool
+
+
+def cheapest_replica_counts(
+    gains: Sequence[int], costs: Sequence[float], bounds: Sequence[int], n: int
+) -> ReplicaCounts | None:
+    """Min Σ cost_i·x_i with Σ gain_i·x_i ≥ n and 0 ≤ x_i ≤ bounds_i (gains ≥ 1, costs ≥ 0); None
+    when even every bound falls short.
+
+    One option is a division: x = ⌈n / gain⌉. Several: branch and bound over the options in order
+    of cost per request, greedy first as the incumbent, pruned by the fractional (LP) bound, and
+    the last option in closed form (⌈need / gain⌉). The work is bounded by nodes, never by the
+    counts: each call of the search is a node, the search stops at MAX_MIX_SEARCH_NODES, and each
+    step of a loop over x either calls the search, records the first (covering) x or ends the loop.
+    Steps run from the largest x down, and the LP bound only grows as x falls (the options after
+    it cost at least as much a request), so the first pruned x ends the loop."""
+    m = len(gains)
+    if sum(gain * bound for gain, bound in zip(gains, bounds, strict=True)) < n:
+        return None
+    if m == 1:
+        x = cdiv(max(n, 0), gains[0])
+        return ReplicaCounts((x,), x * costs[0], 0, True)
+    order = sorted(range(m), key=lambda i: costs[i] / gains[i])
+
+    def relaxed(k: int, need: int) -> float:
+        """Cheapest fractional cover of `need` with the options from position k on."""
+        total = 0.0
+        for i in order[k:]:
+            if need <= 0:
+                break
+            take = min(bounds[i] * gains[i], need)
+            total += take / gains[i] * costs[i]
+            need -= take
+        return total if need <= 0 else math.inf
+
+    best_counts = [0] * m
+    need = n
+    for i in order:  # greedy incumbent
+        best_counts[i] = min(bounds[i], cdiv(max(need, 0), gains[i]))
+        need -= best_counts[i] * gains[i]
+    best_cost = sum(best_counts[i] * costs[i] for i in range(m))
+    counts = [0] * m
+    nodes = 0
+    stopped = False
+
+    def record(spent: float) -> None:
+        nonlocal best_cost, best_counts
+        if spent < best_cost - 1e-9:
+            best_cost, best_counts = spent, counts[:]
+
+    def search(k: int, need: int, spent: float) -> None:
+        """Options from position k on cover `need` > 0, `spent` already paid."""
+        nonlocal nodes, stopped
+        if nodes >= MAX_MIX_SEARCH_NODES:
+            stopped = True
+            return
+        nodes += 1
+        i = order[k]
+        if k == m - 1:  # the last option covers the rest with the fewest replicas, or cannot
+            x = cdiv(need, gains[i])
+            if x <= bounds[i]:
+                counts[i] = x
+                record(spent + x * costs[i])
+                counts[i] = 0
+            return
+        for x in range(min(bounds[i], cdiv(need, gains[i])), -1, -1):
+            counts[i] = x
+            rest, paid = need - x * gains[i], spent + x * costs[i]
+            if rest <= 0:
+                record(paid)
+                continue
+            if paid + relaxed(k + 1, rest) >= best_cost - 1e-9:
+                break
+            search(k + 1, rest, paid)
+            if stopped:
+                break
+        counts[i] = 0
+
+    if n > 0 and relaxed(0, n) < best_cost - 1e-9:
+        search(0, n, 0.0)
+    return ReplicaCounts(tuple(best_counts), best_cost, nodes, not stopped)
 
 
 def plan_fleet(inp: FleetInput) -> FleetPlan:
@@ -487,16 +639,16 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
                 )
         else:
             layouts = candidate_layouts(g, entry)
-        plans = [plan_layout(inp, entry, lay) for lay in layouts]
+        planned = [_plan_layout(inp, entry, lay) for lay in layouts]
+        plans = [p for p, _ in planned]
         if inp.layouts is None:
-            for p in list(plans):
+            for p, b in planned:
                 if (
-                    not p.feasible
+                    p.reason_code is InfeasibleReason.NO_KV_MEMORY
                     and not p.layout.data_parallel_attention
-                    and p.reason
-                    and p.reason.startswith("weights")
+                    and b is not None
                 ):
-                    staged = _with_pipeline(inp, entry, p)
+                    staged = _with_pipeline(inp, entry, p, b)
                     if staged is not None:
                         plans.append(staged)
         feasible = [p for p in plans if p.feasible]
@@ -541,6 +693,14 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
     mix = None
     if n is not None and sizing_options:
         mix = cheapest_mix(sizing_options, n)
+    if mix is not None and mix.method == MIX_BEST_FOUND:
+        warns.append(
+            w.Warning(
+                w.CHEAPEST_MIX_SEARCH_LIMIT,
+                f"The cheapest-mix search stopped after {MAX_MIX_SEARCH_NODES:,} steps: the mix is the "
+                "cheapest it found, not proven the cheapest.",
+            )
+        )
     if n is not None and total < n:
         warns.append(
             w.Warning(

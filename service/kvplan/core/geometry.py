@@ -13,6 +13,15 @@ from msgspec.structs import replace
 from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
 from .families import MLA_MODEL_TYPES
+from .limits import (
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_HIDDEN_SIZE,
+    MAX_LAYERS,
+    MAX_PARAMS,
+    MAX_STATE_BYTES,
+    MAX_TOKENS,
+)
 from .params import estimate_params
 
 # One character a layer in `layer_pattern`.
@@ -29,12 +38,6 @@ LAYER_TYPE_CODES = {
     "mamba": MAMBA,
     "linear_attention": MAMBA,
 }
-
-
-MAX_LAYERS = 4096
-MAX_HEADS = 65536
-MAX_HEAD_DIM = 65536
-MAX_TOKENS = 1 << 40
 
 
 class Geometry(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +108,13 @@ def _pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inv
     if value > maximum:
         raise err(field, f"must be at most {maximum}, got {value}")
     return int(value)
+
+
+def _non_neg_int(value: Any, field: str, maximum: int) -> int:
+    """A config count that may be 0 (meaning "derive it"), as InvalidConfig when it is not."""
+    if value == 0 and not isinstance(value, bool):
+        return 0
+    return _pos_int(value, field, maximum, InvalidConfig)
 
 
 def _opt_pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int | None:
@@ -184,7 +194,7 @@ def make_geometry(
     if SLIDING in pattern and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
     if MAMBA in pattern:
-        mamba_state_bytes = _pos_int(mamba_state_bytes, p + "mamba_state_bytes", 1 << 40)
+        mamba_state_bytes = _pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
     max_position_embeddings = _pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     return Geometry(
         name=name,
@@ -206,11 +216,11 @@ def make_geometry(
         mla_v_head_dim=_opt_pos_int(mla_v_head_dim, p + "mla_v_head_dim", MAX_HEAD_DIM) if mla else None,
         index_head_dim=_opt_pos_int(index_head_dim, p + "index_head_dim", MAX_HEAD_DIM) if mla else None,
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
-        params_total=_opt_pos_int(params_total, p + "params_total", 1 << 50),
-        params_active=_opt_pos_int(params_active, p + "params_active", 1 << 50),
+        params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
+        params_active=_opt_pos_int(params_active, p + "params_active", MAX_PARAMS),
         params_expert=None
         if params_expert is None or params_expert == 0
-        else _pos_int(params_expert, p + "params_expert", 1 << 50),
+        else _pos_int(params_expert, p + "params_expert", MAX_PARAMS),
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
     )
@@ -258,8 +268,10 @@ def _sliding_pattern(
     if model_type in ("gemma2", "cohere2"):
         return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
-        start = cfg.get("max_window_layers", n)
-        start = n if not isinstance(start, int) or isinstance(start, bool) else start
+        # Layers from max_window_layers on slide (vllm/model_executor/models/qwen2.py); unset or
+        # null: none does, so the uniform pattern stays.
+        start_raw = cfg.get("max_window_layers")
+        start = n if start_raw is None else _non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
         return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
     return tuple("sliding_attention" for _ in range(n))
 
@@ -366,12 +378,14 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     kv = _first_present(cfg, _KV_HEAD_KEYS)
     kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
     hd = cfg.get("head_dim")
-    if isinstance(hd, int) and not isinstance(hd, bool) and hd > 0:
+    if hd is not None:  # 0 or null: derived from the hidden size below
+        hd = _non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
+    if hd:
         head_dim = hd
     elif cfg.get("hidden_size_per_head") is not None:
         head_dim = _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
     else:
-        hidden = _cfg_int(cfg, "hidden_size", 1 << 24)
+        hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
         head_dim = hidden // q_heads
         if head_dim < 1:
             raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")

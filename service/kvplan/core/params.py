@@ -3,16 +3,31 @@
 Sums embeddings, attention (GQA or MLA), MLP or routed/shared experts, routers and norms, as
 the Hugging Face / vLLM model definitions lay them out. Exact for the Llama, Qwen, Mixtral,
 DeepSeek and gpt-oss families; an estimate (within about 1 %) for architectures with extra
-modules (vision towers, MTP layers, indexers)."""
+modules (vision towers, MTP layers, indexers).
+
+Every field read is checked first: a count is a whole number from 0 to its limit, a layer index
+names a layer that exists, so every term of the sum, and the sum, is ≥ 0."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from .errors import InvalidConfig
 from .families import MLA_MODEL_TYPES
+from .limits import (
+    MAX_EXPERTS,
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_HIDDEN_SIZE,
+    MAX_INTERMEDIATE_SIZE,
+    MAX_LAYERS,
+    MAX_PARAMS,
+    MAX_VOCAB_SIZE,
+)
 
 
 class ParamCount(msgspec.Struct, frozen=True):
@@ -21,47 +36,122 @@ class ParamCount(msgspec.Struct, frozen=True):
     active: int
 
 
-def _int(cfg: Mapping[str, Any], *keys: str, default: int = 0) -> int:
+class _PerLayerSizes(Exception):
+    """A size given as a list or object (per-layer sizes): a layout this sum does not read."""
+
+
+def _int(cfg: Mapping[str, Any], *keys: str, maximum: int, default: int = 0) -> int:
+    """The first of `keys` the config sets (null counts as unset): a whole number from 0 to
+    `maximum`, else InvalidConfig naming that key."""
     for k in keys:
         v = cfg.get(k)
-        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-            return v
+        if v is None:
+            continue
+        if isinstance(v, (list, Mapping)):
+            raise _PerLayerSizes(k)
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InvalidConfig(k, f"must be a whole number, got {v!r}")
+        if not 0 <= v <= maximum:
+            raise InvalidConfig(k, f"must be from 0 to {maximum:,}, got {v:,}")
+        return v
     return default
 
 
+def _at_least_one(cfg: Mapping[str, Any], key: str) -> int:
+    """A period such as moe_layer_freq: 1 when unset, else from 1 to MAX_LAYERS."""
+    v = _int(cfg, key, maximum=MAX_LAYERS, default=1)
+    if v < 1:
+        raise InvalidConfig(key, "must be at least 1")
+    return v
+
+
+def _layer_list(cfg: Mapping[str, Any], key: str, layers: int) -> frozenset[int]:
+    """Layer indices: each from 0 to layers − 1, none twice."""
+    raw = cfg.get(key)
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, list):
+        raise InvalidConfig(key, f"must be a list of layer indices, got {raw!r}")
+    seen: set[int] = set()
+    for i, v in enumerate(raw):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InvalidConfig(f"{key}[{i}]", f"must be a layer index, got {v!r}")
+        if not 0 <= v < layers:
+            raise InvalidConfig(
+                f"{key}[{i}]", f"layer {v} does not exist: the model has {layers} (0 to {layers - 1})"
+            )
+        if v in seen:
+            raise InvalidConfig(f"{key}[{i}]", f"layer {v} is listed twice")
+        seen.add(v)
+    return frozenset(seen)
+
+
+def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
+    """Layers with routed experts, by the rules of vLLM's model files: DeepSeek-style
+    (deepseek_v2.py) skips the first `first_k_dense_replace` and keeps every `moe_layer_freq`-th;
+    Qwen-MoE (qwen2_moe.py, qwen3_moe.py) skips `mlp_only_layers` and keeps every
+    `decoder_sparse_step`-th. A config sets one family's keys; the others keep their neutral
+    defaults. Between 0 and `layers` by construction."""
+    first_dense = _int(cfg, "first_k_dense_replace", maximum=MAX_LAYERS)
+    if first_dense > layers:
+        raise InvalidConfig(
+            "first_k_dense_replace", f"{first_dense} dense layers, but the model has {layers}"
+        )
+    freq = _at_least_one(cfg, "moe_layer_freq")
+    step = _at_least_one(cfg, "decoder_sparse_step")
+    dense_only = _layer_list(cfg, "mlp_only_layers", layers)
+    return sum(
+        1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense_only
+    )
+
+
 def estimate_params(config: Mapping[str, Any]) -> ParamCount | None:
-    """None when the config lacks what the sum needs (hidden size, vocabulary, MLP width)."""
+    """None when the config lacks what the sum needs (hidden size, vocabulary, MLP width) or
+    gives a size per layer; InvalidConfig, naming the field, when a field it reads is out of range."""
+    try:
+        return _estimate(config)
+    except _PerLayerSizes:
+        return None
+
+
+def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
     text = config.get("text_config")
     cfg: Mapping[str, Any] = {**config, **text} if isinstance(text, Mapping) else config
     mt = str(cfg.get("model_type", ""))
-    H = _int(cfg, "hidden_size", "d_model", "n_embd")
-    L = _int(cfg, "num_hidden_layers")
-    V = _int(cfg, "vocab_size")
-    q = _int(cfg, "num_attention_heads")
+    H = _int(cfg, "hidden_size", "d_model", "n_embd", maximum=MAX_HIDDEN_SIZE)
+    L = _int(cfg, "num_hidden_layers", maximum=MAX_LAYERS)
+    V = _int(cfg, "vocab_size", maximum=MAX_VOCAB_SIZE)
+    q = _int(cfg, "num_attention_heads", maximum=MAX_HEADS)
     if not (H and L and V and q):
         return None
-    kv = _int(cfg, "num_key_value_heads", "num_kv_heads", default=q)
-    hd = _int(cfg, "head_dim") or H // q
-    inter = _int(cfg, "intermediate_size", "ffn_hidden_size")
-    experts = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts")
-    per_tok = _int(cfg, "num_experts_per_tok", "moe_topk", default=experts)
-    e_inter = _int(cfg, "moe_intermediate_size", default=inter)
+    kv = _int(cfg, "num_key_value_heads", "num_kv_heads", maximum=MAX_HEADS, default=q)
+    hd = _int(cfg, "head_dim", maximum=MAX_HEAD_DIM) or H // q
+    inter = _int(cfg, "intermediate_size", "ffn_hidden_size", maximum=MAX_INTERMEDIATE_SIZE)
+    experts = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts", maximum=MAX_EXPERTS)
+    per_tok = _int(cfg, "num_experts_per_tok", "moe_topk", maximum=MAX_EXPERTS, default=experts)
+    if experts and per_tok > experts:
+        key = "num_experts_per_tok" if cfg.get("num_experts_per_tok") is not None else "moe_topk"
+        raise InvalidConfig(key, f"{per_tok} experts a token, but the model has {experts}")
+    e_inter = _int(cfg, "moe_intermediate_size", maximum=MAX_INTERMEDIATE_SIZE, default=inter)
     if not (inter or e_inter):
         return None
-    shared = _int(cfg, "n_shared_experts") * 3 * H * e_inter
-    shared += 3 * H * _int(cfg, "shared_expert_intermediate_size")
+    shared = _int(cfg, "n_shared_experts", maximum=MAX_EXPERTS) * 3 * H * e_inter
+    shared += 3 * H * _int(cfg, "shared_expert_intermediate_size", maximum=MAX_INTERMEDIATE_SIZE)
 
     if mt in MLA_MODEL_TYPES and cfg.get("kv_lora_rank"):
-        r_kv = _int(cfg, "kv_lora_rank")
-        r_q = _int(cfg, "q_lora_rank")
-        rope = _int(cfg, "qk_rope_head_dim")
-        nope = _int(cfg, "qk_nope_head_dim")
-        v = _int(cfg, "v_head_dim", default=nope)
+        r_kv = _int(cfg, "kv_lora_rank", maximum=MAX_HEAD_DIM)
+        r_q = _int(cfg, "q_lora_rank", maximum=MAX_HEAD_DIM)
+        rope = _int(cfg, "qk_rope_head_dim", maximum=MAX_HEAD_DIM)
+        nope = _int(cfg, "qk_nope_head_dim", maximum=MAX_HEAD_DIM)
+        v = _int(cfg, "v_head_dim", maximum=MAX_HEAD_DIM, default=nope)
         qk = nope + rope
         attn = (H * r_q + r_q + r_q * q * qk) if r_q else H * q * qk
         attn += H * (r_kv + rope) + r_kv + r_kv * q * (nope + v) + q * v * H
         if cfg.get("index_head_dim"):
-            ih, ihd = _int(cfg, "index_n_heads"), _int(cfg, "index_head_dim")
+            ih = _int(cfg, "index_n_heads", maximum=MAX_HEADS)
+            ihd = _int(cfg, "index_head_dim", maximum=MAX_HEAD_DIM)
             attn += (r_q or H) * ih * ihd + H * ihd + 2 * ihd + H * ih
     else:
         attn = H * q * hd + 2 * H * kv * hd + q * hd * H
@@ -80,10 +170,8 @@ def estimate_params(config: Mapping[str, Any]) -> ParamCount | None:
             if mt in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm_moe_dsa")
             else 0
         )
-        dense_layers = _int(cfg, "first_k_dense_replace")
-        only = cfg.get("mlp_only_layers") or []
-        dense_layers += len(only) if isinstance(only, list) else 0
-        moe_layers = L - dense_layers
+        moe_layers = moe_layer_count(cfg, L)
+        dense_layers = L - moe_layers
         expert = moe_layers * experts * one_expert
         mlp = expert + moe_layers * (shared + router) + dense_layers * 3 * H * inter
         active_experts = moe_layers * per_tok * one_expert
@@ -96,4 +184,8 @@ def estimate_params(config: Mapping[str, Any]) -> ParamCount | None:
     tied = bool(cfg.get("tie_word_embeddings", True))  # the Hugging Face default
     emb = V * H * (1 if tied else 2)
     total = emb + L * attn + mlp + norms
+    if total > MAX_PARAMS:
+        raise InvalidConfig(
+            "config", f"its sizes make {total:,} parameters, above the limit of {MAX_PARAMS:,} (MAX_PARAMS)"
+        )
     return ParamCount(total=total, expert=expert, active=total - expert + active_experts)

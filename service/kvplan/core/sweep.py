@@ -11,10 +11,10 @@ from msgspec.structs import replace
 from .budget import BudgetInput, compute_budget
 from .dtypes import KV_CACHE_DTYPES
 from .errors import InvalidInput
+from .limits import MAX_SWEEP_POINTS
 from .parallel import valid_tensor_sizes
 
 AXES = ("context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size")
-MAX_POINTS = 200
 
 
 class SweepPoint(msgspec.Struct, frozen=True):
@@ -27,6 +27,10 @@ class SweepPoint(msgspec.Struct, frozen=True):
     max_context_tokens: int
     kv_bytes_per_request: int
     available_kv_bytes: int
+    # The engine settings the point ran with (the profile's defaults unless given).
+    block_size: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
 
 
 class Sweep(msgspec.Struct, frozen=True):
@@ -37,12 +41,13 @@ class Sweep(msgspec.Struct, frozen=True):
 
 
 def default_values(template: BudgetInput, axis: str) -> list[float | str]:
+    """At most MAX_SWEEP_POINTS values; contexts double from 1024, so at most log₂ of the top."""
     g = template.geometry
     if axis == "context_tokens":
         top = template.max_model_len or g.max_position_embeddings
         values: list[float | str] = []
         t = 1024
-        while t < top and len(values) < MAX_POINTS - 1:
+        while t < top and len(values) < MAX_SWEEP_POINTS - 1:
             values.append(t)
             t *= 2
         return [*values, top]
@@ -79,8 +84,8 @@ def sweep(template: BudgetInput, axis: str, values: Sequence[float | str] | None
     if axis not in AXES:
         raise InvalidInput("vary", f"must be one of {', '.join(AXES)}")
     vals = list(values) if values else default_values(template, axis)
-    if len(vals) > MAX_POINTS:
-        raise InvalidInput("values", f"at most {MAX_POINTS} points, got {len(vals)}")
+    if len(vals) > MAX_SWEEP_POINTS:
+        raise InvalidInput("values", f"at most {MAX_SWEEP_POINTS} points, got {len(vals)}")
     points = []
     engine = template.profile.id
     for i, v in enumerate(vals):
@@ -105,6 +110,9 @@ def sweep(template: BudgetInput, axis: str, values: Sequence[float | str] | None
                 b.max_context_tokens,
                 b.kv_bytes_per_request,
                 b.available_kv_bytes,
+                b.block_size,
+                b.max_num_seqs,
+                b.max_num_batched_tokens,
             )
         )
     ctx = None if axis == "context_tokens" else template.context_tokens

@@ -20,6 +20,7 @@ NOMINAL_GPU_MEMORY = "nominal_gpu_memory"
 CONTEXT_EXCEEDS_MAX_POSITION = "context_exceeds_max_position"
 PREEMPTION = "preemption"
 MAX_NUM_SEQS_LIMITS = "max_num_seqs_limits"
+CHEAPEST_MIX_SEARCH_LIMIT = "cheapest_mix_search_limit"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -38,6 +39,7 @@ CODES: dict[str, str] = {
     CONTEXT_EXCEEDS_MAX_POSITION: "The context is longer than the model's max_position_embeddings.",
     MAX_NUM_SEQS_LIMITS: "vLLM schedules at most max_num_seqs requests, fewer than the KV cache holds.",
     PREEMPTION: "The simulated workload preempted requests: their work is thrown away and recomputed.",
+    CHEAPEST_MIX_SEARCH_LIMIT: "The cheapest-mix search hit its step limit: best found, not proven cheapest.",
 }
 
 
