@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from kvplan.presets.registry import BUILTIN_DIR
+from tests.seed import A
 
 
 def test_models_list_every_preset_with_per_token_bytes(client, registry):
@@ -21,15 +22,7 @@ def test_model_detail_accepts_hf_repo_names_and_its_geometry_round_trips(client)
     assert detail["id"] == "llama-3-70b"
     assert detail["params"]["source"]
     assert detail["valid_tensor_parallel_sizes"][:4] == [1, 2, 4, 8]
-    inline = client.post(
-        "/v1/budget",
-        json={
-            "model": {"geometry": detail["geometry"]},
-            "gpu": "pool-160gib",
-            "weights_bytes": 130 * 1024**3,
-            "context_tokens": 8192,
-        },
-    )
+    inline = client.post("/v1/budget", json={**A, "model": {"geometry": detail["geometry"]}})
     assert inline.status_code == 200, inline.text
     assert inline.json()["num_blocks"] == 880
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 
-GIB = 1024**3
-SEED_B = {
-    "model": "deepseek-v3",
-    "workload": {"context_tokens": 32768},
-    "weights_bytes": 625 * GIB,
-    "fleet": [{"gpu": "pool-141gib", "count": 8}],
-    "layouts": [{"tensor_parallel_size": 8}],
+from tests.seed import B
+
+SEED_B = {  # group B as a fleet: 8 of its cards, one TP=8 replica
+    "model": B["model"],
+    "workload": {"context_tokens": B["context_tokens"]},
+    "weights_bytes": B["weights_bytes"],
+    "fleet": [{"gpu": B["gpu"], "count": 8}],
+    "layouts": [{"tensor_parallel_size": B["tensor_parallel_size"]}],
 }
 
 

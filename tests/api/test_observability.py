@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-A = {"model": "llama-3-70b", "gpu": "pool-160gib", "weights_bytes": 130 * 1024**3, "context_tokens": 131072}
+from kvplan import __version__
+from tests.metrics import sample, unasked
+from tests.seed import C
 
 
 def test_metrics_label_route_templates_and_skip_metrics_itself(client):
@@ -16,15 +18,25 @@ def test_metrics_label_route_templates_and_skip_metrics_itself(client):
     assert 'path="/metrics"' not in text
 
 
-def test_domain_metrics_count_calculations_warnings_and_core_time(client):
-    client.post("/v1/budget", json=A)
-    client.post("/v1/budget", json={**A, "tensor_parallel_size": 3})
+def test_domain_metrics_count_calculations_warnings_and_core_time(client, registry):
+    # The labelled series exist from import, at 0: what is checked is that these requests move them.
+    def counts() -> dict[str, float]:
+        text = client.get("/metrics").text
+        return {
+            "ok": sample(text, "kvplan_calculations_total", endpoint="budget", outcome="ok"),
+            "invalid": sample(text, "kvplan_calculations_total", endpoint="budget", outcome="invalid"),
+            "warned": sample(text, "kvplan_warnings_total", code="budget_insufficient"),
+            "core": sample(text, "kvplan_core_compute_seconds_count", endpoint="budget"),
+        }
+
+    before = counts()
+    assert client.post("/v1/budget", json=unasked(C)).status_code == 200  # group C: a warning
+    assert client.post("/v1/budget", json={**C, "tensor_parallel_size": 3}).status_code == 400
+    after = counts()
+    assert {k: after[k] - before[k] for k in after} == {"ok": 1, "invalid": 1, "warned": 1, "core": 1}
     text = client.get("/metrics").text
-    assert 'kvplan_calculations_total{endpoint="budget",outcome="ok"}' in text
-    assert 'kvplan_calculations_total{endpoint="budget",outcome="invalid"}' in text
-    assert 'kvplan_warnings_total{code="budget_insufficient"}' in text
-    assert 'kvplan_core_compute_seconds_count{endpoint="budget"}' in text
-    assert "kvplan_build_info{" in text and "kvplan_registry_info{" in text
+    assert sample(text, "kvplan_build_info", version=__version__) == 1
+    assert sample(text, "kvplan_registry_info", version=registry.version) == 1
 
 
 def test_request_id_is_accepted_and_echoed(client):
@@ -37,7 +49,7 @@ def test_request_id_is_accepted_and_echoed(client):
 
 
 def test_problem_bodies_carry_the_request_id(client):
-    r = client.post("/v1/budget", json={**A, "model": "nope"}, headers={"X-Request-ID": "rid-7"})
+    r = client.post("/v1/budget", json={**C, "model": "nope"}, headers={"X-Request-ID": "rid-7"})
     assert r.json()["request_id"] == "rid-7"
 
 
@@ -45,7 +57,7 @@ def test_one_log_line_per_request_without_the_body(client, capsys):
     capsys.readouterr()
     client.post(
         "/v1/budget",
-        json={**A, "model": {"hf_config": {"secret_marker": 1}}},
+        json={**C, "model": {"hf_config": {"secret_marker": 1}}},
         headers={"X-Request-ID": "log-me"},
     )
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if '"log-me"' in x]

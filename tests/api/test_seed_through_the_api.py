@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.seed import GIB, A, B, C
+from tests.seed import GIB, TABLE_1, TABLE_2, A, B, C
 
 
 def both(client, path, params):
@@ -16,24 +16,17 @@ def both(client, path, params):
     return post.json()
 
 
-@pytest.mark.parametrize(
-    ("model", "kib", "fp8_kib", "gib_128k", "ratio"),
-    [
-        ("llama-2-7b", 512, 256, 64, 1.0),
-        ("llama-3-8b", 128, 64, 16, 4.0),
-        ("llama-3-70b", 320, 160, 40, 8.0),
-        ("deepseek-v3", 68.625, 34.3125, 8.578125, 56.9),
-    ],
-)
-def test_seed_table_1_through_per_token(client, model, kib, fp8_kib, gib_128k, ratio):
+@pytest.mark.parametrize("row", TABLE_1, ids=[row.model for row in TABLE_1])
+def test_seed_table_1_through_per_token(client, row):
     bf16 = both(
-        client, "/v1/per-token", {"model": model, "kv_cache_dtype": "bfloat16", "context_tokens": 131072}
+        client, "/v1/per-token", {"model": row.model, "kv_cache_dtype": "bfloat16", "context_tokens": 131072}
     )
-    fp8 = both(client, "/v1/per-token", {"model": model, "kv_cache_dtype": "fp8"})
-    assert bf16["bytes_per_token"] == kib * 1024
-    assert fp8["bytes_per_token"] == fp8_kib * 1024
-    assert bf16["kv_bytes_per_request"] / GIB == gib_128k
-    assert round(bf16["mha_equivalent_ratio"], 1) == ratio
+    fp8 = both(client, "/v1/per-token", {"model": row.model, "kv_cache_dtype": "fp8"})
+    assert bf16["bytes_per_token"] == row.bf16_kib * 1024
+    assert fp8["bytes_per_token"] == row.fp8_kib * 1024
+    assert bf16["kv_bytes_per_request"] == row.bf16_kib * 1024 * 131072
+    assert round(bf16["kv_bytes_per_request"] / GIB, 3) == row.gib_128k
+    assert f"{round(bf16['mha_equivalent_ratio'], 1):g}×" == row.ratio
     assert bf16["engine"] == "vllm@e740bad" and bf16["registry_version"].startswith("reg-")
 
 
@@ -53,23 +46,12 @@ def test_group_a_fills_880_blocks_and_holds_6(client):
     assert "ledger" not in a
 
 
-@pytest.mark.parametrize(
-    ("model", "gpu", "kv", "weights", "budget_gib", "n"),
-    [
-        ("llama-3-8b", "pool-80gib", "auto", 15 * GIB, 58.6, 58),
-        ("llama-3-70b", "pool-160gib", "auto", 130 * GIB, 17.2, 6),
-        ("llama-3-70b", "pool-160gib", "fp8", 130 * GIB, 17.2, 13),
-        ("llama-3-70b", "pool-160gib", "fp8", round(65.2 * GIB), 82.0, 65),
-    ],
-)
-def test_seed_table_2_through_budget(client, model, gpu, kv, weights, budget_gib, n):
-    b = both(
-        client,
-        "/v1/budget",
-        {"model": model, "gpu": gpu, "kv_cache_dtype": kv, "weights_bytes": weights, "context_tokens": 8192},
-    )
-    assert round(b["available_kv_bytes"] / GIB, 2) == budget_gib
-    assert b["concurrency"]["budget_floor"] == n == b["concurrency"]["guaranteed"]
+@pytest.mark.parametrize("row", TABLE_2)
+def test_seed_table_2_through_budget(client, row):
+    b = both(client, "/v1/budget", row.request)
+    assert round(b["available_kv_bytes"] / GIB, 2) == row.budget_gib
+    assert b["kv_bytes_per_request"] / GIB == row.kv_gib
+    assert b["concurrency"]["budget_floor"] == row.concurrency == b["concurrency"]["guaranteed"]
 
 
 def test_group_b_holds_24_per_card_and_flags_the_pooled_192(client):
@@ -110,15 +92,12 @@ def test_explain_adds_the_ledger_to_json(client):
 
 
 def test_get_accepts_inline_geometry_with_dotted_parameters(client):
-    params = {
+    params = {  # group B with DeepSeek-V3's geometry sent inline
+        **{k: v for k, v in B.items() if k != "model"},
         "model.geometry.num_layers": 61,
         "model.geometry.num_attention_heads": 128,
         "model.geometry.kv_lora_rank": 512,
         "model.geometry.qk_rope_head_dim": 64,
-        "gpu": "pool-141gib",
-        "weights_bytes": 625 * GIB,
-        "context_tokens": 32768,
-        "tensor_parallel_size": 8,
     }
     r = client.get("/v1/budget", params=params)
     assert r.status_code == 200, r.text

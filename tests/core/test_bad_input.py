@@ -7,8 +7,8 @@ import math
 import pytest
 
 from kvplan.core.errors import InvalidInput, InvalidLayout, KvplanError, UnknownName
-
-GIB = 1024**3
+from kvplan.core.units import GiB
+from tests.seed import W_LLAMA_3_8B_BF16, A
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ GIB = 1024**3
     ],
 )
 def test_bad_number_names_its_field(budget, field, value):
-    kw = {"gpu": "pool-80gib", "weights_bytes": 15 * GIB, field: value}
+    kw = {"gpu": "pool-80gib", "weights_bytes": W_LLAMA_3_8B_BF16, field: value}
     with pytest.raises(InvalidInput) as e:
         budget("llama-3-8b", **kw)
     assert e.value.field == field
@@ -52,7 +52,7 @@ def test_bad_number_names_its_field(budget, field, value):
 
 def test_tp_not_dividing_heads_is_an_invalid_layout(budget):
     with pytest.raises(InvalidLayout) as e:
-        budget("llama-3-70b", gpu="pool-160gib", tensor_parallel_size=3)
+        budget(**A, tensor_parallel_size=3)
     assert e.value.field == "tensor_parallel_size"
 
 
@@ -87,7 +87,7 @@ def test_a_model_without_parameters_needs_weights(registry):
 
     geo = make_geometry(name="x", num_layers=2, num_attention_heads=8, head_dim=64)
     with pytest.raises(InvalidInput) as e:
-        compute_budget(BudgetInput(geometry=geo, profile=get_profile(None), gpu_memory_bytes=GIB))
+        compute_budget(BudgetInput(geometry=geo, profile=get_profile(None), gpu_memory_bytes=GiB))
     assert e.value.field == "weights_bytes"
 
 

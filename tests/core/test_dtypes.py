@@ -8,6 +8,7 @@ from kvplan.core.dtypes import attention_cell_bytes, weight_bytes
 from kvplan.core.errors import InvalidInput, UnknownName
 from kvplan.core.geometry import make_geometry
 from kvplan.core.pertoken import per_token
+from tests.seed import W_LLAMA_3_70B_BF16
 
 CELLS = [  # dtype, (Dk + Dv) = 128 + 128 cell bytes
     ("bfloat16", 512),
@@ -47,7 +48,7 @@ def test_skip_layers_sum_their_own_pages_in_one_group(budget):
     b = budget(
         "llama-3-70b",
         gpu="pool-160gib",
-        weights_bytes=130 * 1024**3,
+        weights_bytes=W_LLAMA_3_70B_BF16,
         kv_cache_dtype="fp8",
         kv_cache_dtype_skip_layers=(0,),
         block_size=64,

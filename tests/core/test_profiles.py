@@ -6,8 +6,8 @@ import pytest
 
 from kvplan.core.errors import UnknownName
 from kvplan.core.profiles import PROFILES, get_profile
-
-W = 130 * 1024**3
+from tests.seed import W_LLAMA_3_70B_BF16 as W
+from tests.seed import A, C
 
 
 def test_three_profiles_are_listed_and_the_seed_is_the_default():
@@ -36,35 +36,19 @@ def test_every_answer_names_its_profile(budget):
 
 
 def test_current_log_prints_concurrency_times_tokens(budget):
-    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=8192)
+    b = budget(**A)
     assert b.concurrency.vllm_reported == 880 / 128
     assert b.kv_cache_size_tokens == int(880 / 128 * 8192)
 
 
 def test_old_log_prints_blocks_per_group_times_block_size(budget):
-    b = budget(
-        "llama-3-70b",
-        gpu="pool-160gib",
-        weights_bytes=W,
-        context_tokens=8192,
-        engine="vllm@0.10",
-        gpu_memory_utilization=0.92,
-        block_size=64,
-    )
+    b = budget(**A, engine="vllm@0.10", gpu_memory_utilization=0.92, block_size=64)
     assert b.kv_cache_size_tokens == 880 * 64
 
 
 def test_old_profile_has_no_null_block_in_the_fit_check(budget):
-    new = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W, context_tokens=131072)
-    old = budget(
-        "llama-3-70b",
-        gpu="pool-160gib",
-        weights_bytes=W,
-        context_tokens=131072,
-        engine="vllm@0.10",
-        gpu_memory_utilization=0.92,
-        block_size=64,
-    )
+    new = budget(**C)
+    old = budget(**C, engine="vllm@0.10", gpu_memory_utilization=0.92, block_size=64)
     assert new.max_context_tokens == 879 * 64
     assert old.max_context_tokens == 880 * 64
 

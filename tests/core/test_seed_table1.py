@@ -6,14 +6,7 @@ import pytest
 
 from kvplan.core.pertoken import per_token
 from kvplan.core.units import GiB, KiB
-
-TABLE_1 = [
-    # model, kind, L, Hkv, D, bf16/token KiB, fp8/token KiB, 128K bf16 GiB, vs MHA
-    ("llama-2-7b", "MHA", 32, 32, 128, 512, 256, 64, "1×"),
-    ("llama-3-8b", "GQA", 32, 8, 128, 128, 64, 16, "4×"),
-    ("llama-3-70b", "GQA", 80, 8, 128, 320, 160, 40, "8×"),
-    ("deepseek-v3", "MLA", 61, 1, 576, 68.625, 34.3125, 8.578, "56.9×"),
-]
+from tests.seed import TABLE_1
 
 
 @pytest.mark.parametrize(

@@ -5,16 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.units import GiB, MiB
-
-# The seed deducts rounded weights: 130 GiB for Llama-3-70B bf16, 625 GiB for DeepSeek-V3.
-W70_BF16 = 130 * GiB
-W70_FP8 = round(65.2 * GiB)  # the seed's "70B params × 1 B", rounded as its table prints it
-W8_BF16 = 15 * GiB
-WDS = 625 * GiB
+from tests.seed import TABLE_2, A, B, C
 
 
 def test_llama3_70b_on_160_gib_fills_880_blocks(budget):
-    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W70_BF16, context_tokens=8192)
+    b = budget(**A)
     assert b.requested_bytes == 158054796493  # ceil(160 GiB × 0.92)
     assert round(b.available_kv_bytes / GiB, 3) == 17.2
     assert b.bytes_per_block == 20 * MiB
@@ -27,22 +22,9 @@ def test_llama3_70b_on_160_gib_fills_880_blocks(budget):
     assert b.concurrency.budget_floor == 6
 
 
-TABLE_2 = [
-    # model, gpu, kv dtype, weights, budget GiB, ctx, KV/request GiB, budget/request, concurrency
-    ("llama-3-8b", "pool-80gib", "auto", W8_BF16, 58.6, 8192, 1, 58.6, 58),
-    ("llama-3-70b", "pool-160gib", "auto", W70_BF16, 17.2, 8192, 2.5, 6.88, 6),
-    ("llama-3-70b", "pool-160gib", "fp8", W70_BF16, 17.2, 8192, 1.25, 13.76, 13),
-    ("llama-3-70b", "pool-160gib", "fp8", W70_FP8, 82.0, 8192, 1.25, 65.6, 65),
-]
-
-
-@pytest.mark.parametrize(
-    ("model", "gpu", "kv", "weights", "budget_gib", "ctx", "kv_gib", "per_req", "n"), TABLE_2
-)
-def test_seed_table_2_row_is_reproduced_exactly(
-    budget, model, gpu, kv, weights, budget_gib, ctx, kv_gib, per_req, n
-):
-    b = budget(model, gpu=gpu, kv_cache_dtype=kv, weights_bytes=weights, context_tokens=ctx)
+@pytest.mark.parametrize(("scenario", "budget_gib", "kv_gib", "per_req", "n"), TABLE_2)
+def test_seed_table_2_row_is_reproduced_exactly(budget, scenario, budget_gib, kv_gib, per_req, n):
+    b = budget(**scenario)
     assert b.gpu_memory_utilization == 0.92
     assert round(b.available_kv_bytes / GiB, 2) == budget_gib
     assert b.kv_bytes_per_request / GiB == kv_gib
@@ -52,9 +34,7 @@ def test_seed_table_2_row_is_reproduced_exactly(
 
 
 def test_deepseek_v3_one_card_of_tp8_holds_24_and_pooling_says_192(budget):
-    b = budget(
-        "deepseek-v3", gpu="pool-141gib", weights_bytes=WDS, context_tokens=32768, tensor_parallel_size=8
-    )
+    b = budget(**B)
     assert b.weights_bytes_per_gpu == 78.125 * GiB
     assert round(b.available_kv_bytes / GiB, 3) == 51.595
     assert b.kv_bytes_per_request / GiB == 2.14453125
@@ -72,7 +52,7 @@ def test_deepseek_v3_one_card_of_tp8_holds_24_and_pooling_says_192(budget):
 
 
 def test_group_c_128k_holds_none_and_says_what_fits(budget):
-    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W70_BF16, context_tokens=131072)
+    b = budget(**C)
     assert b.blocks_per_request == 2048
     assert b.concurrency.guaranteed == 0
     assert b.concurrency.budget_floor == 0
@@ -83,7 +63,7 @@ def test_group_c_128k_holds_none_and_says_what_fits(budget):
 
 
 def test_worked_example_ledger_explains_every_figure(budget):
-    b = budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W70_BF16, context_tokens=8192, explain=True)
+    b = budget(**A, explain=True)
     steps = {s.name: s for s in b.ledger}
     assert steps["num_blocks"].value == 880
     assert steps["usable_blocks"].value == 879
@@ -94,4 +74,4 @@ def test_worked_example_ledger_explains_every_figure(budget):
 
 
 def test_ledger_is_only_built_when_asked(budget):
-    assert budget("llama-3-70b", gpu="pool-160gib", weights_bytes=W70_BF16).ledger == ()
+    assert budget(**A).ledger == ()

@@ -10,12 +10,13 @@ import httpx
 import pytest
 
 from tests.live import start_server
-from tests.seed import TABLE_2, A, B, C
+from tests.metrics import sample
+from tests.seed import CONCURRENCY, TABLE_1, A, B, C
 
 pytestmark = pytest.mark.server
 
 
-@pytest.mark.parametrize(("scenario", "n"), TABLE_2)
+@pytest.mark.parametrize(("scenario", "n"), CONCURRENCY)
 def test_seed_concurrency_by_get_and_post(http, scenario, n):
     post = http.post("/v1/budget", json=scenario)
     get = http.get("/v1/budget", params=scenario)
@@ -23,16 +24,13 @@ def test_seed_concurrency_by_get_and_post(http, scenario, n):
     assert post.json()["concurrency"]["guaranteed"] == n == get.json()["concurrency"]["guaranteed"]
 
 
-@pytest.mark.parametrize(
-    ("model", "kib"),
-    [("llama-2-7b", 512), ("llama-3-8b", 128), ("llama-3-70b", 320), ("deepseek-v3", 68.625)],
-)
-def test_seed_per_token_by_get_and_post(http, model, kib):
+@pytest.mark.parametrize("row", TABLE_1, ids=[row.model for row in TABLE_1])
+def test_seed_per_token_by_get_and_post(http, row):
     for r in (
-        http.post("/v1/per-token", json={"model": model}),
-        http.get("/v1/per-token", params={"model": model}),
+        http.post("/v1/per-token", json={"model": row.model}),
+        http.get("/v1/per-token", params={"model": row.model}),
     ):
-        assert r.json()["bytes_per_token"] == kib * 1024
+        assert r.json()["bytes_per_token"] == row.bf16_kib * 1024
 
 
 def test_group_a_text_answer_shows_880_blocks_and_6(http):
@@ -63,9 +61,13 @@ def test_hostile_bodies_get_4xx_from_the_real_server(http):
 
 
 def test_metrics_and_request_ids_on_the_real_server(http):
+    def healthz_count() -> float:
+        return sample(http.get("/metrics").text, "kvplan_http_requests_total", path="/healthz")
+
+    before = healthz_count()
     r = http.get("/healthz", headers={"X-Request-ID": "live-1"})
     assert r.headers["x-request-id"] == "live-1"
-    assert "kvplan_http_requests_total" in http.get("/metrics").text
+    assert healthz_count() == before + 1
 
 
 def test_sigterm_lets_in_flight_requests_finish():
@@ -108,12 +110,7 @@ def test_metrics_aggregate_across_worker_processes():
             text = c.get("/metrics").text
     finally:
         server.stop()
-    line = next(
-        x
-        for x in text.splitlines()
-        if x.startswith('kvplan_calculations_total{endpoint="budget",outcome="ok"}')
-    )
-    assert float(line.split()[-1]) == 30
+    assert sample(text, "kvplan_calculations_total", endpoint="budget", outcome="ok") == 30
 
 
 def test_a_malformed_extra_preset_stops_start_up_naming_the_file_and_field(tmp_path):
