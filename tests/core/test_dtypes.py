@@ -1,4 +1,4 @@
-"""Every kv_cache_dtype of VLLM_FACTS §5, with its exact cell bytes."""
+"""Every kv_cache_dtype of docs/vllm-rules.md §5, with its exact cell bytes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Geometry from Hugging Face config.json (VLLM_FACTS §2)."""
+"""Geometry from Hugging Face config.json (docs/vllm-rules.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hybrid sliding-window models: VLLM_FACTS §8's Gemma-3-27B and gpt-oss-120b examples."""
+"""Hybrid sliding-window models: docs/vllm-rules.md §8's Gemma-3-27B and gpt-oss-120b examples."""
 
 from __future__ import annotations
 

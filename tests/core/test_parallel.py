@@ -1,4 +1,4 @@
-"""Tensor, pipeline and decode context parallel (VLLM_FACTS §6)."""
+"""Tensor, pipeline and decode context parallel (docs/vllm-rules.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Engine profiles: the rules that differ by vLLM version (VLLM_FACTS §9)."""
+"""Engine profiles: the rules that differ by vLLM version (docs/vllm-rules.md §9)."""
 
 from __future__ import annotations
 

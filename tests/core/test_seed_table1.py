@@ -1,4 +1,4 @@
-"""Seed table 1: per-token KV bytes (bf16, TP = 1), exactly."""
+"""docs/seed-figures.md table 1: per-token KV bytes (bf16, TP = 1), exactly."""
 
 from __future__ import annotations
 

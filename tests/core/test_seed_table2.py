@@ -1,4 +1,4 @@
-"""Seed table 2, the 880-block worked example and parameter group C, exactly."""
+"""docs/seed-figures.md table 2, the 880-block worked example and parameter group C, exactly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Requests the pool holds: blocks per request, the largest context that fits, and the
-smallest utilization for a target (VLLM_FACTS §4, §8)."""
+smallest utilization for a target (docs/vllm-rules.md §4, §8)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Fleet planning: which parallel layout of which GPU type holds how many requests, and what it
-takes to reach a target (VLLM_FACTS §3, §6).
+takes to reach a target (docs/vllm-rules.md §3, §6).
 
 A replica is one vLLM engine. With tensor/pipeline parallel it spans TP × PP GPUs, each worker
 computes its own blocks and the engine takes the minimum (that is `compute_budget`). With

@@ -1,5 +1,5 @@
 """A model's attention geometry, and how to derive it from a Hugging Face config.json
-(VLLM_FACTS §2; vllm/config/model.py and vllm/transformers_utils/config.py)."""
+(docs/vllm-rules.md §2; vllm/config/model.py and vllm/transformers_utils/config.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """KV-cache groups: how vLLM lays layers of different kinds into one block pool
-(VLLM_FACTS §8; vllm/v1/core/kv_cache_utils.py get_kv_cache_groups and friends)."""
+(docs/vllm-rules.md §8; vllm/v1/core/kv_cache_utils.py get_kv_cache_groups and friends)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bytes one token of KV costs, per layer, per GPU and for the whole model
-(VLLM_FACTS §1, §5, §6; page sizes as vllm/v1/kv_cache_interface.py)."""
+(docs/vllm-rules.md §1, §5, §6; page sizes as vllm/v1/kv_cache_interface.py)."""
 
 from __future__ import annotations
 
@@ -449,7 +449,7 @@ def per_token_ledger(
         "bytes with KV heads = query heads (f = 2) / real bytes",
         round(ratio, 4),
         "×",
-        "seed table 1",
+        "docs/seed-figures.md table 1",
         mha_bytes=mha,
         real_bytes=model,
         query_heads=geometry.num_attention_heads,
@@ -460,7 +460,7 @@ def per_token_ledger(
             "Σ layers bytes × tokens kept (T/DCP full, window sliding)",
             kv_req,
             "B",
-            "VLLM_FACTS §1",
+            "docs/vllm-rules.md §1",
             T=context_tokens,
             DCP=par.decode_context,
             GiB=round(kv_req / GiB, 8),
