@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 import msgspec
@@ -24,12 +25,23 @@ from .limits import (
 )
 from .params import estimate_params
 
-# One character a layer in `layer_pattern`.
-FULL = "F"
-SLIDING = "S"
-MLA = "M"
-MAMBA = "R"
-KIND_NAMES = {FULL: "full_attention", SLIDING: "sliding_attention", MLA: "mla", MAMBA: "mamba"}
+
+class LayerKind(StrEnum):
+    """A layer's KV kind. `layer_pattern` stores one character a layer (a compact, hashable key
+    for the memo caches), so kinds are compared by equality on purpose: a character read from
+    the pattern equals its member."""
+
+    FULL = "F"
+    SLIDING = "S"
+    MLA = "M"
+    MAMBA = "R"
+
+
+FULL = LayerKind.FULL
+SLIDING = LayerKind.SLIDING
+MLA = LayerKind.MLA
+MAMBA = LayerKind.MAMBA
+KIND_NAMES: dict[str, str] = {FULL: "full_attention", SLIDING: "sliding_attention", MLA: "mla", MAMBA: "mamba"}
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
     "attention": FULL,
