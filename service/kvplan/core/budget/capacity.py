@@ -10,7 +10,7 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import SLIDING
+from ..geometry import KIND_NAMES, SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES
 from ..memo import memo_bounded
@@ -202,8 +202,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
     for kind, old, new in plan.raised_block_sizes:
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,
-            f"{kind} layers use block size {new} instead of {old} so that every group's page "
-            "has the same size.",
+            f"{KIND_NAMES.get(kind, kind)} layers use block size {new} instead of {old} so that every "
+            "group's page has the same size.",
         ))  # fmt: skip
     if inp.num_gpu_blocks_override is not None:
         out.append(w.Warning(
