@@ -31,10 +31,12 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=workers,
         loop="uvloop",
-        http="httptools",
+        # httptools, with a size and a time bound on each request head (see kvplan.api.protocol).
+        http="kvplan.api.protocol:BoundedHttpToolsProtocol",
         lifespan="on",
         access_log=False,
         log_config=None,
+        timeout_keep_alive=settings.keep_alive_seconds,  # type: ignore[arg-type]  # a float works
         timeout_graceful_shutdown=settings.drain_seconds,
         server_header=False,
     )

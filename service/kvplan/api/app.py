@@ -17,6 +17,7 @@ from kvplan.presets import Registry, load_registry
 
 from . import logs, metrics
 from .errors import EXCEPTION_HANDLERS
+from .hygiene import HttpHygiene, RouteHygiene
 from .openapi import ASSETS, REQUEST_COMPONENTS, SWAGGER_DIR, openapi_config
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
@@ -92,7 +93,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             planner_page,
             create_static_files_router(path="/web", directories=[WEB_DIR], include_in_schema=False),
         ],
-        middleware=[prometheus.middleware],
+        # Prometheus first (outermost of the two), so the 415s and OPTIONS answers of RouteHygiene count.
+        middleware=[prometheus.middleware, RouteHygiene],
         plugins=[
             StructlogPlugin(
                 StructlogConfig(
@@ -111,6 +113,14 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     # Request bodies and query parameters are documented from the msgspec Structs that decode
     # them; Litestar builds its components from responses, so add the request ones once.
     app.openapi_schema.components.schemas.update(REQUEST_COMPONENTS)
-    # The access log wraps everything, 404s and 405s included.
-    app.asgi_handler = logs.AccessLog(app.asgi_handler)  # type: ignore[method-assign]
+    # The access log wraps everything, 404s and 405s included; inside it, HEAD, 414, bounded body
+    # draining and the counting of the router's own answers (hygiene.HttpHygiene).
+    hygiene = HttpHygiene(
+        app.asgi_handler,
+        app,
+        prometheus,
+        unread_body_bytes=settings.unread_body_bytes,
+        unread_body_seconds=settings.header_timeout_seconds,
+    )
+    app.asgi_handler = logs.AccessLog(hygiene)  # type: ignore[method-assign]
     return app

@@ -16,7 +16,8 @@ from .errors import ApiError
 
 T = TypeVar("T")
 JSON = "application/json"
-TEXT = "text/plain; charset=utf-8"
+TEXT = "text/plain"  # Litestar appends "; charset=utf-8" to text/ media types itself
+VARY = "Accept"  # the same URL answers JSON or text by Accept: caches must key on it
 _decoders: dict[type, msgspec.json.Decoder[Any]] = {}
 
 
@@ -87,7 +88,9 @@ CACHE_CONTROL = "public, max-age=300"
 def not_modified(request: Request[Any, Any, Any], etag: str) -> Response[bytes] | None:
     inm = request.headers.get("if-none-match")
     if inm and (inm.strip() == "*" or etag in [t.strip().removeprefix("W/") for t in inm.split(",")]):
-        return Response(content=b"", status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
+        return Response(
+            content=b"", status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY}
+        )
     return None
 
 
@@ -98,6 +101,6 @@ def envelope(fields: dict[str, Any], body: bytes) -> bytes:
 
 
 def answer(content: bytes | str, text: bool, etag: str | None = None) -> Response[bytes]:
-    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL} if etag else None
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY} if etag else {"Vary": VARY}
     data = content.encode() if isinstance(content, str) else content
     return Response(content=data, media_type=TEXT if text else JSON, headers=headers)

@@ -21,3 +21,9 @@ BUILD_INFO = Gauge("kvplan_build_info", "kvplan version", ["version"], multiproc
 REGISTRY_INFO = Gauge(
     "kvplan_registry_info", "Preset registry loaded", ["version", "models", "gpus"], multiprocess_mode="max"
 )
+CONNECTIONS_REJECTED = Counter(
+    "kvplan_http_connections_rejected_total",
+    "Connections closed before a request reached the app: header_too_large (431), header_timeout "
+    "(408, or a silent close when nothing was sent)",
+    ["reason"],
+)

@@ -10,6 +10,9 @@ from litestar import Request, Response, get
 from litestar.openapi import ResponseSpec
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
+# Litestar appends "; charset=utf-8" to text/ media types: pass the type without it, once.
+METRICS_TYPE = CONTENT_TYPE_LATEST.replace("; charset=utf-8", "")
+
 
 class Health(msgspec.Struct, omit_defaults=True):
     status: str
@@ -35,11 +38,11 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
     return Response(Health("ready", reg.version))
 
 
-@get("/metrics", tags=["operations"], media_type=CONTENT_TYPE_LATEST, sync_to_thread=False)
+@get("/metrics", tags=["operations"], media_type=METRICS_TYPE, sync_to_thread=False)
 def prometheus_metrics() -> Response[bytes]:
     """Prometheus metrics (text exposition). With several workers, aggregated across them."""
     registry = REGISTRY
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(registry), media_type=METRICS_TYPE)
