@@ -45,3 +45,22 @@ def test_every_warning_code_is_documented():
     codes = {getattr(w, k) for k in dir(w) if k.isupper() and k != "CODES"}
     assert codes == set(w.CODES)
     assert all(w.CODES.values())
+
+
+def test_long_names_are_refused_without_echoing_them_whole(client):
+    r = client.post("/v1/budget", json={"model": "m" * 5000, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400
+    assert r.json()["field"] == "model" and len(r.text) < 1000
+
+
+def test_a_problem_detail_never_echoes_more_than_its_cap(client):
+    r = client.get("/v1/sweep", params={"model": "llama-3-8b", "gpu": "h100-sxm-80gb", "vary": "v" * 20000})
+    assert r.status_code == 400
+    assert len(r.json()["detail"]) <= 601
+
+
+def test_a_client_gone_mid_body_is_a_499_not_an_unhandled_error():
+    from litestar.exceptions import InternalServerException
+
+    p = problem_for(InternalServerException("client disconnected prematurely"))
+    assert p.status == 499

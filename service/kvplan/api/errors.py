@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import structlog
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.exceptions import HTTPException, InternalServerException, NotFoundException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
@@ -27,6 +27,10 @@ from .schemas import Problem
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("kvplan.errors")
+# Litestar's wording when the body stream ends in http.disconnect (litestar/connection/request.py).
+CLIENT_GONE = "client disconnected prematurely"
+# Problem details echo what the caller sent (ids, enum values); never more than this of it.
+MAX_DETAIL_CHARS = 600
 _PATH = re.compile(r" - at `\$\.?([^`]*)`")
 
 
@@ -91,6 +95,9 @@ def problem_for(exc: BaseException) -> Problem:
         return Problem(title="Malformed JSON", status=400, detail="The JSON is nested too deeply.")
     if isinstance(exc, ValidationException):
         return Problem(title="Invalid request", status=400, detail=str(exc.detail))
+    if isinstance(exc, InternalServerException) and str(exc.detail) == CLIENT_GONE:
+        # The client hung up mid-body: nothing to answer and nothing broken on our side.
+        return Problem(title=_TITLES[499], status=499, detail="The client closed the connection mid-body.")
     if isinstance(exc, NotFoundException):
         return Problem(title="Not found", status=404, detail="No such endpoint; see /schema for the API.")
     if isinstance(exc, HTTPException):
@@ -126,7 +133,9 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
     if problem.status >= HTTP_500_INTERNAL_SERVER_ERROR:
         metrics.UNHANDLED_ERRORS.inc()
         _log.error("unhandled_error", request_id=request_id, path=request.url.path, exc_info=exc)
-    problem = msgspec.structs.replace(problem, instance=request.url.path, request_id=request_id)
+    if len(problem.detail) > MAX_DETAIL_CHARS:
+        problem = msgspec.structs.replace(problem, detail=problem.detail[:MAX_DETAIL_CHARS] + "…")
+    problem = msgspec.structs.replace(problem, instance=request.url.path[:200], request_id=request_id)
     headers = (
         {"Allow": ", ".join(sorted(exc.headers.get("allow", "").split(", ")))}
         if isinstance(exc, HTTPException) and exc.headers and exc.headers.get("allow")

@@ -96,7 +96,7 @@ class ModelSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
 
 
 ModelField = Annotated[
-    str | ModelSpec,
+    Name | ModelSpec,
     Meta(
         description="a preset id (see /v1/models), or {hf_config: …}, or {geometry: …}",
         examples=["llama-3-70b"],
