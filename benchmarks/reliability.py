@@ -5,7 +5,9 @@ benchmarks/results/reliability.json.
 2. SIGTERM under load: in-flight requests complete, nothing answers 5xx;
 3. a long schemathesis run (≥ 2,000 cases): zero 5xx, zero schema violations;
 4. hostile inputs: oversized and lying bodies, deep nesting, huge numbers, garbage bytes, slow
-   clients (slowloris) and many idle connections — and the server keeps answering throughout.
+   clients (slowloris) and many idle connections — and the server keeps answering throughout;
+5. probes under heavy load: 8 concurrent worst-case requests of each endpoint, /healthz p99 < 100 ms;
+6. RSS under cache-busting traffic: 10,000 distinct padded or oversized requests, growth < 100 MB.
 """
 
 from __future__ import annotations
@@ -298,16 +300,151 @@ def hostile() -> dict[str, object]:
     return {**results, "ok": ok}
 
 
+DEEP_CONFIG = {"model_type": "llama", "num_hidden_layers": 4096, "num_attention_heads": 8,
+               "num_key_value_heads": 8, "hidden_size": 1024, "max_position_embeddings": 4096}  # fmt: skip
+MIX = [{"context_tokens": 2**k, "share": 1} for k in range(10, 27)]
+FLEET_TYPES = ["h100-sxm-80gb", "h200-141gb", "a100-80gb", "l40s-48gb", "b200-180gb", "mi300x-192gb"]
+# The most expensive request each endpoint accepts (or refuses last), as the attacker review sent them.
+WORST: dict[str, tuple[str, str, object]] = {
+    "budget GET": ("GET", "/v1/budget", {"model": "llama-3-8b", "gpu": "h100-sxm-80gb",
+                                         "context_tokens": str(1 << 40), "target_concurrency": "4294967295"}),
+    "budget batch": ("POST", "/v1/budget/batch", {"scenarios": [
+        {"model": "llama-3.1-405b", "gpu": "h100-sxm-80gb", "tensor_parallel_size": 8,
+         "pipeline_parallel_size": 2, "context_tokens": 1000 + i, "target_concurrency": 7}
+        for i in range(1000)]}),
+    "per-token deep config": ("POST", "/v1/per-token", {"model": {"hf_config": DEEP_CONFIG},
+                                                         "pipeline_parallel_size": 1024}),
+    "fleet": ("POST", "/v1/fleet", {"model": "llama-3-70b", "target_concurrency": 4294967295,
+                                    "workload": {"mix": MIX},
+                                    "fleet": [{"gpu": g, "count": 1_000_000, "cost_per_hour": 1 + i}
+                                              for i, g in enumerate(FLEET_TYPES)]}),
+    "sweep": ("GET", "/v1/sweep", {"model": "gemma-3-27b", "gpu": "h100-sxm-80gb", "vary": "context_tokens",
+                                   "values": ",".join(str(1024 * k) for k in range(1, 200))}),
+    "simulate": ("POST", "/v1/simulate", {"model": "llama-3-70b", "gpu": "h100-sxm-80gb",
+                                          "tensor_parallel_size": 2, "workload": {"generator": {
+                                              "count": 20000, "arrival_rate": 50, "seed": 1,
+                                              "prompt": {"kind": "lognormal", "mean": 4000, "sigma": 1},
+                                              "output": {"kind": "lognormal", "mean": 500, "sigma": 1},
+                                              "system_prompt_share": 0.5, "system_prompt_tokens": 2048}}}),
+}  # fmt: skip
+
+
+def _load(url: str, method: str, path: str, payload: object, stop: threading.Event, out: list[int]) -> None:
+    with httpx.Client(base_url=url, timeout=60) as c:
+        while not stop.is_set():
+            send = c.get if method == "GET" else c.post
+            r = send(path, **({"params": payload} if method == "GET" else {"json": payload}))  # type: ignore[operator]
+            out.append(r.status_code)
+
+
+def probes_under_heavy_load(seconds: float = 8.0, concurrent: int = 8) -> dict[str, object]:
+    """Per endpoint: `concurrent` clients send its worst-case request back to back for `seconds`
+    while a probe asks /healthz every 20 ms; the probe's latency percentiles are the figure."""
+    port = free_port()
+    proc = start("uvicorn", port)
+    url = f"http://127.0.0.1:{port}"
+    out: dict[str, object] = {}
+    try:
+        for name, (method, path, payload) in WORST.items():
+            stop = threading.Event()
+            statuses: list[int] = []
+
+            threads = [
+                threading.Thread(target=_load, args=(url, method, path, payload, stop, statuses))
+                for _ in range(concurrent)
+            ]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+            latencies = []
+            with httpx.Client(base_url=url, timeout=10) as probe:
+                t_end = time.monotonic() + seconds
+                while time.monotonic() < t_end:
+                    t0 = time.perf_counter()
+                    probe.get("/healthz")
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    time.sleep(0.02)
+            stop.set()
+            for t in threads:
+                t.join(timeout=90)
+            latencies.sort()
+            out[name] = {
+                "requests": len(statuses),
+                "statuses": {str(k): statuses.count(k) for k in sorted(set(statuses))},
+                "healthz_ms_p50": round(latencies[len(latencies) // 2], 1),
+                "healthz_ms_p99": round(latencies[int(len(latencies) * 0.99) - 1], 1),
+                "healthz_ms_max": round(latencies[-1], 1),
+                "probes": len(latencies),
+            }
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    ok = all(
+        v["healthz_ms_p99"] < 100 and not any(k.startswith("5") and k != "503" for k in v["statuses"])  # type: ignore[index]
+        for v in out.values()
+    )
+    return {**out, "ok": ok}
+
+
+def rss_under_cache_busting(requests: int = 10_000) -> dict[str, object]:
+    """10,000 distinct requests built to bust caches: whitespace-padded bodies (up to 900 KiB),
+    distinct scenarios, long query strings and distinct inline configs. RSS growth is the figure."""
+    port = free_port()
+    proc = start("uvicorn", port)
+    url = f"http://127.0.0.1:{port}"
+    statuses: dict[int, int] = {}
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for i in range(50):  # warm-up: imports, memos and arenas settle
+                c.post("/v1/budget", json={**A, "context_tokens": 100 + i})
+            rss_start = rss_bytes(proc.pid)
+            for i in range(requests):
+                kind = i % 4
+                if kind == 0:
+                    pad = b" " * (900 * 1024 if i % 40 == 0 else 8 * 1024 + i)
+                    body = pad + json.dumps({**A, "context_tokens": 1 + i}).encode() + pad
+                    r = c.post("/v1/budget", content=body, headers={"content-type": "application/json"})
+                elif kind == 1:
+                    params = {**{k: str(v) for k, v in A.items()}, "context_tokens": str(10_000 + i)}
+                    r = c.get("/v1/budget", params={**params, "explain": "true"})
+                elif kind == 2:
+                    config = {**DEEP_CONFIG, "num_hidden_layers": 200 + i % 3000, "vocab_size": 1000 + i}
+                    r = c.post("/v1/budget", json={"model": {"hf_config": config}, "gpu": "h100-sxm-80gb",
+                                                   "weights_bytes": 1, "context_tokens": 1 + i})  # fmt: skip
+                else:
+                    r = c.get("/v1/per-token", params={"model": "deepseek-v3", "context_tokens": str(1 + i),
+                                                       "x" * (i % 200 + 1): "y" * 4000})  # fmt: skip
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+            rss_end = rss_bytes(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    growth_mb = (rss_end - rss_start) / 1e6
+    return {
+        "requests": requests,
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "rss_start_mb": round(rss_start / 1e6, 1),
+        "rss_end_mb": round(rss_end / 1e6, 1),
+        "rss_growth_mb": round(growth_mb, 1),
+        "ok": growth_mb < 100 and not any(k >= 500 for k in statuses),
+    }
+
+
 def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     seconds = int(os.environ.get("KVPLAN_SOAK_SECONDS", "60"))
     report: dict[str, object] = {"date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    only = set(filter(None, os.environ.get("KVPLAN_RELIABILITY_ONLY", "").split(",")))
     for name, fn in (
+        ("probes_under_heavy_load", probes_under_heavy_load),
+        ("rss_under_cache_busting", rss_under_cache_busting),
         ("hostile_inputs", hostile),
         ("sigterm_under_load", sigterm_under_load),
         ("soak", lambda: soak(seconds)),
         ("schemathesis_long", schemathesis_long),
     ):
+        if only and name not in only:
+            continue
         t0 = time.monotonic()
         report[name] = fn()
         print(

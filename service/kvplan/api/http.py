@@ -11,6 +11,7 @@ import msgspec
 from litestar import Request, Response
 
 from kvplan import __version__
+from kvplan.presets import Registry
 
 from .errors import ApiError
 
@@ -57,6 +58,22 @@ def explain_wanted(value: str | None) -> bool:
 
 def wants_text(request: Request[Any, Any, Any]) -> bool:
     return text_wanted(request.query_params.get("format"), request.headers.get("accept", ""))
+
+
+def answer_format(request: Request[Any, Any, Any], offered: tuple[str, ...] = ("json", "text")) -> str:
+    """The one format rule for every route: ?format= wins (one of `offered`), else Accept:
+    text/plain (without application/json) asks for text where text is offered, else JSON."""
+    fmt = request.query_params.get("format")
+    if fmt is not None:
+        if fmt not in offered:
+            raise ApiError(400, f"format: must be {', '.join(offered[:-1])} or {offered[-1]}", field="format")
+        return fmt
+    return "text" if "text" in offered and text_wanted(None, request.headers.get("accept", "")) else "json"
+
+
+def registry_of(request: Request[Any, Any, Any]) -> Registry:
+    """The preset registry every route reads: loaded once at start-up into the app's state."""
+    return request.app.state.registry  # type: ignore[no-any-return]
 
 
 def wants_explain(request: Request[Any, Any, Any]) -> bool:

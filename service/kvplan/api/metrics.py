@@ -4,7 +4,14 @@ With several worker processes, prometheus-client's multiprocess mode aggregates 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from prometheus_client import Counter, Gauge, Histogram
+
+from kvplan.core.errors import KvplanError
+
+T = TypeVar("T")
 
 CALCULATIONS = Counter(
     "kvplan_calculations_total", "Calculations answered, by endpoint and outcome", ["endpoint", "outcome"]
@@ -27,3 +34,37 @@ CONNECTIONS_REJECTED = Counter(
     "(408, or a silent close when nothing was sent)",
     ["reason"],
 )
+
+
+_outcomes: dict[tuple[str, str], Any] = {}
+
+
+def count(endpoint: str, outcome: str, n: int = 1) -> None:
+    """One calculation answered (outcome ok), refused as bad input (invalid) or stopped."""
+    child = _outcomes.get((endpoint, outcome))
+    if child is None:
+        child = _outcomes[endpoint, outcome] = CALCULATIONS.labels(endpoint, outcome)
+    child.inc(n)
+
+
+def counted(endpoint: str, compute: Callable[[], T]) -> T:
+    """Every route counts its calculations this way: bad input as invalid, the rest as ok.
+    Failures (500s) are counted where they become answers (errors.py)."""
+    try:
+        result = compute()
+    except KvplanError:
+        count(endpoint, "invalid")
+        raise
+    count(endpoint, "ok")
+    return result
+
+
+_warning_children: dict[str, Any] = {}
+
+
+def count_warnings(codes: tuple[str, ...]) -> None:
+    for code in codes:
+        child = _warning_children.get(code)
+        if child is None:
+            child = _warning_children[code] = WARNINGS.labels(code)
+        child.inc()

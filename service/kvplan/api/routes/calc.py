@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post
@@ -30,10 +29,12 @@ from ..http import (
     explain_wanted,
     not_modified,
     query_pairs,
+    registry_of,
     text_wanted,
     wants_explain,
     wants_text,
 )
+from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, WorkStopped, run_heavy
 from ..openapi import doc
 from ..render import budget_text, per_token_text
@@ -43,37 +44,6 @@ from ..settings import Settings
 _core_budget = metrics.CORE_SECONDS.labels("budget")
 _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
 _core_pt = metrics.CORE_SECONDS.labels("per_token")
-_ok = {e: metrics.CALCULATIONS.labels(e, "ok") for e in ("budget", "budget_batch", "per_token")}
-_invalid = {e: metrics.CALCULATIONS.labels(e, "invalid") for e in ("budget", "budget_batch", "per_token")}
-_warn_children: dict[str, Any] = {}
-T = TypeVar("T")
-
-
-def _count_codes(codes: tuple[str, ...]) -> None:
-    for code in codes:
-        child = _warn_children.get(code)
-        if child is None:
-            child = _warn_children[code] = metrics.WARNINGS.labels(code)
-        child.inc()
-
-
-def _count_warnings(warnings: Any) -> None:
-    _count_codes(tuple(w.code for w in warnings))
-
-
-def _counted(kind: str, compute: Callable[[], T]) -> T:
-    """Run a calculation, counting it as ok or invalid (bad input re-raises as its problem)."""
-    try:
-        result = compute()
-    except KvplanError:
-        _invalid[kind].inc()
-        raise
-    _ok[kind].inc()
-    return result
-
-
-def _registry(request: Request[Any, Any, Any]) -> Registry:
-    return request.app.state.registry  # type: ignore[no-any-return]
 
 
 def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tuple[PerToken, str, str]:
@@ -82,10 +52,10 @@ def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tup
 
 
 def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
-    reg = _registry(request)
+    reg = registry_of(request)
     text, explain = wants_text(request), wants_explain(request)
-    pt, label, engine = _counted("per_token", lambda: _per_token_answer(reg, req, explain or text))
-    _count_warnings(pt.warnings)
+    pt, label, engine = counted("per_token", lambda: _per_token_answer(reg, req, explain or text))
+    count_warnings(tuple(w.code for w in pt.warnings))
     if text:
         return answer(per_token_text(pt, label, engine, reg.version), True)
     head = {"model": label, "engine": engine, "registry_version": reg.version}
@@ -120,10 +90,10 @@ def _encoded_budget(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[b
 
 
 def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
-    reg = _registry(request)
+    reg = registry_of(request)
     text, explain = wants_text(request), wants_explain(request)
-    b, label, gpu, body = _counted("budget", lambda: _budget_bytes(reg, req, explain or text))
-    _count_warnings(b.warnings)
+    b, label, gpu, body = counted("budget", lambda: _budget_bytes(reg, req, explain or text))
+    count_warnings(tuple(w.code for w in b.warnings))
     if text:
         return answer(budget_text(b, label, gpu, reg.version), True)
     return answer(body, False)
@@ -148,8 +118,8 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         return _budget(request, await decode_body(request, BudgetRequest))
     req = await decode_body(request, BudgetRequest)
     explain = wants_explain(request)
-    body, codes = _counted("budget", lambda: _encoded_budget(_registry(request), req, explain))
-    _count_codes(codes)
+    body, codes = counted("budget", lambda: _encoded_budget(registry_of(request), req, explain))
+    count_warnings(codes)
     return answer(body, False)
 
 
@@ -162,10 +132,10 @@ async def budget_get(request: Request[Any, Any, Any]) -> Response[bytes]:
 def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
     query = request.scope["query_string"]
-    body, text, etag, codes = _counted(
-        kind, lambda: _get_answer(_registry(request), kind, query, accept_text)
+    body, text, etag, codes = counted(
+        kind, lambda: _get_answer(registry_of(request), kind, query, accept_text)
     )
-    _count_codes(codes)
+    count_warnings(codes)
     return not_modified(request, etag) or answer(body, text, etag)
 
 
@@ -216,7 +186,7 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     one bad scenario does not fail the others. The batch's work is bounded before it starts, and it
     runs off the event loop."""
     batch = await decode_body(request, BatchRequest)
-    reg = _registry(request)
+    reg = registry_of(request)
     explain = wants_explain(request)
     scenarios: list[BudgetRequest | Exception] = []
     passes = 0
@@ -258,10 +228,10 @@ def _run_batch(
             parts.append(b'{"index":%d,"error":%s}' % (i, msgspec.json.encode(problem)))
             continue
         ok += 1
-        _count_codes(codes)
+        count_warnings(codes)
         parts.append(b'{"index":%d,"result":%s}' % (i, body))
     _core_batch.observe(time.perf_counter() - t0)
-    _ok["budget_batch"].inc(ok)
+    count("budget_batch", "ok", ok)
     if bad:
-        _invalid["budget_batch"].inc(bad)
+        count("budget_batch", "invalid", bad)
     return b'{"results":[' + b",".join(parts) + b"]}"

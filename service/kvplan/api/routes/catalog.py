@@ -13,10 +13,10 @@ from kvplan.core.geometry import from_hf_config
 from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
-from kvplan.presets import GpuPreset, ModelPreset, Registry
+from kvplan.presets import GpuPreset, ModelPreset
 from kvplan.services.scenarios import spec_from_geometry
 
-from ..http import answer, decode_body, wants_text
+from ..http import answer, answer_format, decode_body, registry_of
 from ..openapi import ConfigBody, listing
 from ..schemas import GeometrySpec, Problem
 
@@ -111,10 +111,6 @@ class Resolution(msgspec.Struct):
     valid_tensor_parallel_sizes: list[int]
 
 
-def _reg(request: Request[Any, Any, Any]) -> Registry:
-    return request.app.state.registry  # type: ignore[no-any-return]
-
-
 def _summary(m: ModelPreset) -> ModelSummary:
     g = m.geometry
     return ModelSummary(
@@ -149,9 +145,9 @@ _problem404 = ResponseSpec(
 @get("/v1/models", **listing(ModelList, "every model preset"))
 async def list_models(request: Request[Any, Any, Any]) -> Response[Any]:
     """Every model preset, with its attention kind and bf16 per-token bytes."""
-    reg = _reg(request)
+    reg = registry_of(request)
     models = [_summary(m) for m in reg.models.values()]
-    if wants_text(request):
+    if answer_format(request) == "text":
         rows = [
             [
                 m.id,
@@ -172,7 +168,7 @@ async def list_models(request: Request[Any, Any, Any]) -> Response[Any]:
 async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) -> ModelDetail:
     """One model preset: its geometry (sendable inline), parameters and their sources.
     Accepts the preset id, its name or its Hugging Face repository."""
-    reg = _reg(request)
+    reg = registry_of(request)
     m = reg.model(model_id.lstrip("/"), field="model_id")
     g = m.geometry
     pt = per_token(g)
@@ -196,8 +192,8 @@ async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) ->
 @get("/v1/gpus", **listing(GpuList, "every GPU preset"))
 async def list_gpus(request: Request[Any, Any, Any]) -> Response[Any]:
     """Every GPU preset with its memory in bytes and where that figure comes from."""
-    reg = _reg(request)
-    if wants_text(request):
+    reg = registry_of(request)
+    if answer_format(request) == "text":
         rows = [
             [
                 g.id,
@@ -218,7 +214,7 @@ async def list_gpus(request: Request[Any, Any, Any]) -> Response[Any]:
 @get("/v1/gpus/{gpu_id:str}", tags=["catalog"], responses={404: _problem404})
 async def get_gpu(request: Request[Any, Any, Any], gpu_id: FromPath[str]) -> GpuAnswer:
     """One GPU preset."""
-    reg = _reg(request)
+    reg = registry_of(request)
     g = reg.gpu(gpu_id, field="gpu_id")
     return GpuAnswer(**_gpu_fields(g), registry_version=reg.version)
 

@@ -7,14 +7,13 @@ from typing import Any
 import msgspec
 from litestar import Request, Response, get, post
 
-from kvplan.presets import Registry
 from kvplan.services.answers import fleet_answer, sweep_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import fleet_request_from_query
 
 from .. import metrics
-from ..errors import ApiError
-from ..http import answer, decode_body, envelope, query_pairs, text_wanted
+from ..http import answer, answer_format, decode_body, envelope, query_pairs, registry_of
+from ..metrics import count_warnings, counted
 from ..offload import run_heavy
 from ..openapi import doc
 from ..render import fleet_text, sweep_csv, sweep_text
@@ -24,15 +23,14 @@ _core_fleet = metrics.CORE_SECONDS.labels("fleet")
 _core_sweep = metrics.CORE_SECONDS.labels("sweep")
 
 
-def _registry(request: Request[Any, Any, Any]) -> Registry:
-    return request.app.state.registry  # type: ignore[no-any-return]
-
-
 async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
-    reg = _registry(request)
-    plan, labels = await run_heavy(request, lambda _stop: fleet_answer(reg, req, _core_fleet.observe))
-    metrics.CALCULATIONS.labels("fleet", "ok").inc()
-    if text_wanted(request.query_params.get("format"), request.headers.get("accept", "")):
+    reg = registry_of(request)
+    fmt = answer_format(request)
+    plan, labels = await run_heavy(
+        request, lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe))
+    )
+    count_warnings(tuple(w.code for w in plan.warnings))
+    if fmt == "text":
         return answer(fleet_text(plan, labels["model"], reg.version), True)
     return answer(envelope(labels, msgspec.json.encode(plan)), False)
 
@@ -61,20 +59,18 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     own = [(k, v) for k, v in pairs if k in ("vary", "values")]
     rest = [(k, v) for k, v in pairs if k not in ("vary", "values")]
     q = decode_pairs(own, SweepQuery)
-    fmt = dict(pairs).get("format")
-    if fmt not in (None, "json", "text", "csv"):
-        raise ApiError(400, "format: must be json, text or csv", field="format")
-    reg = _registry(request)
+    fmt = answer_format(request, ("json", "text", "csv"))
+    reg = registry_of(request)
     req = decode_pairs(rest, BudgetRequest)
     values = None
     if q.values is not None:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
     series, labels = await run_heavy(
-        request, lambda _stop: sweep_answer(reg, req, q.vary, values, _core_sweep.observe)
+        request,
+        lambda _stop: counted("sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe)),
     )
-    metrics.CALCULATIONS.labels("sweep", "ok").inc()
     if fmt == "csv":
-        return Response(sweep_csv(series).encode(), media_type="text/csv")
-    if fmt == "text" or (fmt is None and text_wanted(None, request.headers.get("accept", ""))):
+        return Response(sweep_csv(series).encode(), media_type="text/csv", headers={"Vary": "Accept"})
+    if fmt == "text":
         return answer(sweep_text(series, labels["model"], reg.version), True)
     return answer(envelope(labels, msgspec.json.encode(series)), False)
