@@ -1,6 +1,7 @@
 """Block-pool simulation cost: 10,000 requests averaging 1,000 prompt and 200 output tokens
 (target ≤ 2 s), and the cost at three sizes, which should grow linearly with total tokens /
-block size (the event-driven loop's work: block boundaries, not tokens)."""
+block size (the event-driven loop's work: block boundaries, not tokens). Then the largest
+workloads the limits accept, one at each limit, against the API's deadline."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import statistics
 import sys
 import time
 
-from kvplan.core.simulate import Generator, Length, SimConfig, simulate
+from kvplan.api.routes.simulate import SIMULATION_DEADLINE_SECONDS
+from kvplan.core.scheduler import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
+from kvplan.core.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
 
 TARGET_S = 2.0
 
@@ -24,8 +27,8 @@ def run(count: int, block_size: int, repeats: int = 3) -> tuple[float, int]:
     gen = Generator(
         count=count,
         arrival_rate=0.2,
-        prompt=Length(kind="lognormal", mean=1000, sigma=0.5),
-        output=Length(kind="lognormal", mean=200, sigma=0.5),
+        prompt=Lognormal(mean=1000, sigma=0.5),
+        output=Lognormal(mean=200, sigma=0.5),
         system_prompt_share=0.3,
         system_prompt_tokens=512,
         seed=11,
@@ -51,7 +54,37 @@ def main() -> int:
             print(f"{count:9,} {bs:6} {s:8.2f} {units:17,} {s / units * 1e6:13.2f}")
     verdict = "meets" if worst <= TARGET_S else "misses"
     print(f"\n10,000 requests, slowest block size: {worst:.2f} s ({verdict} the ≤ {TARGET_S:g} s target)")
+    print(f"\nAt the limits (the API stops a simulation after {SIMULATION_DEADLINE_SECONDS:g} s):")
+    for name, seconds in at_the_limits():
+        print(f"  {name:58} {seconds:6.2f} s")
     return 0
+
+
+def at_the_limits() -> list[tuple[str, float]]:
+    """One accepted workload just under each work limit: the slowest answers the API gives."""
+    steps = MAX_SIMULATED_STEPS - 100  # one token of prefill a step
+    cases = [
+        (
+            f"{steps:,} steps: a prompt at max_num_batched_tokens = 1",
+            SimConfig(num_blocks=steps // 16 + 10, block_size=16, max_num_seqs=1, max_num_batched_tokens=1),
+            [SimRequest(prompt_tokens=steps - 20, output_tokens=10)],
+            None,
+        ),
+        (
+            f"{MAX_BLOCK_EVENTS:,} blocks: 2,100 requests of 1,400 tokens in blocks of 1",
+            SimConfig(num_blocks=200_000, block_size=1),
+            None,
+            Generator(
+                count=2100, arrival_rate=0.1, prompt=Fixed(value=1000), output=Fixed(value=400), seed=1
+            ),
+        ),
+    ]
+    out = []
+    for name, cfg, requests, generator in cases:
+        t0 = time.perf_counter()
+        simulate(cfg, requests, generator)
+        out.append((name, time.perf_counter() - t0))
+    return out
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from kvplan.api.openapi import SIMULATE_EXAMPLES
+from kvplan.core.blockpool import MAX_NUM_BLOCKS
+from tests.seed import A
 
 SEED_STORY = list(SIMULATE_EXAMPLES.values())[1]
 
@@ -18,9 +20,7 @@ def test_a_pool_given_directly_simulates_the_seed_story(client):
 
 def test_a_pool_from_the_budget_inputs(client):
     req = {
-        "model": "llama-3-70b",
-        "gpu": "pool-160gib",
-        "weights_bytes": 130 * 1024**3,
+        **{k: v for k, v in A.items() if k != "context_tokens"},  # group A's pool
         "workload": {"requests": [{"prompt_tokens": 8000, "output_tokens": 192}] * 8},
     }
     body = client.post("/v1/simulate", json=req).json()
@@ -52,7 +52,7 @@ def test_bad_workloads_get_4xx(client):
                 "output": {"value": 10},
             }
         },
-        num_blocks=2**30,
+        num_blocks=MAX_NUM_BLOCKS,  # the largest pool taken: the workload alone is too large
     )
     assert huge.status_code == 400 and huge.json()["field"] == "workload"
     assert status({}).status_code == 400

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import msgspec
-
 from kvplan.core.budget import compute_budget, settings_for
 from kvplan.core.errors import InvalidInput
 from kvplan.core.profiles import get_profile
-from kvplan.core.simulate import Conversations, Generator, Length, SimConfig, SimRequest
+from kvplan.core.simulate import Generator, SimConfig, SimRequest
 from kvplan.presets import Registry
 from kvplan.services.scenarios import budget_input, resolve_model
 
@@ -64,45 +62,5 @@ def simulation_input(
         prefix_caching=req.enable_prefix_caching,
     )
     engine = profile.id
-    w = req.workload
-    if (w.requests is None) == (w.generator is None):
-        raise InvalidInput("workload", "give exactly one of requests or generator")
-    reqs = (
-        None
-        if w.requests is None
-        else [
-            SimRequest(
-                arrival_step=r.arrival_step,
-                prompt_tokens=r.prompt_tokens,
-                output_tokens=r.output_tokens,
-                prefix_id=r.prefix_id,
-                prefix_tokens=r.prefix_tokens,
-                priority=r.priority,
-            )
-            for r in w.requests
-        ]
-    )
-    gen = None
-    if w.generator is not None:
-        g = w.generator
-        conv = (
-            None
-            if g.conversations is None
-            else Conversations(
-                share=g.conversations.share,
-                turns=g.conversations.turns,
-                user_tokens=g.conversations.user_tokens,
-                think_steps=g.conversations.think_steps,
-            )
-        )
-        gen = Generator(
-            count=g.count,
-            arrival_rate=g.arrival_rate,
-            prompt=Length(**msgspec.structs.asdict(g.prompt)),
-            output=Length(**msgspec.structs.asdict(g.output)),
-            system_prompt_share=g.system_prompt_share,
-            system_prompt_tokens=g.system_prompt_tokens,
-            conversations=conv,
-            seed=g.seed,
-        )
-    return cfg, reqs, gen, source, engine
+    w = req.workload  # the core's own workload types: decoding validated them, plan() checks the rest
+    return cfg, w.requests, w.generator, source, engine

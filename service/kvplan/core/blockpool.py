@@ -1,21 +1,32 @@
 """vLLM's block pool (vllm/v1/core/block_pool.py, VLLM_FACTS §7).
 
 A fixed pool of physical blocks; block 0 is the null block and is never handed out. Blocks with
-ref_cnt 0 sit in one free queue. Freeing a request walks its blocks in reverse: a block whose
-ref_cnt drops to 0 goes to the tail if it has a hash (cached: evicted in LRU order) and to the
-head if it has none (reused first). Allocation pops from the head; a cached block popped for
-reuse loses its hash. A cache hit `touch`es the block: out of the free queue, ref_cnt + 1.
+ref_cnt 0 sit in one free queue (vllm/v1/core/kv_cache_utils.py, FreeKVCacheBlockQueue). Freeing
+a request walks its blocks in reverse: a block whose ref_cnt drops to 0 goes to the tail if it
+has a hash (cached: evicted in LRU order) and to the head if it has none (reused first).
+Allocation pops from the head; a cached block popped for reuse loses its hash. A cache hit
+`touch`es the block: out of the free queue, ref_cnt + 1.
 
-The queue is a doubly linked list over arrays, so every operation is O(1).
+The queue starts as 1, 2, …, num_blocks − 1, and what is freed goes to either end, so it is
+always three runs: unhashed freed blocks (head side), the blocks never handed out (still in
+order), and hashed freed blocks (tail side, oldest first). Holding the middle run as a counter
+makes the pool's memory grow with the blocks a simulation touches, not with num_blocks, and
+every operation O(1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterator, Sequence
 
 from .errors import InvalidInput
 
 NULL_BLOCK = 0
+# The largest pool a real deployment makes is about 14M blocks (a 0.5B-parameter model on a
+# 192 GB GPU at block_size 1; under 1M at vLLM's default block_size 16). Memory is spent only on
+# blocks handed out, about 100 bytes each, so the cap bounds meaning, not memory: a larger
+# num_blocks is a typo or a probe.
+MAX_NUM_BLOCKS = 1 << 24
 
 
 class PoolExhausted(Exception):
@@ -23,80 +34,82 @@ class PoolExhausted(Exception):
 
 
 class BlockPool:
-    __slots__ = ("_cached", "_next", "_prev", "cached_free", "hash_of", "num_blocks", "num_free", "ref")
+    __slots__ = (
+        "_cached",
+        "_fresh",
+        "_head",
+        "_tail",
+        "allocated",
+        "hash_of",
+        "num_blocks",
+        "num_free",
+        "ref",
+    )
 
     def __init__(self, num_blocks: int) -> None:
         if num_blocks < 2:
             raise InvalidInput("num_blocks", "a pool needs the null block and at least one more")
+        if num_blocks > MAX_NUM_BLOCKS:
+            raise InvalidInput(
+                "num_blocks",
+                f"{num_blocks:,} blocks: the simulator takes pools of at most {MAX_NUM_BLOCKS:,} "
+                "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
+            )
         self.num_blocks = num_blocks
-        self.ref = [0] * num_blocks
-        self.hash_of: list[Hashable | None] = [None] * num_blocks
+        # ref_cnt and hash of the blocks handed out so far, by block id; blocks from
+        # len(self.ref) on have never been handed out (ref_cnt 0, no hash).
+        self.ref = [0]
+        self.hash_of: list[Hashable | None] = [None]
         self._cached: dict[Hashable, int] = {}
-        # Sentinel index num_blocks closes the circular list: _next[s] is the head, _prev[s] the tail.
-        s = num_blocks
-        self._next = [0] * (num_blocks + 1)
-        self._prev = [0] * (num_blocks + 1)
-        prev = s
-        for b in range(NULL_BLOCK + 1, num_blocks):
-            self._next[prev] = b
-            self._prev[b] = prev
-            prev = b
-        self._next[prev] = s
-        self._prev[s] = prev
-        self.num_free = num_blocks - 1
-        self.cached_free = 0
+        self._head: deque[int] = deque()  # freed unhashed blocks, next to be reused first
+        self._fresh = NULL_BLOCK + 1  # the never-used run: _fresh .. num_blocks − 1
+        self._tail: OrderedDict[int, None] = OrderedDict()  # freed hashed blocks, LRU first
+        self.num_free = num_blocks - 1  # the three runs' lengths together
+        self.allocated = 0  # blocks handed out over the pool's life
 
     # -- the free queue -------------------------------------------------------------------
-    def _unlink(self, b: int) -> None:
-        p, n = self._prev[b], self._next[b]
-        self._next[p] = n
-        self._prev[n] = p
-        self.num_free -= 1
-        if self.hash_of[b] is not None:
-            self.cached_free -= 1
-
-    def _append(self, b: int) -> None:
-        s = self.num_blocks
-        tail = self._prev[s]
-        self._next[tail] = b
-        self._prev[b] = tail
-        self._next[b] = s
-        self._prev[s] = b
-        self.num_free += 1
-
-    def _appendleft(self, b: int) -> None:
-        s = self.num_blocks
-        head = self._next[s]
-        self._prev[head] = b
-        self._next[b] = head
-        self._prev[b] = s
-        self._next[s] = b
-        self.num_free += 1
+    @property
+    def cached_free(self) -> int:
+        """Free blocks that still hold a hash (a prefix-cache hit can revive them)."""
+        return len(self._tail)
 
     def free_queue(self) -> list[int]:
         """The free queue from head (allocated next) to tail (evicted last)."""
-        out, b, s = [], self._next[self.num_blocks], self.num_blocks
-        while b != s:
-            out.append(b)
-            b = self._next[b]
-        return out
+        return [*self._head, *range(self._fresh, self.num_blocks), *self._tail]
+
+    def _unlink(self, b: int) -> None:
+        """Take a free block that was handed out before out of the queue."""
+        if b in self._tail:
+            del self._tail[b]
+        else:
+            self._head.remove(b)  # an unhashed block is never a cache hit; kept for completeness
+        self.num_free -= 1
 
     # -- pool operations ------------------------------------------------------------------
     def allocate(self, n: int) -> list[int]:
         """Pop n blocks from the head; a cached block loses its hash (_maybe_evict_cached_block)."""
         if n > self.num_free:
             raise PoolExhausted(n)
-        s = self.num_blocks
         out = []
+        head, tail, ref, hash_of = self._head, self._tail, self.ref, self.hash_of
         for _ in range(n):
-            b = self._next[s]
-            self._unlink(b)
-            key = self.hash_of[b]
+            if head:
+                b = head.popleft()
+            elif self._fresh < self.num_blocks:
+                b = self._fresh
+                self._fresh += 1
+                ref.append(0)
+                hash_of.append(None)
+            else:
+                b = tail.popitem(last=False)[0]
+            key = hash_of[b]
             if key is not None:
                 del self._cached[key]
-                self.hash_of[b] = None
-            self.ref[b] = 1
+                hash_of[b] = None
+            ref[b] = 1
             out.append(b)
+        self.num_free -= n
+        self.allocated += n
         return out
 
     def touch(self, blocks: Sequence[int]) -> None:
@@ -112,14 +125,14 @@ class BlockPool:
             r = self.ref[b] - 1
             self.ref[b] = r
             if r == 0:
+                self.num_free += 1
                 if self.hash_of[b] is not None:
-                    self._append(b)
-                    self.cached_free += 1
+                    self._tail[b] = None
                 else:
-                    self._appendleft(b)
+                    self._head.appendleft(b)
 
     def cache(self, b: int, key: Hashable) -> None:
-        """Give a full block its hash. A content already cached in another block stays uncached
+        """Give a block in use its hash. A content already cached in another block stays uncached
         here (a duplicate: it is freed to the head like any unhashed block)."""
         if self.hash_of[b] is None and key not in self._cached:
             self._cached[key] = b
@@ -127,6 +140,16 @@ class BlockPool:
 
     def lookup(self, key: Hashable) -> int | None:
         return self._cached.get(key)
+
+    def ref_cnt(self, b: int) -> int:
+        return self.ref[b] if b < len(self.ref) else 0
+
+    def is_cached(self, b: int) -> bool:
+        return b < len(self.hash_of) and self.hash_of[b] is not None
+
+    def referenced(self) -> Iterator[tuple[int, int]]:
+        """(block, ref_cnt) of every block in use, by block id."""
+        return ((b, r) for b, r in enumerate(self.ref) if r and b != NULL_BLOCK)
 
     @property
     def usable(self) -> int:

@@ -41,7 +41,12 @@ FULL = LayerKind.FULL
 SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
-KIND_NAMES: dict[str, str] = {FULL: "full_attention", SLIDING: "sliding_attention", MLA: "mla", MAMBA: "mamba"}
+KIND_NAMES: dict[str, str] = {
+    FULL: "full_attention",
+    SLIDING: "sliding_attention",
+    MLA: "mla",
+    MAMBA: "mamba",
+}
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
     "attention": FULL,

@@ -1,14 +1,26 @@
-"""Wire schemas of /v1/simulate: the pool and the workload."""
+"""Wire schemas of /v1/simulate: the pool and the workload. The workload's types are the core's
+own (kvplan.core.workload): their constraints are the validation, here and in the core."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
 
+from kvplan.core.blockpool import MAX_NUM_BLOCKS
+from kvplan.core.limits import MAX_BLOCK_SIZE, MAX_BYTES, MAX_NAME_LENGTH
+from kvplan.core.simulate import MAX_SNAPSHOTS
+from kvplan.core.workload import (
+    MAX_ARRIVAL_STEP,
+    MAX_LISTED_REQUESTS,
+    Conversations,
+    Generator,
+    Length,
+    SimRequest,
+)
+
 from .common import (
-    MAX_BYTES,
     EngineId,
     KvCacheDtype,
     MaxNumSeqs,
@@ -18,74 +30,39 @@ from .common import (
     WeightDtype,
 )
 
-
-class SimRequestSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One request: requests with the same prefix_id share their first prefix_tokens tokens."""
-
-    arrival_step: Annotated[int, Meta(ge=0, le=1 << 40)] = 0
-    prompt_tokens: Annotated[int, Meta(ge=1, le=1 << 24)]
-    output_tokens: Annotated[int, Meta(ge=1, le=1 << 24)]
-    prefix_id: Annotated[str, Meta(max_length=200)] | None = None
-    prefix_tokens: Annotated[int, Meta(ge=0, le=1 << 24)] = 0
-    priority: Annotated[int, Meta(ge=-(1 << 20), le=1 << 20)] = 0
-
-
-class LengthSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """fixed: value; uniform: low..high; lognormal: mean (of the lengths) and sigma."""
-
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    value: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    low: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    high: Annotated[int, Meta(ge=1, le=1 << 24)] | None = None
-    mean: Annotated[float, Meta(ge=1, le=1 << 24)] | None = None
-    sigma: Annotated[float, Meta(ge=0, le=5)] | None = None
-
-
-class ConversationsSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    share: Annotated[float, Meta(ge=0, le=1)]
-    turns: Annotated[int, Meta(ge=1, le=64)]
-    user_tokens: Annotated[int, Meta(ge=1, le=1 << 20)]
-    think_steps: Annotated[int, Meta(ge=0, le=1 << 30)] = 0
-
-
-class GeneratorSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A seeded workload: Poisson arrivals, length distributions, an optional shared system prompt
-    on a share of the requests, and optional multi-turn conversations."""
-
-    count: Annotated[int, Meta(ge=1, le=100_000)]
-    arrival_rate: Annotated[float, Meta(gt=0, le=1e6, description="requests a step")]
-    prompt: LengthSpec
-    output: LengthSpec
-    system_prompt_share: Annotated[float, Meta(ge=0, le=1)] = 0.0
-    system_prompt_tokens: Annotated[int, Meta(ge=0, le=1 << 20)] = 0
-    conversations: ConversationsSpec | None = None
-    seed: Annotated[int, Meta(ge=0, le=1 << 62)] = 0
+# The names the schemas package has exported since before the workload became core types.
+SimRequestSpec = SimRequest
+LengthSpec = Length
+ConversationsSpec = Conversations
+GeneratorSpec = Generator
 
 
 class SimWorkload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    requests: Annotated[list[SimRequestSpec], Meta(min_length=1, max_length=20_000)] | None = None
-    generator: GeneratorSpec | None = None
+    """Exactly one of requests (listed) or generator (seeded)."""
+
+    requests: Annotated[list[SimRequest], Meta(min_length=1, max_length=MAX_LISTED_REQUESTS)] | None = None
+    generator: Generator | None = None
 
 
 class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""
 
     workload: SimWorkload
-    num_blocks: Annotated[int, Meta(ge=2, le=1 << 31)] | None = None
-    block_size: Annotated[int, Meta(ge=1, le=65536)] | None = None
+    num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
+    block_size: Annotated[int, Meta(ge=1, le=MAX_BLOCK_SIZE)] | None = None
     max_num_seqs: MaxNumSeqs | None = None
     max_num_batched_tokens: Tokens | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     enable_prefix_caching: bool = True
     snapshot_steps: Annotated[
-        list[Annotated[int, Meta(ge=0, le=1 << 40)]],
+        list[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)]],
         Meta(
-            max_length=10,
+            max_length=MAX_SNAPSHOTS,
             description="steps after which to return the pool: block tables, ref_cnt, free queue",
         ),
     ] = []
     model: ModelField | None = None
-    gpu: Annotated[str, Meta(max_length=200)] | None = None
+    gpu: Annotated[str, Meta(max_length=MAX_NAME_LENGTH)] | None = None
     gpu_memory_bytes: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
     gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
@@ -97,3 +74,29 @@ class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
     kv_cache_memory_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     engine: EngineId | None = None
+
+
+_decoder = msgspec.json.Decoder(SimulateRequest)
+_LENGTHS = ("prompt", "output")
+
+
+def decode_simulate_request(body: bytes) -> SimulateRequest:
+    """Decode and validate a body. A length distribution without "kind" is fixed, as it was before
+    lengths became a tagged union (msgspec has no default tag): such a body takes a second path
+    that fills the kind in and converts, under the same constraints and with the same error paths."""
+    try:
+        return _decoder.decode(body)
+    except msgspec.ValidationError:
+        raw = msgspec.json.decode(body)
+        generator = _member(_member(raw, "workload"), "generator")
+        lengths = {k: _member(generator, k) for k in _LENGTHS}
+        kindless = [k for k, v in lengths.items() if isinstance(v, dict) and "kind" not in v]
+        if not kindless:
+            raise
+        for k in kindless:
+            generator[k] = {"kind": "fixed", **generator[k]}
+        return msgspec.convert(raw, SimulateRequest)
+
+
+def _member(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else None

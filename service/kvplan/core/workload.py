@@ -1,0 +1,326 @@
+"""The simulated workload: which requests arrive, when, and how long they are.
+
+A workload is a list of requests or a seeded generator: Poisson arrivals, prompt and output
+lengths drawn from a distribution (a tagged union on `kind`: fixed, uniform or lognormal), an
+optional shared system prompt on a share of the requests, and optional multi-turn
+conversations, whose every next turn re-sends the whole history.
+
+These Structs are also the wire types of /v1/simulate: decoding a body is validating it (the
+`Meta` constraints, and `__post_init__` for what spans two fields). Values built in Python are
+validated the same way by `plan`, which is the one door into the simulator: it checks the
+requests, runs the generator, draws which requests open conversations, and returns each
+request with what it shares and the turns that follow it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Annotated, NamedTuple, TypeAlias, TypeVar
+
+import msgspec
+from msgspec import Meta
+
+from .errors import InvalidInput
+from .limits import MAX_NAME_LENGTH
+
+# -- limits -------------------------------------------------------------------------------------
+# Requests given or generated (first turns of conversations included, later turns not): each
+# simulated request keeps a few hundred bytes of state for the whole run.
+MAX_REQUESTS = 100_000
+# Requests listed in a body: about 100 bytes of JSON each, so a 2 MB body; generate more.
+MAX_LISTED_REQUESTS = 20_000
+# One request's prompt or output: 16.7M tokens, above the longest context any model takes (10M).
+MAX_TOKENS_PER_REQUEST = 1 << 24
+# Tokens of the whole workload, every turn with its history: bounds the prefill work.
+MAX_TOTAL_TOKENS = 200_000_000
+# The latest arrival step: a trillion steps is decades of decoding; arrivals past it are an
+# arrival rate too small to mean anything, and a float that would overflow on the way.
+MAX_ARRIVAL_STEP = 1 << 40
+# Requests a step: at a million every arrival already lands on step 0.
+MAX_ARRIVAL_RATE = 1e6
+# Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.
+MAX_TURNS = 64
+# A user's new tokens in one turn, and a shared system prompt: a megatoken is a book.
+MAX_USER_TOKENS = 1 << 20
+MAX_SYSTEM_PROMPT_TOKENS = 1 << 20
+# Steps a user thinks between turns: a billion steps is weeks; arrivals stay below 2^41.
+MAX_THINK_STEPS = 1 << 30
+# vLLM's priorities are ints; ±a million levels is more than any policy uses.
+MAX_PRIORITY = 1 << 20
+# Seeds stay below 2^62 so clients that read JSON numbers as int64 round-trip them.
+MAX_SEED = 1 << 62
+# A lognormal's sigma above 5 puts nearly every draw at 1 token or at the cap.
+MAX_SIGMA = 5.0
+
+Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS_PER_REQUEST)]
+Share = Annotated[float, Meta(ge=0, le=1)]
+
+
+class WorkloadStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Options every workload type shares: immutable, strict about unknown fields. (Subclasses
+    repeat frozen for the type checker, and kw_only because msgspec applies it per class.)"""
+
+
+class InvalidDistribution(InvalidInput, ValueError):
+    """A length distribution whose fields contradict each other. A ValueError too, so that
+    msgspec reports it at the JSON path being decoded (`workload.generator.prompt`)."""
+
+
+# -- length distributions -----------------------------------------------------------------------
+class _LengthBase(WorkloadStruct, frozen=True, tag_field="kind"):
+    def draw(self, rng: random.Random) -> int:
+        raise NotImplementedError
+
+
+class Fixed(_LengthBase, frozen=True, tag="fixed"):
+    """Every request has `value` tokens."""
+
+    value: Tokens
+
+    def draw(self, rng: random.Random) -> int:
+        return self.value
+
+
+class Uniform(_LengthBase, frozen=True, tag="uniform"):
+    """Lengths uniform over low..high, both included."""
+
+    low: Tokens
+    high: Tokens
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise InvalidDistribution("high", f"must be at least low ({self.low:,}); it is {self.high:,}")
+
+    def draw(self, rng: random.Random) -> int:
+        return rng.randint(self.low, self.high)
+
+
+class Lognormal(_LengthBase, frozen=True, tag="lognormal"):
+    """Lognormal lengths whose mean is `mean`; rounded, and clipped to 1..MAX_TOKENS_PER_REQUEST."""
+
+    mean: Annotated[float, Meta(ge=1, le=MAX_TOKENS_PER_REQUEST)]
+    sigma: Annotated[float, Meta(ge=0, le=MAX_SIGMA)]
+
+    def draw(self, rng: random.Random) -> int:
+        mu = math.log(self.mean) - self.sigma**2 / 2  # so that the mean length is `mean`
+        return max(1, min(MAX_TOKENS_PER_REQUEST, round(rng.lognormvariate(mu, self.sigma))))
+
+
+Length: TypeAlias = Annotated[
+    Fixed | Uniform | Lognormal,
+    Meta(
+        description='{"kind": "fixed", "value"}, {"kind": "uniform", "low", "high"} or '
+        '{"kind": "lognormal", "mean", "sigma"}; a body without "kind" is fixed'
+    ),
+]
+
+
+# -- requests, conversations, the generator -----------------------------------------------------
+class SimRequest(WorkloadStruct, frozen=True, kw_only=True):
+    """One request: requests with the same prefix_id share their first prefix_tokens tokens."""
+
+    arrival_step: Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)] = 0
+    prompt_tokens: Tokens
+    output_tokens: Tokens
+    prefix_id: Annotated[str, Meta(max_length=MAX_NAME_LENGTH)] | None = None
+    prefix_tokens: Annotated[int, Meta(ge=0, le=MAX_TOKENS_PER_REQUEST)] = 0
+    priority: Annotated[int, Meta(ge=-MAX_PRIORITY, le=MAX_PRIORITY)] = 0
+
+
+class Conversations(WorkloadStruct, frozen=True, kw_only=True):
+    """A share of requests open multi-turn conversations: each next turn arrives think_steps
+    after the previous one finishes, its prompt the whole history plus user_tokens new tokens."""
+
+    share: Share
+    turns: Annotated[int, Meta(ge=1, le=MAX_TURNS)]
+    user_tokens: Annotated[int, Meta(ge=1, le=MAX_USER_TOKENS)]
+    think_steps: Annotated[int, Meta(ge=0, le=MAX_THINK_STEPS)] = 0
+
+
+class Generator(WorkloadStruct, frozen=True, kw_only=True):
+    """A seeded workload: Poisson arrivals, length distributions, an optional shared system prompt
+    on a share of the requests, and optional multi-turn conversations."""
+
+    count: Annotated[int, Meta(ge=1, le=MAX_REQUESTS)]
+    arrival_rate: Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE, description="requests a step")]
+    prompt: Length
+    output: Length
+    system_prompt_share: Share = 0.0
+    system_prompt_tokens: Annotated[int, Meta(ge=0, le=MAX_SYSTEM_PROMPT_TOKENS)] = 0
+    conversations: Conversations | None = None
+    seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
+
+
+# -- what the scheduler receives ----------------------------------------------------------------
+class FollowUp(NamedTuple):
+    """The turns still to come in a conversation after a request finishes."""
+
+    turns_left: int
+    user_tokens: int
+    think_steps: int
+
+
+class Planned(NamedTuple):
+    """A request as the scheduler takes it: its first shared_tokens tokens are cached under
+    prefix_id (the request's own otherwise), and follow_up is its conversation's next turns."""
+
+    request: SimRequest
+    prefix_id: str | None
+    shared_tokens: int
+    follow_up: FollowUp | None
+
+
+def next_turn(done: Planned, f: FollowUp, finish_step: int) -> Planned:
+    """The conversation's next turn after `done` (whose follow_up is f) finished at finish_step:
+    the whole history (prompt and output) plus the user's new tokens, all of it shared by the
+    conversation."""
+    r = done.request
+    history = r.prompt_tokens + r.output_tokens
+    request = SimRequest(
+        arrival_step=finish_step + 1 + f.think_steps,
+        prompt_tokens=history + f.user_tokens,
+        output_tokens=r.output_tokens,
+        prefix_id=done.prefix_id,
+        prefix_tokens=history,
+    )
+    follow_up = FollowUp(f.turns_left - 1, f.user_tokens, f.think_steps) if f.turns_left > 1 else None
+    return Planned(request, done.prefix_id, history + f.user_tokens + r.output_tokens, follow_up)
+
+
+class Size(NamedTuple):
+    """A planned workload's size, every conversation turn included, known before it runs."""
+
+    requests: int
+    prompt_tokens: int  # each turn's prompt: its history and the user's new tokens
+    output_tokens: int
+    decode_blocks: int  # Σ over turns of ceil(output / block_size): blocks taken while decoding
+
+
+def last_turn_tokens(p: Planned) -> int:
+    """Prompt and output tokens of the last turn of p's conversation (of p when it has none)."""
+    r, f = p.request, p.follow_up
+    if f is None:
+        return r.prompt_tokens + r.output_tokens
+    return r.prompt_tokens + f.turns_left * (r.output_tokens + f.user_tokens) + r.output_tokens
+
+
+def size(planned: Sequence[Planned], block_size: int) -> Size:
+    """Closed forms per conversation, so that sizing costs O(requests), not O(turns). Turn k of a
+    conversation opened by a request of prompt P and output O, with U user tokens a turn, has
+    prompt P + (k − 1)(O + U) and output O: K turns sum to K·P + (O + U)·K(K − 1)/2 prompt tokens."""
+    requests = prompt = output = decode = 0
+    for p in planned:
+        r, f = p.request, p.follow_up
+        turns = 1 + (f.turns_left if f else 0)
+        grow = r.output_tokens + f.user_tokens if f else 0
+        requests += turns
+        prompt += turns * r.prompt_tokens + grow * turns * (turns - 1) // 2
+        output += turns * r.output_tokens
+        decode += turns * -(-r.output_tokens // block_size)
+    return Size(requests, prompt, output, decode)
+
+
+# -- validation and generation ------------------------------------------------------------------
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+def validated(value: T, field: str) -> T:
+    """Check a Struct built in Python as decoding would: its Meta constraints and __post_init__.
+    A violation is an InvalidInput naming the field's path under `field`."""
+    try:
+        return msgspec.convert(msgspec.to_builtins(value), type(value))
+    except msgspec.ValidationError as e:
+        message, _, path = str(e).rpartition(" - at `$")
+        path = path.rstrip("`")
+        if not message:
+            message, path = str(e), ""
+        raise InvalidInput(field + path, message) from None
+
+
+def check_requests(requests: Sequence[SimRequest]) -> None:
+    """Every request in range, named by its index. Requests from a decoded body already are;
+    requests built in Python and generated ones (a system prompt lengthens the prompt) are
+    checked here."""
+    if not 0 < len(requests) <= MAX_REQUESTS:
+        raise InvalidInput("workload.requests", f"give 1 to {MAX_REQUESTS:,} requests")
+    for i, r in enumerate(requests):
+        f = f"workload.requests[{i}]"
+        if not 0 <= r.arrival_step <= MAX_ARRIVAL_STEP:
+            raise InvalidInput(f"{f}.arrival_step", f"must be 0..{MAX_ARRIVAL_STEP:,}")
+        if not 1 <= r.prompt_tokens <= MAX_TOKENS_PER_REQUEST:
+            raise InvalidInput(f"{f}.prompt_tokens", f"must be 1..{MAX_TOKENS_PER_REQUEST:,}")
+        if not 1 <= r.output_tokens <= MAX_TOKENS_PER_REQUEST:
+            raise InvalidInput(f"{f}.output_tokens", f"must be 1..{MAX_TOKENS_PER_REQUEST:,}")
+        if not 0 <= r.prefix_tokens <= r.prompt_tokens:
+            raise InvalidInput(f"{f}.prefix_tokens", "must be between 0 and prompt_tokens")
+        if not -MAX_PRIORITY <= r.priority <= MAX_PRIORITY:
+            raise InvalidInput(f"{f}.priority", f"must be within ±{MAX_PRIORITY:,}")
+
+
+def generate(g: Generator) -> list[SimRequest]:
+    """A seeded workload: the same seed always gives the same requests. Arrivals are the running
+    sum of exponential gaps (Poisson arrivals), floored to steps."""
+    g = validated(g, "workload.generator")
+    field = "workload.generator.arrival_rate"
+    if g.count > g.arrival_rate * MAX_ARRIVAL_STEP:
+        span = g.count / g.arrival_rate
+        about = f"about {span:,.3g} steps" if math.isfinite(span) else "more steps than a float counts"
+        raise InvalidInput(
+            field,
+            f"{g.count:,} requests at {g.arrival_rate:g} a step would take {about} to arrive; the "
+            f"simulator takes arrivals up to step {MAX_ARRIVAL_STEP:,}: raise arrival_rate",
+        )
+    rng = random.Random(g.seed)
+    out = []
+    t = 0.0
+    for i in range(g.count):
+        t += rng.expovariate(g.arrival_rate)
+        if not t <= MAX_ARRIVAL_STEP:  # an unlucky run of long gaps, near the limit above
+            raise InvalidInput(
+                field,
+                f"request {i} would arrive after step {MAX_ARRIVAL_STEP:,}, the latest the "
+                f"simulator takes, at {g.arrival_rate:g} requests a step: raise arrival_rate",
+            )
+        prompt = g.prompt.draw(rng)
+        output = g.output.draw(rng)
+        if g.system_prompt_tokens and rng.random() < g.system_prompt_share:
+            out.append(
+                SimRequest(
+                    arrival_step=int(t),
+                    prompt_tokens=g.system_prompt_tokens + prompt,
+                    output_tokens=output,
+                    prefix_id="system",
+                    prefix_tokens=g.system_prompt_tokens,
+                )
+            )
+        else:
+            out.append(SimRequest(arrival_step=int(t), prompt_tokens=prompt, output_tokens=output))
+    return out
+
+
+def plan(requests: Sequence[SimRequest] | None, generator: Generator | None) -> list[Planned]:
+    """The workload as the scheduler takes it, validated. A generated request opens a
+    conversation with probability `share` (drawn from its own stream, seed + 1, so that adding
+    conversations leaves the requests themselves unchanged); the whole of each turn is then
+    shared under the conversation's prefix id."""
+    if generator is not None and requests is None:
+        requests = generate(generator)  # validates the generator
+    elif requests is None or generator is not None:
+        raise InvalidInput("workload", "give exactly one of requests or generator")
+    check_requests(requests)
+    planned = [
+        Planned(r, r.prefix_id, r.prefix_tokens if r.prefix_id is not None else 0, None) for r in requests
+    ]
+    c = generator.conversations if generator is not None else None
+    if generator is None or c is None:
+        return planned
+    conversation_rng = random.Random(generator.seed + 1)
+    for i, p in enumerate(planned):
+        if conversation_rng.random() < c.share and c.turns > 1:
+            r = p.request
+            conversation = f"conv{i}"
+            follow_up = FollowUp(c.turns - 1, c.user_tokens, c.think_steps)
+            planned[i] = Planned(r, conversation, r.prompt_tokens + r.output_tokens, follow_up)
+    return planned

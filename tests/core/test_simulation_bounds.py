@@ -1,0 +1,164 @@
+"""A simulation's work is bounded before it starts: over-limit inputs are refused naming the field,
+the limit and the value; what is accepted answers in bounded time and memory."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from kvplan.core import simulate as simulate_module
+from kvplan.core.blockpool import MAX_NUM_BLOCKS, BlockPool
+from kvplan.core.errors import InvalidInput
+from kvplan.core.scheduler import MAX_SIMULATED_STEPS, SimConfig
+from kvplan.core.simulate import MAX_SERIES, SeriesRecorder, _busiest, simulate
+from kvplan.core.workload import MAX_TOTAL_TOKENS, Conversations, Fixed, Generator, SimRequest, plan, size
+
+
+def refused(cfg: SimConfig, requests=None, generator=None) -> InvalidInput:
+    t0 = time.perf_counter()
+    with pytest.raises(InvalidInput) as e:
+        simulate(cfg, requests, generator)
+    assert time.perf_counter() - t0 < 1.0
+    return e.value
+
+
+@pytest.mark.parametrize(
+    ("budget", "seqs", "prompt", "count"),
+    [
+        (1, 1, 4_000_000, 1),  # the issue's case: one 4M-token prompt, one token a step
+        (8, 8, 16_000_000, 1),
+        (16, 16, 2_000_000, 10),
+        (24, 24, 16_000_000, 2),
+    ],
+)
+def test_a_tiny_token_budget_with_huge_prompts_is_refused_naming_max_num_batched_tokens(
+    budget, seqs, prompt, count
+):
+    cfg = SimConfig(
+        num_blocks=MAX_NUM_BLOCKS, block_size=16, max_num_seqs=seqs, max_num_batched_tokens=budget
+    )
+    e = refused(cfg, [SimRequest(prompt_tokens=prompt, output_tokens=10)] * count)
+    assert e.field == "max_num_batched_tokens"
+    assert f"{MAX_SIMULATED_STEPS:,}" in e.reason and f"max_num_batched_tokens = {budget:,}" in e.reason
+
+
+def test_a_tiny_token_budget_with_a_short_prompt_still_answers_exactly():
+    # One token a step: the prompt's 1,000 tokens take steps 0..999, the last of which samples the
+    # first output token; the other 9 follow in steps 1,000..1,008.
+    cfg = SimConfig(num_blocks=1000, block_size=16, max_num_seqs=1, max_num_batched_tokens=1)
+    r = simulate(cfg, [SimRequest(prompt_tokens=1000, output_tokens=10)])
+    assert (r.steps, r.completed, r.prompt_tokens) == (1009, 1, 1000)
+    assert 400 < len(r.series) <= MAX_SERIES
+
+
+def conversations(count: int, turns: int, user: int, prompt: int = 1000, output: int = 100) -> Generator:
+    return Generator(
+        count=count,
+        arrival_rate=1,
+        prompt=Fixed(value=prompt),
+        output=Fixed(value=output),
+        conversations=Conversations(share=1, turns=turns, user_tokens=user),
+    )
+
+
+@pytest.mark.parametrize(
+    ("count", "turns", "user"),
+    [
+        (1000, 64, 1000),  # counted turn by turn without history: 70M; with it, 2.3G
+        (1, 64, 1 << 20),
+        (5000, 16, 500),
+        (200, 40, 2000),
+    ],
+)
+def test_many_turns_with_long_user_tokens_count_their_history_against_the_token_limit(count, turns, user):
+    g = conversations(count, turns, user)
+    e = refused(SimConfig(num_blocks=MAX_NUM_BLOCKS, block_size=64), generator=g)
+    assert e.field == "workload" and "with its history" in e.reason
+    assert f"{MAX_TOTAL_TOKENS:,}" in e.reason or "3,000,000 blocks" in e.reason
+    assert f"{size(plan(None, g), 64).prompt_tokens:,} of prompts" in e.reason
+
+
+def test_the_prompt_tokens_counted_up_front_are_those_the_simulation_processes():
+    g = conversations(30, 5, 40, prompt=200, output=30)
+    r = simulate(SimConfig(num_blocks=20_000, block_size=16), generator=g)
+    assert r.preemptions == 0 and r.requests == 150
+    assert r.prompt_tokens == size(plan(None, g), 16).prompt_tokens == 30 * (5 * 200 + 70 * 10)
+
+
+def test_a_conversation_that_outgrows_the_pool_is_refused_before_it_runs_naming_its_turn():
+    e = refused(
+        SimConfig(num_blocks=40, block_size=16), generator=conversations(3, 5, 100, prompt=100, output=50)
+    )
+    assert e.field == "workload.generator.conversations"
+    assert e.reason.startswith("turn 5 of the conversation opened by request 0 grows to 750 tokens")
+
+
+@pytest.mark.parametrize("num_blocks", [MAX_NUM_BLOCKS + 1, 20_000_000, 1 << 31])
+def test_a_pool_above_the_block_limit_is_refused_naming_num_blocks(num_blocks):
+    e = refused(
+        SimConfig(num_blocks=num_blocks, block_size=16), [SimRequest(prompt_tokens=10, output_tokens=5)]
+    )
+    assert e.field == "num_blocks" and f"{MAX_NUM_BLOCKS:,}" in e.reason and f"{num_blocks:,}" in e.reason
+
+
+def test_the_largest_pool_costs_memory_only_for_the_blocks_it_hands_out():
+    tracemalloc.start()
+    try:
+        pool = BlockPool(MAX_NUM_BLOCKS)
+        pool.free(pool.allocate(1000))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+    assert pool.num_free == pool.usable == MAX_NUM_BLOCKS - 1
+    r = simulate(
+        SimConfig(num_blocks=MAX_NUM_BLOCKS, block_size=16), [SimRequest(prompt_tokens=100, output_tokens=5)]
+    )
+    assert r.usable_blocks == MAX_NUM_BLOCKS - 1 and r.peak_blocks_in_use == 7
+
+
+def test_the_series_holds_every_step_up_to_its_exact_limit_exactly_as_before():
+    recorder = SeriesRecorder()
+    records = [(t * 3, (t * 7919) % 1000, t % 5, t % 11, t % 13) for t in range(20_000)]
+    for r in records:
+        recorder.add(*r)
+    assert recorder.bins is None
+    points = [(p.step, p.blocks_used, p.cached_free_blocks, p.running, p.waiting) for p in recorder.series()]
+    assert points == _busiest(records, MAX_SERIES)
+
+
+def test_past_its_exact_limit_the_series_folds_into_bounded_bins_and_keeps_the_peak(monkeypatch):
+    monkeypatch.setattr(simulate_module, "SERIES_EXACT_RECORDS", 1000)
+    monkeypatch.setattr(simulate_module, "SERIES_FOLD_BINS", 64)
+    recorder = SeriesRecorder()
+    peak_at = 123_457
+    held = 0
+    for t in range(200_000):
+        recorder.add(t, 5000 if t == peak_at else t % 977, 0, 1, 0)
+        held = max(held, len(recorder.records) + len(recorder.bins or ()))
+    assert held <= 1001
+    series = recorder.series()
+    assert len(series) <= MAX_SERIES
+    assert max(p.blocks_used for p in series) == 5000
+    assert [p.step for p in series] == sorted(p.step for p in series)
+
+
+def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
+    monkeypatch.setattr(simulate_module, "SERIES_EXACT_RECORDS", 1000)
+    monkeypatch.setattr(simulate_module, "SERIES_FOLD_BINS", 64)
+    held = []
+
+    class Watched(SeriesRecorder):
+        def add(self, *point: int) -> None:
+            super().add(*point)
+            held.append(len(self.records) + len(self.bins or ()))
+
+    monkeypatch.setattr(simulate_module, "SeriesRecorder", Watched)
+    # One token of prefill a step: every one of the 100,002 steps is visited and recorded.
+    cfg = SimConfig(num_blocks=10_000, block_size=16, max_num_seqs=1, max_num_batched_tokens=1)
+    r = simulate(cfg, [SimRequest(prompt_tokens=100_000, output_tokens=3)])
+    assert r.steps == len(held) == 100_002
+    assert max(held) <= 1001 and len(r.series) <= MAX_SERIES
+    assert max(p.blocks_used for p in r.series) == r.peak_blocks_in_use
