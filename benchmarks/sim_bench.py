@@ -10,7 +10,7 @@ import sys
 import time
 
 from kvplan.api.routes.simulate import SIMULATION_DEADLINE_SECONDS
-from kvplan.core.scheduler import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
+from kvplan.core.limits import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
 from kvplan.core.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
 
 TARGET_S = 2.0
@@ -72,7 +72,7 @@ def at_the_limits() -> list[tuple[str, float]]:
         ),
         (
             f"{MAX_BLOCK_EVENTS:,} blocks: 2,100 requests of 1,400 tokens in blocks of 1",
-            SimConfig(num_blocks=200_000, block_size=1),
+            SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=200_000, block_size=1),
             None,
             Generator(
                 count=2100, arrival_rate=0.1, prompt=Fixed(value=1000), output=Fixed(value=400), seed=1

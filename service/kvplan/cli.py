@@ -46,10 +46,10 @@ def _serve(args: argparse.Namespace) -> int:
 def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     import msgspec
 
-    from kvplan.api.render import budget_text, per_token_text
-    from kvplan.api.schemas import BudgetRequest, PerTokenRequest
     from kvplan.core.errors import KvplanError
     from kvplan.presets import load_registry
+    from kvplan.render import budget_text, per_token_text
+    from kvplan.schemas import BudgetRequest, PerTokenRequest
     from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
     from kvplan.services.query import decode_pairs
 

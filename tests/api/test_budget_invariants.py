@@ -10,9 +10,9 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.api.schemas import BudgetRequest
 from kvplan.core.errors import KvplanError
 from kvplan.presets import load_registry
+from kvplan.schemas import BudgetRequest
 from kvplan.services.answers import budget_answer
 
 REG = load_registry(extra_dir="")

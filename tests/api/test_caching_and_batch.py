@@ -13,8 +13,8 @@ import pytest
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
-from kvplan.api.schemas import MAX_BATCH
 from kvplan.presets import Registry
+from kvplan.schemas import MAX_BATCH
 from tests.metrics import sample, unasked
 from tests.seed import A, C
 

@@ -13,7 +13,8 @@ from litestar.testing import create_test_client
 
 from kvplan.api import offload
 from kvplan.api.errors import EXCEPTION_HANDLERS
-from kvplan.api.offload import WorkStopped, run_heavy
+from kvplan.api.offload import run_heavy
+from kvplan.core.errors import WorkStopped
 
 release = threading.Event()
 
@@ -28,7 +29,7 @@ def _spin(should_stop: Any) -> str:
 
 @get("/heavy")
 async def heavy(request: Request[Any, Any, Any]) -> str:
-    return await run_heavy(request, _spin)
+    return await run_heavy(request, "test", _spin)
 
 
 @get("/light")

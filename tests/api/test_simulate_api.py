@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvplan.api.openapi import SIMULATE_EXAMPLES
-from kvplan.core.blockpool import MAX_NUM_BLOCKS
+from kvplan.core.limits import MAX_NUM_BLOCKS
 from tests.seed import A
 
 SEED_STORY = list(SIMULATE_EXAMPLES.values())[1]

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kvplan.core import scheduler
-from kvplan.core.errors import InternalInconsistency, InvalidInput, KvplanError
+from kvplan.core.errors import InternalInconsistency, InvalidInput, KvplanError, WorkStopped
 from kvplan.core.scheduler import (
     TRANSITIONS,
     Event,
@@ -41,7 +41,8 @@ def visited_steps(cfg: SimConfig, requests: list[SimRequest]) -> tuple[Scheduler
 
 def test_every_pair_outside_the_transition_table_is_refused_as_a_scheduler_defect():
     sched = Scheduler(
-        SimConfig(num_blocks=8, block_size=4), plan([SimRequest(prompt_tokens=4, output_tokens=2)], None)
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
+        plan([SimRequest(prompt_tokens=4, output_tokens=2)], None),
     )
     q = sched.reqs[0]
     refused = 0
@@ -58,7 +59,8 @@ def test_every_pair_outside_the_transition_table_is_refused_as_a_scheduler_defec
 
 def test_a_request_walks_pending_waiting_prefilling_decoding_finished_and_the_queues_follow():
     sched = Scheduler(
-        SimConfig(num_blocks=8, block_size=4), plan([SimRequest(prompt_tokens=4, output_tokens=2)], None)
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
+        plan([SimRequest(prompt_tokens=4, output_tokens=2)], None),
     )
     q = sched.reqs[0]
     sched._transition(q, Event.ARRIVE)
@@ -78,7 +80,7 @@ def test_a_request_walks_pending_waiting_prefilling_decoding_finished_and_the_qu
 
 def test_a_preempted_request_goes_back_to_the_front_of_the_waiting_queue():
     sched = Scheduler(
-        SimConfig(num_blocks=8, block_size=4),
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
         plan(
             [SimRequest(prompt_tokens=4, output_tokens=2), SimRequest(prompt_tokens=4, output_tokens=2)], None
         ),
@@ -165,7 +167,7 @@ def test_the_steps_bound_is_tight_enough_for_the_sizes_benchmark():
         system_prompt_tokens=512,
         seed=11,
     )
-    cfg = SimConfig(num_blocks=40 * 1300 // 16, block_size=16)
+    cfg = SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=40 * 1300 // 16, block_size=16)
     bound, _ = step_bound(cfg, size(plan(None, g), 16))
     assert 150_000 < bound < 250_000 < scheduler.MAX_SIMULATED_STEPS
 
@@ -199,7 +201,7 @@ def test_should_stop_stops_the_run_at_its_next_check():
 
     with pytest.raises(SimulationStopped) as e:
         simulate(THRASH_CFG, THRASH, should_stop=stop_on_third_call)
-    assert len(calls) == 3 and e.value.field == "workload" and "stopped at simulated step" in e.value.reason
+    assert len(calls) == 3 and "stopped at simulated step" in e.value.reason
 
 
 def test_should_stop_is_asked_once_every_few_steps_and_changes_nothing_when_false():
@@ -211,6 +213,7 @@ def test_should_stop_is_asked_once_every_few_steps_and_changes_nothing_when_fals
 
 
 def test_a_stopped_simulation_is_no_input_error_and_a_scheduler_defect_is_an_internal_one():
-    assert issubclass(SimulationStopped, KvplanError) and not issubclass(SimulationStopped, InvalidInput)
+    # Stopped work is neither bad input (4xx) nor a defect (500): the API answers 503.
+    assert issubclass(SimulationStopped, WorkStopped) and not issubclass(SimulationStopped, KvplanError)
     assert issubclass(SchedulerStateError, InternalInconsistency)
     assert not issubclass(SchedulerStateError, KvplanError)

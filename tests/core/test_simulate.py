@@ -65,13 +65,15 @@ def test_a_shared_system_prompt_holds_more_than_the_formula_and_hits_as_computed
 
 
 def test_unique_prompts_hit_nothing():
-    cfg = SimConfig(num_blocks=300, block_size=16)  # 10 × cdiv(319, 16) = 200 blocks fit in 299
+    cfg = SimConfig(
+        max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=300, block_size=16
+    )  # 10 × cdiv(319, 16) = 200 blocks fit in 299
     r = simulate(cfg, [SimRequest(prompt_tokens=300, output_tokens=20, arrival_step=i) for i in range(10)])
     assert r.cache_hit_tokens == 0 and r.preemptions == 0 and r.completed == 10
 
 
 def test_multi_turn_conversations_reuse_their_history():
-    cfg = SimConfig(num_blocks=4000, block_size=16)
+    cfg = SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=4000, block_size=16)
     g = Generator(
         count=50,
         arrival_rate=0.05,
@@ -86,7 +88,7 @@ def test_multi_turn_conversations_reuse_their_history():
 
 
 def test_a_given_seed_always_gives_the_same_result():
-    cfg = SimConfig(num_blocks=300, block_size=16, max_num_seqs=64)
+    cfg = SimConfig(max_num_batched_tokens=8192, num_blocks=300, block_size=16, max_num_seqs=64)
     g = Generator(
         count=300,
         arrival_rate=2,
@@ -117,7 +119,7 @@ def test_priority_policy_preempts_the_lowest_priority():
 
 
 def test_the_series_is_sampled_to_at_most_500_points():
-    cfg = SimConfig(num_blocks=500, block_size=16, max_num_seqs=32)
+    cfg = SimConfig(max_num_batched_tokens=8192, num_blocks=500, block_size=16, max_num_seqs=32)
     g = Generator(count=2000, arrival_rate=0.3, prompt=Fixed(value=200), output=Fixed(value=100), seed=1)
     r = simulate(cfg, generator=g)
     assert 1 < len(r.series) <= 500
@@ -145,20 +147,23 @@ def test_the_series_is_sampled_to_at_most_500_points():
 )
 def test_bad_workloads_name_the_field(reqs, field):
     with pytest.raises(InvalidInput) as e:
-        simulate(SimConfig(num_blocks=20, block_size=16), reqs)
+        simulate(SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=20, block_size=16), reqs)
     assert e.value.field == field
 
 
 def test_a_request_longer_than_the_pool_is_answered_not_looped():
     with pytest.raises(InvalidInput) as e:
-        simulate(SimConfig(num_blocks=3, block_size=16), [SimRequest(prompt_tokens=100, output_tokens=1)])
+        simulate(
+            SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=3, block_size=16),
+            [SimRequest(prompt_tokens=100, output_tokens=1)],
+        )
     assert "can never run" in e.value.reason
 
 
 def test_sizes_past_the_limits_are_refused():
     with pytest.raises(InvalidInput):
         simulate(
-            SimConfig(num_blocks=100, block_size=16),
+            SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=100, block_size=16),
             generator=Generator(count=10**6, arrival_rate=1, prompt=Fixed(value=10), output=Fixed(value=10)),
         )
 
@@ -221,7 +226,7 @@ def test_pool_invariants_hold_and_every_request_finishes(spec, blocks, bs, seqs,
 
 def test_snapshots_show_block_tables_ref_counts_and_the_free_queue():
     # The seed's picture: A and B share two prefix blocks; A has 6 private blocks, B 4 (then 5).
-    cfg = SimConfig(num_blocks=16, block_size=16)
+    cfg = SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=16, block_size=16)
     reqs = [
         SimRequest(prompt_tokens=120, output_tokens=9, prefix_id="sys", prefix_tokens=32),
         SimRequest(prompt_tokens=72, output_tokens=17, prefix_id="sys", prefix_tokens=32),

@@ -9,11 +9,12 @@ import tracemalloc
 import pytest
 
 from kvplan.core import simulate as simulate_module
-from kvplan.core.blockpool import MAX_NUM_BLOCKS, BlockPool
+from kvplan.core.blockpool import BlockPool
 from kvplan.core.errors import InvalidInput
-from kvplan.core.scheduler import MAX_SIMULATED_STEPS, SimConfig
-from kvplan.core.simulate import MAX_SERIES, SeriesRecorder, _busiest, simulate
-from kvplan.core.workload import MAX_TOTAL_TOKENS, Conversations, Fixed, Generator, SimRequest, plan, size
+from kvplan.core.limits import MAX_NUM_BLOCKS, MAX_SERIES, MAX_SIMULATED_STEPS, MAX_TOTAL_TOKENS
+from kvplan.core.scheduler import SimConfig
+from kvplan.core.simulate import SeriesRecorder, _busiest, simulate
+from kvplan.core.workload import Conversations, Fixed, Generator, SimRequest, plan, size
 
 
 def refused(cfg: SimConfig, requests=None, generator=None) -> InvalidInput:
@@ -74,7 +75,10 @@ def conversations(count: int, turns: int, user: int, prompt: int = 1000, output:
 )
 def test_many_turns_with_long_user_tokens_count_their_history_against_the_token_limit(count, turns, user):
     g = conversations(count, turns, user)
-    e = refused(SimConfig(num_blocks=MAX_NUM_BLOCKS, block_size=64), generator=g)
+    e = refused(
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=MAX_NUM_BLOCKS, block_size=64),
+        generator=g,
+    )
     assert e.field == "workload" and "with its history" in e.reason
     assert f"{MAX_TOTAL_TOKENS:,}" in e.reason or "3,000,000 blocks" in e.reason
     assert f"{size(plan(None, g), 64).prompt_tokens:,} of prompts" in e.reason
@@ -82,14 +86,18 @@ def test_many_turns_with_long_user_tokens_count_their_history_against_the_token_
 
 def test_the_prompt_tokens_counted_up_front_are_those_the_simulation_processes():
     g = conversations(30, 5, 40, prompt=200, output=30)
-    r = simulate(SimConfig(num_blocks=20_000, block_size=16), generator=g)
+    r = simulate(
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=20_000, block_size=16),
+        generator=g,
+    )
     assert r.preemptions == 0 and r.requests == 150
     assert r.prompt_tokens == size(plan(None, g), 16).prompt_tokens == 30 * (5 * 200 + 70 * 10)
 
 
 def test_a_conversation_that_outgrows_the_pool_is_refused_before_it_runs_naming_its_turn():
     e = refused(
-        SimConfig(num_blocks=40, block_size=16), generator=conversations(3, 5, 100, prompt=100, output=50)
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=40, block_size=16),
+        generator=conversations(3, 5, 100, prompt=100, output=50),
     )
     assert e.field == "workload.generator.conversations"
     assert e.reason.startswith("turn 5 of the conversation opened by request 0 grows to 750 tokens")
@@ -98,7 +106,8 @@ def test_a_conversation_that_outgrows_the_pool_is_refused_before_it_runs_naming_
 @pytest.mark.parametrize("num_blocks", [MAX_NUM_BLOCKS + 1, 20_000_000, 1 << 31])
 def test_a_pool_above_the_block_limit_is_refused_naming_num_blocks(num_blocks):
     e = refused(
-        SimConfig(num_blocks=num_blocks, block_size=16), [SimRequest(prompt_tokens=10, output_tokens=5)]
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=num_blocks, block_size=16),
+        [SimRequest(prompt_tokens=10, output_tokens=5)],
     )
     assert e.field == "num_blocks" and f"{MAX_NUM_BLOCKS:,}" in e.reason and f"{num_blocks:,}" in e.reason
 
@@ -114,7 +123,8 @@ def test_the_largest_pool_costs_memory_only_for_the_blocks_it_hands_out():
     assert peak < 1_000_000
     assert pool.num_free == pool.usable == MAX_NUM_BLOCKS - 1
     r = simulate(
-        SimConfig(num_blocks=MAX_NUM_BLOCKS, block_size=16), [SimRequest(prompt_tokens=100, output_tokens=5)]
+        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=MAX_NUM_BLOCKS, block_size=16),
+        [SimRequest(prompt_tokens=100, output_tokens=5)],
     )
     assert r.usable_blocks == MAX_NUM_BLOCKS - 1 and r.peak_blocks_in_use == 7
 

@@ -21,9 +21,9 @@ from litestar.exceptions import HTTPException, InternalServerException, NotFound
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
+from kvplan.schemas import Problem
 
 from . import metrics
-from .schemas import Problem
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("kvplan.errors")
@@ -130,7 +130,7 @@ def _from_msgspec(message: str) -> Problem:
 def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
     problem = problem_for(exc)
     request_id = request.scope.get("state", {}).get("request_id")
-    if problem.status >= HTTP_500_INTERNAL_SERVER_ERROR:
+    if problem.status == HTTP_500_INTERNAL_SERVER_ERROR:  # a defect; 503s are answers (busy, deadline)
         metrics.UNHANDLED_ERRORS.inc()
         _log.error("unhandled_error", request_id=request_id, path=request.url.path, exc_info=exc)
     if len(problem.detail) > MAX_DETAIL_CHARS:

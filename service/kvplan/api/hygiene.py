@@ -38,7 +38,7 @@ from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.prometheus.middleware import PrometheusMiddleware
 from litestar.utils.path import normalize_path
 
-from .schemas import Problem
+from kvplan.schemas import Problem
 
 MAX_PATH_BYTES = 2048
 """Longest request path (percent-encoded, without the query); every kvplan URL path is far shorter."""

@@ -14,15 +14,14 @@ from typing import Any, TypeVar
 
 from litestar import Request
 
+from kvplan.core.errors import WorkStopped
+
+from . import metrics
 from .errors import ApiError
 from .settings import Settings
 
 T = TypeVar("T")
 ShouldStop = Callable[[], bool]
-
-
-class WorkStopped(Exception):
-    """Raised inside offloaded work when should_stop() turned true."""
 
 
 class _Pool:
@@ -52,7 +51,7 @@ async def _client_gone(request: Request[Any, Any, Any]) -> None:
             return
 
 
-async def run_heavy(request: Request[Any, Any, Any], work: Callable[[ShouldStop], T]) -> T:
+async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callable[[ShouldStop], T]) -> T:
     """Run work(should_stop) in the pool; 503 when the pool is full or the deadline passed."""
     pool = _get_pool()
     if pool.in_flight >= pool.capacity:
@@ -80,14 +79,15 @@ async def run_heavy(request: Request[Any, Any, Any], work: Callable[[ShouldStop]
             stop.set()  # the client left or time is up: the work stops at its next check
         try:
             return await future
-        except WorkStopped:
+        except WorkStopped as e:
+            metrics.count(endpoint, "stopped")
             if watcher.done():
                 raise ApiError(
                     499, "The client closed the connection.", title="Client closed request"
                 ) from None
             raise ApiError(
                 503,
-                f"The answer took longer than {pool.deadline_seconds:g} s and was stopped; "
+                f"The answer took longer than {pool.deadline_seconds:g} s and was stopped ({e.reason}); "
                 "ask for fewer scenarios, layouts, values or requests.",
                 title="Deadline exceeded",
                 headers={"Retry-After": "5"},

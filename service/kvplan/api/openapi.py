@@ -21,8 +21,7 @@ from kvplan.core.fleet import FleetPlan
 from kvplan.core.pertoken import PerToken
 from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
-
-from .schemas import (
+from kvplan.schemas import (
     BatchRequest,
     BatchRequestDoc,
     BudgetRequest,
@@ -75,6 +74,9 @@ class SimulateAnswer(SimResult, kw_only=True):
     engine: str
     registry_version: str
     pool: str
+    num_blocks: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
 
 
 class BatchItem(msgspec.Struct, omit_defaults=True):

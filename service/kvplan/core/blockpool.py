@@ -1,4 +1,4 @@
-"""vLLM's block pool (vllm/v1/core/block_pool.py, VLLM_FACTS §7).
+"""vLLM's block pool (vllm/v1/core/block_pool.py, docs/vllm-rules.md §7).
 
 A fixed pool of physical blocks; block 0 is the null block and is never handed out. Blocks with
 ref_cnt 0 sit in one free queue (vllm/v1/core/kv_cache_utils.py, FreeKVCacheBlockQueue). Freeing
@@ -20,13 +20,11 @@ from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterator, Sequence
 
 from .errors import InvalidInput
+from .limits import (
+    MAX_NUM_BLOCKS,
+)
 
 NULL_BLOCK = 0
-# The largest pool a real deployment makes is about 14M blocks (a 0.5B-parameter model on a
-# 192 GB GPU at block_size 1; under 1M at vLLM's default block_size 16). Memory is spent only on
-# blocks handed out, about 100 bytes each, so the cap bounds meaning, not memory: a larger
-# num_blocks is a typo or a probe.
-MAX_NUM_BLOCKS = 1 << 24
 
 
 class PoolExhausted(Exception):

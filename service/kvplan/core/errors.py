@@ -7,6 +7,8 @@ Hierarchy:
         InvalidConfig        a Hugging Face config.json that cannot be interpreted
       UnknownName            a name that is not in a closed set (profile, dtype)
         UnknownPreset        a model or GPU preset id the registry does not hold (HTTP 404)
+    WorkStopped              the caller's should_stop() said stop (deadline, client gone): HTTP 503
+    InternalInconsistency    an answer broke an invariant: a defect, HTTP 500
 """
 
 from __future__ import annotations
@@ -76,3 +78,12 @@ class InternalInconsistency(Exception):
     def __init__(self, what: str, failures: list[str]) -> None:
         super().__init__(f"{what}: " + "; ".join(failures))
         self.failures = failures
+
+
+class WorkStopped(Exception):
+    """Long work (a simulation, a batch) polls a should_stop() the caller passes in; when it turns
+    true the work raises this: no answer, through no fault of the input."""
+
+    def __init__(self, reason: str = "stopped") -> None:
+        super().__init__(reason)
+        self.reason = reason

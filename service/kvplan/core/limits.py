@@ -80,3 +80,58 @@ MAX_EXPERTS = 65536
 # scenarios of a 126-layer model are 0.13 M; 1,000 inline 4,096-layer configs (4.1 M, a minute
 # of CPU) are refused before any is computed.
 MAX_BATCH_LAYER_PASSES = 600_000
+
+# The block-pool simulator (workload.py).
+
+# Requests given or generated (first turns of conversations included, later turns not): each
+# simulated request keeps a few hundred bytes of state for the whole run.
+MAX_REQUESTS = 100_000
+# Requests listed in a body: about 100 bytes of JSON each, so a 2 MB body; generate more.
+MAX_LISTED_REQUESTS = 20_000
+# One request's prompt or output: 16.7M tokens, above the longest context any model takes (10M).
+MAX_TOKENS_PER_REQUEST = 1 << 24
+# Tokens of the whole workload, every turn with its history: bounds the prefill work.
+MAX_TOTAL_TOKENS = 200_000_000
+# The latest arrival step: a trillion steps is decades of decoding; arrivals past it are an
+# arrival rate too small to mean anything, and a float that would overflow on the way.
+MAX_ARRIVAL_STEP = 1 << 40
+# Requests a step: at a million every arrival already lands on step 0.
+MAX_ARRIVAL_RATE = 1e6
+# Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.
+MAX_TURNS = 64
+# A user's new tokens in one turn, and a shared system prompt: a megatoken is a book.
+MAX_USER_TOKENS = 1 << 20
+MAX_SYSTEM_PROMPT_TOKENS = 1 << 20
+# Steps a user thinks between turns: a billion steps is weeks; arrivals stay below 2^41.
+MAX_THINK_STEPS = 1 << 30
+# vLLM's priorities are ints; ±a million levels is more than any policy uses.
+MAX_PRIORITY = 1 << 20
+# Seeds stay below 2^62 so clients that read JSON numbers as int64 round-trip them.
+MAX_SEED = 1 << 62
+# A lognormal's sigma above 5 puts nearly every draw at 1 token or at the cap.
+MAX_SIGMA = 5.0
+
+# The block-pool simulator (scheduler.py).
+
+# Steps the loop may take (see step_bound): 3–4 µs each when little else happens in them, so
+# about 3.5 s. The sizes benchmark (10,000 requests of ~1,200 tokens) is bounded by ~210,000;
+# the bound's 8 steps a request also caps the requests, every conversation turn counted, at
+# 125,000 (a few hundred bytes of state each).
+MAX_SIMULATED_STEPS = 1_000_000
+# Blocks handed out over a run: the caching, lookups and freeing the loop does are per block,
+# 1.5–2 µs each, so about 5 s at most (the sizes benchmark takes ~750,000 in blocks of 16).
+MAX_BLOCK_EVENTS = 3_000_000
+
+# The block-pool simulator (blockpool.py).
+# The largest pool a real deployment makes is about 14M blocks (a 0.5B-parameter model on a
+# 192 GB GPU at block_size 1; under 1M at vLLM's default block_size 16). Memory is spent only on
+# blocks handed out, about 100 bytes each, so the cap bounds meaning, not memory: a larger
+# num_blocks is a typo or a probe.
+MAX_NUM_BLOCKS = 1 << 24
+
+# The block-pool simulator (simulate.py).
+# Snapshots list every block of the pool: a few, of small pools.
+MAX_SNAPSHOTS = 10
+MAX_SNAPSHOT_BLOCKS = 4096
+# Points in the answer's series: a chart wider than this is not read.
+MAX_SERIES = 500

@@ -68,6 +68,12 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
     batch_tiers: tuple[BatchTier, ...]
+    # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
+    large_gpu_batched_tokens_min_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        large = [t.min_memory_bytes for t in self.batch_tiers if t.max_num_batched_tokens >= 16384]
+        msgspec.structs.force_setattr(self, "large_gpu_batched_tokens_min_bytes", min(large, default=None))
 
     def batch_defaults(self, memory_bytes: int | None, gpu_name: str) -> BatchDefaults:
         """max_num_batched_tokens and max_num_seqs when the caller gives neither."""

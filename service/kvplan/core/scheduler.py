@@ -1,5 +1,5 @@
 """vLLM's V1 scheduler, step by step, on the block pool (vllm/v1/core/sched/scheduler.py,
-vllm/v1/core/kv_cache_manager.py, VLLM_FACTS §7).
+vllm/v1/core/kv_cache_manager.py, docs/vllm-rules.md §7).
 
 Per step, as vLLM V1 schedules: running requests first, in order (a decode needs its next token's
 slot; a chunked prefill continues), allocating blocks incrementally (cdiv(tokens, block_size));
@@ -30,20 +30,16 @@ from collections.abc import Callable, Hashable, Sequence
 import msgspec
 
 from .blockpool import BlockPool
-from .errors import InternalInconsistency, InvalidInput, KvplanError
-from .limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS
+from .errors import InternalInconsistency, InvalidInput, WorkStopped
+from .limits import (
+    MAX_BLOCK_EVENTS,
+    MAX_BLOCK_SIZE,
+    MAX_NUM_SEQS,
+    MAX_SIMULATED_STEPS,
+)
 from .units import cdiv
 from .workload import Planned, Size, next_turn
 
-# -- limits -------------------------------------------------------------------------------------
-# Steps the loop may take (see step_bound): 3–4 µs each when little else happens in them, so
-# about 3.5 s. The sizes benchmark (10,000 requests of ~1,200 tokens) is bounded by ~210,000;
-# the bound's 8 steps a request also caps the requests, every conversation turn counted, at
-# 125,000 (a few hundred bytes of state each).
-MAX_SIMULATED_STEPS = 1_000_000
-# Blocks handed out over a run: the caching, lookups and freeing the loop does are per block,
-# 1.5–2 µs each, so about 5 s at most (the sizes benchmark takes ~750,000 in blocks of 16).
-MAX_BLOCK_EVENTS = 3_000_000
 # Steps a request can cause besides its prefill chunks and decode blocks (see step_bound).
 STEPS_PER_REQUEST = 8
 # The run checks its limits and asks should_stop() once per this many steps: a step costs 3 µs
@@ -53,7 +49,7 @@ STOP_CHECK_INTERVAL = 16
 POLICIES = ("fcfs", "priority")
 
 
-class SimulationStopped(KvplanError):
+class SimulationStopped(WorkStopped):
     """The caller's should_stop() said stop (a deadline passed, the client went away): no
     answer, through no fault of the input. The API answers 503."""
 
@@ -67,10 +63,13 @@ class SchedulerStateError(InternalInconsistency):
 
 
 class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """The pool and the scheduler's limits. No defaults here: the engine profile owns vLLM's
+    (the service resolves them as budget does)."""
+
     num_blocks: int
     block_size: int
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 8192
+    max_num_seqs: int
+    max_num_batched_tokens: int
     policy: str = "fcfs"
     prefix_caching: bool = True
 
@@ -574,7 +573,6 @@ class Scheduler:
             )
         if should_stop is not None and should_stop():
             raise SimulationStopped(
-                "workload",
                 f"stopped at simulated step {self.t:,}, {self.completed:,} of {len(self.reqs):,} "
                 "requests done",
             )

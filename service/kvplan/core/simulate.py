@@ -14,9 +14,17 @@ import msgspec
 
 from . import warnings as w
 from .errors import InvalidInput
-from .scheduler import (
+from .limits import (
     MAX_BLOCK_EVENTS,
+    MAX_REQUESTS,
+    MAX_SERIES,
     MAX_SIMULATED_STEPS,
+    MAX_SNAPSHOT_BLOCKS,
+    MAX_SNAPSHOTS,
+    MAX_TOKENS_PER_REQUEST,
+    MAX_TOTAL_TOKENS,
+)
+from .scheduler import (
     Scheduler,
     SchedulerStateError,
     SimConfig,
@@ -28,9 +36,6 @@ from .scheduler import (
 )
 from .units import cdiv
 from .workload import (
-    MAX_REQUESTS,
-    MAX_TOKENS_PER_REQUEST,
-    MAX_TOTAL_TOKENS,
     Conversations,
     Fixed,
     Generator,
@@ -73,11 +78,6 @@ __all__ = [
     "simulate",
 ]
 
-# Snapshots list every block of the pool: a few, of small pools.
-MAX_SNAPSHOTS = 10
-MAX_SNAPSHOT_BLOCKS = 4096
-# Points in the answer's series: a chart wider than this is not read.
-MAX_SERIES = 500
 # Steps recorded one by one before the recorder starts folding them into bins: 65,536 records of
 # five ints are a few MB, and cover the sizes benchmark's runs exactly.
 SERIES_EXACT_RECORDS = 1 << 16

@@ -23,36 +23,20 @@ import msgspec
 from msgspec import Meta
 
 from .errors import InvalidInput
-from .limits import MAX_NAME_LENGTH
-
-# -- limits -------------------------------------------------------------------------------------
-# Requests given or generated (first turns of conversations included, later turns not): each
-# simulated request keeps a few hundred bytes of state for the whole run.
-MAX_REQUESTS = 100_000
-# Requests listed in a body: about 100 bytes of JSON each, so a 2 MB body; generate more.
-MAX_LISTED_REQUESTS = 20_000
-# One request's prompt or output: 16.7M tokens, above the longest context any model takes (10M).
-MAX_TOKENS_PER_REQUEST = 1 << 24
-# Tokens of the whole workload, every turn with its history: bounds the prefill work.
-MAX_TOTAL_TOKENS = 200_000_000
-# The latest arrival step: a trillion steps is decades of decoding; arrivals past it are an
-# arrival rate too small to mean anything, and a float that would overflow on the way.
-MAX_ARRIVAL_STEP = 1 << 40
-# Requests a step: at a million every arrival already lands on step 0.
-MAX_ARRIVAL_RATE = 1e6
-# Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.
-MAX_TURNS = 64
-# A user's new tokens in one turn, and a shared system prompt: a megatoken is a book.
-MAX_USER_TOKENS = 1 << 20
-MAX_SYSTEM_PROMPT_TOKENS = 1 << 20
-# Steps a user thinks between turns: a billion steps is weeks; arrivals stay below 2^41.
-MAX_THINK_STEPS = 1 << 30
-# vLLM's priorities are ints; ±a million levels is more than any policy uses.
-MAX_PRIORITY = 1 << 20
-# Seeds stay below 2^62 so clients that read JSON numbers as int64 round-trip them.
-MAX_SEED = 1 << 62
-# A lognormal's sigma above 5 puts nearly every draw at 1 token or at the cap.
-MAX_SIGMA = 5.0
+from .limits import (
+    MAX_ARRIVAL_RATE,
+    MAX_ARRIVAL_STEP,
+    MAX_NAME_LENGTH,
+    MAX_PRIORITY,
+    MAX_REQUESTS,
+    MAX_SEED,
+    MAX_SIGMA,
+    MAX_SYSTEM_PROMPT_TOKENS,
+    MAX_THINK_STEPS,
+    MAX_TOKENS_PER_REQUEST,
+    MAX_TURNS,
+    MAX_USER_TOKENS,
+)
 
 Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS_PER_REQUEST)]
 Share = Annotated[float, Meta(ge=0, le=1)]

@@ -9,15 +9,16 @@ from typing import Any
 
 import msgspec
 
-from kvplan.api.schemas import BudgetRequest, FleetRequest, PerTokenRequest
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.fleet import FleetPlan, plan_fleet
 from kvplan.core.pertoken import PerToken, per_token
 from kvplan.core.profiles import get_profile
+from kvplan.core.simulate import SimResult, simulate
 from kvplan.core.sweep import Sweep, sweep
 from kvplan.presets import Registry
+from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 
-from .scenarios import budget_input, fleet_input, per_token_args, resolve_model
+from .scenarios import budget_input, fleet_input, per_token_args, resolve_model, simulation_input
 
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
@@ -76,3 +77,26 @@ def sweep_answer(
     template, model, _ = budget_input(registry, req)
     series: Sweep = _timed(observe, lambda: sweep(template, vary, values))
     return series, {"model": model.label, "registry_version": registry.version}
+
+
+def simulate_answer(
+    registry: Registry,
+    req: SimulateRequest,
+    should_stop: Callable[[], bool] | None = None,
+    observe: Observe = None,
+) -> tuple[SimResult, Labels]:
+    """A simulation and the pool it ran on: blocks, block size and the batch limits, resolved as
+    budget resolves them."""
+    cfg, requests, generator, pool, engine = simulation_input(registry, req)
+    result: SimResult = _timed(
+        observe, lambda: simulate(cfg, requests, generator, req.snapshot_steps, should_stop=should_stop)
+    )
+    labels = {
+        "engine": engine,
+        "registry_version": registry.version,
+        "pool": pool,
+        "num_blocks": cfg.num_blocks,
+        "max_num_seqs": cfg.max_num_seqs,
+        "max_num_batched_tokens": cfg.max_num_batched_tokens,
+    }
+    return result, labels

@@ -9,10 +9,12 @@ import msgspec
 from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget
-from kvplan.core.errors import KvplanError
+from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
 from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
+from kvplan.render import budget_text, per_token_text
+from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest
 from kvplan.services.answers import budget_answer, per_token_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import model_layers
@@ -35,10 +37,8 @@ from ..http import (
     wants_text,
 )
 from ..metrics import count, count_warnings, counted
-from ..offload import ShouldStop, WorkStopped, run_heavy
+from ..offload import ShouldStop, run_heavy
 from ..openapi import doc
-from ..render import budget_text, per_token_text
-from ..schemas import BatchRequest, BudgetRequest, PerTokenRequest
 from ..settings import Settings
 
 _core_budget = metrics.CORE_SECONDS.labels("budget")
@@ -204,7 +204,10 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
             f"the limit is {MAX_BATCH_LAYER_PASSES:,}: split it",
             field="scenarios",
         )
-    return answer(await run_heavy(request, lambda stop: _run_batch(reg, scenarios, explain, stop)), False)
+    return answer(
+        await run_heavy(request, "budget_batch", lambda stop: _run_batch(reg, scenarios, explain, stop)),
+        False,
+    )
 
 
 def _run_batch(

@@ -14,11 +14,11 @@ from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
 from kvplan.presets import GpuPreset, ModelPreset
+from kvplan.schemas import GeometrySpec, Problem
 from kvplan.services.scenarios import spec_from_geometry
 
 from ..http import answer, answer_format, decode_body, registry_of
 from ..openapi import ConfigBody, listing
-from ..schemas import GeometrySpec, Problem
 
 
 class ModelSummary(msgspec.Struct):

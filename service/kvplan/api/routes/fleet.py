@@ -7,6 +7,8 @@ from typing import Any
 import msgspec
 from litestar import Request, Response, get, post
 
+from kvplan.render import fleet_text, sweep_csv, sweep_text
+from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
 from kvplan.services.answers import fleet_answer, sweep_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import fleet_request_from_query
@@ -16,8 +18,6 @@ from ..http import answer, answer_format, decode_body, envelope, query_pairs, re
 from ..metrics import count_warnings, counted
 from ..offload import run_heavy
 from ..openapi import doc
-from ..render import fleet_text, sweep_csv, sweep_text
-from ..schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
 
 _core_fleet = metrics.CORE_SECONDS.labels("fleet")
 _core_sweep = metrics.CORE_SECONDS.labels("sweep")
@@ -27,7 +27,7 @@ async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response
     reg = registry_of(request)
     fmt = answer_format(request)
     plan, labels = await run_heavy(
-        request, lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe))
+        request, "fleet", lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe))
     )
     count_warnings(tuple(w.code for w in plan.warnings))
     if fmt == "text":
@@ -67,6 +67,7 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
     series, labels = await run_heavy(
         request,
+        "sweep",
         lambda _stop: counted("sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe)),
     )
     if fmt == "csv":

@@ -8,17 +8,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.blockpool import MAX_NUM_BLOCKS
-from kvplan.core.limits import MAX_BLOCK_SIZE, MAX_BYTES, MAX_NAME_LENGTH
-from kvplan.core.simulate import MAX_SNAPSHOTS
-from kvplan.core.workload import (
+from kvplan.core.limits import (
     MAX_ARRIVAL_STEP,
+    MAX_BLOCK_SIZE,
+    MAX_BYTES,
     MAX_LISTED_REQUESTS,
-    Conversations,
-    Generator,
-    Length,
-    SimRequest,
+    MAX_NAME_LENGTH,
+    MAX_NUM_BLOCKS,
+    MAX_SNAPSHOTS,
 )
+from kvplan.core.workload import Generator, SimRequest
 
 from .common import (
     EngineId,
@@ -29,12 +28,6 @@ from .common import (
     Tokens,
     WeightDtype,
 )
-
-# The names the schemas package has exported since before the workload became core types.
-SimRequestSpec = SimRequest
-LengthSpec = Length
-ConversationsSpec = Conversations
-GeneratorSpec = Generator
 
 
 class SimWorkload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -1,5 +1,5 @@
 """Wire schemas: what callers send. msgspec Structs whose constraints are the validation and
-flow into OpenAPI. Answers are the core's own value types (kvplan.core.budget.Budget, …)."""
+flow into OpenAPI. Shared by the HTTP API and the CLI. Answers are the core's own value types."""
 
 from .common import (
     MAX_BATCH,
@@ -36,10 +36,6 @@ from .common import (
     Workload,
 )
 from .simulate import (
-    ConversationsSpec,
-    GeneratorSpec,
-    LengthSpec,
-    SimRequestSpec,
     SimulateRequest,
     SimWorkload,
 )
@@ -53,18 +49,15 @@ __all__ = [
     "BatchRequestDoc",
     "BudgetRequest",
     "Bytes",
-    "ConversationsSpec",
     "Dim",
     "EngineId",
     "FleetGpu",
     "FleetQuery",
     "FleetRequest",
-    "GeneratorSpec",
     "GeometrySpec",
     "KvCacheDtype",
     "LayerType",
     "LayoutSpec",
-    "LengthSpec",
     "MixSpec",
     "ModelDtype",
     "ModelField",
@@ -74,7 +67,6 @@ __all__ = [
     "PerTokenRequest",
     "PosBytes",
     "Problem",
-    "SimRequestSpec",
     "SimWorkload",
     "SimulateRequest",
     "SkipLayers",
