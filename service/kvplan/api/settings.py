@@ -70,8 +70,10 @@ class Settings:
     """Adds /bench/constant, a bare handler the benchmarks compare against. Off in production."""
     answer_cache_bytes: int = field(default_factory=lambda: _int("KVPLAN_CACHE_BYTES", 32 * MiB))
     """Bytes of encoded answers each worker keeps for repeated scenarios (0 turns the cache off)."""
-    heavy_threads: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_THREADS", 2))
-    """Threads per worker for CPU-heavy answers (batch, fleet, sweep, simulate), off the event loop."""
+    heavy_threads: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_THREADS", 1))
+    """Threads per worker for CPU-heavy answers (batch, fleet, sweep, simulate), off the event loop.
+    They share one interpreter lock: a second thread adds no CPU and, measured, halves batch
+    throughput under concurrent batches; scale with workers (processes) instead."""
     heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 8))
     """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
     heavy_deadline_seconds: float = field(

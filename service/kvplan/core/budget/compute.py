@@ -3,14 +3,16 @@ the asked context need and how many fit."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from msgspec.structs import replace
 
 from .. import warnings as w
 from ..concurrency import blocks_for_shape, largest_context, min_utilization
 from ..errors import InvalidInput
 from ..geometry import KIND_NAMES, MAMBA, SLIDING
-from ..limits import MAX_CONCURRENCY, MAX_TOKENS
-from ..memo import memo_bounded
+from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
+from ..memo import register_clear
 from ..pertoken import per_token_of
 from ..units import cdiv
 from ..validate import positive_int
@@ -38,15 +40,20 @@ def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
     u = inp.gpu_memory_utilization
     if u is not None and type(u) is not float and type(u) is not int:
         raise InvalidInput("gpu_memory_utilization", f"must be a number, got {u!r}")
+    if inp.geometry.num_layers > MEMO_MAX_LAYERS:  # an entry would hold too much: compute anew
+        return _compute_budget(inp, explain)
     try:
         return _memo(inp, explain)
     except TypeError:  # an unhashable field (a list for skip layers): compute without the memo
         return _compute_budget(inp, explain)
 
 
-@memo_bounded(4096, lambda inp, explain: inp.geometry.num_layers)
+@lru_cache(maxsize=4096)
 def _memo(inp: BudgetInput, explain: bool) -> Budget:
     return _compute_budget(inp, explain)
+
+
+register_clear(_memo.cache_clear)
 
 
 def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:

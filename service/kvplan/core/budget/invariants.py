@@ -10,6 +10,21 @@ from .types import Budget
 
 def check_budget(b: Budget) -> None:
     c = b.concurrency
+    if (  # the common case in one expression; the list below only names what failed
+        b.available_kv_bytes >= 0
+        and (b.requested_bytes is None or b.available_kv_bytes <= b.requested_bytes)
+        and b.weights_bytes >= 0
+        and b.weights_bytes_per_gpu >= 0
+        and b.num_blocks >= 0
+        and b.usable_blocks >= 0
+        and 0 <= b.num_blocks_computed * b.bytes_per_block <= b.available_kv_bytes
+        and min(c.guaranteed, c.schedulable, c.budget_floor) >= 0
+        and min(c.guaranteed_unrounded, c.vllm_reported, c.budget_unrounded) >= 0
+        and min(b.token_slots, b.kv_cache_size_tokens, b.max_context_tokens) >= 0
+        and b.kv_bytes_per_request >= 0
+        and b.blocks_per_request > 0
+    ):
+        return
     failures = [
         name
         for name, ok in (
