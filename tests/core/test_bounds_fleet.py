@@ -13,12 +13,10 @@ from msgspec.structs import replace
 
 from kvplan.core import fleet as fleet_module
 from kvplan.core import warnings as w
-from kvplan.core.budget import BudgetInput
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import (
     MIX_BEST_FOUND,
     MIX_EXACT,
-    FleetEntry,
     FleetInput,
     Layout,
     MixItem,
@@ -36,31 +34,8 @@ from kvplan.core.limits import (
     MAX_MIX_SEARCH_NODES,
     MAX_PARALLEL_SIZE,
 )
-from kvplan.core.profiles import get_profile
 from kvplan.core.units import GiB, cdiv
-
-
-def fleet_input(registry, model, gpus, ctx=8192, target=None, layouts=None, mix=None, geometry=None, **knobs):
-    entries = tuple(
-        FleetEntry(
-            gpu=g.id,
-            gpu_name=g.name,
-            memory_bytes=g.memory_bytes,
-            nominal=g.nominal,
-            count=n,
-            cost_per_hour=cost,
-        )
-        for gid, n, cost in gpus
-        for g in [registry.gpu(gid)]
-    )
-    geo = geometry if geometry is not None else registry.model(model).geometry
-    return FleetInput(
-        template=BudgetInput(geometry=geo, profile=get_profile(None), **knobs),
-        fleet=entries,
-        mix=mix or (MixItem(ctx, 1.0),),
-        layouts=layouts,
-        target_concurrency=target,
-    )
+from tests.core.fleets import fleet_input
 
 
 def synthetic_fleet(registry, types: int, mix_lengths: int = 1, geometry=None, **knobs) -> FleetInput:

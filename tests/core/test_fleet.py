@@ -5,46 +5,21 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kvplan.core.budget import BudgetInput
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import (
-    FleetEntry,
-    FleetInput,
     InfeasibleReason,
     Layout,
-    MixItem,
     cheapest_mix,
     plan_fleet,
 )
-from kvplan.core.profiles import get_profile
+from tests.core.fleets import fleet_input
 from tests.seed import B
 
 
 @pytest.fixture
 def fleet_of(registry):
-    def make(
-        model: str,
-        gpus: list[tuple[str, int, float | None]],
-        ctx: int | list[tuple[int, float]] = 8192,
-        layouts=None,
-        target=None,
-        **knobs,
-    ) -> FleetInput:
-        entries = tuple(
-            FleetEntry(
-                gpu=g.id,
-                gpu_name=g.name,
-                memory_bytes=g.memory_bytes,
-                nominal=g.nominal,
-                count=n,
-                cost_per_hour=cost,
-            )
-            for gid, n, cost in gpus
-            for g in [registry.gpu(gid)]
-        )
-        mix = (MixItem(ctx, 1.0),) if isinstance(ctx, int) else tuple(MixItem(t, s) for t, s in ctx)
-        tmpl = BudgetInput(geometry=registry.model(model).geometry, profile=get_profile(None), **knobs)
-        return FleetInput(template=tmpl, fleet=entries, mix=mix, layouts=layouts, target_concurrency=target)
+    def make(model, gpus, ctx=8192, layouts=None, target=None, **knobs):
+        return fleet_input(registry, model, gpus, ctx, target=target, layouts=layouts, **knobs)
 
     return make
 

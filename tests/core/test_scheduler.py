@@ -22,6 +22,7 @@ from kvplan.core.scheduler import (
 )
 from kvplan.core.simulate import simulate
 from kvplan.core.workload import SimRequest, plan, size
+from tests.core.simulations import requests_from_spec
 
 EXAMPLES = int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60"))
 # A pool that holds two of these requests at most: with prefix caching off, every block the
@@ -110,17 +111,7 @@ def test_a_preempted_request_goes_back_to_the_front_of_the_waiting_queue():
 def test_the_steps_visited_never_exceed_the_documented_bound(
     spec, blocks, bs, seqs, extra_budget, policy, caching
 ):
-    requests = [
-        SimRequest(
-            arrival_step=a,
-            prompt_tokens=p + (16 if shared else 0),
-            output_tokens=o,
-            prefix_id="s" if shared else None,
-            prefix_tokens=16 if shared else 0,
-            priority=a % 3,
-        )
-        for a, p, o, shared in spec
-    ]
+    requests = requests_from_spec(spec)
     cfg = SimConfig(
         num_blocks=blocks,
         block_size=bs,

@@ -21,6 +21,7 @@ from kvplan.core.simulate import (
     simulate,
 )
 from kvplan.core.workload import plan
+from tests.core.simulations import requests_from_spec
 
 
 def test_a_workload_beyond_capacity_preempts_and_recomputes_as_traced_by_hand():
@@ -201,17 +202,7 @@ class AuditedSim(Scheduler):
     st.sampled_from(["fcfs", "priority"]),
 )
 def test_pool_invariants_hold_and_every_request_finishes(spec, blocks, bs, seqs, policy):
-    reqs = [
-        SimRequest(
-            arrival_step=a,
-            prompt_tokens=p + (16 if shared else 0),
-            output_tokens=o,
-            prefix_id="s" if shared else None,
-            prefix_tokens=16 if shared else 0,
-            priority=a % 3,
-        )
-        for a, p, o, shared in spec
-    ]
+    reqs = requests_from_spec(spec)
     cfg = SimConfig(
         num_blocks=blocks, block_size=bs, max_num_seqs=seqs, max_num_batched_tokens=64, policy=policy
     )

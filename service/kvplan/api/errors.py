@@ -21,6 +21,7 @@ from litestar.exceptions import HTTPException, InternalServerException, NotFound
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
+from kvplan.core.limits import MAX_DETAIL_CHARS
 from kvplan.schemas import Problem
 
 from . import metrics
@@ -29,8 +30,6 @@ PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("kvplan.errors")
 # Litestar's wording when the body stream ends in http.disconnect (litestar/connection/request.py).
 CLIENT_GONE = "client disconnected prematurely"
-# Problem details echo what the caller sent (ids, enum values); never more than this of it.
-MAX_DETAIL_CHARS = 600
 _PATH = re.compile(r" - at `\$\.?([^`]*)`")
 
 

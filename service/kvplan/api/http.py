@@ -11,6 +11,7 @@ import msgspec
 from litestar import Request, Response
 
 from kvplan import __version__
+from kvplan.core.limits import MAX_QUERY_FIELDS
 from kvplan.presets import Registry
 
 from .errors import ApiError
@@ -78,9 +79,6 @@ def registry_of(request: Request[Any, Any, Any]) -> Registry:
 
 def wants_explain(request: Request[Any, Any, Any]) -> bool:
     return explain_wanted(request.query_params.get("explain"))
-
-
-MAX_QUERY_FIELDS = 256
 
 
 def query_pairs(query_string: bytes) -> list[tuple[str, str]]:

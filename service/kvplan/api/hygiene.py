@@ -38,12 +38,10 @@ from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.prometheus.middleware import PrometheusMiddleware
 from litestar.utils.path import normalize_path
 
+from kvplan.core.limits import MAX_NAME_LENGTH as MAX_ID_CHARS
+from kvplan.core.limits import MAX_PATH_BYTES
 from kvplan.schemas import Problem
 
-MAX_PATH_BYTES = 2048
-"""Longest request path (percent-encoded, without the query); every kvplan URL path is far shorter."""
-MAX_ID_CHARS = 200
-"""Longest path parameter (a preset id, name or Hugging Face repository), as for names in bodies."""
 BODY_MEDIA_TYPES = "body_media_types"
 """Handler `opt` key: the media types a route reads its body as (default: JSON only)."""
 JSON_TYPES = ("application/json",)

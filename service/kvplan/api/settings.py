@@ -74,7 +74,7 @@ class Settings:
     """Threads per worker for CPU-heavy answers (batch, fleet, sweep, simulate), off the event loop.
     They share one interpreter lock: a second thread adds no CPU and, measured, halves batch
     throughput under concurrent batches; scale with workers (processes) instead."""
-    heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 8))
+    heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 64))
     """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
     heavy_deadline_seconds: float = field(
         default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SECONDS", 10.0)

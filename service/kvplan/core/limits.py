@@ -45,8 +45,13 @@ MAX_COST_PER_HOUR = 1e9
 MAX_SHARE = 1e9
 # Sweep values: a chart with more points than this is not read.
 MAX_SWEEP_VALUES_LENGTH = 4000
-# Query strings: the widest GET request has about 40 fields.
+# Query strings: the widest GET request has about 40 fields, nested at most model.geometry.<field>.
 MAX_QUERY_FIELDS = 256
+MAX_QUERY_DEPTH = 4
+# Request paths (percent-encoded, without the query): every kvplan path is far shorter.
+MAX_PATH_BYTES = 2048
+# Problem details echo what the caller sent (ids, enum values); never more than this of it.
+MAX_DETAIL_CHARS = 600
 
 # Memory the core's memo caches may hold: models with more layers than this (no released model
 # has half as many) are computed every time, so a cached entry stays a few KiB.

@@ -6,8 +6,7 @@ import msgspec
 
 from .errors import InvalidLayout
 from .geometry import Geometry
-
-MAX_PARALLEL = 1024
+from .limits import MAX_PARALLEL_SIZE
 
 
 class Parallel(msgspec.Struct, frozen=True):
@@ -23,8 +22,8 @@ class Parallel(msgspec.Struct, frozen=True):
 def _check_size(value: int, field: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidLayout(field, f"must be a positive integer, got {value!r}")
-    if value > MAX_PARALLEL:
-        raise InvalidLayout(field, f"must be at most {MAX_PARALLEL}, got {value}")
+    if value > MAX_PARALLEL_SIZE:
+        raise InvalidLayout(field, f"must be at most {MAX_PARALLEL_SIZE}, got {value}")
 
 
 def check_sizes(par: Parallel) -> None:

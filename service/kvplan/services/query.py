@@ -11,12 +11,11 @@ from typing import Any, TypeVar
 import msgspec
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.limits import MAX_NAME_LENGTH
+from kvplan.core.limits import MAX_NAME_LENGTH, MAX_QUERY_DEPTH
 
 T = TypeVar("T")
 RESERVED = frozenset({"format", "explain", "width"})
 LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
-MAX_DEPTH = 4
 _INTEGER = re.compile(r"-?[0-9]+\Z", re.ASCII)
 
 
@@ -29,7 +28,7 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
     for key, values in grouped.items():
         if key in RESERVED:
             continue
-        if len(key) > MAX_NAME_LENGTH or key.count(".") > MAX_DEPTH:
+        if len(key) > MAX_NAME_LENGTH or key.count(".") > MAX_QUERY_DEPTH:
             raise InvalidInput(key[:60], "query parameter name too long or too deep")
         value: Any
         parts = tuple(key.split("."))

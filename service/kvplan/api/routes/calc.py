@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget
-from kvplan.core.errors import KvplanError
+from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
 from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
@@ -38,9 +38,11 @@ from ..http import (
     wants_text,
 )
 from ..metrics import count, count_warnings, counted
+from ..offload import ShouldStop, run_heavy
 from ..openapi import doc
 from ..settings import Settings
 
+T = TypeVar("T")
 _core_budget = metrics.CORE_SECONDS.labels("budget")
 _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
 _core_pt = metrics.CORE_SECONDS.labels("per_token")
@@ -51,10 +53,25 @@ def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tup
     return pt, labels["model"], labels["engine"]
 
 
-def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
+async def _light_or_heavy(
+    request: Request[Any, Any, Any], endpoint: str, inline: bool, work: Callable[[], T]
+) -> T:
+    """Presets are answered on the event loop (memoised, microseconds); a model sent inline
+    (a config.json to read, up to thousands of layers) goes to the heavy pool."""
+    if not inline:
+        return work()
+    return await run_heavy(request, endpoint, lambda _stop: work())
+
+
+async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = registry_of(request)
     text, explain = wants_text(request), wants_explain(request)
-    pt, label, engine = counted("per_token", lambda: _per_token_answer(reg, req, explain or text))
+    pt, label, engine = await _light_or_heavy(
+        request,
+        "per_token",
+        not isinstance(req.model, str),
+        lambda: counted("per_token", lambda: _per_token_answer(reg, req, explain or text)),
+    )
     count_warnings(tuple(w.code for w in pt.warnings))
     if text:
         return answer(per_token_text(pt, label, engine, reg.version), True)
@@ -115,10 +132,15 @@ def _encoded_budget(
     return hit
 
 
-def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
+async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = registry_of(request)
     text, explain = wants_text(request), wants_explain(request)
-    b, label, gpu, body = counted("budget", lambda: _budget_bytes(reg, req, explain or text))
+    b, label, gpu, body = await _light_or_heavy(
+        request,
+        "budget",
+        not isinstance(req.model, str),
+        lambda: counted("budget", lambda: _budget_bytes(reg, req, explain or text)),
+    )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
         return answer(budget_text(b, label, gpu, reg.version), True)
@@ -128,20 +150,20 @@ def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[byt
 @post("/v1/per-token", status_code=200, **doc("per_token", PerTokenRequest, "post"))
 async def per_token_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Bytes one token of KV costs: per layer kind, on one GPU after TP/PP, and for the model."""
-    return _per_token(request, await decode_body(request, PerTokenRequest))
+    return await _per_token(request, await decode_body(request, PerTokenRequest))
 
 
 @get("/v1/per-token", **doc("per_token", PerTokenRequest, "get"))
 async def per_token_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The same as POST, with the fields as query parameters (nested ones dotted)."""
-    return _get(request, "per_token")
+    return await _get(request, "per_token")
 
 
 @post("/v1/budget", status_code=200, **doc("budget", BudgetRequest, "post"))
 async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """How much of the GPU is left for KV, the blocks it makes and the requests they hold."""
     if wants_text(request):
-        return _budget(request, await decode_body(request, BudgetRequest))
+        return await _budget(request, await decode_body(request, BudgetRequest))
     reg, explain = registry_of(request), wants_explain(request)
     raw = await request.body()
     seen = _indexed(_prefix(reg.version, "raw-budget", str(explain)) + raw)
@@ -150,7 +172,12 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         count("budget", "ok")
     else:
         req = await decode_body(request, BudgetRequest)
-        body, codes = counted("budget", lambda: _encoded_budget(reg, req, explain, raw))
+        body, codes = await _light_or_heavy(
+            request,
+            "budget",
+            not isinstance(req.model, str),
+            lambda: counted("budget", lambda: _encoded_budget(reg, req, explain, raw)),
+        )
     count_warnings(codes)
     return answer(body, False)
 
@@ -158,14 +185,18 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
 @get("/v1/budget", **doc("budget", BudgetRequest, "get"))
 async def budget_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The same as POST, with the fields as query parameters (nested ones dotted)."""
-    return _get(request, "budget")
+    return await _get(request, "budget")
 
 
-def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
+async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
     query = request.scope["query_string"]
-    body, text, etag, codes = counted(
-        kind, lambda: _get_answer(registry_of(request), kind, query, accept_text)
+    reg = registry_of(request)
+    body, text, etag, codes = await _light_or_heavy(
+        request,
+        kind,
+        b"model." in query,  # an inline model, spelled out in dotted parameters
+        lambda: counted(kind, lambda: _get_answer(reg, kind, query, accept_text)),
     )
     count_warnings(codes)
     return not_modified(request, etag) or answer(body, text, etag)
@@ -221,10 +252,23 @@ def _compute_get(
 async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Up to 1000 budget scenarios in one call (MAX_BATCH). Each gets a result or an error, in order;
     one bad scenario does not fail the others. The batch's work is bounded before it starts, and it
-    runs off the event loop."""
-    batch = await decode_body(request, BatchRequest)
-    reg = registry_of(request)
-    explain = wants_explain(request)
+    runs off the event loop (decoding included)."""
+    body = await request.body()
+    if not body.strip():
+        await decode_body(request, BatchRequest)  # the empty-body problem
+    reg, explain = registry_of(request), wants_explain(request)
+    return answer(
+        await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop)), False
+    )
+
+
+# A batch item: an answer found by its raw form, a decoded scenario with its raw form, or the
+# error that decoding it raised.
+Scenario = tuple[bytes, tuple[str, ...]] | tuple[BudgetRequest, bytes] | Exception
+
+
+def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -> bytes:
+    batch = decoder(BatchRequest).decode(body)
     scenarios: list[Scenario] = []
     passes = 0
     prefix = _prefix(reg.version, "raw-budget", str(explain))
@@ -246,37 +290,16 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
             f"the limit is {MAX_BATCH_LAYER_PASSES:,}: split it",
             field="scenarios",
         )
-    return answer(await _run_batch(reg, scenarios, explain), False)
+    return _run_batch(reg, scenarios, explain, should_stop)
 
 
-# A batch item: an answer found by its raw form, a decoded scenario with its raw form, or the
-# error that decoding it raised.
-Scenario = tuple[bytes, tuple[str, ...]] | tuple[BudgetRequest, bytes] | Exception
-# A batch runs on the event loop in slices of this much time, letting probes and other requests
-# in between: its work is bounded before it starts (MAX_BATCH_LAYER_PASSES), so slicing keeps
-# /healthz prompt without a thread hop (measured: the pool gave the same throughput).
-BATCH_SLICE_SECONDS = 0.002
-_BATCH_DEADLINE_SECONDS = Settings().heavy_deadline_seconds
-
-
-async def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool) -> bytes:
+def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_stop: ShouldStop) -> bytes:
     parts = []
     ok = bad = 0
-    t0 = slice_start = time.perf_counter()
-    deadline = t0 + _BATCH_DEADLINE_SECONDS
+    t0 = time.perf_counter()
     for i, item in enumerate(scenarios):
-        now = time.perf_counter()
-        if now - slice_start > BATCH_SLICE_SECONDS:
-            if now > deadline:
-                raise ApiError(
-                    503,
-                    f"The batch took longer than {deadline - t0:g} s ({i} of {len(scenarios)} scenarios "
-                    "answered) and was stopped; split it.",
-                    title="Deadline exceeded",
-                    headers={"Retry-After": "5"},
-                )
-            await asyncio.sleep(0)
-            slice_start = time.perf_counter()
+        if should_stop():
+            raise WorkStopped(f"{i} of {len(scenarios)} scenarios answered")
         try:
             if isinstance(item, Exception):
                 raise item
