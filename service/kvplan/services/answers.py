@@ -56,7 +56,12 @@ def budget_answer(
     registry: Registry, req: BudgetRequest, explain: bool, observe: Observe = None
 ) -> tuple[Budget, Labels]:
     inp, model, gpu = budget_input(registry, req)
-    b: Budget = _timed(observe, lambda: compute_budget(inp, explain))
+    if observe is None:
+        b = compute_budget(inp, explain)
+    else:  # the hottest path: timed without the closure _timed takes
+        t0 = time.perf_counter()
+        b = compute_budget(inp, explain)
+        observe(time.perf_counter() - t0)
     return b, {"model": model.label, "gpu": gpu, "registry_version": registry.version}
 
 

@@ -4,6 +4,8 @@ context lengths pays only for the per-request part (compute.py)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import msgspec
 from msgspec.structs import replace
 
@@ -12,8 +14,8 @@ from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
 from ..geometry import KIND_NAMES, SLIDING
 from ..groups import GroupPlan, plan_groups
-from ..limits import MAX_BYTES
-from ..memo import memo_bounded
+from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
+from ..memo import register_clear
 from ..parallel import Parallel
 from ..pertoken import LayerBytes, layer_bytes
 from ..profiles import InflightRule
@@ -69,15 +71,20 @@ class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
 
 def layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     """The capacity of inp's layout, memoised (context and target do not change it)."""
+    if inp.geometry.num_layers > MEMO_MAX_LAYERS:  # an entry would hold too much: compute anew
+        return _layout_capacity(inp)
     try:
         return _memo(replace(inp, context_tokens=None, target_concurrency=None))
     except TypeError:  # an unhashable field (a list of skip layers): no memo
         return _layout_capacity(inp)
 
 
-@memo_bounded(1024, lambda key: key.geometry.num_layers)
+@lru_cache(maxsize=1024)
 def _memo(key: BudgetInput) -> LayoutCapacity:
     return _layout_capacity(key)
+
+
+register_clear(_memo.cache_clear)
 
 
 def _check_memory_inputs(inp: BudgetInput) -> None:
