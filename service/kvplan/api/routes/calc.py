@@ -121,14 +121,15 @@ def _encoded_budget(
     reg: Registry, req: BudgetRequest, explain: bool, raw: bytes | None = None
 ) -> tuple[bytes, tuple[str, ...]]:
     """A JSON budget answer and its warning codes, from the cache when the scenario was seen."""
-    key = _cache_key(reg, req, "budget", "json", str(explain))
+    flag = "True" if explain else "False"
+    key = _prefix(reg.version, "budget", "json", flag) + msgspec.json.encode(req)
     hit = _answers.get(key)
     if hit is None:
         b, _, _, body = _budget_bytes(reg, req, explain)
         hit = (body, tuple(w.code for w in b.warnings))
         _answers.put(key, hit, len(body))
-    if raw is not None:
-        _raw_index.put(_prefix(reg.version, "raw-budget", str(explain)) + raw, (key, "", False), len(key))
+    elif raw is not None:  # seen twice: index its raw form, so the next time skips decoding
+        _raw_index.put(_prefix(reg.version, "raw-budget", flag) + raw, (key, "", False), len(key))
     return hit
 
 
