@@ -3,10 +3,14 @@ prefix) tuples become requests, every third priority level cycling."""
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from kvplan.core.simulate import SimRequest
 
+Spec = list[tuple[int, int, int, bool]]
 
-def requests_from_spec(spec: list[tuple[int, int, int, bool]]) -> list[SimRequest]:
+
+def requests_from_spec(spec: Spec) -> list[SimRequest]:
     return [
         SimRequest(
             arrival_step=a,
@@ -18,3 +22,14 @@ def requests_from_spec(spec: list[tuple[int, int, int, bool]]) -> list[SimReques
         )
         for a, p, o, shared in spec
     ]
+
+
+def workload_specs(
+    arrival: int, prompt: int, output: int, size: int
+) -> st.SearchStrategy[list[tuple[int, int, int, bool]]]:
+    """Lists of (arrival step, prompt, output, shares the prefix) within these maxima."""
+    return st.lists(
+        st.tuples(st.integers(0, arrival), st.integers(1, prompt), st.integers(1, output), st.booleans()),
+        min_size=1,
+        max_size=size,
+    )

@@ -22,7 +22,7 @@ from kvplan.core.scheduler import (
 )
 from kvplan.core.simulate import simulate
 from kvplan.core.workload import SimRequest, plan, size
-from tests.core.simulations import requests_from_spec
+from tests.core.simulations import requests_from_spec, workload_specs
 
 EXAMPLES = int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60"))
 # A pool that holds two of these requests at most: with prefix caching off, every block the
@@ -96,11 +96,7 @@ def test_a_preempted_request_goes_back_to_the_front_of_the_waiting_queue():
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")))
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 40), st.integers(1, 90), st.integers(1, 60), st.booleans()),
-        min_size=1,
-        max_size=30,
-    ),
+    workload_specs(arrival=40, prompt=90, output=60, size=30),
     st.integers(8, 200),
     st.sampled_from([1, 4, 16]),
     st.integers(1, 8),

@@ -21,7 +21,7 @@ from kvplan.core.simulate import (
     simulate,
 )
 from kvplan.core.workload import plan
-from tests.core.simulations import requests_from_spec
+from tests.core.simulations import requests_from_spec, workload_specs
 
 
 def test_a_workload_beyond_capacity_preempts_and_recomputes_as_traced_by_hand():
@@ -191,11 +191,7 @@ class AuditedSim(Scheduler):
     derandomize=bool(os.environ.get("CI")),
 )
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 30), st.integers(1, 60), st.integers(1, 40), st.booleans()),
-        min_size=1,
-        max_size=25,
-    ),
+    workload_specs(arrival=30, prompt=60, output=40, size=25),
     st.integers(6, 40),
     st.sampled_from([4, 8, 16]),
     st.integers(1, 8),

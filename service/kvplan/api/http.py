@@ -1,5 +1,5 @@
 """Request and answer plumbing shared by the routes: strict decoding of bodies and query
-strings, format negotiation, ETags, and the envelope every answer carries."""
+strings, format negotiation, ETags and answers."""
 
 from __future__ import annotations
 
@@ -57,10 +57,6 @@ def explain_wanted(value: str | None) -> bool:
     raise ApiError(400, "explain: must be true or false", field="explain")
 
 
-def wants_text(request: Request[Any, Any, Any]) -> bool:
-    return text_wanted(request.query_params.get("format"), request.headers.get("accept", ""))
-
-
 def answer_format(request: Request[Any, Any, Any], offered: tuple[str, ...] = ("json", "text")) -> str:
     """The one format rule for every route: ?format= wins (one of `offered`), else Accept:
     text/plain (without application/json) asks for text where text is offered, else JSON."""
@@ -107,12 +103,6 @@ def not_modified(request: Request[Any, Any, Any], etag: str) -> Response[bytes] 
             content=b"", status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY}
         )
     return None
-
-
-def envelope(fields: dict[str, Any], body: bytes) -> bytes:
-    """Prefix an encoded core answer with the labels every answer carries."""
-    head = msgspec.json.encode(fields)
-    return head[:-1] + b"," + body[1:]
 
 
 def answer(content: bytes | str, text: bool, etag: str | None = None) -> Response[bytes]:

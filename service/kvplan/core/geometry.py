@@ -324,12 +324,18 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom") -> Geometry:
     )
 
 
+def language_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The fields the attention geometry is read from: a multi-modal config's `text_config` over
+    its top level, else the config itself."""
+    text = config.get("text_config")
+    return {**config, **text} if isinstance(text, Mapping) else config
+
+
 def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
     top = config
-    text = config.get("text_config")
-    cfg: Mapping[str, Any] = {**top, **text} if isinstance(text, Mapping) else top
+    cfg = language_config(config)
     model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)

@@ -25,10 +25,6 @@ def positive_int(value: object, field: str, maximum: int) -> int:
     return value  # type: ignore[return-value]
 
 
-def optional_positive_int(value: object, field: str, maximum: int) -> int | None:
-    return None if value is None else positive_int(value, field, maximum)
-
-
 def utilization(value: object, field: str = "gpu_memory_utilization") -> float:
     """A share of GPU memory in (0, 1]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

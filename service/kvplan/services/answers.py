@@ -26,9 +26,8 @@ Observe = Callable[[float], None] | None
 
 
 def encode_answer(labels: Labels, result: Any) -> bytes:
-    """The labels, then the result's own fields, as one JSON object."""
-    head = msgspec.json.encode(labels)
-    return head[:-1] + b"," + msgspec.json.encode(result)[1:]
+    """The labels, then the result's own fields, as one JSON object (the result is encoded once)."""
+    return msgspec.json.encode(labels)[:-1] + b"," + msgspec.json.encode(result)[1:]
 
 
 def _timed(observe: Observe, compute: Callable[[], Any]) -> Any:

@@ -5,10 +5,12 @@ CLI both call this; neither builds core inputs itself."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, make_geometry
+from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, language_config, make_geometry
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.core.simulate import Generator, SimConfig, SimRequest
@@ -83,19 +85,26 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
     )
 
 
+class ResolvedGpu(NamedTuple):
+    id: str | None
+    name: str
+    memory_bytes: int | None
+    nominal: bool
+
+
+def resolve_gpu(registry: Registry, gpu: str | None, memory_bytes: int | None) -> ResolvedGpu:
+    """A GPU preset and/or a memory size: a given size wins over the preset's (and is exact)."""
+    if gpu is None:
+        return ResolvedGpu(None, "", memory_bytes, False)
+    preset = registry.gpu(gpu)
+    if memory_bytes is None:
+        return ResolvedGpu(preset.id, preset.name, preset.memory_bytes, preset.nominal)
+    return ResolvedGpu(preset.id, preset.name, memory_bytes, False)
+
+
 def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, Resolved, str | None]:
     model = resolve_model(registry, req.model)
-    gpu_name = ""
-    nominal = False
-    memory = req.gpu_memory_bytes
-    gpu_id = None
-    if req.gpu is not None:
-        gpu = registry.gpu(req.gpu)
-        gpu_id, gpu_name, nominal = gpu.id, gpu.name, gpu.nominal
-        if memory is None:
-            memory = gpu.memory_bytes
-        else:
-            nominal = False
+    gpu_id, gpu_name, memory, nominal = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes)
     inp = BudgetInput(
         geometry=model.geometry,
         profile=get_profile(req.engine),
@@ -204,10 +213,8 @@ def model_layers(registry: Registry, model: str | ModelSpec) -> int:
         return registry.model(model).geometry.num_layers
     if model.geometry is not None:
         return model.geometry.num_layers
-    config = model.hf_config or {}
-    text = config.get("text_config")
-    source = text if isinstance(text, dict) else config
-    n = source.get("num_hidden_layers", source.get("n_layer", source.get("num_layers", 0)))
+    source = language_config(model.hf_config or {})
+    n = source.get("num_hidden_layers")
     types = source.get("layer_types")
     counts = [n if type(n) is int else 0, len(types) if isinstance(types, list) else 0]
     return max(1, *counts)
@@ -224,15 +231,12 @@ def simulation_input(
     if req.num_blocks is not None:
         # A pool given by its size: the same defaults budget would use for this model and GPU.
         geometry = None if req.model is None else resolve_model(registry, req.model).geometry
-        memory, gpu_name = req.gpu_memory_bytes, ""
-        if req.gpu is not None:
-            gpu = registry.gpu(req.gpu)
-            memory, gpu_name = memory or gpu.memory_bytes, gpu.name
+        gpu = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes)
         settings = settings_for(
             geometry,
             profile,
-            gpu_memory_bytes=memory,
-            gpu_name=gpu_name,
+            gpu_memory_bytes=gpu.memory_bytes,
+            gpu_name=gpu.name,
             block_size=req.block_size,
             max_num_batched_tokens=req.max_num_batched_tokens,
             max_num_seqs=req.max_num_seqs,

@@ -12,11 +12,10 @@ from litestar import Request, Response, get, post
 from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
-from kvplan.core.pertoken import PerToken
 from kvplan.presets import Registry
 from kvplan.render import budget_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest
-from kvplan.services.answers import budget_answer, per_token_answer
+from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import model_layers
 
@@ -25,9 +24,9 @@ from ..cache import ByteBoundedCache
 from ..errors import ApiError, problem_for
 from ..http import (
     answer,
+    answer_format,
     decode_body,
     decoder,
-    envelope,
     etag_for,
     explain_wanted,
     not_modified,
@@ -35,7 +34,6 @@ from ..http import (
     registry_of,
     text_wanted,
     wants_explain,
-    wants_text,
 )
 from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, run_heavy
@@ -46,11 +44,6 @@ T = TypeVar("T")
 _core_budget = metrics.CORE_SECONDS.labels("budget")
 _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
 _core_pt = metrics.CORE_SECONDS.labels("per_token")
-
-
-def _per_token_answer(reg: Registry, req: PerTokenRequest, explain: bool) -> tuple[PerToken, str, str]:
-    pt, labels = per_token_answer(reg, req, explain, _core_pt.observe)
-    return pt, labels["model"], labels["engine"]
 
 
 async def _light_or_heavy(
@@ -65,23 +58,22 @@ async def _light_or_heavy(
 
 async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = registry_of(request)
-    text, explain = wants_text(request), wants_explain(request)
-    pt, label, engine = await _light_or_heavy(
+    text, explain = answer_format(request) == "text", wants_explain(request)
+    pt, labels = await _light_or_heavy(
         request,
         "per_token",
         not isinstance(req.model, str),
-        lambda: counted("per_token", lambda: _per_token_answer(reg, req, explain or text)),
+        lambda: counted("per_token", lambda: per_token_answer(reg, req, explain or text, _core_pt.observe)),
     )
     count_warnings(tuple(w.code for w in pt.warnings))
     if text:
-        return answer(per_token_text(pt, label, engine, reg.version), True)
-    head = {"model": label, "engine": engine, "registry_version": reg.version}
-    return answer(envelope(head, msgspec.json.encode(pt)), False)
+        return answer(per_token_text(pt, labels["model"], labels["engine"], reg.version), True)
+    return answer(encode_answer(labels, pt), False)
 
 
 def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Budget, str, str | None, bytes]:
     b, labels = budget_answer(reg, req, explain, _core_budget.observe)
-    return b, labels["model"], labels["gpu"], envelope(labels, msgspec.json.encode(b))
+    return b, labels["model"], labels["gpu"], encode_answer(labels, b)
 
 
 # One answer cache per worker for every budget and per-token answer (see api/cache.py), under the
@@ -135,7 +127,7 @@ def _encoded_budget(
 
 async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = registry_of(request)
-    text, explain = wants_text(request), wants_explain(request)
+    text, explain = answer_format(request) == "text", wants_explain(request)
     b, label, gpu, body = await _light_or_heavy(
         request,
         "budget",
@@ -163,7 +155,7 @@ async def per_token_get(request: Request[Any, Any, Any]) -> Response[bytes]:
 @post("/v1/budget", status_code=200, **doc("budget", BudgetRequest, "post"))
 async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """How much of the GPU is left for KV, the blocks it makes and the requests they hold."""
-    if wants_text(request):
+    if answer_format(request) == "text":
         return await _budget(request, await decode_body(request, BudgetRequest))
     reg, explain = registry_of(request), wants_explain(request)
     raw = await request.body()
@@ -239,13 +231,12 @@ def _compute_get(
         if text:
             body = budget_text(b, label, gpu, reg.version).encode()
     else:
-        pt, label, engine = _per_token_answer(reg, req, explain or text)
+        pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe)
         codes = tuple(w.code for w in pt.warnings)
         if text:
-            body = per_token_text(pt, label, engine, reg.version).encode()
+            body = per_token_text(pt, labels["model"], labels["engine"], reg.version).encode()
         else:
-            head = {"model": label, "engine": engine, "registry_version": reg.version}
-            body = envelope(head, msgspec.json.encode(pt))
+            body = encode_answer(labels, pt)
     return body, codes
 
 

@@ -18,6 +18,7 @@ from kvplan.schemas import GeometrySpec, Problem
 from kvplan.services.scenarios import spec_from_geometry
 
 from ..http import answer, answer_format, decode_body, registry_of
+from ..offload import run_heavy
 from ..openapi import ConfigBody, listing
 
 
@@ -240,8 +241,13 @@ async def list_engines() -> EngineList:
     },
 )
 async def resolve_config(request: Request[Any, Any, Any]) -> Resolution:
-    """A Hugging Face config.json in; the geometry kvplan derives from it out."""
+    """A Hugging Face config.json in; the geometry kvplan derives from it out. Reading a config
+    (up to thousands of layers) runs in the heavy pool, off the event loop."""
     config = await decode_body(request, dict[str, Any])
+    return await run_heavy(request, "resolve", lambda _stop: _resolution(config))
+
+
+def _resolution(config: dict[str, Any]) -> Resolution:
     g = from_hf_config(config, name=str(config.get("_name_or_path") or "custom")[:200])
     pt = per_token(g)
     return Resolution(

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get, post
 
 from kvplan.render import fleet_text, sweep_csv, sweep_text
 from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
-from kvplan.services.answers import fleet_answer, sweep_answer
+from kvplan.services.answers import encode_answer, fleet_answer, sweep_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import fleet_request_from_query
 
 from .. import metrics
-from ..http import answer, answer_format, decode_body, envelope, query_pairs, registry_of
+from ..http import answer, answer_format, decode_body, query_pairs, registry_of
 from ..metrics import count_warnings, counted
 from ..offload import run_heavy
 from ..openapi import doc
@@ -32,7 +31,7 @@ async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response
     count_warnings(tuple(w.code for w in plan.warnings))
     if fmt == "text":
         return answer(fleet_text(plan, labels["model"], reg.version), True)
-    return answer(envelope(labels, msgspec.json.encode(plan)), False)
+    return answer(encode_answer(labels, plan), False)
 
 
 @post("/v1/fleet", status_code=200, **doc("fleet", FleetRequest, "post"))
@@ -74,4 +73,4 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
         return Response(sweep_csv(series).encode(), media_type="text/csv", headers={"Vary": "Accept"})
     if fmt == "text":
         return answer(sweep_text(series, labels["model"], reg.version), True)
-    return answer(envelope(labels, msgspec.json.encode(series)), False)
+    return answer(encode_answer(labels, series), False)
