@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps lock reliability
+.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps lock reliability oracle
 
 # Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
 $(STAMP): pyproject.toml requirements-dev.lock
@@ -66,6 +66,13 @@ reliability: $(STAMP)
 bench-servers: $(STAMP)
 	$(BIN)/python -m pip install -q granian
 	$(BIN)/python benchmarks/http_bench.py --server both
+
+# vLLM's own planner on the real configs → tests/oracle/cases-vllm-*.json (opt-in: needs the oracle
+# installed with ../shared/tools/vllm-oracle/install_lean.sh DIR, ~2 GB).
+ORACLE_PYTHON ?= ../oracle/venv-lean/bin/python
+ORACLE_DIR ?= ../shared/tools/vllm-oracle
+oracle: $(STAMP)
+	ORACLE_PYTHON=$(ORACLE_PYTHON) ORACLE_DIR=$(ORACLE_DIR) $(BIN)/python tests/oracle/generate.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -202,7 +202,7 @@ def test_disabled_or_zero_sliding_window_means_none():
                 "max_position_embeddings": 64,
                 "layer_types": ["linear_attention"],
             },
-            "layer_types[0]",
+            "model_type",  # a state layout kvplan does not know: never read as attention
         ),
         (
             {
@@ -221,6 +221,7 @@ def test_disabled_or_zero_sliding_window_means_none():
                 "num_attention_heads": 8,
                 "max_position_embeddings": 64,
                 "kv_lora_rank": 512,
+                "qk_rope_head_dim": 0,
             },
             "qk_rope_head_dim",
         ),

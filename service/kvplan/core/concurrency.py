@@ -6,15 +6,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import MAMBA, SLIDING
-from .units import cdiv
+from .geometry import CHUNKED, MAMBA, SLIDING
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
-# (kind, block_size, sliding bound W − 1 + F, number of groups of this shape).
+# (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
+# W − 1 + F tokens for sliding layers, chunk + F tokens for chunked-local layers, the state
+# blocks a request holds for Mamba layers, 0 for layers that keep every token.
 GroupShape = tuple[str, int, int, int]
 
 # gpu_memory_utilization is set with 4 decimals: u = k / UTILIZATION_STEPS.
 UTILIZATION_STEPS = 10_000
+
+
+_BOUNDED = (SLIDING, CHUNKED, MAMBA)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -22,8 +26,10 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
     (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
     if kind == SLIDING:
         return -(-min(bound, tokens) // bs) + 1
+    if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
+        return -(-min(bound, tokens) // bs)
     if kind == MAMBA:
-        return 1
+        return bound
     return -(-tokens // (bs * dcp))
 
 
@@ -40,12 +46,13 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
         return 0
     if total_blocks(shapes, cap, dcp) <= allowed:
         return cap
-    growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in (SLIDING, MAMBA)]
+    growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in _BOUNDED]
     if growing and len({u for u, _ in growing}) == 1:
         unit = growing[0][0]
-        saturate = max((bound for kind, _, bound, _ in shapes if kind == SLIDING), default=0)
-        fixed = sum(n * (cdiv(bound, bs) + 1) for kind, bs, bound, n in shapes if kind == SLIDING)
-        fixed += sum(n for kind, _, _, n in shapes if kind == MAMBA)
+        saturate = max((bound for kind, _, bound, _ in shapes if kind in (SLIDING, CHUNKED)), default=0)
+        # Past the saturation point every bounded group needs its fixed number of blocks.
+        fixed = sum(n * blocks_for_shape(kind, bs, bound, saturate, dcp) for kind, bs, bound, n in shapes
+                    if kind in _BOUNDED)  # fmt: skip
         k = (allowed - fixed) // sum(n for _, n in growing)
         t = k * unit
         if (

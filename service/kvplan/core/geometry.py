@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from .config_defaults import with_defaults
 from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
 from .families import MLA_MODEL_TYPES
@@ -23,6 +24,7 @@ from .limits import (
     MAX_STATE_BYTES,
     MAX_TOKENS,
 )
+from .mamba import MambaState, Mixer
 from .params import estimate_params
 
 
@@ -35,17 +37,20 @@ class LayerKind(StrEnum):
     SLIDING = "S"
     MLA = "M"
     MAMBA = "R"
+    CHUNKED = "C"
 
 
 FULL = LayerKind.FULL
 SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
+CHUNKED = LayerKind.CHUNKED
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
+    CHUNKED: "chunked_attention",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -54,6 +59,7 @@ LAYER_TYPE_CODES = {
     "mla": MLA,
     "mamba": MAMBA,
     "linear_attention": MAMBA,
+    "chunked_attention": CHUNKED,
 }
 
 
@@ -77,6 +83,8 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     mla_v_head_dim: int | None = None
     index_head_dim: int | None = None
     mamba_state_bytes: int | None = None
+    mamba: MambaState | None = None
+    attention_chunk_size: int | None = None
     params_total: int | None = None
     params_active: int | None = None
     params_expert: int | None = None
@@ -99,7 +107,7 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, MLA, MAMBA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA)
             if k in self.layer_pattern
         }
 
@@ -156,6 +164,8 @@ def make_geometry(
     mla_v_head_dim: int | None = None,
     index_head_dim: int | None = None,
     mamba_state_bytes: int | None = None,
+    mamba: MambaState | None = None,
+    attention_chunk_size: int | None = None,
     params_total: int | None = None,
     params_active: int | None = None,
     params_expert: int | None = None,
@@ -211,7 +221,13 @@ def make_geometry(
     if SLIDING in pattern and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
     if MAMBA in pattern:
-        mamba_state_bytes = _pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
+        if mamba is None:
+            mamba_state_bytes = _pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
+        else:
+            check_mamba(mamba, p + "mamba.")
+            mamba_state_bytes = None
+    if CHUNKED in pattern:
+        attention_chunk_size = _pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
     max_position_embeddings = _pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     return Geometry(
         name=name,
@@ -233,6 +249,8 @@ def make_geometry(
         mla_v_head_dim=_opt_pos_int(mla_v_head_dim, p + "mla_v_head_dim", MAX_HEAD_DIM) if mla else None,
         index_head_dim=_opt_pos_int(index_head_dim, p + "index_head_dim", MAX_HEAD_DIM) if mla else None,
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
+        mamba=mamba if MAMBA in pattern else None,
+        attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
         params_active=_opt_pos_int(params_active, p + "params_active", MAX_PARAMS),
         params_expert=None
@@ -241,6 +259,23 @@ def make_geometry(
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
     )
+
+
+def check_mamba(m: MambaState, p: str) -> None:
+    """Every dimension the mixer's shape formula reads is a positive integer in bounds."""
+    needed = {
+        Mixer.MAMBA1: ("intermediate_size", "state_size"),
+        Mixer.MAMBA2: ("intermediate_size", "state_size", "n_groups", "num_heads", "head_dim"),
+        Mixer.GATED_DELTA_NET: ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"),
+    }[m.mixer]
+    _pos_int(m.conv_kernel, p + "conv_kernel", MAX_HEAD_DIM)
+    for f in needed:
+        _pos_int(getattr(m, f), p + f, MAX_HIDDEN_SIZE)
+    for f in ("conv_dtype", "ssm_dtype"):
+        if getattr(m, f) not in MODEL_DTYPES:
+            raise InvalidInput(p + f, f"must be one of {', '.join(MODEL_DTYPES)}")
+    if m.checkpoint_blocks not in (0, 1):
+        raise InvalidInput(p + "checkpoint_blocks", "must be 0 or 1")
 
 
 def _cfg_int(cfg: Mapping[str, Any], key: str, maximum: int) -> int:
@@ -261,28 +296,59 @@ _KV_HEAD_KEYS = (
     "multi_query_group_num",
     "num_attention_groups",
 )
+# Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
+# a config of the latter, or any config with state keys, is refused rather than read as attention.
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "qwen3_next"})
+_UNREAD_HYBRIDS = frozenset({"falcon_h1", "nemotron_h", "bamba", "zamba", "zamba2", "plamo2",
+                             "minimax", "minimax_text_01", "lfm2", "kimi_linear", "mamba", "mamba2",
+                             "falcon_mamba", "qwen3_5", "qwen3_5_moe"})  # fmt: skip
+_STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
+# Old names transformers maps to their current ones, so the current defaults apply.
+_MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
+_ATTRIBUTE_MAP = (("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"))
 _MAX_POS_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
 
 
-def _sliding_pattern(
+def _layer_types(
     cfg: Mapping[str, Any], model_type: str, n: int, window: int | None
 ) -> tuple[str, ...] | None:
-    """Per-layer types from `layer_types`, or the model's own rule, or None for uniform."""
-    layer_types = cfg.get("layer_types")
+    """Per-layer types from `layer_types`, or the family's own rule, or None for uniform. The
+    rules are the ones transformers applies when the config class fills `layer_types` in."""
+    layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
             raise InvalidConfig("layer_types", "must be a list of strings")
         return tuple(layer_types)
+    if model_type == "jamba":
+        # JambaConfig.layers_block_type: attention where i % period == offset, else Mamba.
+        period = _cfg_count(cfg, "attn_layer_period")
+        offset = _non_neg_int(cfg.get("attn_layer_offset"), "attn_layer_offset", MAX_LAYERS)
+        return tuple("full_attention" if i % period == offset else "mamba" for i in range(n))
+    if model_type == "qwen3_next":
+        # Qwen3NextConfig: every full_attention_interval-th layer is full attention.
+        every = _cfg_count(cfg, "full_attention_interval")
+        return tuple("full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n))
+    if cfg.get("attention_chunk_size"):
+        # Llama-4 (vllm/model_executor/models/llama4.py): layers with RoPE attend within their
+        # chunk; the NoPE layers (no_rope_layers[i] == 0, every 4th by default) are global.
+        no_rope = cfg.get("no_rope_layers")
+        if not no_rope:
+            every = _cfg_count({"no_rope_layer_interval": 4, **cfg}, "no_rope_layer_interval")
+            no_rope = [int((i + 1) % every != 0) for i in range(n)]
+        if not isinstance(no_rope, list) or len(no_rope) != n:
+            raise InvalidConfig("no_rope_layers", f"must list one flag for each of the {n} layers")
+        return tuple("chunked_attention" if v else "full_attention" for v in no_rope)
     if not window:
         return None
     if model_type == "gpt_oss":
         # gpt-oss: even layer indices use the sliding window.
         return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
-    if model_type in ("gemma3", "gemma3_text"):
-        period = cfg.get("sliding_window_pattern", 6)
+    if model_type in ("gemma3", "gemma3_text", "cohere2"):
+        # Every sliding_window_pattern-th layer is global (Gemma3Config, Cohere2Config).
+        period = cfg.get("sliding_window_pattern", 6 if model_type != "cohere2" else 4)
         period = _pos_int(period, "sliding_window_pattern", n + 1, InvalidConfig)
         return tuple("full_attention" if (i + 1) % period == 0 else "sliding_attention" for i in range(n))
-    if model_type in ("gemma2", "cohere2"):
+    if model_type == "gemma2":
         return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         # Layers from max_window_layers on slide (vllm/model_executor/models/qwen2.py); unset or
@@ -291,6 +357,66 @@ def _sliding_pattern(
         start = n if start_raw is None else _non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
         return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
     return tuple("sliding_attention" for _ in range(n))
+
+
+def _cfg_count(cfg: Mapping[str, Any], key: str) -> int:
+    return _pos_int(cfg.get(key), key, MAX_LAYERS, InvalidConfig)
+
+
+def _cfg_dim(cfg: Mapping[str, Any], key: str) -> int:
+    return _pos_int(cfg.get(key), key, MAX_HIDDEN_SIZE, InvalidConfig)
+
+
+def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaState:
+    """The recurrent state a family keeps, read as its vLLM model class reads it
+    (get_mamba_state_shape_from_config in vllm/model_executor/models/<family>.py). The state
+    is kept in the model dtype (mamba_cache_dtype "auto")."""
+    if model_type == "jamba":
+        return MambaState(
+            mixer=Mixer.MAMBA1,
+            intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == "granitemoehybrid":
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
+            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
+            head_dim=_cfg_dim(cfg, "mamba_d_head"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,  # MambaMixer2 exports a prefill checkpoint
+        )
+    if model_type == "qwen3_next":
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_cfg_dim(cfg, "linear_conv_kernel_dim"),
+            num_k_heads=_cfg_dim(cfg, "linear_num_key_heads"),
+            num_v_heads=_cfg_dim(cfg, "linear_num_value_heads"),
+            head_k_dim=_cfg_dim(cfg, "linear_key_head_dim"),
+            head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    raise InvalidConfig(
+        "model_type",
+        f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
+        "read yet; send the model as inline geometry with mamba (state dims) or mamba_state_bytes",
+    )
+
+
+def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
+    """Falcon (vllm/config/model.py get_total_num_kv_heads): the old decoder with multi_query
+    keeps one KV head; the new decoder reads num_kv_heads / n_head_kv."""
+    if cfg.get("new_decoder_architecture"):
+        return None
+    return 1 if cfg.get("multi_query") else q_heads
 
 
 def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -337,6 +463,12 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     top = config
     cfg = language_config(config)
     model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
+    model_type = _MODEL_TYPE_ALIASES.get(model_type, model_type)
+    cfg = dict(cfg)
+    for alias, name in _ATTRIBUTE_MAP:  # transformers' attribute_map (FalconConfig and the like)
+        if alias in cfg and name not in cfg:
+            cfg[name] = cfg[alias]
+    cfg = with_defaults(cfg, model_type)
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
     q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
@@ -359,20 +491,34 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if cfg.get("use_sliding_window") is False:
         window_raw = None
     window = None if not window_raw else _pos_int(window_raw, "sliding_window", MAX_TOKENS, InvalidConfig)
-    layer_types = _sliding_pattern(cfg, model_type, n, window)
+    if model_type == "falcon" and cfg.get("n_head_kv") is None:
+        falcon_kv = _falcon_kv_heads(cfg, q_heads)
+        if falcon_kv is not None:
+            cfg = {**cfg, "num_kv_heads": falcon_kv}
+    if model_type in _UNREAD_HYBRIDS or (
+        model_type not in _READ_HYBRIDS and any(k.startswith(_STATE_KEY_PREFIXES) for k in cfg)
+    ):
+        raise InvalidConfig(
+            "model_type",
+            f"{model_type!r} keeps a recurrent (Mamba or linear-attention) state beside its attention "
+            "that kvplan does not read from config.json yet; send the model as inline geometry "
+            "(layer_types with mamba layers and their state)",
+        )
+    layer_types = _layer_types(cfg, model_type, n, window)
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
+    mamba = chunk = None
     if layer_types is not None:
         for i, t in enumerate(layer_types):
-            if t in ("mamba", "linear_attention"):
-                raise InvalidConfig(
-                    f"layer_types[{i}]",
-                    f"{t} layers need a state size this config does not state; "
-                    "send the model as inline geometry with mamba_state_bytes",
-                )
             if t not in LAYER_TYPE_CODES:
                 raise InvalidConfig(f"layer_types[{i}]", f"unknown layer type {t!r}")
-        if all(t == "full_attention" for t in layer_types):
+        if any(LAYER_TYPE_CODES[t] == MAMBA for t in layer_types):
+            mamba = _mamba_state(cfg, model_type, dtype)
+        if "chunked_attention" in layer_types:
+            chunk = _cfg_int(cfg, "attention_chunk_size", MAX_TOKENS)
+        if model_type == "cohere2" and window:
+            window += 1  # vllm/model_executor/models/commandr.py: the window plus the current token
+        if all(LAYER_TYPE_CODES[t] == FULL for t in layer_types):
             layer_types = None
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
 
@@ -424,6 +570,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             sliding_window=window,
             dtype=dtype,
             max_position_embeddings=max_pos,
+            mamba=mamba,
+            attention_chunk_size=chunk,
             weight_dtype=weight_dtype,
             expert_weight_dtype=expert_dtype,
             prefix="",

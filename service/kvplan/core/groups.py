@@ -6,14 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import FULL, MAMBA, SLIDING
+from .geometry import CHUNKED, FULL, MAMBA, MLA, SLIDING
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
 
-# Attention block sizes are aligned to this when a Mamba state forces them up
-# (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig).
+# The smallest kernel block of the attention backends (FlashAttention: multiples of 16), and the
+# alignment MLA decode kernels need in a Mamba hybrid (vllm/platforms/interface.py
+# Platform._align_hybrid_block_size).
 KERNEL_BLOCK_ALIGNMENT = 16
+MLA_HYBRID_BLOCK_ALIGNMENT = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,8 @@ class GroupPlan:
 def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupPlan:
     if block_size < 1:
         raise InvalidInput("block_size", "must be at least 1")
-    kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL)
+    # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
+    kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
     return _hybrid(lb, kinds, block_size)
@@ -69,14 +72,25 @@ def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     return GroupPlan((group,), len(kinds), 0, 0, stage_bpb, (), True)
 
 
+def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page: int, mla: bool) -> int:
+    """The smallest attention block whose page holds a Mamba state, in multiples of the larger of
+    the requested block and the kernel's (vllm/platforms/interface.py
+    Platform._align_hybrid_block_size; prefill checkpoints align to 1 token on these mixers)."""
+    align = max(KERNEL_BLOCK_ALIGNMENT, requested)
+    if mla:
+        align = max(align, MLA_HYBRID_BLOCK_ALIGNMENT)
+    block = align * cdiv(mamba_page, align * attn_page_per_token)
+    return KERNEL_BLOCK_ALIGNMENT * cdiv(block, KERNEL_BLOCK_ALIGNMENT)
+
+
 def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     raised: list[tuple[str, int, int]] = []
     attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k != MAMBA), default=0)
-    if MAMBA in kinds and attn_tok and lb.mamba_state_gpu > attn_tok * bs:
-        # The attention page must hold a Mamba state: raise the block size.
-        new_bs = KERNEL_BLOCK_ALIGNMENT * cdiv(lb.mamba_state_gpu, KERNEL_BLOCK_ALIGNMENT * attn_tok)
-        raised.append(("attention", bs, new_bs))
-        bs = new_bs
+    if MAMBA in kinds and attn_tok:
+        new_bs = align_hybrid_block_size(bs, attn_tok, lb.mamba_state_gpu, MLA in kinds)
+        if bs < new_bs:
+            raised.append(("attention", bs, new_bs))
+            bs = new_bs
     # Spec classes in first-seen order: (kind, bytes per token).
     classes: dict[tuple[str, int], list[int]] = {}
     for i, k in enumerate(kinds):

@@ -18,8 +18,9 @@ from .dtypes import (
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .geometry import CHUNKED, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
 from .ledger import LedgerBuilder, Step
+from .mamba import state_bytes, state_shapes
 from .memo import memo_bounded
 from .parallel import Parallel, check_sizes, kv_heads_per_gpu, pp_stage_ranges, validate
 from .units import GiB, KiB, cdiv
@@ -58,6 +59,10 @@ class LayerBytes:
     stage_full: tuple[int, ...]
     stage_sliding: tuple[int, ...]
     stage_mamba: tuple[int, ...]
+    # Bytes/token of chunked-local layers per stage and unsharded, and their chunk (0: none).
+    stage_chunked: tuple[int, ...]
+    model_chunked: int
+    chunk: int
     model_full: int
     model_sliding: int
     by_kind: tuple[KindBytes, ...]
@@ -155,26 +160,28 @@ def _layer_bytes(
 ) -> LayerBytes:
     validate(geometry, par)
     gpu, model, dtypes, hkv_gpu, kinds, mha = _per_layer(geometry, kv_cache_dtype, skip_layers, par.tensor)
-    mamba_gpu = cdiv(geometry.mamba_state_bytes, par.tensor) if geometry.mamba_state_bytes else 0
+    mamba_gpu = mamba_state_per_gpu(geometry, par.tensor)
     stages = pp_stage_ranges(geometry.num_layers, par.pipeline)
     pattern = geometry.layer_pattern
 
-    def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int]:
-        full = sliding = mamba = 0
+    def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int, int]:
+        full = sliding = mamba = chunked = 0
         for i in range(a, b):
             k = pattern[i]
             if k == SLIDING:
                 sliding += values[i]
             elif k == MAMBA:
                 mamba += 1
+            elif k == CHUNKED:
+                chunked += values[i]
             else:
                 full += values[i]
-        return full, sliding, mamba
+        return full, sliding, mamba, chunked
 
     per_stage = [split(a, b, gpu) for a, b in stages]
     by_stage = tuple(sum(gpu[a:b]) for a, b in stages)
     worst = max(range(len(by_stage)), key=lambda i: (by_stage[i], -i))
-    model_full, model_sliding, _ = split(0, len(pattern), model)
+    model_full, model_sliding, _, model_chunked = split(0, len(pattern), model)
     return LayerBytes(
         kinds=pattern,
         gpu=gpu,
@@ -189,6 +196,9 @@ def _layer_bytes(
         stage_full=tuple(x[0] for x in per_stage),
         stage_sliding=tuple(x[1] for x in per_stage),
         stage_mamba=tuple(x[2] for x in per_stage),
+        stage_chunked=tuple(x[3] for x in per_stage),
+        model_chunked=model_chunked,
+        chunk=geometry.attention_chunk_size or 0,
         model_full=model_full,
         model_sliding=model_sliding,
         by_kind=kinds,
@@ -229,13 +239,23 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
 
 def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, dcp: int) -> int:
     """KV bytes one request of `tokens` holds on one GPU of `stage` (tokens actually kept:
-    all for full/MLA layers, split by DCP; the window for sliding layers; the state for Mamba)."""
+    all for full/MLA layers, split by DCP; the window for sliding layers; the current chunk for
+    chunked-local layers; the state for Mamba)."""
     kept_sliding = min(tokens, window) if window else tokens
     return (
         lb.stage_full[stage] * cdiv(tokens, dcp)
         + lb.stage_sliding[stage] * kept_sliding
+        + lb.stage_chunked[stage] * min(tokens, lb.chunk)
         + lb.stage_mamba[stage] * lb.mamba_state_gpu
     )
+
+
+def mamba_state_per_gpu(geometry: Geometry, tensor: int) -> int:
+    """One Mamba layer's state on one GPU: from the mixer's dims (as vLLM shards them), or the
+    inline total split evenly."""
+    if geometry.mamba is not None:
+        return state_bytes(geometry.mamba, tensor)
+    return cdiv(geometry.mamba_state_bytes, tensor) if geometry.mamba_state_bytes else 0
 
 
 class PerToken(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -320,7 +340,11 @@ def per_token_of(
         window = geometry.sliding_window
         kv_req = request_bytes(lb, lb.worst_stage, context_tokens, window, par.decode_context)
         kept = min(context_tokens, window) if window else context_tokens
-        kv_req_model = lb.model_full * context_tokens + lb.model_sliding * kept
+        kv_req_model = (
+            lb.model_full * context_tokens
+            + lb.model_sliding * kept
+            + lb.model_chunked * min(context_tokens, lb.chunk)
+        )
     model = lb.model_total
     return PerToken(
         kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
@@ -383,6 +407,22 @@ def per_token_ledger(
                 kv_lora_rank=geometry.kv_lora_rank,
                 qk_rope_head_dim=geometry.qk_rope_head_dim,
                 kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind == "mamba" and geometry.mamba is not None:
+            m = geometry.mamba
+            conv, ssm = state_shapes(m, par.tensor)
+            led.add(
+                "mamba_state_bytes_per_layer",
+                "conv state × conv dtype + SSM state × SSM dtype, shapes per GPU",
+                lb.mamba_state_gpu,
+                "B",
+                "vllm/model_executor/layers/mamba/mamba_utils.py (MambaStateShapeCalculator)",
+                mixer=m.mixer.value,
+                conv_shape="×".join(map(str, conv)),
+                ssm_shape="×".join(map(str, ssm)),
+                conv_dtype=m.conv_dtype,
+                ssm_dtype=m.ssm_dtype,
+                TP=par.tensor,
             )
         elif kb.kind == "mamba":
             led.add(

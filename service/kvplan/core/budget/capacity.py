@@ -12,9 +12,10 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import KIND_NAMES, SLIDING
+from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
+from ..mamba import state_blocks_per_request
 from ..memo import register_clear
 from ..parallel import Parallel
 from ..pertoken import LayerBytes, layer_bytes
@@ -105,8 +106,9 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
 
 
 def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel) -> int:
-    """F, the tokens a sliding-window layer may hold beyond its window (profile rule; mirrors
-    vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes)."""
+    """F, the tokens a sliding-window or chunked-local layer may hold beyond its window (profile
+    rule; vllm/config/vllm.py max_in_flight_tokens, read by SlidingWindowSpec and
+    ChunkedLocalAttentionSpec in vllm/v1/kv_cache_interface.py)."""
     if inp.profile.sliding_inflight_rule is InflightRule.BATCHES:
         batches = inp.profile.inflight_batches(par.pipeline, settings.async_scheduling)
         return batches * settings.max_num_batched_tokens
@@ -124,11 +126,14 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     plan = plan_groups(lb, settings.block_size, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    bound = 0
-    if any(kind == SLIDING for kind, _, _ in plan.classes):
+    if any(kind in (SLIDING, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
-        bound = (g.sliding_window or 0) - 1 + inflight
-    shapes = tuple((kind, bs, bound, n) for kind, bs, n in plan.classes)
+    bounds: dict[str, int] = {
+        SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
+        CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
+        MAMBA: state_blocks_per_request(g.mamba),
+    }
+    shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 
     weights, weights_how = resolve_weights(inp)
     weights_per_gpu = cdiv(weights, par.workers)
@@ -202,10 +207,12 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             w.HYBRID_PADDING,
             f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
         ))  # fmt: skip
-    if not inp.hybrid_kv_cache_manager and SLIDING in inp.geometry.layer_pattern:
-        out.append(
-            w.Warning(w.HYBRID_MANAGER_DISABLED, "Sliding-window layers are sized as full-attention layers.")
-        )
+    pattern = inp.geometry.layer_pattern
+    if not inp.hybrid_kv_cache_manager and (SLIDING in pattern or CHUNKED in pattern):
+        out.append(w.Warning(
+            w.HYBRID_MANAGER_DISABLED,
+            "Sliding-window and chunked-local layers are sized as full-attention layers.",
+        ))  # fmt: skip
     for kind, old, new in plan.raised_block_sizes:
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,

@@ -171,8 +171,14 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         if gr.kind == "sliding_attention":
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
+        elif gr.kind == "chunked_attention":
+            formula = "ceil(min(chunk + F, T) / block_size)"
+            src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
         elif gr.kind == "mamba":
-            formula, src = "one state block", "vllm/v1/kv_cache_interface.py (MambaSpec)"
+            formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
+                " + 1 prefill checkpoint" if g.mamba is not None and g.mamba.checkpoint_blocks else ""
+            )
+            src = "vllm/v1/kv_cache_interface.py (MambaSpec.max_memory_usage_bytes)"
         else:
             formula = "ceil(T / (block_size × DCP))"
             src = "vllm/v1/core/single_type_kv_cache_manager.py"
@@ -185,7 +191,8 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             T=b.context_tokens,
             block_size=gr.block_size,
             W=g.sliding_window if gr.kind == "sliding_attention" else None,
-            F=b.sliding_inflight_tokens if gr.kind == "sliding_attention" else None,
+            chunk=g.attention_chunk_size if gr.kind == "chunked_attention" else None,
+            F=b.sliding_inflight_tokens if gr.kind in ("sliding_attention", "chunked_attention") else None,
             DCP=par.decode_context,
         )
     led.add(

@@ -1,0 +1,71 @@
+"""The values a config.json may leave out, as vLLM sees them through transformers: each family's
+config class fills them in (a llava-next `text_config` names only what differs from Mistral's;
+Gemma-3's omits `head_dim`, which is 256, not hidden ÷ heads). Only fields the geometry reads, and
+only constant defaults (head_dim where transformers derives it from the hidden size is left out,
+as are sliding windows of families that do not slide by design).
+
+Read from the config classes of transformers 5.20.2 (`CONFIG_MAPPING[model_type]()`), the
+version vLLM 0.33.0's oracle runs with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TRANSFORMERS_VERSION = "5.20.2"
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096,
+              "max_position_embeddings": 2048},
+    "mistral": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "hidden_size": 4096, "max_position_embeddings": 131072},
+    "mixtral": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "hidden_size": 4096, "max_position_embeddings": 131072},
+    "qwen2": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "hidden_size": 4096, "max_position_embeddings": 32768},
+    "qwen3": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "head_dim": 128, "hidden_size": 4096, "max_position_embeddings": 32768},
+    "qwen3_moe": {"num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
+                  "hidden_size": 2048, "max_position_embeddings": 32768},
+    "qwen3_next": {"num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+                   "head_dim": 256, "hidden_size": 2048, "max_position_embeddings": 32768,
+                   "full_attention_interval": 4, "linear_num_key_heads": 16,
+                   "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+                   "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4},
+    "gemma": {"num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16,
+              "head_dim": 256, "hidden_size": 3072, "max_position_embeddings": 8192},
+    "gemma2": {"num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+               "head_dim": 256, "hidden_size": 2304, "max_position_embeddings": 8192,
+               "sliding_window": 4096},
+    "gemma3_text": {"num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+                    "head_dim": 256, "hidden_size": 2304, "max_position_embeddings": 131072,
+                    "sliding_window": 4096, "sliding_window_pattern": 6},
+    "cohere2": {"num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64,
+                "hidden_size": 8192, "max_position_embeddings": 8192, "sliding_window": 4096,
+                "sliding_window_pattern": 4},
+    "falcon": {"num_hidden_layers": 32, "num_attention_heads": 71, "hidden_size": 4544,
+               "max_position_embeddings": 2048, "multi_query": True,
+               "new_decoder_architecture": False},
+    "jamba": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "hidden_size": 4096, "max_position_embeddings": 262144, "attn_layer_period": 8,
+              "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2},
+    "granitemoehybrid": {"num_hidden_layers": 32, "num_attention_heads": 32,
+                         "num_key_value_heads": 32, "hidden_size": 4096,
+                         "max_position_embeddings": 2048, "mamba_d_state": 256, "mamba_d_conv": 4,
+                         "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 128,
+                         "mamba_d_head": 64},
+    "llama4_text": {"num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+                    "head_dim": 128, "hidden_size": 5120, "max_position_embeddings": 131072,
+                    "attention_chunk_size": 8192, "no_rope_layer_interval": 4},
+    "deepseek_v3": {"num_hidden_layers": 61, "num_attention_heads": 128, "hidden_size": 7168,
+                    "max_position_embeddings": 4096, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                    "qk_nope_head_dim": 128, "v_head_dim": 128},
+    "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
+                "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
+                "sliding_window": 128},
+}  # fmt: skip
+
+
+def with_defaults(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """cfg with its family's defaults under it (a value the config states, null included, wins)."""
+    defaults = DEFAULTS.get(model_type)
+    return cfg if defaults is None else {**defaults, **cfg}

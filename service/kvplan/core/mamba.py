@@ -1,0 +1,96 @@
+"""The recurrent state of Mamba and linear-attention layers: its size per GPU from the model's
+config numbers, and the state blocks a request holds (docs/vllm-rules.md §8; mirrors
+vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator and
+MambaStateDtypeCalculator, and MambaSpec in vllm/v1/kv_cache_interface.py)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+from .dtypes import MODEL_DTYPES
+from .errors import InvalidInput
+
+
+class Mixer(StrEnum):
+    """The state layout a model's recurrent layers keep, named as vLLM's shape calculator."""
+
+    MAMBA1 = "mamba1"  # Jamba, Mamba: conv (I, k − 1) + SSM (I, d_state)
+    MAMBA2 = "mamba2"  # Granite-4.0-H, Falcon-H1, Nemotron-H: conv (I + 2·G·N, k − 1) + SSM (H, P, N)
+    GATED_DELTA_NET = "gated_delta_net"  # Qwen3-Next: conv (2·Hk·Dk + Hv·Dv, k − 1) + state (Hv, Dv, Dk)
+
+
+class MambaState(msgspec.Struct, frozen=True, kw_only=True):
+    """A recurrent layer's state, as the config numbers vLLM's shape calculator reads.
+    `intermediate_size` is the mixer's inner width (Mamba1/2); the gated delta net reads the
+    key/value heads and dims instead. `checkpoint_blocks` is 1 for the mixers that export a
+    prefill checkpoint (MambaMixer2: vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
+
+    mixer: Mixer
+    conv_kernel: int
+    state_size: int = 0
+    intermediate_size: int = 0
+    n_groups: int = 1
+    num_heads: int = 0
+    head_dim: int = 0
+    num_k_heads: int = 0
+    num_v_heads: int = 0
+    head_k_dim: int = 0
+    head_v_dim: int = 0
+    conv_dtype: str = "bfloat16"
+    ssm_dtype: str = "bfloat16"
+    checkpoint_blocks: int = 0
+
+
+# Blocks a request's state holds with prefix caching on (vLLM's default for hybrids, which sets
+# mamba_cache_mode "align"): the running state and the last cached one, plus any checkpoint
+# (MambaSpec.max_memory_usage_bytes).
+ALIGN_MODE_STATE_BLOCKS = 2
+
+
+def _divide(n: int, tp: int, what: str) -> int:
+    if n % tp:
+        raise InvalidInput(
+            "tensor_parallel_size",
+            f"{what} ({n}) is not divisible by tensor_parallel_size {tp}; vLLM cannot shard this state",
+        )
+    return n // tp
+
+
+def _extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
+    """Groups replicated so that every head shard has its group (MambaStateShapeCalculator)."""
+    return 0 if n_groups % tp == 0 else tp - n_groups
+
+
+def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(conv state shape, SSM state shape) on one GPU of tensor parallel `tp`."""
+    k = s.conv_kernel - 1
+    if s.mixer is Mixer.MAMBA1:
+        inner = _divide(s.intermediate_size, tp, "the Mamba intermediate size")
+        return (inner, k), (inner, s.state_size)
+    if s.mixer is Mixer.MAMBA2:
+        groups = s.n_groups + _extra_groups_for_head_shards(s.n_groups, tp)
+        conv_dim = s.intermediate_size + 2 * groups * s.state_size
+        conv = (_divide(conv_dim, tp, "the Mamba2 conv width"), k)
+        return conv, (_divide(s.num_heads, tp, "the Mamba2 heads"), s.head_dim, s.state_size)
+    conv_dim = s.head_k_dim * s.num_k_heads * 2 + s.head_v_dim * s.num_v_heads
+    conv = (_divide(conv_dim, tp, "the linear-attention conv width"), k)
+    return conv, (_divide(s.num_v_heads, tp, "the linear-attention value heads"), s.head_v_dim, s.head_k_dim)
+
+
+def state_bytes(s: MambaState, tp: int) -> int:
+    """One layer's state on one GPU (MambaSpec.page_size_bytes before padding)."""
+    conv, ssm = state_shapes(s, tp)
+    return _prod(conv) * MODEL_DTYPES[s.conv_dtype] + _prod(ssm) * MODEL_DTYPES[s.ssm_dtype]
+
+
+def state_blocks_per_request(s: MambaState | None) -> int:
+    return ALIGN_MODE_STATE_BLOCKS + (s.checkpoint_blocks if s is not None else 0)
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out

@@ -1,0 +1,167 @@
+"""Regenerate the oracle regression cases: vLLM's own planner (the oracle in
+../shared/tools/vllm-oracle, vLLM 0.33.0 on CPU) run on real config.json files, written as
+plain data that `make test` asserts kvplan against (tests/core/test_oracle_cases.py).
+
+    make oracle                      # needs the oracle installed: install_lean.sh DIR
+    ORACLE_PYTHON=DIR/venv-lean/bin/python ORACLE_DIR=../shared/tools/vllm-oracle make oracle
+
+Not part of `make test`: it needs a 2 GB install and runs for minutes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = HERE.parent / "core" / "data" / "hf-configs"
+OUT = HERE / "cases-vllm-0.33.0.json"
+GiB = 1 << 30
+
+SCOUT = "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
+MAVERICK = "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json"
+JAMBA = "ai21labs--AI21-Jamba-1.5-Mini.json"
+QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.json"
+GRANITE_H = "ibm-granite--granite-4.0-h-small.json"
+COMMAND_R7B = "CohereForAI--c4ai-command-r7b-12-2024.json"
+FALCON_7B = "tiiuae--falcon-7b.json"
+
+# Keys changed in a config before both planners read it, where a copy differs from what vLLM
+# 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
+# file now names FalconForCausalLM). It does not change the KV geometry.
+OVERRIDES: dict[str, dict[str, object]] = {
+    FALCON_7B: {"architectures": ["FalconForCausalLM"], "model_type": "falcon"},
+}
+# Llama-4's multimodal class needs torchvision to be inspected, which the CPU oracle cannot load:
+# the oracle plans its language model (Llama4ForCausalLM on the text_config), whose layers are the
+# only ones with a KV cache. kvplan reads the whole file.
+TEXT_ONLY = {SCOUT, MAVERICK}
+
+
+def oracle_view(name: str, cfg: dict[str, object]) -> dict[str, object]:
+    if name not in TEXT_ONLY:
+        return cfg
+    text = dict(cfg["text_config"])  # type: ignore[call-overload]
+    # The mirror's attn_temperature_tuning is an int; transformers 5 wants a bool (no KV effect).
+    text["attn_temperature_tuning"] = bool(text.get("attn_temperature_tuning", True))
+    return {**text, "architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text"}
+
+
+def load_config(name: str) -> dict[str, object]:
+    """A config file with its OVERRIDES applied (nested one level for text_config)."""
+    cfg: dict[str, object] = json.loads((CONFIGS / name).read_text())
+    for key, value in OVERRIDES.get(name, {}).items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}  # type: ignore[dict-item]
+        else:
+            cfg[key] = value
+    return cfg
+
+
+# (name, config file, planner inputs). Inputs use the oracle's names; kv dtype "auto" is the
+# model dtype. Each family gets its default layout and the variations its rules turn on.
+SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
+    ("scout-32k-40gib", SCOUT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768}),
+    ("scout-128k-tp4-fp8", SCOUT, {"available_memory_bytes": 50 * GiB, "max_model_len": 131072,
+                                   "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("scout-8k-block32-mnbt2048", SCOUT, {"available_memory_bytes": 12 * GiB, "max_model_len": 8192,
+                                          "block_size": 32, "max_num_batched_tokens": 2048}),
+    ("scout-1m-tp8", SCOUT, {"available_memory_bytes": 20 * GiB, "max_model_len": 1048576,
+                                       "tensor_parallel_size": 8}),
+    ("maverick-64k-tp8", MAVERICK, {"available_memory_bytes": 30 * GiB, "max_model_len": 65536,
+                                    "tensor_parallel_size": 8}),
+    ("jamba-mini-32k", JAMBA, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768}),
+    ("jamba-mini-256k-tp2", JAMBA, {"available_memory_bytes": 60 * GiB, "max_model_len": 262144,
+                                    "tensor_parallel_size": 2}),
+    ("jamba-mini-16k-block64-fp8", JAMBA, {"available_memory_bytes": 20 * GiB, "max_model_len": 16384,
+                                           "block_size": 64, "dtype": "fp8"}),
+    ("qwen3-next-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768}),
+    ("qwen3-next-8k-tp4", QWEN3_NEXT, {"available_memory_bytes": 30 * GiB, "max_model_len": 8192,
+                                       "tensor_parallel_size": 4}),
+    ("qwen3-next-256k-tp2-fp8", QWEN3_NEXT, {"available_memory_bytes": 45 * GiB, "max_model_len": 262144,
+                                             "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("qwen3-next-4k-block64", QWEN3_NEXT, {"available_memory_bytes": 10 * GiB, "max_model_len": 4096,
+                                           "block_size": 64}),
+    ("granite-h-small-128k", GRANITE_H, {"available_memory_bytes": 40 * GiB, "max_model_len": 131072}),
+    ("granite-h-small-32k-tp4", GRANITE_H, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
+                                            "tensor_parallel_size": 4}),
+    ("granite-h-small-8k-tp2-block32", GRANITE_H, {"available_memory_bytes": 8 * GiB, "max_model_len": 8192,
+                                                   "tensor_parallel_size": 2, "block_size": 32}),
+    ("command-r7b-128k", COMMAND_R7B, {"available_memory_bytes": 30 * GiB, "max_model_len": 131072}),
+    ("command-r7b-8k-tp2-fp8", COMMAND_R7B, {"available_memory_bytes": 10 * GiB, "max_model_len": 8192,
+                                             "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("falcon-7b-default-len", FALCON_7B, {"available_memory_bytes": 20 * GiB,
+                                          "auto_fit_max_model_len": True}),
+    ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
+                                         "block_size": 32}),
+]  # fmt: skip
+
+DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
+            "max_num_batched_tokens": 8192, "async_scheduling": True}  # fmt: skip
+
+
+def oracle_requests() -> list[dict[str, object]]:
+    out = []
+    for name, config, inputs in SCENARIOS:
+        cfg = oracle_view(config, load_config(config))
+        out.append({"name": name, "hf_config": cfg, **DEFAULTS, **inputs})
+    return out
+
+
+def summarise(
+    name: str, config: str, inputs: dict[str, object], answer: dict[str, object]
+) -> dict[str, object]:
+    """The figures a case asserts, from the oracle's answer."""
+    head = {"name": name, "config": config, "inputs": {**DEFAULTS, **inputs}}
+    if "exception" in answer:
+        return {**head, "vllm_raises": answer["exception"]}
+    groups = [
+        {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
+        for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
+    ]
+    return {
+        **head,
+        "vllm": {
+            "max_model_len": answer["max_model_len"],
+            "bytes_per_block": answer["bytes_per_block"],
+            "num_blocks": answer["num_blocks"],
+            "blocks_per_request": answer["blocks_per_request"],
+            "enough_memory": answer["enough_memory"],
+            "estimated_max_model_len": answer["estimated_max_model_len"],
+            "kv_cache_size_tokens": answer["kv_cache_size_tokens"],
+            "max_concurrency": answer["max_concurrency"],
+            "max_in_flight_tokens": answer.get("max_in_flight_tokens"),
+            "groups": groups,
+            "log_line": answer.get("vllm_log_line"),
+        },
+    }
+
+
+def main() -> int:
+    python = os.environ.get("ORACLE_PYTHON")
+    oracle_dir = Path(os.environ.get("ORACLE_DIR", HERE.parents[2] / "shared" / "tools" / "vllm-oracle"))
+    if not python:
+        print("set ORACLE_PYTHON to the oracle's python (install_lean.sh DIR → DIR/venv-lean/bin/python)")
+        return 2
+    reqs = oracle_requests()
+    run = subprocess.run(
+        [python, str(oracle_dir / "oracle_ext.py")],
+        input=json.dumps(reqs),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answers = json.loads(run.stdout)
+    cases = [summarise(n, c, i, a) for (n, c, i), a in zip(SCENARIOS, answers, strict=True)]
+    version = next((a.get("vllm_version") for a in answers if "vllm_version" in a), "unknown")
+    OUT.write_text(
+        json.dumps({"vllm_version": version, "oracle": "oracle_ext.py", "cases": cases}, indent=1) + "\n"
+    )
+    print(f"{len(cases)} cases from vLLM {version} → {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
