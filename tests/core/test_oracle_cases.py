@@ -83,3 +83,46 @@ def test_qwen3_next_raises_its_attention_block_to_544_tokens():
     b = kvplan_budget(next(c for c in CASES if c["name"] == "qwen3-next-32k"))
     assert {g.block_size for g in b.groups} == {544}
     assert [g.blocks_per_request for g in b.groups if g.kind == "mamba"] == [2]
+
+
+@pytest.mark.parametrize(
+    "probe",
+    ORACLE["in_flight_batches"],
+    ids=[
+        f"pp{p['pipeline_parallel_size']}-async{p['async_scheduling']}" for p in ORACLE["in_flight_batches"]
+    ],
+)
+def test_in_flight_batches_follow_vllm_0_33_including_pp_plus_one(probe):
+    """Model Runner V2 keeps PP + 1 batches in flight with async scheduling (3 at PP 2, 5 at PP 4)."""
+    profile = get_profile("vllm@0.33")
+    batches = profile.inflight_batches(probe["pipeline_parallel_size"], probe["async_scheduling"])
+    assert batches == probe["max_concurrent_batches"]
+    assert batches * probe["max_num_batched_tokens"] == probe["max_in_flight_tokens"]
+
+
+def kernel_accepts(sizes: list, block: int) -> bool:
+    """A manager block a kernel can run: a multiple of one of its block sizes (vLLM splits larger
+    manager blocks into kernel blocks)."""
+    return any(block % (s["multiple_of"] if isinstance(s, dict) else s) == 0 for s in sizes)
+
+
+@pytest.mark.parametrize("block", [16, 32, 48, 64, 96, 128, 256])
+def test_sparse_mla_takes_only_blocks_every_sparse_kernel_accepts(registry, block):
+    """DeepSeek-V3.2's sparse MLA and indexer kernels (vLLM 0.33.0) take multiples of 64: a block
+    both accept plans, any other is refused naming block_size."""
+    from kvplan.core.errors import InvalidInput
+
+    sizes = ORACLE["sparse_mla_kernel_block_sizes"]
+    accepted = all(kernel_accepts(s, block) for s in sizes.values())
+    inp = BudgetInput(
+        geometry=registry.model("deepseek-v3.2").geometry,
+        profile=get_profile("vllm@0.33"),
+        kv_cache_memory_bytes=40 << 30,
+        block_size=block,
+    )
+    if accepted:
+        assert compute_budget(inp).block_size == block
+    else:
+        with pytest.raises(InvalidInput) as e:
+            compute_budget(inp)
+        assert e.value.field == "block_size" and "multiple of 64" in e.value.reason

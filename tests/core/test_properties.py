@@ -76,7 +76,10 @@ def scenarios(draw):
         gpu_memory_bytes=draw(st.integers(GIB, 256 * GIB)),
         gpu_memory_utilization=draw(st.floats(0.05, 1.0)),
         kv_cache_dtype=draw(st.sampled_from(["auto", "fp8"])),
-        block_size=draw(st.sampled_from([None, 16, 32, 64, 128])),
+        # Sparse MLA with an indexer takes only multiples of 64.
+        block_size=draw(
+            st.sampled_from([None, 64, 128] if geo.index_head_dim is not None else [None, 16, 32, 64, 128])
+        ),
         context_tokens=draw(st.integers(1, 1 << 19)),
         tensor_parallel_size=tp,
         pipeline_parallel_size=pp,

@@ -139,6 +139,39 @@ def summarise(
     }
 
 
+# VllmConfig.max_concurrent_batches and max_in_flight_tokens for pipeline sizes, with and without
+# async scheduling (the in-flight bound of sliding and chunked layers; vllm/config/vllm.py).
+PIPELINE_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import oracle as O
+out = []
+for pp in (1, 2, 4):
+    for async_ in (True, False):
+        vc = O.make_vllm_config({"block_size": 16, "max_model_len": 8192, "dtype": "bf16",
+                                 "max_num_batched_tokens": 8192, "async_scheduling": async_})
+        vc.parallel_config.pipeline_parallel_size = pp
+        out.append({"pipeline_parallel_size": pp, "async_scheduling": async_,
+                    "max_num_batched_tokens": 8192,
+                    "max_concurrent_batches": vc.max_concurrent_batches,
+                    "max_in_flight_tokens": vc.max_in_flight_tokens})
+print(json.dumps(out))
+"""
+
+
+# The block sizes the sparse-MLA kernels take (DeepSeek-V3.2, GLM-5): vLLM picks no backend for
+# a block size none of them supports.
+SPARSE_MLA_PROBE = """
+import json, vllm
+from vllm.v1.attention.backends.mla.flashmla_sparse import FlashMLASparseBackend
+from vllm.v1.attention.backends.mla.indexer import DeepseekV32IndexerBackend
+def show(sizes):
+    return [s if isinstance(s, int) else {"multiple_of": s.base} for s in sizes]
+print(json.dumps({"FLASHMLA_SPARSE": show(FlashMLASparseBackend.get_supported_kernel_block_sizes()),
+                  "DEEPSEEK_V32_INDEXER": show(DeepseekV32IndexerBackend.get_supported_kernel_block_sizes())}))
+"""
+
+
 def main() -> int:
     python = os.environ.get("ORACLE_PYTHON")
     oracle_dir = Path(os.environ.get("ORACLE_DIR", HERE.parents[2] / "shared" / "tools" / "vllm-oracle"))
@@ -156,9 +189,19 @@ def main() -> int:
     answers = json.loads(run.stdout)
     cases = [summarise(n, c, i, a) for (n, c, i), a in zip(SCENARIOS, answers, strict=True)]
     version = next((a.get("vllm_version") for a in answers if "vllm_version" in a), "unknown")
-    OUT.write_text(
-        json.dumps({"vllm_version": version, "oracle": "oracle_ext.py", "cases": cases}, indent=1) + "\n"
+    probe = subprocess.run(
+        [python, "-c", PIPELINE_PROBE, str(oracle_dir)], capture_output=True, text=True, check=True
     )
+    batches = json.loads(probe.stdout.strip().splitlines()[-1])
+    sparse = subprocess.run([python, "-c", SPARSE_MLA_PROBE], capture_output=True, text=True, check=True)
+    data = {
+        "vllm_version": version,
+        "oracle": "oracle_ext.py",
+        "cases": cases,
+        "in_flight_batches": batches,
+        "sparse_mla_kernel_block_sizes": json.loads(sparse.stdout.strip().splitlines()[-1]),
+    }
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(f"{len(cases)} cases from vLLM {version} → {OUT}")
     return 0
 

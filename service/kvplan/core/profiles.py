@@ -65,6 +65,9 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     async_scheduling_default: bool
     # Batches in flight with async scheduling on and no pipeline parallel.
     async_inflight_batches: int
+    # Model Runner V2 (vLLM's default from 0.33) keeps one more batch than the pipeline has
+    # stages in flight under async scheduling: PP + 1, not PP.
+    async_pipeline_extra_batch: bool
     kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
     batch_tiers: tuple[BatchTier, ...]
@@ -91,8 +94,11 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     def inflight_batches(self, pipeline_parallel_size: int, async_scheduling: bool) -> int:
-        """max_concurrent_batches: the PP size under pipeline parallel, else 2 with async
-        scheduling, else 1 (vllm/v1/executor/abstract.py, vllm/v1/engine/core.py)."""
+        """max_concurrent_batches: the PP size under pipeline parallel (PP + 1 with async
+        scheduling on Model Runner V2), else 2 with async scheduling, else 1
+        (vllm/config/vllm.py VllmConfig.max_concurrent_batches)."""
+        if async_scheduling and self.async_pipeline_extra_batch:
+            return pipeline_parallel_size + 1
         if pipeline_parallel_size > 1:
             return pipeline_parallel_size
         return self.async_inflight_batches if async_scheduling else 1
@@ -132,6 +138,7 @@ PROFILES: dict[str, EngineProfile] = {
             sliding_inflight_rule=InflightRule.BATCHES,
             async_scheduling_default=True,
             async_inflight_batches=2,
+            async_pipeline_extra_batch=False,
             kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
@@ -141,8 +148,9 @@ PROFILES: dict[str, EngineProfile] = {
             id="vllm@0.33",
             title="vLLM upstream 2026-08",
             description=(
-                "Upstream vLLM of August 2026: block 16, utilization 0.92, sliding bound "
-                "max_concurrent_batches × max_num_batched_tokens (2× with async scheduling)."
+                "Upstream vLLM of August 2026 (0.33): block 16, utilization 0.92, sliding and "
+                "chunked bound max_concurrent_batches × max_num_batched_tokens (2× with async "
+                "scheduling; PP + 1 batches under pipeline parallel with async scheduling)."
             ),
             default_block_size=16,
             default_gpu_memory_utilization=0.92,
@@ -150,6 +158,7 @@ PROFILES: dict[str, EngineProfile] = {
             sliding_inflight_rule=InflightRule.BATCHES,
             async_scheduling_default=True,
             async_inflight_batches=2,
+            async_pipeline_extra_batch=True,
             kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
@@ -169,6 +178,7 @@ PROFILES: dict[str, EngineProfile] = {
             sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
             async_scheduling_default=False,
             async_inflight_batches=2,
+            async_pipeline_extra_batch=False,
             kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
             null_block_in_fit_check=False,
             batch_tiers=(_BIG_GPU, _OTHER_GPU),

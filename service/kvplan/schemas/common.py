@@ -20,6 +20,7 @@ from kvplan.core.limits import (
     MAX_GPUS_PER_NODE,
     MAX_HEAD_DIM,
     MAX_HEADS,
+    MAX_HIDDEN_SIZE,
     MAX_LAYERS,
     MAX_LAYOUTS,
     MAX_MIX,
@@ -37,7 +38,9 @@ from kvplan.core.profiles import PROFILES
 KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
 WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
 EngineId = Literal[tuple(PROFILES)]  # type: ignore[valid-type]
-LayerType = Literal["full_attention", "sliding_attention", "mla", "mamba", "linear_attention"]
+LayerType = Literal[
+    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention"
+]
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
 Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
@@ -55,6 +58,31 @@ GpusPerNode = Annotated[
     int, Meta(ge=1, le=MAX_GPUS_PER_NODE, description="tensor parallel stays within a node")
 ]
 CostPerHour = Annotated[float, Meta(ge=0, le=MAX_COST_PER_HOUR, description="per GPU-hour, any currency")]
+
+
+StateDim = Annotated[int, Meta(ge=0, le=MAX_HIDDEN_SIZE)]
+
+
+class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A Mamba or linear-attention layer's state, as the config numbers vLLM's shape calculator
+    reads (vllm/model_executor/layers/mamba/mamba_utils.py). mamba1: intermediate_size,
+    state_size; mamba2: also n_groups, num_heads, head_dim; gated_delta_net: num_k_heads,
+    num_v_heads, head_k_dim, head_v_dim. checkpoint_blocks is 1 for Mamba2 mixers."""
+
+    mixer: Literal["mamba1", "mamba2", "gated_delta_net"]
+    conv_kernel: Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, examples=[4])]
+    state_size: StateDim = 0
+    intermediate_size: StateDim = 0
+    n_groups: StateDim = 1
+    num_heads: StateDim = 0
+    head_dim: StateDim = 0
+    num_k_heads: StateDim = 0
+    num_v_heads: StateDim = 0
+    head_k_dim: StateDim = 0
+    head_v_dim: StateDim = 0
+    conv_dtype: ModelDtype = "bfloat16"
+    ssm_dtype: ModelDtype = "bfloat16"
+    checkpoint_blocks: Annotated[int, Meta(ge=0, le=1)] = 0
 
 
 class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -80,7 +108,11 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     qk_nope_head_dim: Dim | None = None
     mla_v_head_dim: Dim | None = None
     index_head_dim: Dim | None = None
-    mamba_state_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES)] | None = None
+    mamba_state_bytes: (
+        Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, description="one Mamba layer's state at TP 1")] | None
+    ) = None
+    mamba: MambaStateSpec | None = None
+    attention_chunk_size: Tokens | None = None
     params_total: Params | None = None
     params_active: Params | None = None
     params_expert: Params | None = None

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
+from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
 from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, language_config, make_geometry
+from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.core.simulate import Generator, SimConfig, SimRequest
@@ -21,6 +23,7 @@ from kvplan.schemas import (
     FleetQuery,
     FleetRequest,
     GeometrySpec,
+    MambaStateSpec,
     ModelSpec,
     PerTokenRequest,
     SimulateRequest,
@@ -58,16 +61,32 @@ def resolve_model(registry: Registry, model: str | ModelSpec) -> Resolved:
 # Fields the inline geometry and the core's Geometry share by name and meaning.
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
-         "mamba_state_bytes", "params_total", "params_active", "params_expert", "weight_dtype")  # fmt: skip
+         "mamba_state_bytes", "attention_chunk_size", "params_total", "params_active",
+         "params_expert", "weight_dtype")  # fmt: skip
+_STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
+               "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
+
+
+def _dtype(name: str) -> str:
+    return MODEL_DTYPE_ALIASES.get(name, name)
 
 
 def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
+    mamba = None
+    if g.mamba is not None:
+        mamba = MambaState(
+            mixer=Mixer(g.mamba.mixer),
+            conv_dtype=_dtype(g.mamba.conv_dtype),
+            ssm_dtype=_dtype(g.mamba.ssm_dtype),
+            **{f: getattr(g.mamba, f) for f in _STATE_DIMS},
+        )
     return make_geometry(
         name=name or g.name,
         num_kv_heads=g.num_kv_heads,
         head_dim=g.head_dim,
         v_head_dim=g.v_head_dim,
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
+        mamba=mamba,
         **{f: getattr(g, f) for f in _SAME},
     )
 
@@ -81,6 +100,14 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         head_dim=None if g.is_mla else g.head_dim,
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
+        mamba=None
+        if g.mamba is None
+        else MambaStateSpec(
+            mixer=g.mamba.mixer.value,  # type: ignore[arg-type]
+            conv_dtype=g.mamba.conv_dtype,  # type: ignore[arg-type]
+            ssm_dtype=g.mamba.ssm_dtype,  # type: ignore[arg-type]
+            **{f: getattr(g.mamba, f) for f in _STATE_DIMS},
+        ),
         **{f: getattr(g, f) for f in _SAME},
     )
 

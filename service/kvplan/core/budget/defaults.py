@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ..errors import InvalidInput
 from ..geometry import Geometry
 from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
 from ..profiles import EngineProfile
@@ -25,6 +26,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # The tier of vllm serve's batch defaults that applied (for the ledger).
     batch_tier: str
     given: frozenset[str]
+
+
+# Sparse MLA with an indexer (DeepSeek-V3.2, GLM-5): the FlashMLA sparse kernel takes blocks in
+# multiples of 64 and the indexer's exactly 64, which a larger manager block splits into
+# (vllm/v1/attention/backends/mla/flashmla_sparse.py, indexer.py get_supported_kernel_block_sizes).
+SPARSE_MLA_BLOCK_MULTIPLE = 64
+
+
+def check_sparse_mla_block(block_size: int) -> None:
+    if block_size % SPARSE_MLA_BLOCK_MULTIPLE:
+        raise InvalidInput(
+            "block_size",
+            f"sparse MLA with an indexer (DeepSeek-V3.2, GLM-5) needs a block size that is a multiple "
+            f"of {SPARSE_MLA_BLOCK_MULTIPLE}: vLLM finds no attention backend for block {block_size} "
+            f"(leave block_size out for the default {SPARSE_MLA_BLOCK_MULTIPLE})",
+        )
 
 
 def resolve_settings(inp: BudgetInput) -> Settings:
@@ -82,11 +99,13 @@ def settings_for(
         mml = positive_int(max_model_len, "max_model_len", MAX_TOKENS)
     else:
         mml = geometry.max_position_embeddings if geometry is not None else MAX_TOKENS
+    if block_size is not None:
+        block_size = positive_int(block_size, "block_size", MAX_BLOCK_SIZE)
+        if geometry is not None and geometry.index_head_dim is not None:
+            check_sparse_mla_block(block_size)
     return Settings(
         gpu_memory_utilization=util,
-        block_size=profile.default_block_size_for(is_mla)
-        if block_size is None
-        else positive_int(block_size, "block_size", MAX_BLOCK_SIZE),
+        block_size=profile.default_block_size_for(is_mla) if block_size is None else block_size,
         max_model_len=mml,
         max_num_batched_tokens=batch.max_num_batched_tokens
         if max_num_batched_tokens is None

@@ -1,0 +1,117 @@
+"""Hybrid and chunked architectures through the API: a real config.json, its resolved inline
+geometry and the oracle's figures agree; configs kvplan cannot read are refused by field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.core.test_oracle_cases import CASES
+from tests.oracle.generate import load_config
+
+
+def oracle_case(name: str) -> dict:
+    return next(c for c in CASES if c["name"] == name)
+
+
+def budget_request(model: dict, case: dict) -> dict:
+    i = case["inputs"]
+    return {
+        "model": model,
+        "engine": "vllm@0.33",
+        "kv_cache_memory_bytes": i["available_memory_bytes"],
+        "max_model_len": i["max_model_len"],
+        "block_size": i["block_size"],
+        "kv_cache_dtype": i["dtype"],
+        "tensor_parallel_size": i["tensor_parallel_size"],
+        "max_num_batched_tokens": i["max_num_batched_tokens"],
+        "async_scheduling": i["async_scheduling"],
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["jamba-mini-32k", "qwen3-next-8k-tp4", "granite-h-small-32k-tp4", "scout-32k-40gib"]
+)
+def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):
+    case = oracle_case(name)
+    cfg = load_config(case["config"])
+    from_config = client.post("/v1/budget", json=budget_request({"hf_config": cfg}, case))
+    assert from_config.status_code == 200, from_config.text
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    from_geometry = client.post("/v1/budget", json=budget_request({"geometry": geometry}, case))
+    assert from_geometry.status_code == 200, from_geometry.text
+    for body in (from_config.json(), from_geometry.json()):
+        assert body["num_blocks"] == case["vllm"]["num_blocks"]
+        assert body["blocks_per_request"] == case["vllm"]["blocks_per_request"]
+        assert body["bytes_per_block"] == case["vllm"]["bytes_per_block"]
+
+
+def test_resolve_names_each_layer_kind_of_a_hybrid(client):
+    cfg = load_config("ibm-granite--granite-4.0-h-small.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"full_attention": 4, "mamba": 36}
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["mixer"], mamba["num_heads"], mamba["head_dim"], mamba["state_size"]) == (
+        "mamba2",
+        128,
+        64,
+        128,
+    )
+    assert mamba["checkpoint_blocks"] == 1
+
+
+def test_inline_geometry_describes_a_mamba_state_by_its_dims(client):
+    geometry = {
+        "num_layers": 4,
+        "num_attention_heads": 8,
+        "num_kv_heads": 8,
+        "head_dim": 128,
+        "layer_types": ["mamba", "mamba", "mamba", "full_attention"],
+        "mamba": {"mixer": "mamba1", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 16},
+        "max_position_embeddings": 8192,
+    }
+    ask = {"model": {"geometry": geometry}, "kv_cache_memory_bytes": 1 << 30, "engine": "vllm@0.33"}
+    r = client.post("/v1/budget", json=ask)
+    assert r.status_code == 200, r.text
+    # state 8192 × (3 + 16) × 2 B = 311,296 B; attention 4 KiB a token: 16 × cdiv(…, 16 × 4 KiB) = 80
+    assert {g["kind"]: g["block_size"] for g in r.json()["groups"]} == {"mamba": 80, "full_attention": 80}
+    # The block is raised in multiples of the requested block, not of 16: 64 × cdiv(…, 256 KiB) = 128
+    r = client.post("/v1/budget", json={**ask, "block_size": 64})
+    assert {g["block_size"] for g in r.json()["groups"]} == {128}
+
+
+@pytest.mark.parametrize(
+    ("mamba", "field"),
+    [
+        ({"mixer": "mamba2", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 128}, "num_heads"),
+        ({"mixer": "gated_delta_net", "conv_kernel": 4}, "num_k_heads"),
+        ({"mixer": "mamba1", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 16, "x": 1}, "x"),
+    ],
+)
+def test_an_incomplete_mamba_state_is_a_400_naming_the_field(client, mamba, field):
+    geometry = {
+        "num_layers": 2,
+        "num_attention_heads": 8,
+        "head_dim": 128,
+        "layer_types": ["mamba", "full_attention"],
+        "mamba": mamba,
+    }
+    r = client.post("/v1/budget", json={"model": {"geometry": geometry}, "kv_cache_memory_bytes": 1 << 30})
+    assert r.status_code == 400, r.text
+    assert field in r.json()["field"]
+
+
+def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client):
+    cfg = load_config("tiiuae--Falcon-H1-7B-Instruct.json")
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400
+    assert r.json()["field"].endswith("model_type")
+    assert "falcon_h1" in r.json()["detail"]
+
+
+def test_falcon_7b_has_one_kv_head_and_a_2048_token_limit(client):
+    cfg = json.loads(json.dumps(load_config("tiiuae--falcon-7b.json")))
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["geometry"]["num_kv_heads"] == 1
+    assert body["geometry"]["max_position_embeddings"] == 2048
