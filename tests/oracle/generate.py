@@ -167,8 +167,9 @@ from vllm.v1.attention.backends.mla.flashmla_sparse import FlashMLASparseBackend
 from vllm.v1.attention.backends.mla.indexer import DeepseekV32IndexerBackend
 def show(sizes):
     return [s if isinstance(s, int) else {"multiple_of": s.base} for s in sizes]
-print(json.dumps({"FLASHMLA_SPARSE": show(FlashMLASparseBackend.get_supported_kernel_block_sizes()),
-                  "DEEPSEEK_V32_INDEXER": show(DeepseekV32IndexerBackend.get_supported_kernel_block_sizes())}))
+sparse = FlashMLASparseBackend.get_supported_kernel_block_sizes()
+indexer = DeepseekV32IndexerBackend.get_supported_kernel_block_sizes()
+print(json.dumps({"FLASHMLA_SPARSE": show(sparse), "DEEPSEEK_V32_INDEXER": show(indexer)}))
 """
 
 
