@@ -173,6 +173,43 @@ print(json.dumps({"FLASHMLA_SPARSE": show(sparse), "DEEPSEEK_V32_INDEXER": show(
 """
 
 
+def _req(arrival: int, prompt: int, output: int, prefix: str | None = None, shared: int = 0) -> dict:
+    r: dict[str, object] = {"arrival_step": arrival, "prompt_tokens": prompt, "output_tokens": output}
+    if prefix is not None:
+        r |= {"prefix_id": prefix, "prefix_tokens": shared}
+    return r
+
+
+# Workloads for vLLM's own V1 scheduler (sched_oracle.py): tight pools with chunked prefill, where
+# the admission rule (scheduler_reserve_full_isl: the whole prompt must fit, not its first chunk)
+# decides preemptions; and looser ones, where it must not change anything.
+SCHEDULER_SCENARIOS: list[tuple[str, dict[str, object]]] = [
+    ("tight-pool-two-prompts", {"num_blocks": 16, "block_size": 16, "max_num_seqs": 4,
+                                "max_num_batched_tokens": 64,
+                                "requests": [_req(0, 150, 10), _req(0, 100, 10)]}),
+    ("tight-pool-three-staggered", {"num_blocks": 24, "block_size": 16, "max_num_seqs": 4,
+                                    "max_num_batched_tokens": 96,
+                                    "requests": [_req(0, 200, 30), _req(1, 120, 40), _req(2, 90, 20)]}),
+    ("tight-pool-shared-prefix", {"num_blocks": 20, "block_size": 16, "max_num_seqs": 8,
+                                  "max_num_batched_tokens": 64,
+                                  "requests": [_req(0, 120, 8, "sys", 96), _req(0, 130, 8, "sys", 96),
+                                               _req(3, 110, 8, "sys", 96), _req(5, 60, 4)]}),
+    ("decode-growth-preempts", {"num_blocks": 12, "block_size": 8, "max_num_seqs": 4,
+                                "max_num_batched_tokens": 128,
+                                "requests": [_req(0, 30, 40), _req(0, 30, 40), _req(0, 20, 30)]}),
+    ("roomy-pool-many-small", {"num_blocks": 200, "block_size": 16, "max_num_seqs": 8,
+                               "max_num_batched_tokens": 256,
+                               "requests": [_req(i // 3, 50 + 7 * i, 5 + i) for i in range(12)]}),
+]  # fmt: skip
+
+
+def scheduler_requests() -> list[dict[str, object]]:
+    return [
+        {k: v for k, v in body.items() if k != "requests"} | {"workload": {"requests": body["requests"]}}
+        for _, body in SCHEDULER_SCENARIOS
+    ]
+
+
 def main() -> int:
     python = os.environ.get("ORACLE_PYTHON")
     oracle_dir = Path(os.environ.get("ORACLE_DIR", HERE.parents[2] / "shared" / "tools" / "vllm-oracle"))
@@ -195,12 +232,32 @@ def main() -> int:
     )
     batches = json.loads(probe.stdout.strip().splitlines()[-1])
     sparse = subprocess.run([python, "-c", SPARSE_MLA_PROBE], capture_output=True, text=True, check=True)
+    sched = subprocess.run(
+        [python, str(oracle_dir / "sched_oracle.py")],
+        input=json.dumps(scheduler_requests()),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    runs = json.loads(sched.stdout.strip().splitlines()[-1])
+    keep = ("steps", "completed", "preemptions", "recomputed_tokens", "cache_hit_tokens",
+            "peak_blocks_in_use", "peak_running", "finish_order", "finish_step")  # fmt: skip
+    scheduler_cases = [
+        {
+            "name": name,
+            "inputs": body,
+            "scheduler_reserve_full_isl": run["resolved_config"]["scheduler_reserve_full_isl"],
+            "vllm": {k: run[k] for k in keep},
+        }
+        for (name, body), run in zip(SCHEDULER_SCENARIOS, runs, strict=True)
+    ]
     data = {
         "vllm_version": version,
         "oracle": "oracle_ext.py",
         "cases": cases,
         "in_flight_batches": batches,
         "sparse_mla_kernel_block_sizes": json.loads(sparse.stdout.strip().splitlines()[-1]),
+        "scheduler_cases": scheduler_cases,
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(f"{len(cases)} cases from vLLM {version} → {OUT}")

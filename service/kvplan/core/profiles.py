@@ -68,6 +68,9 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     # Model Runner V2 (vLLM's default from 0.33) keeps one more batch than the pipeline has
     # stages in flight under async scheduling: PP + 1, not PP.
     async_pipeline_extra_batch: bool
+    # The scheduler admits a waiting request only when its whole sequence fits the free blocks
+    # (SchedulerConfig.scheduler_reserve_full_isl, on by default in 0.33), not its first chunk.
+    admit_full_sequence: bool
     kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
     batch_tiers: tuple[BatchTier, ...]
@@ -139,6 +142,7 @@ PROFILES: dict[str, EngineProfile] = {
             async_scheduling_default=True,
             async_inflight_batches=2,
             async_pipeline_extra_batch=False,
+            admit_full_sequence=False,
             kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
@@ -159,6 +163,7 @@ PROFILES: dict[str, EngineProfile] = {
             async_scheduling_default=True,
             async_inflight_batches=2,
             async_pipeline_extra_batch=True,
+            admit_full_sequence=True,
             kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
@@ -179,6 +184,7 @@ PROFILES: dict[str, EngineProfile] = {
             async_scheduling_default=False,
             async_inflight_batches=2,
             async_pipeline_extra_batch=False,
+            admit_full_sequence=False,
             kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
             null_block_in_fit_check=False,
             batch_tiers=(_BIG_GPU, _OTHER_GPU),

@@ -72,6 +72,9 @@ class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
     max_num_batched_tokens: int
     policy: str = "fcfs"
     prefix_caching: bool = True
+    # Admit a waiting request only when blocks for its whole sequence fit, not just its first
+    # chunk (vLLM 0.33's scheduler_reserve_full_isl). The service sets it from the engine profile.
+    admit_full_sequence: bool = False
 
 
 class TableEntry(msgspec.Struct, frozen=True):
@@ -243,6 +246,7 @@ class Scheduler:
         self.peak_used = self.peak_running = 0
         self.used_area = self.running_area = 0
         self.completed = 0
+        self.finish_order: list[int] = []
         self.tail_waste_total = 0
         self.preempted_now = False
         self.finish_now: list[_Request] = []
@@ -406,7 +410,10 @@ class Scheduler:
             return 0
         need = cdiv(hit_tokens + chunk, self.bs) - len(hits)
         evictable = sum(1 for b in hits if self.pool.ref[b] == 0)
-        if need + evictable > self.pool.num_free:
+        # vllm/v1/core/kv_cache_manager.py allocate_slots(full_sequence_must_fit=...): the gate
+        # counts the blocks of the whole sequence beyond the prefix hits.
+        gate = cdiv(total, self.bs) - len(hits) if self.cfg.admit_full_sequence else need
+        if gate + evictable > self.pool.num_free:
             self.blocked = True
             return 0
         self._transition(q, Event.SCHEDULE)
@@ -484,6 +491,7 @@ class Scheduler:
         self._transition(q, Event.FINISH)
         q.done_step = t
         self.completed += 1
+        self.finish_order.append(q.id)
         follow_up = q.planned.follow_up
         if follow_up is not None:
             self._add(next_turn(q.planned, follow_up, t))

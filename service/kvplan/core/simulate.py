@@ -117,6 +117,8 @@ class SimResult(msgspec.Struct, frozen=True, kw_only=True):
     tail_waste_tokens_mean: float
     series: tuple[SeriesPoint, ...]
     warnings: tuple[w.Warning, ...]
+    # Request ids in the order they finished (a step's finishers in running order).
+    finish_order: tuple[int, ...] = ()
     snapshots: tuple[Snapshot, ...] = ()
 
 
@@ -308,5 +310,6 @@ def simulate(
         tail_waste_tokens_mean=sched.tail_waste_total / sched.completed if sched.completed else 0.0,
         series=recorder.series(),
         warnings=tuple(warns),
+        finish_order=tuple(sched.finish_order),
         snapshots=tuple(snapshots),
     )

@@ -292,6 +292,7 @@ def simulation_input(
         max_num_batched_tokens=max_num_batched_tokens,
         policy=req.scheduling_policy,
         prefix_caching=req.enable_prefix_caching,
+        admit_full_sequence=profile.admit_full_sequence,
     )
     engine = profile.id
     w = req.workload  # the core's own workload types: decoding validated them, plan() checks the rest
