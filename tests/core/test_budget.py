@@ -165,3 +165,15 @@ def test_vllm_runs_at_most_max_num_seqs_even_when_the_kv_cache_holds_more(budget
 def test_schedulable_equals_guaranteed_for_the_seed(budget):
     b = budget(**A)
     assert b.concurrency.schedulable == b.concurrency.guaranteed == 6
+
+
+def test_a_max_model_len_above_the_derived_maximum_is_flagged_as_vllm_refuses_it(budget):
+    """vLLM 0.33 refuses max_model_len above the derived maximum unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: the figures are given as "if overridden"."""
+    b = budget("llama-3-70b", gpu_memory_bytes=640 << 30, tensor_parallel_size=8, max_model_len=16384)
+    codes = {w.code: w.message for w in b.warnings}
+    assert "max_model_len_exceeds_derived" in codes
+    assert "8,192" in codes["max_model_len_exceeds_derived"]
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in codes["max_model_len_exceeds_derived"]
+    within = budget("llama-3-70b", gpu_memory_bytes=640 << 30, tensor_parallel_size=8, max_model_len=8192)
+    assert "max_model_len_exceeds_derived" not in {w.code for w in within.warnings}

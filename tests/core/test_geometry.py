@@ -153,6 +153,37 @@ def test_layer_types_win_over_model_rules():
     assert from_hf_config(cfg).layer_pattern == "FFS"
 
 
+BASE = {"num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 512}
+
+
+def test_a_config_without_a_length_key_gets_vllms_2048_tokens():
+    assert from_hf_config(BASE).max_position_embeddings == 2048
+
+
+def test_the_smallest_length_key_wins_and_model_max_length_overrides():
+    assert (
+        from_hf_config({**BASE, "max_position_embeddings": 8192, "seq_length": 4096}).max_position_embeddings
+        == 4096
+    )
+    cohere = {**BASE, "max_position_embeddings": 8192, "model_max_length": 131072}
+    assert from_hf_config(cohere).max_position_embeddings == 131072
+
+
+@pytest.mark.parametrize(
+    ("rope", "derived"),
+    [
+        ({"rope_type": "linear", "factor": 4.0}, 16384),
+        ({"type": "dynamic", "factor": 2.0}, 8192),
+        ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}, 4096),
+        ({"rope_type": "llama3", "factor": 8.0}, 4096),
+    ],
+)
+def test_rope_scaling_multiplies_the_length_only_where_vllm_does(rope, derived):
+    """vLLM 0.33 _get_and_verify_max_len: YaRN, llama3 and LongRoPE configs are already scaled."""
+    cfg = {**BASE, "max_position_embeddings": 4096, "rope_scaling": rope}
+    assert from_hf_config(cfg).max_position_embeddings == derived
+
+
 def test_disabled_or_zero_sliding_window_means_none():
     cfg = {
         "model_type": "qwen2",
@@ -173,7 +204,15 @@ def test_disabled_or_zero_sliding_window_means_none():
         ({}, "num_hidden_layers"),
         ({"num_hidden_layers": 0, "num_attention_heads": 8}, "num_hidden_layers"),
         ({"num_hidden_layers": 2, "num_attention_heads": "8"}, "num_attention_heads"),
-        ({"num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 64}, "max_position_embeddings"),
+        (
+            {
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+                "hidden_size": 64,
+                "max_position_embeddings": 0,
+            },
+            "max_position_embeddings",
+        ),
         (
             {
                 "num_hidden_layers": 2,

@@ -306,7 +306,41 @@ _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_v
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
 _ATTRIBUTE_MAP = (("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"))
-_MAX_POS_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length")
+# The keys vLLM derives the longest context from, the smallest present winning
+# (vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key).
+_MAX_POS_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+# vLLM's context when a config names none of them (vllm/config/model.py _get_and_verify_max_len).
+DEFAULT_MAX_MODEL_LEN = 2048
+# RoPE types whose max_position_embeddings is already the scaled length; other types' factor
+# multiplies it (Gemma-3's too is already scaled).
+_ROPE_TYPES_ALREADY_SCALED = frozenset(
+    {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
+)
+
+
+def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
+    """The longest context vLLM allows without VLLM_ALLOW_LONG_MAX_MODEL_LEN: the smallest of
+    the length keys (model_max_length overriding them, as for Command-R), times the RoPE scaling
+    factor of types that do not scale max_position_embeddings themselves
+    (vllm/config/model.py _get_and_verify_max_len)."""
+    found = [(k, cfg[k]) for k in _MAX_POS_KEYS if cfg.get(k) is not None]
+    lengths = [(k, _pos_int(v, k, MAX_TOKENS, InvalidConfig)) for k, v in found]
+    if cfg.get("model_max_length"):
+        derived = _pos_int(cfg["model_max_length"], "model_max_length", MAX_TOKENS, InvalidConfig)
+    elif lengths:
+        derived = min(v for _, v in lengths)
+    else:
+        derived = DEFAULT_MAX_MODEL_LEN
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    if isinstance(rope, Mapping) and "gemma3" not in model_type:
+        kind = rope.get("rope_type") or rope.get("type") or "default"
+        factor = rope.get("factor")
+        if kind not in _ROPE_TYPES_ALREADY_SCALED and kind != "default" and factor is not None:
+            if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 << 20:
+                raise InvalidConfig("rope_scaling.factor", f"must be a positive number, got {factor!r}")
+            derived = min(MAX_TOKENS, int(derived * factor))
+    return derived
 
 
 def _layer_types(
@@ -482,10 +516,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if dtype not in MODEL_DTYPES:
         raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
 
-    found = _first_present(cfg, _MAX_POS_KEYS)
-    if found is None:
-        raise InvalidConfig("max_position_embeddings", "missing (no context length in the config)")
-    max_pos = _pos_int(found[1], found[0], MAX_TOKENS, InvalidConfig)
+    max_pos = derived_max_model_len(cfg, model_type)
 
     window_raw = cfg.get("sliding_window")
     if cfg.get("use_sliding_window") is False:

@@ -21,6 +21,7 @@ CONTEXT_EXCEEDS_MAX_POSITION = "context_exceeds_max_position"
 PREEMPTION = "preemption"
 MAX_NUM_SEQS_LIMITS = "max_num_seqs_limits"
 CHEAPEST_MIX_SEARCH_LIMIT = "cheapest_mix_search_limit"
+MAX_MODEL_LEN_EXCEEDS_DERIVED = "max_model_len_exceeds_derived"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -40,6 +41,10 @@ CODES: dict[str, str] = {
     MAX_NUM_SEQS_LIMITS: "vLLM schedules at most max_num_seqs requests, fewer than the KV cache holds.",
     PREEMPTION: "The simulated workload preempted requests: their work is thrown away and recomputed.",
     CHEAPEST_MIX_SEARCH_LIMIT: "The cheapest-mix search hit its step limit: best found, not proven cheapest.",
+    MAX_MODEL_LEN_EXCEEDS_DERIVED: (
+        "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; the figures hold only if overridden."
+    ),
 }
 
 

@@ -193,6 +193,16 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
 def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, ...]:
     plan, out = cap.plan, list(cap.layer_bytes.warnings)
     mml = cap.settings.max_model_len
+    derived = inp.geometry.max_position_embeddings
+    if mml > derived:
+        # vllm/config/model.py _get_and_verify_max_len raises unless the env var allows it.
+        out.append(w.Warning(
+            w.MAX_MODEL_LEN_EXCEEDS_DERIVED,
+            f"max_model_len {mml:,} is above the model's derived maximum of {derived:,} tokens: vLLM "
+            "refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set. The figures below hold "
+            "only if overridden, and positions past the derived maximum are outside what the model "
+            "was trained on.",
+        ))  # fmt: skip
     if not cap.fits_max_model_len:
         needed = total_blocks(cap.shapes, mml, cap.parallel.decode_context)
         out.append(w.Warning(
