@@ -79,6 +79,36 @@ def per_token_text(pt: PerToken, model: str, engine: str, registry: str) -> str:
     return "\n".join([head, "", *_rows(rows), *_warnings(pt.warnings), *ledger_lines(pt.ledger)]) + "\n"
 
 
+def _block_sizes(b: Budget) -> str:
+    """The block size, and the one vLLM raised it to where a hybrid's pages demand it."""
+    used = sorted({g.block_size for g in b.groups})
+    if used == [b.block_size]:
+        return f"{b.block_size} tokens"
+    return " / ".join(f"{s:,}" for s in used) + f" tokens (raised from {b.block_size} to unify pages)"
+
+
+_CHARGE = {
+    "sliding_attention": "the window's blocks",
+    "chunked_attention": "the chunk's blocks",
+    "mamba": "state blocks, whatever T",
+}
+
+
+def _group_rows(b: Budget) -> list[tuple[str, str]]:
+    """One row per group shape of a hybrid: how many groups, their layers and what each charges."""
+    if len(b.groups) == 1:
+        return []
+    return [
+        (
+            f"  {g.groups} × {g.kind}",
+            f"{g.layers} layers in {g.groups} group{'s' if g.groups > 1 else ''} of {b.group_size} slots · "
+            f"{g.blocks_per_request:,} blocks each per request"
+            + (f" ({_CHARGE[g.kind]})" if g.kind in _CHARGE else ""),
+        )
+        for g in b.groups
+    ]
+
+
 def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
     c = b.concurrency
     where = gpu or (f"{fmt_bytes(b.gpu_memory_bytes)} GPU" if b.gpu_memory_bytes else "given KV memory")
@@ -93,7 +123,7 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
         ),
         ("weights per GPU", _b(b.weights_bytes_per_gpu)),
         ("available for KV", _b(b.available_kv_bytes)),
-        ("bytes per block", f"{_b(b.bytes_per_block)} · block {b.block_size} tokens"),
+        ("bytes per block", f"{_b(b.bytes_per_block)} · block {_block_sizes(b)}"),
         ("blocks", f"{b.num_blocks:,} ({b.usable_blocks:,} usable; block 0 is the null block)"),
         ("token slots", f"{b.token_slots:,}"),
         (f"KV per request of {b.context_tokens:,}", _b(b.kv_bytes_per_request)),
@@ -106,6 +136,7 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
                 else " = " + " + ".join(f"{g.groups}×{g.blocks_per_request:,} {g.kind}" for g in b.groups)
             ),
         ),
+        *_group_rows(b),
         (
             "concurrency (guaranteed)",
             f"{c.guaranteed:,}   (unrounded {c.guaranteed_unrounded:,.4f})"

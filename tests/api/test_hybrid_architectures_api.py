@@ -115,3 +115,13 @@ def test_falcon_7b_has_one_kv_head_and_a_2048_token_limit(client):
     body = client.post("/v1/models/resolve", json=cfg).json()
     assert body["geometry"]["num_kv_heads"] == 1
     assert body["geometry"]["max_position_embeddings"] == 2048
+
+
+def test_the_text_answer_names_each_hybrid_group_and_what_it_charges(client):
+    text = client.get(
+        "/v1/budget?model=qwen3-next-80b-a3b&gpu=h200-141gb&engine=vllm@0.33"
+        "&tensor_parallel_size=2&context_tokens=32768&format=text"
+    ).text
+    assert "block 544 tokens (raised from 16 to unify pages)" in text
+    assert "3 × mamba" in text and "36 layers in 3 groups of 12 slots · 2 blocks each per request" in text
+    assert "12 layers in 1 group of 12 slots · 61 blocks each per request" in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kvplan.core.units import cdiv
 
 H100 = dict(gpu="h100-sxm-80gb")  # max_num_batched_tokens defaults to 8192 here
@@ -125,3 +127,18 @@ def test_the_ledger_explains_the_sliding_bound_and_each_groups_blocks(budget):
     assert steps["sliding_inflight_tokens"].value == 16384
     assert steps["blocks_per_request[sliding_attention × 1 groups]"].value == cdiv(127 + 16384, 16) + 1
     assert steps["group_size"].value == 18
+
+
+@pytest.mark.parametrize(
+    ("model", "groups"),
+    [
+        ("llama-4-scout", {"chunked_attention": 3, "full_attention": 1}),
+        ("qwen3-next-80b-a3b", {"mamba": 3, "full_attention": 1}),
+        ("jamba-1.5-mini", {"mamba": 7, "full_attention": 1}),
+        ("granite-4.0-h-small", {"mamba": 9, "full_attention": 1}),
+        ("command-r7b", {"sliding_attention": 3, "full_attention": 1}),
+    ],
+)
+def test_each_new_family_preset_groups_its_layers_as_vllm(budget, model, groups):
+    b = budget(model, gpu="h100-sxm-80gb", engine="vllm@0.33", weights_bytes=0)
+    assert {g.kind: g.groups for g in b.groups} == groups

@@ -33,6 +33,13 @@ REQUIRED_MODELS = {
     "gemma-3-27b",
     "gpt-oss-20b",
     "gpt-oss-120b",
+    # chunked local attention, Mamba and linear-attention hybrids, Cohere2 windows (issue 12)
+    "llama-4-scout",
+    "llama-4-maverick",
+    "qwen3-next-80b-a3b",
+    "jamba-1.5-mini",
+    "granite-4.0-h-small",
+    "command-r7b",
 }
 REQUIRED_GPUS = {
     "a100-40gb",
