@@ -102,12 +102,31 @@ def test_an_incomplete_mamba_state_is_a_400_naming_the_field(client, mamba, fiel
     assert field in r.json()["field"]
 
 
-def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client):
-    cfg = load_config("tiiuae--Falcon-H1-7B-Instruct.json")
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"model_type": "zamba2", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512},
+        # an unknown family with recurrent-state keys: never read as all attention
+        {
+            "model_type": "newhybrid",
+            "num_hidden_layers": 4,
+            "num_attention_heads": 8,
+            "hidden_size": 512,
+            "mamba_d_state": 16,
+        },
+    ],
+)
+def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client, cfg):
     r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400
     assert r.json()["field"].endswith("model_type")
-    assert "falcon_h1" in r.json()["detail"]
+    assert cfg["model_type"] in r.json()["detail"]
+
+
+def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):
+    body = client.post("/v1/models/resolve", json=load_config("tiiuae--Falcon-H1-7B-Instruct.json")).json()
+    assert body["layer_counts"] == {"full_attention": 44, "mamba": 44}
+    assert body["geometry"]["num_decoder_layers"] == 44
 
 
 def test_falcon_7b_has_one_kv_head_and_a_2048_token_limit(client):

@@ -137,8 +137,20 @@ def test_the_ledger_explains_the_sliding_bound_and_each_groups_blocks(budget):
         ("jamba-1.5-mini", {"mamba": 7, "full_attention": 1}),
         ("granite-4.0-h-small", {"mamba": 9, "full_attention": 1}),
         ("command-r7b", {"sliding_attention": 3, "full_attention": 1}),
+        ("falcon-h1-7b", {"full_attention": 1, "mamba": 1}),
     ],
 )
 def test_each_new_family_preset_groups_its_layers_as_vllm(budget, model, groups):
     b = budget(model, gpu="h100-sxm-80gb", engine="vllm@0.33", weights_bytes=0)
     assert {g.kind: g.groups for g in b.groups} == groups
+
+
+def test_pipeline_stages_split_decoder_layers_and_kv_layers_follow_them(registry):
+    """Falcon-H1 keeps two KV layers in each of its 44 decoder layers: 3 stages take 15, 15 and
+    14 decoder layers (vllm/distributed/utils.py get_pp_indices), so 30, 30 and 28 KV layers."""
+    from kvplan.core.parallel import kv_stage_ranges
+
+    falcon = registry.model("falcon-h1-7b").geometry
+    assert kv_stage_ranges(falcon, 3) == ((0, 30), (30, 60), (60, 88))
+    dense = registry.model("llama-3-8b").geometry
+    assert kv_stage_ranges(dense, 3) == ((0, 11), (11, 22), (22, 32))

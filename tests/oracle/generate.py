@@ -27,6 +27,8 @@ QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.json"
 GRANITE_H = "ibm-granite--granite-4.0-h-small.json"
 COMMAND_R7B = "CohereForAI--c4ai-command-r7b-12-2024.json"
 FALCON_7B = "tiiuae--falcon-7b.json"
+FALCON_H1 = "tiiuae--Falcon-H1-7B-Instruct.json"
+NEMOTRON_H = "synthetic--nemotron-h-8b-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -94,6 +96,12 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                              "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("falcon-7b-default-len", FALCON_7B, {"available_memory_bytes": 20 * GiB,
                                           "auto_fit_max_model_len": True}),
+    ("falcon-h1-7b-32k", FALCON_H1, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768}),
+    ("falcon-h1-7b-128k-tp2", FALCON_H1, {"available_memory_bytes": 30 * GiB, "max_model_len": 131072,
+                                          "tensor_parallel_size": 2}),
+    ("nemotron-h-shaped-8k", NEMOTRON_H, {"available_memory_bytes": 20 * GiB, "max_model_len": 8192}),
+    ("nemotron-h-shaped-8k-tp4-fp8", NEMOTRON_H, {"available_memory_bytes": 10 * GiB, "max_model_len": 8192,
+                                                  "tensor_parallel_size": 4, "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip
@@ -218,7 +226,7 @@ def main() -> int:
         return 2
     reqs = oracle_requests()
     run = subprocess.run(
-        [python, str(oracle_dir / "oracle_ext.py")],
+        [python, str(HERE / "oracle_more.py"), str(oracle_dir)],
         input=json.dumps(reqs),
         capture_output=True,
         text=True,
@@ -253,7 +261,7 @@ def main() -> int:
     ]
     data = {
         "vllm_version": version,
-        "oracle": "oracle_ext.py",
+        "oracle": "oracle_ext.py + tests/oracle/oracle_more.py",
         "cases": cases,
         "in_flight_batches": batches,
         "sparse_mla_kernel_block_sizes": json.loads(sparse.stdout.strip().splitlines()[-1]),

@@ -40,6 +40,7 @@ REQUIRED_MODELS = {
     "jamba-1.5-mini",
     "granite-4.0-h-small",
     "command-r7b",
+    "falcon-h1-7b",
 }
 REQUIRED_GPUS = {
     "a100-40gb",

@@ -474,7 +474,7 @@ def _with_pipeline(inp: FleetInput, entry: FleetEntry, plan: LayoutPlan, b: Budg
     if room <= 0:
         return None
     start = max(2, b.weights_bytes_per_gpu // room + 1)
-    max_pp = min(entry.count // tp, inp.template.geometry.num_layers, MAX_PARALLEL_SIZE)
+    max_pp = min(entry.count // tp, inp.template.geometry.decoder_layer_count, MAX_PARALLEL_SIZE)
     for pp in range(start, min(max_pp, start + MAX_PIPELINE_STAGE_TRIES - 1) + 1):
         cand = plan_layout(inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp))
         if cand.feasible:

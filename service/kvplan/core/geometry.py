@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any
 
 import msgspec
@@ -85,6 +86,11 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
+    # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
+    # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
+    decoder_layers: tuple[int, ...] | None = None
+    num_decoder_layers: int | None = None
     params_total: int | None = None
     params_active: int | None = None
     params_expert: int | None = None
@@ -103,6 +109,10 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def mla_latent_dim(self) -> int:
         return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+
+    @property
+    def decoder_layer_count(self) -> int:
+        return self.num_decoder_layers or self.num_layers
 
     def layer_counts(self) -> dict[str, int]:
         return {
@@ -166,6 +176,8 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    decoder_layers: tuple[int, ...] | None = None,
+    num_decoder_layers: int | None = None,
     params_total: int | None = None,
     params_active: int | None = None,
     params_expert: int | None = None,
@@ -229,6 +241,19 @@ def make_geometry(
     if CHUNKED in pattern:
         attention_chunk_size = _pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
     max_position_embeddings = _pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
+    if decoder_layers is not None:
+        num_decoder_layers = _pos_int(num_decoder_layers, p + "num_decoder_layers", MAX_LAYERS)
+        ordered = all(a <= b for a, b in pairwise(decoder_layers))
+        if (
+            len(decoder_layers) != num_layers
+            or not ordered
+            or not 0 <= decoder_layers[0] <= decoder_layers[-1] < num_decoder_layers
+        ):
+            raise InvalidInput(
+                p + "decoder_layers",
+                f"must give, in order, the decoder layer (0..{num_decoder_layers - 1}) of each of the "
+                f"{num_layers} KV layers",
+            )
     return Geometry(
         name=name,
         model_type=model_type,
@@ -251,6 +276,8 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        decoder_layers=decoder_layers,
+        num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
         params_active=_opt_pos_int(params_active, p + "params_active", MAX_PARAMS),
         params_expert=None
@@ -298,8 +325,8 @@ _KV_HEAD_KEYS = (
 )
 # Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
-_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "qwen3_next"})
-_UNREAD_HYBRIDS = frozenset({"falcon_h1", "nemotron_h", "bamba", "zamba", "zamba2", "plamo2",
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "qwen3_next", "falcon_h1", "nemotron_h"})
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2",
                              "minimax", "minimax_text_01", "lfm2", "kimi_linear", "mamba", "mamba2",
                              "falcon_mamba", "qwen3_5", "qwen3_5_moe"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
@@ -427,6 +454,48 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             ssm_dtype=dtype,
             checkpoint_blocks=1,  # MambaMixer2 exports a prefill checkpoint
         )
+    if model_type == "falcon_h1":
+        d_ssm = cfg.get("mamba_d_ssm")
+        inner = (
+            int(cfg.get("mamba_expand", 2) * _cfg_dim(cfg, "hidden_size"))
+            if d_ssm is None
+            else _cfg_dim(cfg, "mamba_d_ssm")
+        )
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=inner,
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
+            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
+            # FalconH1Config: "auto" is the inner width over the heads.
+            head_dim=inner // _cfg_dim(cfg, "mamba_n_heads")
+            if cfg.get("mamba_d_head") == "auto"
+            else _cfg_dim(cfg, "mamba_d_head"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,
+        )
+    if model_type == "nemotron_h":
+        heads, head_dim = _cfg_dim(cfg, "mamba_num_heads"), _cfg_dim(cfg, "mamba_head_dim")
+        # vllm/model_executor/models/config.py NemotronHForCausalLMConfig: the SSM state is kept
+        # in float32 unless the config names its own mamba_ssm_cache_dtype.
+        ssm_dtype = MODEL_DTYPE_ALIASES.get(str(cfg.get("mamba_ssm_cache_dtype", "float32")),
+                                            str(cfg.get("mamba_ssm_cache_dtype", "float32")))  # fmt: skip
+        if ssm_dtype not in MODEL_DTYPES:
+            raise InvalidConfig("mamba_ssm_cache_dtype", f"unsupported dtype {ssm_dtype!r}")
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=heads * head_dim,
+            state_size=_cfg_dim(cfg, "ssm_state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            n_groups=_cfg_dim(cfg, "n_groups"),
+            num_heads=heads,
+            head_dim=head_dim,
+            conv_dtype=dtype,
+            ssm_dtype=ssm_dtype,
+            checkpoint_blocks=1,
+        )
     if model_type == "qwen3_next":
         return MambaState(
             mixer=Mixer.GATED_DELTA_NET,
@@ -443,6 +512,30 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
         f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
         "read yet; send the model as inline geometry with mamba (state dims) or mamba_state_bytes",
     )
+
+
+def _kv_slots(
+    cfg: Mapping[str, Any], model_type: str, n: int
+) -> tuple[tuple[tuple[str, int], ...] | None, int]:
+    """For families whose KV layers are not one per decoder layer: (kind, decoder layer) of each
+    KV layer in order, and the decoder's layer count. Falcon-H1 runs attention and Mamba side by
+    side in every layer (vllm/model_executor/models/falcon_h1.py); Nemotron-H's
+    hybrid_override_pattern has Mamba (M), attention (*) and MLP or MoE layers (-, E) that keep
+    no KV (vllm/model_executor/models/nemotron_h.py)."""
+    if model_type == "falcon_h1":
+        return tuple(s for i in range(n) for s in (("full_attention", i), ("mamba", i))), n
+    if model_type == "nemotron_h":
+        pattern = cfg.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+            raise InvalidConfig(
+                "hybrid_override_pattern", f"must be one of M, *, -, E for each of the {n} layers"
+            )
+        kinds = {"M": "mamba", "*": "full_attention"}
+        slots = tuple((kinds[c], i) for i, c in enumerate(pattern) if c in kinds)
+        if not slots:
+            raise InvalidConfig("hybrid_override_pattern", "has no Mamba or attention layer")
+        return slots, n
+    return None, n
 
 
 def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
@@ -535,7 +628,14 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             "that kvplan does not read from config.json yet; send the model as inline geometry "
             "(layer_types with mamba layers and their state)",
         )
-    layer_types = _layer_types(cfg, model_type, n, window)
+    kv_slots, n_decoder = _kv_slots(cfg, model_type, n)
+    slots: tuple[int, ...] | None
+    if kv_slots is not None:
+        layer_types: tuple[str, ...] | None = tuple(t for t, _ in kv_slots)
+        slots = tuple(i for _, i in kv_slots)
+        n = len(slots)
+    else:
+        layer_types, slots = _layer_types(cfg, model_type, n, window), None
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
     mamba = chunk = None
@@ -603,6 +703,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             max_position_embeddings=max_pos,
             mamba=mamba,
             attention_chunk_size=chunk,
+            decoder_layers=slots,
+            num_decoder_layers=n_decoder if slots is not None else None,
             weight_dtype=weight_dtype,
             expert_weight_dtype=expert_dtype,
             prefix="",

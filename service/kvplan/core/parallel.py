@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import msgspec
 
 from .errors import InvalidLayout
@@ -51,8 +53,10 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                 f"{tp} and the model's {kv} KV heads do not divide one another; "
                 "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
             )
-    if pp > geometry.num_layers:
-        raise InvalidLayout("pipeline_parallel_size", f"{pp} stages for {geometry.num_layers} layers")
+    if pp > geometry.decoder_layer_count:
+        raise InvalidLayout(
+            "pipeline_parallel_size", f"{pp} stages for {geometry.decoder_layer_count} layers"
+        )
     if tp % dcp:
         raise InvalidLayout("decode_context_parallel_size", f"{dcp} must divide tensor_parallel_size {tp}")
 
@@ -75,6 +79,18 @@ def kv_heads_per_gpu(geometry: Geometry, tp: int) -> int:
     if geometry.is_mla:
         return 1
     return max(1, geometry.num_kv_heads // tp)
+
+
+def kv_stage_ranges(geometry: Geometry, pp: int) -> tuple[tuple[int, int], ...]:
+    """Per stage, the [start, end) of its entries in the layer pattern: the stages split the
+    decoder layers, and each KV layer goes with its decoder layer."""
+    if geometry.decoder_layers is None:
+        return pp_stage_ranges(geometry.num_layers, pp)
+    owners = geometry.decoder_layers
+    return tuple(
+        (bisect_left(owners, a), bisect_left(owners, b))
+        for a, b in pp_stage_ranges(geometry.decoder_layer_count, pp)
+    )
 
 
 def pp_stage_ranges(num_layers: int, pp: int) -> tuple[tuple[int, int], ...]:

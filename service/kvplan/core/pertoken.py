@@ -22,7 +22,7 @@ from .geometry import CHUNKED, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
 from .ledger import LedgerBuilder, Step
 from .mamba import state_bytes, state_shapes
 from .memo import memo_bounded
-from .parallel import Parallel, check_sizes, kv_heads_per_gpu, pp_stage_ranges, validate
+from .parallel import Parallel, check_sizes, kv_heads_per_gpu, kv_stage_ranges, validate
 from .units import GiB, KiB, cdiv
 
 SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
@@ -77,9 +77,10 @@ def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]
         if s == SKIP_SLIDING:
             out.update(j for j, k in enumerate(geometry.layer_pattern) if k == SLIDING)
         elif isinstance(s, int) and not isinstance(s, bool):
-            if not 0 <= s < geometry.num_layers:
-                raise InvalidInput(field, f"layer {s} is outside 0..{geometry.num_layers - 1}")
-            out.add(s)
+            if not 0 <= s < geometry.decoder_layer_count:
+                raise InvalidInput(field, f"layer {s} is outside 0..{geometry.decoder_layer_count - 1}")
+            owners = geometry.decoder_layers
+            out.update([s] if owners is None else (j for j, o in enumerate(owners) if o == s))
         else:
             raise InvalidInput(field, f"must be a layer index or {SKIP_SLIDING!r}, got {s!r}")
     return frozenset(out)
@@ -161,7 +162,7 @@ def _layer_bytes(
     validate(geometry, par)
     gpu, model, dtypes, hkv_gpu, kinds, mha = _per_layer(geometry, kv_cache_dtype, skip_layers, par.tensor)
     mamba_gpu = mamba_state_per_gpu(geometry, par.tensor)
-    stages = pp_stage_ranges(geometry.num_layers, par.pipeline)
+    stages = kv_stage_ranges(geometry, par.pipeline)
     pattern = geometry.layer_pattern
 
     def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int, int]:
@@ -471,7 +472,7 @@ def per_token_ledger(
             ",".join(str(b - a) for a, b in lb.stages),
             "layers",
             "vllm/distributed/utils.py (get_pp_indices)",
-            L=geometry.num_layers,
+            L=geometry.decoder_layer_count,
             PP=par.pipeline,
         )
     led.add(

@@ -113,6 +113,14 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ) = None
     mamba: MambaStateSpec | None = None
     attention_chunk_size: Tokens | None = None
+    decoder_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(max_length=MAX_LAYERS, description="the decoder layer of each KV layer, when not one each"),
+        ]
+        | None
+    ) = None
+    num_decoder_layers: Annotated[int, Meta(ge=1, le=MAX_LAYERS)] | None = None
     params_total: Params | None = None
     params_active: Params | None = None
     params_expert: Params | None = None

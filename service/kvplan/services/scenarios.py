@@ -61,8 +61,8 @@ def resolve_model(registry: Registry, model: str | ModelSpec) -> Resolved:
 # Fields the inline geometry and the core's Geometry share by name and meaning.
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
-         "mamba_state_bytes", "attention_chunk_size", "params_total", "params_active",
-         "params_expert", "weight_dtype")  # fmt: skip
+         "mamba_state_bytes", "attention_chunk_size", "num_decoder_layers", "params_total",
+         "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
                "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
 
@@ -87,6 +87,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         v_head_dim=g.v_head_dim,
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
         mamba=mamba,
+        decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
         **{f: getattr(g, f) for f in _SAME},
     )
 
@@ -100,6 +101,7 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         head_dim=None if g.is_mla else g.head_dim,
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
+        decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
         mamba=None
         if g.mamba is None
         else MambaStateSpec(
@@ -244,7 +246,8 @@ def model_layers(registry: Registry, model: str | ModelSpec) -> int:
     n = source.get("num_hidden_layers")
     types = source.get("layer_types")
     counts = [n if type(n) is int else 0, len(types) if isinstance(types, list) else 0]
-    return max(1, *counts)
+    per_layer = 2 if source.get("model_type") == "falcon_h1" else 1  # attention and Mamba in each
+    return max(1, *counts) * per_layer
 
 
 def simulation_input(

@@ -1,0 +1,62 @@
+"""The oracle (../shared/tools/vllm-oracle/oracle_ext.py, imported unmodified) taught two more
+layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the planning is still vLLM's:
+
+  Falcon-H1 (vllm/model_executor/models/falcon_h1.py): every decoder layer has an attention
+      layer and a MambaMixer2 side by side, so each layer index carries a FullAttentionSpec and a
+      MambaSpec. MambaMixer2 exports a prefill checkpoint (num_prefill_checkpoint_blocks = 1,
+      vllm/model_executor/layers/mamba/mamba_mixer2.py), which oracle_ext grants Granite and
+      Nemotron-H only.
+  Nemotron-H (vllm/model_executor/models/nemotron_h.py): hybrid_override_pattern's MLP (-) and
+      MoE (E) layers have no attention and no KV cache; oracle_ext leaves them as attention specs.
+
+Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+sys.path.insert(0, sys.argv[1])
+import oracle_ext as E
+
+STOCK = E.O
+_ext_fill = STOCK._fill_from_model_config
+_ext_build = STOCK.build_specs
+
+
+def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _ext_fill(req, mc, tp)
+    hf = mc.hf_text_config
+    ext = req["_ext"]
+    if getattr(hf, "model_type", None) == "falcon_h1":
+        ext["mamba_layers"] = list(range(int(hf.num_hidden_layers)))
+        ext["arch"] = mc.architecture
+        ext["parallel_hybrid"] = True
+    if getattr(hf, "model_type", None) == "nemotron_h":
+        ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
+    E._CTX["ext"] = ext
+    return req
+
+
+def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if ext.get("parallel_hybrid"):
+        attention, _, _ = E._orig_build(req, vc, model_dtype)
+        specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+        for name, spec in specs.items():
+            if name.endswith(".mixer"):
+                specs[name] = replace(spec, num_prefill_checkpoint_blocks=1, prefill_checkpoint_alignment=1)
+        specs.update(attention)
+        order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
+        return {n: specs[n] for n in order}, cache_dtype, torch_dtype
+    specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+    for i in ext.get("no_kv_layers", ()):
+        specs.pop(f"model.layers.{i}.self_attn.attn", None)
+    return specs, cache_dtype, torch_dtype
+
+
+STOCK._fill_from_model_config = _fill
+STOCK.build_specs = _build
+
+if __name__ == "__main__":
+    E.main()
