@@ -94,6 +94,30 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             block_size=b.block_size,
         )
     else:
+        for kind, old, new in plan.raised_block_sizes:
+            led.add(
+                f"block_size[{kind}]",
+                "align × ceil(mamba_page / (align × attention bytes per token)), align = max(16, block)"
+                if kind == "attention"
+                else "block × (largest page / this kind's page)",
+                new,
+                "tokens",
+                "vllm/platforms/interface.py (Platform._align_hybrid_block_size)"
+                if kind == "attention"
+                else "vllm/v1/core/kv_cache_utils.py (unify_kv_cache_spec_page_size)",
+                requested=old,
+                mamba_page=cap.layer_bytes.mamba_state_gpu if kind == "attention" else None,
+            )
+        if cap.layer_bytes.mamba_state_gpu:
+            led.add(
+                "mamba_page_padded",
+                "a Mamba layer's state padded to the attention page",
+                plan.page_bytes,
+                "B",
+                "vllm/platforms/interface.py (mamba_page_size_padded)",
+                state=cap.layer_bytes.mamba_state_gpu,
+                padding=plan.page_bytes - cap.layer_bytes.mamba_state_gpu,
+            )
         led.add(
             "group_size",
             "smallest kind's layer count, or the largest if < 1.5 × smallest",
