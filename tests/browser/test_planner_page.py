@@ -207,3 +207,15 @@ def test_readouts_show_the_unrounded_value_beside_the_floor(page, server):
     settle(page)
     assert "unrounded 880.64" in page.text_content("#out-blocks-x")
     assert "8.0× smaller than the MHA form" in page.text_content("#out-per-token-x")
+
+
+def test_a_hybrid_model_lists_its_kv_groups_and_what_each_charges(page, server):
+    open_page(page, server)
+    assert page.is_hidden("#groups-row")
+    page.select_option("#model", "command-r7b")
+    page.select_option("#gpu", "h100-sxm-80gb")
+    settle(page)
+    groups = page.locator("#out-groups li").all_text_contents()
+    assert any(g.startswith("3 × sliding attention · 24 layers") and "(the window)" in g for g in groups)
+    assert any(g.startswith("1 × full attention · 8 layers") for g in groups)
+    assert page.is_visible("#groups-row")

@@ -109,7 +109,9 @@ function render(b) {
   setText("out-budget-x", "(" + fmtInt(b.available_kv_bytes) + " B)");
   setText("out-blocks", fmtInt(b.num_blocks));
   const unrounded = b.available_kv_bytes > 0 ? b.available_kv_bytes / b.bytes_per_block : 0;
-  setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + b.block_size + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
+  const blockSizes = [...new Set(b.groups.map((g) => g.block_size))].join(" / ");
+  setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + blockSizes + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
+  renderGroups(b);
   setText("out-concurrency", fmtInt(c.guaranteed));
   setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")" +
     (c.schedulable < c.guaranteed ? " · vLLM runs " + fmtInt(c.schedulable) + " at once (max_num_seqs)" : ""));
@@ -125,6 +127,21 @@ function render(b) {
   warn.hidden = !insufficient;
   warn.textContent = insufficient ? "Budget insufficient: " + insufficient.message : "";
   renderDominance(b);
+}
+// A hybrid model's KV-cache groups: which kind, how many layers, and the blocks each charges.
+const CHARGES = { sliding_attention: "the window", chunked_attention: "the chunk", mamba: "state, whatever the context" };
+function renderGroups(b) {
+  const row = $("groups-row");
+  const list = $("out-groups");
+  list.replaceChildren();
+  row.hidden = b.groups.length < 2;
+  b.groups.forEach((g) => {
+    const item = document.createElement("li");
+    item.textContent = g.groups + " × " + g.kind.replace(/_/g, " ") + " · " + fmtInt(g.layers) + " layers · " +
+      fmtInt(g.blocks_per_request) + " block" + (g.blocks_per_request === 1 ? "" : "s") + " of " + g.block_size +
+      " tokens each per request" + (CHARGES[g.kind] ? " (" + CHARGES[g.kind] + ")" : "");
+    list.append(item);
+  });
 }
 function renderDominance(b) {
   const f = $("f").value === "1" ? 1 : 2;
