@@ -29,6 +29,7 @@ COMMAND_R7B = "CohereForAI--c4ai-command-r7b-12-2024.json"
 FALCON_7B = "tiiuae--falcon-7b.json"
 FALCON_H1 = "tiiuae--Falcon-H1-7B-Instruct.json"
 NEMOTRON_H = "synthetic--nemotron-h-8b-shaped.json"
+QWEN36 = "Qwen--Qwen3.6-35B-A3B.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -36,30 +37,32 @@ NEMOTRON_H = "synthetic--nemotron-h-8b-shaped.json"
 OVERRIDES: dict[str, dict[str, object]] = {
     FALCON_7B: {"architectures": ["FalconForCausalLM"], "model_type": "falcon"},
 }
-# Llama-4's multimodal class needs torchvision to be inspected, which the CPU oracle cannot load:
-# the oracle plans its language model (Llama4ForCausalLM on the text_config), whose layers are the
-# only ones with a KV cache. kvplan reads the whole file.
-TEXT_ONLY = {SCOUT, MAVERICK}
+# vLLM's multimodal model files import torchvision (through transformers' image processors),
+# whose PyPI wheels do not match the oracle's CPU torch: an import-only stand-in is put on the
+# oracle's PYTHONPATH (tests/oracle/stubs), so multimodal configs are planned whole.
+STUBS = HERE / "stubs"
+# The Scout mirror's attn_temperature_tuning is an int where transformers 5 wants a bool (no KV
+# effect): the oracle gets the bool.
+ORACLE_ONLY = {SCOUT: {"text_config": {"attn_temperature_tuning": True}},
+               MAVERICK: {"text_config": {"attn_temperature_tuning": True}}}  # fmt: skip
 
 
 def oracle_view(name: str, cfg: dict[str, object]) -> dict[str, object]:
-    if name not in TEXT_ONLY:
-        return cfg
-    text = dict(cfg["text_config"])  # type: ignore[call-overload]
-    # The mirror's attn_temperature_tuning is an int; transformers 5 wants a bool (no KV effect).
-    text["attn_temperature_tuning"] = bool(text.get("attn_temperature_tuning", True))
-    return {**text, "architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text"}
+    return _apply(cfg, ORACLE_ONLY.get(name, {}))
+
+
+def _apply(cfg: dict[str, object], changes: dict[str, object]) -> dict[str, object]:
+    """cfg with changes applied (nested one level for text_config)."""
+    out = dict(cfg)
+    for key, value in changes.items():
+        current = out.get(key)
+        out[key] = {**current, **value} if isinstance(value, dict) and isinstance(current, dict) else value
+    return out
 
 
 def load_config(name: str) -> dict[str, object]:
     """A config file with its OVERRIDES applied (nested one level for text_config)."""
-    cfg: dict[str, object] = json.loads((CONFIGS / name).read_text())
-    for key, value in OVERRIDES.get(name, {}).items():
-        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
-            cfg[key] = {**cfg[key], **value}  # type: ignore[dict-item]
-        else:
-            cfg[key] = value
-    return cfg
+    return _apply(json.loads((CONFIGS / name).read_text()), OVERRIDES.get(name, {}))
 
 
 # (name, config file, planner inputs). Inputs use the oracle's names; kv dtype "auto" is the
@@ -86,6 +89,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                              "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("qwen3-next-4k-block64", QWEN3_NEXT, {"available_memory_bytes": 10 * GiB, "max_model_len": 4096,
                                            "block_size": 64}),
+    ("qwen3.6-35b-a3b-64k", QWEN36, {"available_memory_bytes": 30 * GiB, "max_model_len": 65536}),
+    ("qwen3.6-35b-a3b-256k-tp2-fp8", QWEN36, {"available_memory_bytes": 25 * GiB, "max_model_len": 262144,
+                                              "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("granite-h-small-128k", GRANITE_H, {"available_memory_bytes": 40 * GiB, "max_model_len": 131072}),
     ("granite-h-small-32k-tp4", GRANITE_H, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
                                             "tensor_parallel_size": 4}),
@@ -225,12 +231,14 @@ def main() -> int:
         print("set ORACLE_PYTHON to the oracle's python (install_lean.sh DIR → DIR/venv-lean/bin/python)")
         return 2
     reqs = oracle_requests()
+    env = {**os.environ, "PYTHONPATH": str(STUBS)}
     run = subprocess.run(
         [python, str(HERE / "oracle_more.py"), str(oracle_dir)],
         input=json.dumps(reqs),
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     answers = json.loads(run.stdout)
     cases = [summarise(n, c, i, a) for (n, c, i), a in zip(SCENARIOS, answers, strict=True)]

@@ -325,10 +325,11 @@ _KV_HEAD_KEYS = (
 )
 # Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
-_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "qwen3_next", "falcon_h1", "nemotron_h"})
-_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2",
-                             "minimax", "minimax_text_01", "lfm2", "kimi_linear", "mamba", "mamba2",
-                             "falcon_mamba", "qwen3_5", "qwen3_5_moe"})  # fmt: skip
+# Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6), their text configs included.
+_GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", *_GDN_FAMILIES})
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01", "lfm2",
+                             "kimi_linear", "mamba", "mamba2", "falcon_mamba"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -385,8 +386,8 @@ def _layer_types(
         period = _cfg_count(cfg, "attn_layer_period")
         offset = _non_neg_int(cfg.get("attn_layer_offset"), "attn_layer_offset", MAX_LAYERS)
         return tuple("full_attention" if i % period == offset else "mamba" for i in range(n))
-    if model_type == "qwen3_next":
-        # Qwen3NextConfig: every full_attention_interval-th layer is full attention.
+    if model_type in _GDN_FAMILIES:
+        # Qwen3NextConfig / Qwen3_5Config: every full_attention_interval-th layer is full attention.
         every = _cfg_count(cfg, "full_attention_interval")
         return tuple("full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n))
     if cfg.get("attention_chunk_size"):
@@ -496,7 +497,13 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             ssm_dtype=ssm_dtype,
             checkpoint_blocks=1,
         )
-    if model_type == "qwen3_next":
+    if model_type in _GDN_FAMILIES:
+        # Qwen3.5 keeps the state in its config's mamba_ssm_dtype (vllm/model_executor/models/
+        # config.py Qwen3_5ForConditionalGenerationConfig); Qwen3-Next in the model dtype.
+        ssm = str(cfg.get("mamba_ssm_dtype") or dtype)
+        ssm = MODEL_DTYPE_ALIASES.get(ssm, ssm)
+        if ssm not in MODEL_DTYPES:
+            raise InvalidConfig("mamba_ssm_dtype", f"unsupported dtype {ssm!r}")
         return MambaState(
             mixer=Mixer.GATED_DELTA_NET,
             conv_kernel=_cfg_dim(cfg, "linear_conv_kernel_dim"),
@@ -505,7 +512,7 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             head_k_dim=_cfg_dim(cfg, "linear_key_head_dim"),
             head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
             conv_dtype=dtype,
-            ssm_dtype=dtype,
+            ssm_dtype=ssm,
         )
     raise InvalidConfig(
         "model_type",
