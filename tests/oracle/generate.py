@@ -30,6 +30,9 @@ FALCON_7B = "tiiuae--falcon-7b.json"
 FALCON_H1 = "tiiuae--Falcon-H1-7B-Instruct.json"
 NEMOTRON_H = "synthetic--nemotron-h-8b-shaped.json"
 QWEN36 = "Qwen--Qwen3.6-35B-A3B.json"
+FALCON_MAMBA = "synthetic--falcon-mamba-7b-shaped.json"
+MAMBA2 = "synthetic--mamba2-codestral-shaped.json"
+LFM2 = "synthetic--lfm2-1.2b-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -108,6 +111,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("nemotron-h-shaped-8k", NEMOTRON_H, {"available_memory_bytes": 20 * GiB, "max_model_len": 8192}),
     ("nemotron-h-shaped-8k-tp4-fp8", NEMOTRON_H, {"available_memory_bytes": 10 * GiB, "max_model_len": 8192,
                                                   "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("falcon-mamba-shaped-8k", FALCON_MAMBA, {"available_memory_bytes": 20 * GiB, "max_model_len": 8192}),
+    ("falcon-mamba-shaped-32k-tp2", FALCON_MAMBA, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768,
+                                                   "tensor_parallel_size": 2}),
+    ("mamba2-shaped-16k", MAMBA2, {"available_memory_bytes": 20 * GiB, "max_model_len": 16384}),
+    ("lfm2-shaped-32k", LFM2, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
+    ("lfm2-shaped-128k-tp2-fp8", LFM2, {"available_memory_bytes": 8 * GiB, "max_model_len": 128000,
+                                        "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

@@ -8,6 +8,10 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       Nemotron-H only.
   Nemotron-H (vllm/model_executor/models/nemotron_h.py): hybrid_override_pattern's MLP (-) and
       MoE (E) layers have no attention and no KV cache; oracle_ext leaves them as attention specs.
+  LFM2 (vllm/model_executor/models/lfm2.py): layer_types "conv" are short-convolution layers with
+      a MambaSpec; oracle_ext looks only for "mamba" / "linear_attention".
+  Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
+      Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -34,12 +38,40 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["parallel_hybrid"] = True
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
+    if getattr(hf, "model_type", None) == "lfm2":
+        ext["mamba_layers"] = [i for i, t in enumerate(hf.layer_types) if t == "conv"]
+        ext["arch"] = mc.architecture
+    if mc.is_attention_free:
+        ext["attention_free"] = True
     E._CTX["ext"] = ext
     return req
 
 
 def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     ext = req.get("_ext") or {}
+    if ext.get("attention_free"):
+        from vllm.model_executor.models import ModelRegistry
+        from vllm.model_executor.models.config import MambaModelConfig
+        from vllm.v1.kv_cache_interface import MambaSpec
+
+        cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+        cc = vc.cache_config
+        # As `vllm serve` resolves it (EngineArgs: prefix caching defaults to what the model
+        # supports, off for attention-free models), then vLLM's own Mamba config update.
+        cc.enable_prefix_caching = vc.model_config.is_prefix_caching_supported
+        cc.mamba_cache_mode, cc.mamba_block_size = "none", None
+        MambaModelConfig.verify_and_update_config(vc)
+        spec = MambaSpec(
+            shapes=tuple(cls.get_mamba_state_shape_from_config(vc)),
+            dtypes=tuple(cls.get_mamba_state_dtype_from_config(vc)),
+            block_size=cc.mamba_block_size or vc.model_config.max_model_len,
+            mamba_cache_mode=cc.mamba_cache_mode,
+        )
+        ext["mamba_cache_mode"] = cc.mamba_cache_mode
+        ext["mamba_block_size"] = spec.block_size
+        specs = {f"model.layers.{i}.mixer": spec for i in range(int(req["layers"]))}
+        _, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+        return specs, cache_dtype, torch_dtype
     if ext.get("parallel_hybrid"):
         attention, _, _ = E._orig_build(req, vc, model_dtype)
         specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)

@@ -61,6 +61,7 @@ LAYER_TYPE_CODES = {
     "mamba": MAMBA,
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
+    "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
 }
 
 
@@ -109,6 +110,10 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def mla_latent_dim(self) -> int:
         return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+
+    @property
+    def attention_free(self) -> bool:
+        return set(self.layer_pattern) == {MAMBA}
 
     @property
     def decoder_layer_count(self) -> int:
@@ -294,6 +299,7 @@ def check_mamba(m: MambaState, p: str) -> None:
         Mixer.MAMBA1: ("intermediate_size", "state_size"),
         Mixer.MAMBA2: ("intermediate_size", "state_size", "n_groups", "num_heads", "head_dim"),
         Mixer.GATED_DELTA_NET: ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"),
+        Mixer.SHORT_CONV: ("intermediate_size",),
     }[m.mixer]
     _pos_int(m.conv_kernel, p + "conv_kernel", MAX_HEAD_DIM)
     for f in needed:
@@ -327,9 +333,12 @@ _KV_HEAD_KEYS = (
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
 # Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6), their text configs included.
 _GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
-_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", *_GDN_FAMILIES})
-_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01", "lfm2",
-                             "kimi_linear", "mamba", "mamba2", "falcon_mamba"})  # fmt: skip
+# Attention-free Mamba models: every layer keeps a state.
+_PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", *_GDN_FAMILIES,
+                           *_PURE_MAMBA})  # fmt: skip
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
+                             "kimi_linear", "olmo_hybrid", "bailing_moe_linear", "lfm2_moe"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -381,6 +390,8 @@ def _layer_types(
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
             raise InvalidConfig("layer_types", "must be a list of strings")
         return tuple(layer_types)
+    if model_type in _PURE_MAMBA:
+        return tuple("mamba" for _ in range(n))
     if model_type == "jamba":
         # JambaConfig.layers_block_type: attention where i % period == offset, else Mamba.
         period = _cfg_count(cfg, "attn_layer_period")
@@ -439,6 +450,37 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
             state_size=_cfg_dim(cfg, "mamba_d_state"),
             conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type in ("mamba", "falcon_mamba"):  # vllm/model_executor/models/mamba.py
+        inner = cfg.get("intermediate_size") or int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size"))
+        return MambaState(
+            mixer=Mixer.MAMBA1,
+            intermediate_size=_pos_int(inner, "intermediate_size", MAX_HIDDEN_SIZE, InvalidConfig),
+            state_size=_cfg_dim(cfg, "state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == "mamba2":  # vllm/model_executor/models/mamba2.py
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size")),
+            state_size=_cfg_dim(cfg, "state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            n_groups=_cfg_dim(cfg, "n_groups"),
+            num_heads=_cfg_dim(cfg, "num_heads"),
+            head_dim=_cfg_dim(cfg, "head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,
+        )
+    if model_type == "lfm2":  # vllm/model_executor/models/lfm2.py: a short convolution
+        return MambaState(
+            mixer=Mixer.SHORT_CONV,
+            intermediate_size=_cfg_dim(cfg, "conv_dim"),
+            conv_kernel=_cfg_dim(cfg, "conv_L_cache"),
             conv_dtype=dtype,
             ssm_dtype=dtype,
         )
@@ -605,6 +647,10 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     cfg = with_defaults(cfg, model_type)
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
+        # No attention: placeholder heads (the layout checks skip attention-free models; the
+        # state's own widths are checked against TP in core/mamba.py).
+        cfg = {"head_dim": 1, **cfg, "num_attention_heads": 1}
     q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
     is_mla = model_type in MLA_MODEL_TYPES and cfg.get("kv_lora_rank") is not None
 

@@ -19,6 +19,7 @@ class Mixer(StrEnum):
     MAMBA1 = "mamba1"  # Jamba, Mamba: conv (I, k − 1) + SSM (I, d_state)
     MAMBA2 = "mamba2"  # Granite-4.0-H, Falcon-H1, Nemotron-H: conv (I + 2·G·N, k − 1) + SSM (H, P, N)
     GATED_DELTA_NET = "gated_delta_net"  # Qwen3-Next: conv (2·Hk·Dk + Hv·Dv, k − 1) + state (Hv, Dv, Dk)
+    SHORT_CONV = "short_conv"  # LFM2: conv (conv_dim, k − 1) only
 
 
 class MambaState(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,10 +44,12 @@ class MambaState(msgspec.Struct, frozen=True, kw_only=True):
     checkpoint_blocks: int = 0
 
 
-# Blocks a request's state holds with prefix caching on (vLLM's default for hybrids, which sets
-# mamba_cache_mode "align"): the running state and the last cached one, plus any checkpoint
-# (MambaSpec.max_memory_usage_bytes).
+# Blocks a request's state holds (MambaSpec.max_memory_usage_bytes). Prefix caching is on by
+# default for hybrids, which sets mamba_cache_mode "align": the running state and the last cached
+# one, plus any prefill checkpoint. Attention-free models (pure Mamba) have it off by default
+# (ModelConfig.is_prefix_caching_supported): mode "none", one state.
 ALIGN_MODE_STATE_BLOCKS = 2
+NONE_MODE_STATE_BLOCKS = 1
 
 
 def _divide(n: int, tp: int, what: str) -> int:
@@ -63,9 +66,12 @@ def _extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
     return 0 if n_groups % tp == 0 else tp - n_groups
 
 
-def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(conv state shape, SSM state shape) on one GPU of tensor parallel `tp`."""
+def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], ...]:
+    """(conv state shape, SSM state shape) on one GPU of tensor parallel `tp`; the short
+    convolution keeps only the first."""
     k = s.conv_kernel - 1
+    if s.mixer is Mixer.SHORT_CONV:
+        return ((_divide(s.intermediate_size, tp, "the short-conv width"), k),)
     if s.mixer is Mixer.MAMBA1:
         inner = _divide(s.intermediate_size, tp, "the Mamba intermediate size")
         return (inner, k), (inner, s.state_size)
@@ -81,11 +87,13 @@ def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], tuple[int, ..
 
 def state_bytes(s: MambaState, tp: int) -> int:
     """One layer's state on one GPU (MambaSpec.page_size_bytes before padding)."""
-    conv, ssm = state_shapes(s, tp)
-    return _prod(conv) * MODEL_DTYPES[s.conv_dtype] + _prod(ssm) * MODEL_DTYPES[s.ssm_dtype]
+    dtypes = (s.conv_dtype, s.ssm_dtype)
+    return sum(_prod(shape) * MODEL_DTYPES[d] for shape, d in zip(state_shapes(s, tp), dtypes, strict=False))
 
 
-def state_blocks_per_request(s: MambaState | None) -> int:
+def state_blocks_per_request(s: MambaState | None, hybrid: bool) -> int:
+    if not hybrid:
+        return NONE_MODE_STATE_BLOCKS
     return ALIGN_MODE_STATE_BLOCKS + (s.checkpoint_blocks if s is not None else 0)
 
 

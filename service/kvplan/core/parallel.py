@@ -39,13 +39,15 @@ def validate(geometry: Geometry, par: Parallel) -> None:
     check_sizes(par)
     tp, pp, dcp = par.tensor, par.pipeline, par.decode_context
     q = geometry.num_attention_heads
-    if q % tp:
+    if geometry.attention_free:
+        pass  # no heads to shard: the Mamba state's own widths are checked (core/mamba.py)
+    elif q % tp:
         raise InvalidLayout(
             "tensor_parallel_size",
             f"{tp} does not divide the model's {q} query heads; valid: "
             + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
         )
-    if not geometry.is_mla:
+    if not geometry.is_mla and not geometry.attention_free:
         kv = geometry.num_kv_heads
         if kv % tp and tp % kv:
             raise InvalidLayout(
@@ -65,6 +67,9 @@ def valid_tensor_sizes(geometry: Geometry, limit: int) -> list[int]:
     """Every TP size up to `limit` the heads allow."""
     out = []
     for tp in range(1, limit + 1):
+        if geometry.attention_free:
+            out.append(tp)
+            continue
         if geometry.num_attention_heads % tp:
             continue
         kv = geometry.num_kv_heads

@@ -411,7 +411,7 @@ def per_token_ledger(
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:
             m = geometry.mamba
-            conv, ssm = state_shapes(m, par.tensor)
+            conv, *ssm = state_shapes(m, par.tensor)
             led.add(
                 "mamba_state_bytes_per_layer",
                 "conv state × conv dtype + SSM state × SSM dtype, shapes per GPU",
@@ -420,7 +420,7 @@ def per_token_ledger(
                 "vllm/model_executor/layers/mamba/mamba_utils.py (MambaStateShapeCalculator)",
                 mixer=m.mixer.value,
                 conv_shape="×".join(map(str, conv)),
-                ssm_shape="×".join(map(str, ssm)),
+                ssm_shape="×".join(map(str, ssm[0])) if ssm else None,
                 conv_dtype=m.conv_dtype,
                 ssm_dtype=m.ssm_dtype,
                 TP=par.tensor,

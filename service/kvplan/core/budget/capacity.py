@@ -123,7 +123,10 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     cudagraph = non_negative_int(inp.cudagraph_bytes, "cudagraph_bytes", MAX_BYTES)
     settings = resolve_settings(inp)
     lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
-    plan = plan_groups(lb, settings.block_size, inp.hybrid_kv_cache_manager)
+    # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
+    # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
+    block = settings.max_model_len if g.attention_free else settings.block_size
+    plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
     if any(kind in (SLIDING, CHUNKED) for kind, _, _ in plan.classes):
@@ -131,7 +134,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
-        MAMBA: state_blocks_per_request(g.mamba),
+        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
     }
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 
