@@ -33,6 +33,7 @@ QWEN36 = "Qwen--Qwen3.6-35B-A3B.json"
 FALCON_MAMBA = "synthetic--falcon-mamba-7b-shaped.json"
 MAMBA2 = "synthetic--mamba2-codestral-shaped.json"
 LFM2 = "synthetic--lfm2-1.2b-shaped.json"
+OLMO_HYBRID = "synthetic--olmo-hybrid-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -118,6 +119,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("lfm2-shaped-32k", LFM2, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
     ("lfm2-shaped-128k-tp2-fp8", LFM2, {"available_memory_bytes": 8 * GiB, "max_model_len": 128000,
                                         "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("olmo-hybrid-defaults-32k", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("olmo-hybrid-defaults-64k-tp2", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                                   "tensor_parallel_size": 2}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

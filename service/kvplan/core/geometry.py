@@ -331,14 +331,16 @@ _KV_HEAD_KEYS = (
 )
 # Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
-# Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6), their text configs included.
-_GDN_FAMILIES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
+# Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6, OLMo-hybrid), their text configs included.
+_GDN_FAMILIES = frozenset(
+    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid"}
+)
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", *_GDN_FAMILIES,
                            *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
-                             "kimi_linear", "olmo_hybrid", "bailing_moe_linear", "lfm2_moe"})  # fmt: skip
+                             "kimi_linear", "bailing_moe_linear", "lfm2_moe"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
