@@ -34,6 +34,7 @@ FALCON_MAMBA = "synthetic--falcon-mamba-7b-shaped.json"
 MAMBA2 = "synthetic--mamba2-codestral-shaped.json"
 LFM2 = "synthetic--lfm2-1.2b-shaped.json"
 OLMO_HYBRID = "synthetic--olmo-hybrid-defaults.json"
+LFM2_MOE = "synthetic--lfm2-moe-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -122,6 +123,7 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("olmo-hybrid-defaults-32k", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
     ("olmo-hybrid-defaults-64k-tp2", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
                                                    "tensor_parallel_size": 2}),
+    ("lfm2-moe-defaults-32k", LFM2_MOE, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

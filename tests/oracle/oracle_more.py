@@ -38,7 +38,7 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["parallel_hybrid"] = True
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
-    if getattr(hf, "model_type", None) == "lfm2":
+    if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):
         ext["mamba_layers"] = [i for i, t in enumerate(hf.layer_types) if t == "conv"]
         ext["arch"] = mc.architecture
     if mc.is_attention_free:

@@ -337,10 +337,10 @@ _GDN_FAMILIES = frozenset(
 )
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
-_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", *_GDN_FAMILIES,
-                           *_PURE_MAMBA})  # fmt: skip
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
+                           *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
-                             "kimi_linear", "bailing_moe_linear", "lfm2_moe"})  # fmt: skip
+                             "kimi_linear", "bailing_moe_linear"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -478,10 +478,11 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             ssm_dtype=dtype,
             checkpoint_blocks=1,
         )
-    if model_type == "lfm2":  # vllm/model_executor/models/lfm2.py: a short convolution
+    if model_type in ("lfm2", "lfm2_moe"):  # vllm/model_executor/models/lfm2*.py: a short convolution
         return MambaState(
             mixer=Mixer.SHORT_CONV,
-            intermediate_size=_cfg_dim(cfg, "conv_dim"),
+            # LFM2 reads conv_dim, LFM2-MoE the hidden size.
+            intermediate_size=_cfg_dim(cfg, "conv_dim" if model_type == "lfm2" else "hidden_size"),
             conv_kernel=_cfg_dim(cfg, "conv_L_cache"),
             conv_dtype=dtype,
             ssm_dtype=dtype,
