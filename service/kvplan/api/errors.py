@@ -5,6 +5,8 @@ core UnknownPreset (a model or GPU id)              → 404, with close matches
 core UnknownName (a dtype or engine profile)         → 400, with the valid names
 msgspec DecodeError / ValidationError                → 400, naming the JSON path
 too deeply nested JSON (RecursionError)              → 400
+Hub models: ModelNotOnHub → 404, GatedModel → 403, ModelTooLarge → 422,
+    HubUnavailable (timeout, unreachable, offline and not cached) → 503 with Retry-After
 Litestar's own: 404 no route, 405 method, 413 body over the limit
 anything else                                        → 500, logged with its trace, counted
 """
@@ -22,6 +24,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
 from kvplan.core.limits import MAX_DETAIL_CHARS
+from kvplan.hub import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge
 from kvplan.schemas import Problem
 
 from . import metrics
@@ -65,6 +68,14 @@ _TITLES = {
 }
 
 
+_HUB_STATUS: dict[type[HubError], tuple[int, str]] = {
+    ModelNotOnHub: (404, "Model not on the Hub"),
+    GatedModel: (403, "Gated model"),
+    ModelTooLarge: (422, "Model too large to read"),
+    HubUnavailable: (503, "Hub unavailable"),
+}
+
+
 def problem_for(exc: BaseException) -> Problem:
     """The problem body for an exception (never a stack trace)."""
     if isinstance(exc, UnknownName):
@@ -79,6 +90,9 @@ def problem_for(exc: BaseException) -> Problem:
         )
     if isinstance(exc, KvplanError):
         return Problem(title="Invalid value", status=400, detail=str(exc), field=exc.field)
+    if isinstance(exc, HubError):
+        status, title = _HUB_STATUS.get(type(exc), (502, "Hub error"))
+        return Problem(title=title, status=status, detail=exc.reason, field=exc.field)
     if isinstance(exc, ApiError):
         return Problem(
             title=exc.title or _TITLES.get(exc.status, "Error"),
@@ -142,6 +156,8 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
     )
     if isinstance(exc, ApiError) and exc.headers:
         headers = {**(headers or {}), **exc.headers}
+    if isinstance(exc, HubUnavailable):
+        headers = {**(headers or {}), "Retry-After": str(exc.retry_after_seconds)}
     return Response(
         content=msgspec.json.encode(problem),
         status_code=problem.status,
@@ -157,4 +173,5 @@ EXCEPTION_HANDLERS: dict[type[BaseException] | int, Any] = {
     ApiError: problem_response,
     msgspec.MsgspecError: problem_response,
     RecursionError: problem_response,
+    HubError: problem_response,
 }

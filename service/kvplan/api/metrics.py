@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from prometheus_client import Counter, Gauge, Histogram
 
 from kvplan.core.errors import KvplanError
+from kvplan.hub import HubError, HubUnavailable
 
 T = TypeVar("T")
 
@@ -54,6 +55,9 @@ def counted(endpoint: str, compute: Callable[[], T]) -> T:
         result = compute()
     except KvplanError:
         count(endpoint, "invalid")
+        raise
+    except HubError as e:
+        count(endpoint, "hub_unavailable" if isinstance(e, HubUnavailable) else "invalid")
         raise
     count(endpoint, "ok")
     return result

@@ -74,6 +74,8 @@ class Settings:
     """Threads per worker for CPU-heavy answers (batch, fleet, sweep, simulate), off the event loop.
     They share one interpreter lock: a second thread adds no CPU and, measured, halves batch
     throughput under concurrent batches; scale with workers (processes) instead."""
+    hub_threads: int = field(default_factory=lambda: _int("KVPLAN_HUB_THREADS", 4))
+    """Threads per worker fetching Hub models: they wait on the network, not the CPU."""
     heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 64))
     """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
     heavy_deadline_seconds: float = field(

@@ -27,6 +27,7 @@ from .limits import (
 )
 from .mamba import MambaState, Mixer
 from .params import estimate_params
+from .weights import LoadedWeights
 
 
 class LayerKind(StrEnum):
@@ -98,6 +99,8 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     weight_dtype: str | None = None
     expert_weight_dtype: str | None = None
     params_estimated: bool = False
+    # The checkpoint's own bytes (safetensors headers of a Hub repo), when known: vLLM loads them.
+    loaded_weights: LoadedWeights | None = None
 
     @property
     def is_mla(self) -> bool:

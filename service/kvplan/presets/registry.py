@@ -84,6 +84,9 @@ class Registry:
             )
         return self.models[mid]
 
+    def has_model(self, name: str) -> bool:
+        return name.lower() in self._model_index
+
     def gpu(self, name: str, field: str = "gpu") -> GpuPreset:
         gid = self._gpu_index.get(name.lower())
         if gid is None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import msgspec
+
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
@@ -16,6 +18,7 @@ from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.core.simulate import Generator, SimConfig, SimRequest
+from kvplan.hub import Hub, HubModel, HubRef, default_hub, looks_like_hub_id, parse_hub_ref
 from kvplan.presets import Registry
 from kvplan.schemas import (
     BudgetRequest,
@@ -41,10 +44,45 @@ class Resolved:
         self.label = label
 
 
-def resolve_model(registry: Registry, model: str | ModelSpec) -> Resolved:
+def hub_ref_of(registry: Registry, model: object) -> HubRef | None:
+    """The Hub reference a request's model names, or None for a preset or an inline model. A Hub id
+    that is also a preset alias answers from the preset (offline) unless it pins a revision."""
+    if not isinstance(model, str) or not looks_like_hub_id(model):
+        return None
+    if "@" not in model and registry.has_model(model):
+        return None
+    return parse_hub_ref(model)
+
+
+_hub_geometries: dict[str, Geometry] = {}
+_HUB_GEOMETRIES_KEPT = 256
+
+
+def hub_geometry(hm: HubModel) -> Geometry:
+    """The geometry of a Hub model at its commit (read once per commit), with the checkpoint's
+    own weights."""
+    geo = _hub_geometries.get(hm.label)
+    if geo is None:
+        try:
+            geo = from_hf_config(hm.config, name=hm.label)
+        except InvalidInput as e:
+            raise type(e)(f"model ({hm.label} config.json).{e.field}", e.reason) from None
+        if hm.weights is not None:
+            geo = msgspec.structs.replace(geo, loaded_weights=hm.weights)
+        if len(_hub_geometries) >= _HUB_GEOMETRIES_KEPT:
+            _hub_geometries.pop(next(iter(_hub_geometries)))
+        _hub_geometries[hm.label] = geo
+    return geo
+
+
+def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = None) -> Resolved:
     if isinstance(model, str):
-        preset = registry.model(model)
-        return Resolved(preset.geometry, preset.id)
+        ref = hub_ref_of(registry, model)
+        if ref is None:
+            preset = registry.model(model)
+            return Resolved(preset.geometry, preset.id)
+        hm = (hub or default_hub()).resolve(ref)
+        return Resolved(hub_geometry(hm), hm.label)
     given = (model.hf_config is not None) + (model.geometry is not None)
     if given != 1:
         raise InvalidInput("model", "give exactly one of hf_config or geometry (or a preset id string)")
@@ -239,6 +277,8 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
 def model_layers(registry: Registry, model: str | ModelSpec) -> int:
     """The layers a scenario's model has, read cheaply (before any per-layer work) to bound it."""
     if isinstance(model, str):
+        if hub_ref_of(registry, model) is not None:
+            return resolve_model(registry, model).geometry.num_layers
         return registry.model(model).geometry.num_layers
     if model.geometry is not None:
         return model.geometry.num_layers

@@ -12,6 +12,7 @@ from litestar import Request, Response, get, post
 from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
+from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.render import budget_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest
@@ -35,6 +36,7 @@ from ..http import (
     text_wanted,
     wants_explain,
 )
+from ..hubfetch import cacheable, prefetch
 from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, run_heavy
 from ..openapi import doc
@@ -58,6 +60,7 @@ async def _light_or_heavy(
 
 async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = registry_of(request)
+    await prefetch(reg, [req.model])
     text, explain = answer_format(request) == "text", wants_explain(request)
     pt, labels = await _light_or_heavy(
         request,
@@ -119,7 +122,8 @@ def _encoded_budget(
     if hit is None:
         b, _, _, body = _budget_bytes(reg, req, explain)
         hit = (body, tuple(w.code for w in b.warnings))
-        _answers.put(key, hit, len(body))
+        if cacheable(reg, req.model):
+            _answers.put(key, hit, len(body))
     elif raw is not None:  # seen twice: index its raw form, so the next time skips decoding
         _raw_index.put(_prefix(reg.version, "raw-budget", flag) + raw, (key, "", False), len(key))
     return hit
@@ -127,6 +131,7 @@ def _encoded_budget(
 
 async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = registry_of(request)
+    await prefetch(reg, [req.model])
     text, explain = answer_format(request) == "text", wants_explain(request)
     b, label, gpu, body = await _light_or_heavy(
         request,
@@ -165,6 +170,7 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         count("budget", "ok")
     else:
         req = await decode_body(request, BudgetRequest)
+        await prefetch(reg, [req.model])
         body, codes = await _light_or_heavy(
             request,
             "budget",
@@ -185,6 +191,8 @@ async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
     query = request.scope["query_string"]
     reg = registry_of(request)
+    if b"%2F" in query or b"/" in query:  # a Hub id (org/name) in the model parameter
+        await prefetch(reg, [v for k, v in query_pairs(query) if k == "model"])
     body, text, etag, codes = await _light_or_heavy(
         request,
         kind,
@@ -217,6 +225,8 @@ def _get_answer(
     hit = _answers.get(key)
     if hit is None:
         hit = _compute_get(reg, req, text, explain)
+        if not cacheable(reg, req.model):
+            return hit[0], text, etag, hit[1]
         _answers.put(key, hit, len(hit[0]))
     _raw_index.put(raw_key, (key, etag, text), len(key) + len(etag))
     return hit[0], text, etag, hit[1]
@@ -277,7 +287,7 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
             req = decode(raw)
             passes += model_layers(reg, req.model) + req.pipeline_parallel_size
             scenarios.append((req, key))
-        except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
+        except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
             scenarios.append(e)
     if passes > MAX_BATCH_LAYER_PASSES:
         raise ApiError(
@@ -306,11 +316,12 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
                 if hit is None:
                     b, _, _, body = _budget_bytes(reg, req, explain)
                     hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
-                    _answers.put(key, hit, len(body))  # type: ignore[arg-type]
+                    if cacheable(reg, req.model):
+                        _answers.put(key, hit, len(body))  # type: ignore[arg-type]
                 body, codes = hit
             else:
                 body, codes = item  # type: ignore[assignment]
-        except (KvplanError, msgspec.MsgspecError, RecursionError) as e:
+        except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
             bad += 1
             problem = problem_for(e)
             if problem.field:

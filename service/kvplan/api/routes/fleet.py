@@ -14,6 +14,7 @@ from kvplan.services.scenarios import fleet_request_from_query
 
 from .. import metrics
 from ..http import answer, answer_format, decode_body, query_pairs, registry_of
+from ..hubfetch import prefetch
 from ..metrics import count_warnings, counted
 from ..offload import run_heavy
 from ..openapi import doc
@@ -25,6 +26,7 @@ _core_sweep = metrics.CORE_SECONDS.labels("sweep")
 async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
     reg = registry_of(request)
     fmt = answer_format(request)
+    await prefetch(reg, [req.model])
     plan, labels = await run_heavy(
         request, "fleet", lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe))
     )
@@ -64,6 +66,7 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     values = None
     if q.values is not None:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
+    await prefetch(reg, [req.model])
     series, labels = await run_heavy(
         request,
         "sweep",

@@ -35,6 +35,9 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
         total = non_negative_int(inp.weights_bytes, "weights_bytes", MAX_BYTES)
         expert = total * expert_params // g.params_total if g.params_total and expert_params else 0
         return total - expert, expert, "given"
+    if g.loaded_weights is not None and inp.weight_dtype is None:
+        w = g.loaded_weights
+        return w.total_bytes - w.expert_bytes, w.expert_bytes, f"the checkpoint's tensors ({w.source})"
     if g.params_total is None:
         if inp.kv_cache_memory_bytes is not None or inp.num_gpu_blocks_override is not None:
             return 0, 0, "not needed (KV memory given)"

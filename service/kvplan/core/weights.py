@@ -1,0 +1,73 @@
+"""Weights as vLLM loads them, from a checkpoint's tensor list (the safetensors headers): the
+bytes each tensor holds as stored, packed int4, fp8, scales and zeros included
+(docs/vllm-rules.md §2.2)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import msgspec
+
+from .errors import InvalidInput
+
+# Bytes per element of each safetensors dtype. Packed formats (int4 in I32, MXFP4 blocks in U8)
+# are stored as their container dtype, so the stored bytes are exact.
+SAFETENSORS_DTYPE_BYTES: dict[str, int] = {
+    "F64": 8, "F32": 4, "F16": 2, "BF16": 2,
+    "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1,
+    "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+    "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
+}  # fmt: skip
+
+# Tensors of routed experts (their bytes sit on the expert-parallel side of a layout).
+_EXPERT = re.compile(r"\.experts\.|\.experts_|\.block_sparse_moe\.experts")
+# Multi-token-prediction heads load only with speculative decoding (vLLM skips them otherwise).
+_MTP = re.compile(r"(^|\.)mtp\.|^model\.mtp")
+# A decoder layer of the language model (not of a vision or audio tower).
+_LM_LAYER = re.compile(r"^(?:model\.|language_model\.model\.|model\.language_model\.)layers\.(\d+)\.")
+
+
+class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
+    """Bytes of the weights a checkpoint loads: in all, of routed experts, and by stored dtype."""
+
+    total_bytes: int
+    expert_bytes: int
+    bytes_by_dtype: dict[str, int]
+    tensors: int
+    skipped_tensors: int
+    source: str
+
+
+def loaded_weights(
+    tensors: Iterable[tuple[str, str, int]], num_hidden_layers: int | None, source: str
+) -> LoadedWeights:
+    """From (name, safetensors dtype, elements) of every tensor. Layers past the language
+    model's num_hidden_layers (DeepSeek's appended MTP layer) and `mtp.` heads are skipped, as
+    vLLM does without speculative decoding; vision and audio towers are counted."""
+    total = expert = count = skipped = 0
+    by_dtype: dict[str, int] = {}
+    for name, dtype, numel in tensors:
+        size = SAFETENSORS_DTYPE_BYTES.get(dtype)
+        if size is None:
+            raise InvalidInput("model", f"tensor {name!r} has a dtype kvplan does not know: {dtype!r}")
+        layer = _LM_LAYER.match(name)
+        index = int(layer.group(1)) if layer is not None else -1
+        beyond = num_hidden_layers is not None and index >= num_hidden_layers
+        if _MTP.search(name) or beyond:
+            skipped += 1
+            continue
+        nbytes = numel * size
+        total += nbytes
+        count += 1
+        by_dtype[dtype] = by_dtype.get(dtype, 0) + nbytes
+        if _EXPERT.search(name):
+            expert += nbytes
+    return LoadedWeights(
+        total_bytes=total,
+        expert_bytes=expert,
+        bytes_by_dtype=dict(sorted(by_dtype.items())),
+        tensors=count,
+        skipped_tensors=skipped,
+        source=source,
+    )

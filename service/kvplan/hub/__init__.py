@@ -1,0 +1,21 @@
+"""Models named by their Hugging Face Hub id, read with huggingface_hub (the shell's I/O)."""
+
+from .client import Hub, HubModel, HubSettings, default_hub, reset_default_hub
+from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge
+from .refs import HubRef, looks_like_hub_id, parse_hub_ref
+
+__all__ = [
+    "GatedModel",
+    "Hub",
+    "HubError",
+    "HubModel",
+    "HubRef",
+    "HubSettings",
+    "HubUnavailable",
+    "ModelNotOnHub",
+    "ModelTooLarge",
+    "default_hub",
+    "looks_like_hub_id",
+    "parse_hub_ref",
+    "reset_default_hub",
+]
