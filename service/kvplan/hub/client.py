@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import msgspec
 from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_download, hf_hub_url
 from huggingface_hub.errors import (
@@ -193,7 +193,7 @@ class Hub:
             ) from None
         except (SafetensorsParsingError, NotASafetensorsRepoError) as e:
             raise ModelTooLarge(f"{ref.repo_id}'s safetensors headers cannot be read: {e}") from None
-        except (httpx.HTTPError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as e:
+        except (httpx2.HTTPError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as e:
             cached = self._load(ref)
             if cached is not None:
                 return cached
