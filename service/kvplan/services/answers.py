@@ -18,7 +18,7 @@ from kvplan.core.sweep import Sweep, sweep
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 
-from .scenarios import budget_input, fleet_input, per_token_args, resolve_model, simulation_input
+from .scenarios import budget_input, fleet_input, hub_ref_of, per_token_args, resolve_model, simulation_input
 
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
@@ -48,7 +48,7 @@ def per_token_answer(
     pt: PerToken = _timed(
         observe, lambda: per_token(model.geometry, dtype, skip, par, req.context_tokens, explain=explain)
     )
-    return pt, {"model": model.label, "engine": engine, "registry_version": registry.version}
+    return pt, {**model.labels(), "engine": engine, "registry_version": registry.version}
 
 
 def budget_answer(
@@ -61,13 +61,14 @@ def budget_answer(
         t0 = time.perf_counter()
         b = compute_budget(inp, explain)
         observe(time.perf_counter() - t0)
-    return b, {"model": model.label, "gpu": gpu, "registry_version": registry.version}
+    return b, {**model.labels(), "gpu": gpu, "registry_version": registry.version}
 
 
 def fleet_answer(registry: Registry, req: FleetRequest, observe: Observe = None) -> tuple[FleetPlan, Labels]:
     inp = fleet_input(registry, req)
     plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp))
-    label = req.model if isinstance(req.model, str) else inp.template.geometry.name
+    hub = isinstance(req.model, str) and hub_ref_of(registry, req.model) is not None
+    label = req.model if isinstance(req.model, str) and not hub else inp.template.geometry.name
     return plan, {"model": label, "registry_version": registry.version}
 
 
@@ -80,7 +81,7 @@ def sweep_answer(
 ) -> tuple[Sweep, Labels]:
     template, model, _ = budget_input(registry, req)
     series: Sweep = _timed(observe, lambda: sweep(template, vary, values))
-    return series, {"model": model.label, "registry_version": registry.version}
+    return series, {**model.labels(), "registry_version": registry.version}
 
 
 def simulate_answer(

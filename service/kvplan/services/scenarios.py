@@ -5,7 +5,7 @@ CLI both call this; neither builds core inputs itself."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -37,11 +37,23 @@ from kvplan.schemas import (
 class Resolved:
     """A model as the core needs it, plus the label answers carry."""
 
-    __slots__ = ("geometry", "label")
+    __slots__ = ("geometry", "hub", "label")
 
-    def __init__(self, geometry: Geometry, label: str) -> None:
+    def __init__(self, geometry: Geometry, label: str, hub: HubModel | None = None) -> None:
         self.geometry = geometry
         self.label = label
+        self.hub = hub
+
+    def labels(self) -> dict[str, Any]:
+        """What an answer says about its model: the label, and for a Hub model the commit it read
+        and whether that came from the cache because the Hub could not be asked."""
+        if self.hub is None:
+            return {"model": self.label}
+        h = self.hub
+        return {
+            "model": self.label,
+            "hub": {"repo_id": h.repo_id, "revision": h.revision, "sha": h.sha, "from_cache": h.from_cache},
+        }
 
 
 def hub_ref_of(registry: Registry, model: object) -> HubRef | None:
@@ -82,7 +94,7 @@ def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = 
             preset = registry.model(model)
             return Resolved(preset.geometry, preset.id)
         hm = (hub or default_hub()).resolve(ref)
-        return Resolved(hub_geometry(hm), hm.label)
+        return Resolved(hub_geometry(hm), hm.label, hm)
     given = (model.hf_config is not None) + (model.geometry is not None)
     if given != 1:
         raise InvalidInput("model", "give exactly one of hf_config or geometry (or a preset id string)")

@@ -13,11 +13,13 @@ from kvplan.core.geometry import from_hf_config
 from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
-from kvplan.presets import GpuPreset, ModelPreset
+from kvplan.core.weights import LoadedWeights
+from kvplan.presets import GpuPreset, ModelPreset, Registry
 from kvplan.schemas import GeometrySpec, Problem
-from kvplan.services.scenarios import spec_from_geometry
+from kvplan.services.scenarios import hub_ref_of, resolve_model, spec_from_geometry
 
 from ..http import answer, answer_format, decode_body, registry_of
+from ..hubfetch import prefetch
 from ..offload import run_heavy
 from ..openapi import ConfigBody, listing
 
@@ -58,6 +60,16 @@ class ModelDetail(msgspec.Struct):
     mha_equivalent_ratio: float
     valid_tensor_parallel_sizes: list[int]
     registry_version: str
+    # A Hub model: the commit read, and the checkpoint's weights as its safetensors headers say.
+    hub: HubInfo | None = None
+    loaded_weights: LoadedWeights | None = None
+
+
+class HubInfo(msgspec.Struct):
+    repo_id: str
+    revision: str
+    sha: str
+    from_cache: bool
 
 
 class ModelList(msgspec.Struct):
@@ -170,7 +182,10 @@ async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) ->
     """One model preset: its geometry (sendable inline), parameters and their sources.
     Accepts the preset id, its name or its Hugging Face repository."""
     reg = registry_of(request)
-    m = reg.model(model_id.lstrip("/"), field="model_id")
+    name = model_id.lstrip("/")
+    if hub_ref_of(reg, name) is not None:
+        return await _hub_model(reg, name)
+    m = reg.model(name, field="model_id")
     g = m.geometry
     pt = per_token(g)
     return ModelDetail(
@@ -187,6 +202,39 @@ async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) ->
         pt.mha_equivalent_ratio,
         valid_tensor_sizes(g, 64),
         reg.version,
+    )
+
+
+async def _hub_model(reg: Registry, name: str) -> ModelDetail:
+    """A model named by its Hub id: fetched off the event loop, read once per commit."""
+    await prefetch(reg, [name])
+    resolved = resolve_model(reg, name)
+    hm, g = resolved.hub, resolved.geometry
+    assert hm is not None
+    pt = per_token(g)
+    return ModelDetail(
+        hm.label,
+        hm.repo_id,
+        hm.repo_id,
+        [],
+        g.attention_kind,
+        g.layer_counts(),
+        spec_from_geometry(g),
+        ParamsInfo(
+            g.params_total,
+            g.params_active,
+            g.params_expert,
+            g.params_estimated,
+            "estimated from config.json" if g.params_estimated else "",
+        ),
+        f"config.json of {hm.repo_id} at commit {hm.sha} on the Hub"
+        + (" (from the cache: the Hub could not be asked)" if hm.from_cache else ""),
+        pt.bytes_per_token,
+        pt.mha_equivalent_ratio,
+        valid_tensor_sizes(g, 64),
+        reg.version,
+        HubInfo(hm.repo_id, hm.revision, hm.sha, hm.from_cache),
+        g.loaded_weights,
     )
 
 
