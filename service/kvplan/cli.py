@@ -47,6 +47,7 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     import msgspec
 
     from kvplan.core.errors import KvplanError
+    from kvplan.hub import HubError, HubUnavailable
     from kvplan.presets import load_registry
     from kvplan.render import budget_text, per_token_text
     from kvplan.schemas import BudgetRequest, PerTokenRequest
@@ -78,6 +79,9 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     except KvplanError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except HubError as e:
+        print(f"error: {e.field}: {e.reason}", file=sys.stderr)
+        return 2 if isinstance(e, HubUnavailable) else 1
     except msgspec.ValidationError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

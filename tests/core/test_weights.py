@@ -20,7 +20,7 @@ def test_stored_bytes_count_packed_and_scaled_tensors_as_stored():
         source="test",
     )
     assert w.total_bytes == 2_000 + 400 + 20 + 500
-    assert w.bytes_by_dtype == {"BF16": 2_020, "F8_E4M3": 500, "I32": 400}
+    assert dict(w.bytes_by_dtype) == {"BF16": 2_020, "F8_E4M3": 500, "I32": 400}
     assert (w.tensors, w.skipped_tensors, w.expert_bytes) == (4, 0, 0)
 
 

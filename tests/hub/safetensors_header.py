@@ -22,7 +22,7 @@ import math
 import struct
 from collections.abc import Mapping, Sequence
 
-# dtype -> size in bits (F4 and F6 are sub-byte; safetensors rejects shapes whose bit count is not whole bytes)
+# dtype -> size in bits (F4/F6 are sub-byte: safetensors rejects shapes that are not whole bytes)
 DTYPE_BITS: dict[str, int] = {
     "BOOL": 8,
     "F4": 4,

@@ -33,7 +33,7 @@ class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
 
     total_bytes: int
     expert_bytes: int
-    bytes_by_dtype: dict[str, int]
+    bytes_by_dtype: tuple[tuple[str, int], ...]  # (dtype, bytes), a tuple so geometries hash
     tensors: int
     skipped_tensors: int
     source: str
@@ -66,7 +66,7 @@ def loaded_weights(
     return LoadedWeights(
         total_bytes=total,
         expert_bytes=expert,
-        bytes_by_dtype=dict(sorted(by_dtype.items())),
+        bytes_by_dtype=tuple(sorted(by_dtype.items())),
         tensors=count,
         skipped_tensors=skipped,
         source=source,
