@@ -193,3 +193,12 @@ def test_every_endpoint_takes_a_hub_id(client, hub):
     detail = client.get(f"/v1/models/{model}").json()
     assert detail["hub"]["sha"] == QWEN3_8B_BASE.sha
     assert detail["loaded_weights"]["total_bytes"] == expected_total_bytes(QWEN3_8B_BASE)
+
+
+def test_the_readme_table_shows_the_served_checkpoints_weights(client, hub):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for repo in (QWEN3_8B_BASE, FP8_DYNAMIC, W4A16):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| {repo.repo_id} "))
+        loaded = budget(client, repo.repo_id).json()["weights_bytes"]
+        as_bf16 = budget(client, repo.repo_id, weight_dtype="bfloat16").json()["weights_bytes"]
+        assert f"| {loaded:,} B | {as_bf16:,} B |" in row, row
