@@ -219,3 +219,41 @@ def test_a_hybrid_model_lists_its_kv_groups_and_what_each_charges(page, server):
     assert any(g.startswith("3 × sliding attention · 24 layers") and "(the window)" in g for g in groups)
     assert any(g.startswith("1 × full attention · 8 layers") for g in groups)
     assert page.is_visible("#groups-row")
+
+
+@pytest.fixture(scope="module")
+def hub_server(tmp_path_factory):
+    """A server reading Hub models from a Hub-compatible server on loopback."""
+    from tests.hub.fakehub import serve_hub
+    from tests.hub.repos import ALL_REPOS
+    from tests.live import start_server
+
+    home = tmp_path_factory.mktemp("hf-home")
+    with serve_hub(ALL_REPOS) as hub:
+        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"),
+               "HF_TOKEN": "", "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "HF_HUB_OFFLINE": "0"}  # fmt: skip
+        s = start_server(env=env)
+        yield s
+        s.stop()
+
+
+def test_a_hub_id_typed_in_resolves_and_becomes_the_model(browser, hub_server):
+    from tests.hub.repos import QWEN3_8B_BASE
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    try:
+        open_page(page, hub_server)
+        page.fill("#hub-id", "Qwen/Qwen3-8B-Base")
+        page.press("#hub-id", "Enter")
+        page.wait_for_function("document.querySelector('#hub-status').textContent.includes('commit')")
+        assert f"commit {QWEN3_8B_BASE.sha[:12]}" in page.text_content("#hub-status")
+        settle(page)
+        assert page.input_value("#model") == "Qwen/Qwen3-8B-Base"
+        assert page.input_value("#L") == "36"
+        assert int(page.text_content("#out-concurrency").replace(",", "")) > 0
+        page.fill("#hub-id", "kvplan-test/does-not-exist")
+        page.press("#hub-id", "Enter")
+        page.wait_for_function("document.querySelector('#hub-status').textContent.includes('no model')")
+    finally:
+        ctx.close()

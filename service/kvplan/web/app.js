@@ -35,6 +35,8 @@ function readState() {
   return s;
 }
 function writeState(s) {
+  // A Hub id from a shared URL is not among the presets: give it its own option first.
+  if (s.model && ![...$("model").options].some((o) => o.value === s.model)) $("model").append(new Option(s.model, s.model));
   for (const k of FIELDS) if (s[k] !== undefined && s[k] !== null) $(k).value = String(s[k]);
   if (s.q) queryHeads = Number(s.q);
   $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value))));
@@ -309,6 +311,30 @@ async function loadBlockStory() {
   const r = await api("/v1/simulate", { method: "POST", body: JSON.stringify(body) });
   return r.snapshots;
 }
+// A Hub id keeps its slash: the server reads org/name[@revision] from the path.
+function modelPath(id) {
+  return id.split("/").map(encodeURIComponent).join("/");
+}
+// Type a Hugging Face id, see it resolve: its commit and the weights its checkpoint loads; it
+// then becomes the model every answer is asked for.
+async function resolveHubId() {
+  const id = $("hub-id").value.trim();
+  const status = $("hub-status");
+  if (!id) { status.textContent = ""; return; }
+  status.textContent = "resolving " + id + " …";
+  try {
+    const m = await api("/v1/models/" + modelPath(id));
+    const sha = m.hub ? m.hub.sha.slice(0, 12) : "preset";
+    const weights = m.loaded_weights ? " · weights " + fmtGiB(m.loaded_weights.total_bytes, 2) + " as stored" : "";
+    status.textContent = id + " → " + (m.hub ? "commit " + sha : "the preset " + m.id) + " · " + m.attention + weights;
+    let option = [...$("model").options].find((o) => o.value === id);
+    if (!option) { option = new Option(id + (m.hub ? " @ " + sha : ""), id); $("model").append(option); }
+    $("model").value = id;
+    $("model").dispatchEvent(new Event("input"));
+  } catch (e) {
+    status.textContent = id + ": " + e.message;
+  }
+}
 async function init() {
   const [models, gpuList, engines] = await Promise.all([api("/v1/models"), api("/v1/gpus"), api("/v1/engines")]);
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
@@ -339,10 +365,11 @@ async function init() {
     if (g) $("mem").value = String(+(g.memory_bytes / GiB).toFixed(4));
     schedule();
   });
+  $("hub-id").addEventListener("change", resolveHubId);
   $("model").addEventListener("input", async () => {
     const id = $("model").value;
     if (id) {
-      const m = await api("/v1/models/" + encodeURIComponent(id));
+      const m = await api("/v1/models/" + modelPath(id));
       const g = m.geometry;
       const mla = g.kv_lora_rank != null;
       writeState({ f: mla ? "1" : "2", L: g.num_layers, Hkv: mla ? 1 : Math.max(1, g.num_kv_heads / Number($("tp").value)),
