@@ -8,13 +8,16 @@ import asyncio
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from kvplan.hub import default_hub
+from kvplan.hub import HubUnavailable, default_hub
 from kvplan.presets import Registry
 from kvplan.services.scenarios import hub_ref_of
 
 from .settings import Settings
 
 _pool: ThreadPoolExecutor | None = None
+# The Hub calls one model takes (info, config HEAD and GET, safetensors index and headers): the
+# whole fetch may take this many per-call timeouts before the answer gives up with a 503.
+DEADLINE_CALLS = 4
 
 
 def _get_pool() -> ThreadPoolExecutor:
@@ -30,7 +33,15 @@ async def prefetch(registry: Registry, models: Iterable[object]) -> None:
     if not refs:
         return
     hub, loop = default_hub(), asyncio.get_running_loop()
-    await asyncio.gather(*(loop.run_in_executor(_get_pool(), hub.resolve, r) for r in refs))
+    fetches = asyncio.gather(*(loop.run_in_executor(_get_pool(), hub.resolve, r) for r in refs))
+    # One answer's wait is bounded as a whole: huggingface_hub bounds each call, but retries a
+    # timed-out download's HEAD with a longer timeout of its own.
+    deadline = hub.settings.timeout_seconds * DEADLINE_CALLS
+    try:
+        await asyncio.wait_for(asyncio.shield(fetches), timeout=deadline)
+    except TimeoutError:
+        names = ", ".join(sorted(r.repo_id for r in refs))
+        raise HubUnavailable(f"the Hub did not answer for {names} within {deadline:g} s") from None
 
 
 def cacheable(registry: Registry, model: object) -> bool:
