@@ -27,6 +27,7 @@ from .limits import (
 )
 from .mamba import MambaState, Mixer
 from .params import estimate_params
+from .quant import QuantScheme, quant_scheme
 from .weights import LoadedWeights
 
 
@@ -101,6 +102,10 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     params_estimated: bool = False
     # The checkpoint's own bytes (safetensors headers of a Hub repo), when known: vLLM loads them.
     loaded_weights: LoadedWeights | None = None
+    # Else, a quantized checkpoint's linear layers by its quantization_config, and the parameters
+    # it keeps in the model dtype (embeddings, LM head, norms).
+    quant: QuantScheme | None = None
+    params_unquantized: int | None = None
 
     @property
     def is_mla(self) -> bool:
@@ -623,12 +628,15 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom") -> Geometry:
     est = estimate_params(config)
     if est is None:
         return geo
+    scheme = quant_scheme(language_config(config))
     return replace(
         geo,
         params_total=est.total,
         params_active=est.active,
         params_expert=est.expert or None,
         params_estimated=True,
+        quant=scheme,
+        params_unquantized=est.unquantized if scheme is not None else None,
     )
 
 

@@ -34,6 +34,8 @@ class ParamCount(msgspec.Struct, frozen=True):
     total: int
     expert: int
     active: int
+    # Embeddings, the LM head and norms: what quantized checkpoints keep in the model dtype.
+    unquantized: int = 0
 
 
 class _PerLayerSizes(Exception):
@@ -188,4 +190,5 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
         raise InvalidConfig(
             "config", f"its sizes make {total:,} parameters, above the limit of {MAX_PARAMS:,} (MAX_PARAMS)"
         )
-    return ParamCount(total=total, expert=expert, active=total - expert + active_experts)
+    active = total - expert + active_experts
+    return ParamCount(total=total, expert=expert, active=active, unquantized=emb + norms)

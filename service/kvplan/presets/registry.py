@@ -138,12 +138,16 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
     except InvalidInput as e:
         raise PresetError(path, f"config.{e.field}", e.reason) from None
     if params.get("total") is not None:
+        # Published counts: the weights are those parameters × the weight dtype, as documented
+        # per preset (the quantization fallback is for configs without counts of their own).
         geo = replace(
             geo,
             params_total=params["total"],
             params_active=params.get("active"),
             params_expert=params.get("expert"),
             params_estimated=False,
+            quant=None,
+            params_unquantized=None,
         )
         params_source = str(params.get("source", ""))
     elif geo.params_total is not None:

@@ -43,6 +43,13 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
             return 0, 0, "not needed (KV memory given)"
         raise InvalidInput("weights_bytes", f"model {g.name!r} has no parameter count; give weights_bytes")
     dense_params = g.params_total - expert_params
+    if g.quant is not None and inp.weight_dtype is None and g.expert_weight_dtype is None:
+        q, kept = g.quant, g.params_unquantized or 0
+        kept_bytes = weight_bytes(kept, g.dtype)
+        quantized = -(-(g.params_total - kept) * q.num // q.den)
+        share = expert_params * quantized // max(1, g.params_total - kept)
+        how = f"{g.params_total - kept:,} params × {q.num}/{q.den} B ({q.name}) + {kept:,} × {g.dtype}"
+        return kept_bytes + quantized - share, share, how
     if inp.weight_dtype is not None:
         dt = normalize_weight_dtype(inp.weight_dtype)
         return (

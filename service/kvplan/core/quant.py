@@ -1,0 +1,86 @@
+"""Bytes per parameter of a quantized checkpoint's linear layers, read from its
+`quantization_config`, for when its tensors cannot be listed (no safetensors, or a config sent
+inline): the packed weights plus the scales and zero points each format stores
+(docs/vllm-rules.md §2.2). Embeddings, the LM head and norms keep the model dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from .errors import InvalidConfig
+
+SCALE_BYTES = 2  # bf16 / fp16 scales, as llm-compressor, AutoAWQ and GPTQ store them
+FP32_SCALE_BYTES = 4
+
+
+class QuantScheme(msgspec.Struct, frozen=True):
+    """Bytes a quantized linear parameter takes, as the exact fraction num / den."""
+
+    name: str
+    num: int
+    den: int
+
+
+def _bits(v: Any, field: str) -> int:
+    if v not in (2, 3, 4, 8):
+        raise InvalidConfig(field, f"must be 2, 3, 4 or 8 bits, got {v!r}")
+    return int(v)
+
+
+def _group(v: Any, field: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 1 << 20:
+        raise InvalidConfig(field, f"must be a positive group size, got {v!r}")
+    return v
+
+
+def _grouped(name: str, bits: int, group: int, zero_bits: int) -> QuantScheme:
+    """bits a weight, plus a 16-bit scale and a zero point of zero_bits a group."""
+    den = 8 * group
+    return QuantScheme(name, bits * group + 8 * SCALE_BYTES + zero_bits, den)
+
+
+def quant_scheme(config: Mapping[str, Any]) -> QuantScheme | None:
+    """The scheme of `quantization_config`, or None when it has none kvplan reads (then the
+    weights are parameters × the weight dtype, as before)."""
+    q = config.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return None
+    method = str(q.get("quant_method", "")).lower()
+    if method in ("awq", "gptq"):
+        bits = _bits(q.get("bits", 4), "quantization_config.bits")
+        group = _group(q.get("group_size", 128), "quantization_config.group_size")
+        # AWQ always and GPTQ asymmetric keep a packed zero point a group.
+        zero = bits if method == "awq" or not q.get("sym", True) else 0
+        return _grouped(f"{method} int{bits} g{group}", bits, group, zero)
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+            area = block[0] * block[1]  # one fp32 scale a block (DeepSeek-V3's 128 × 128)
+            return QuantScheme(f"fp8 block {block[0]}×{block[1]}", area + FP32_SCALE_BYTES, area)
+        return QuantScheme("fp8 per tensor", 1, 1)
+    if method == "compressed-tensors":
+        groups = q.get("config_groups")
+        if not isinstance(groups, Mapping) or not groups:
+            return None
+        first = next(iter(groups.values()))
+        w = first.get("weights") if isinstance(first, Mapping) else None
+        if not isinstance(w, Mapping):
+            return None
+        bits = _bits(w.get("num_bits"), "quantization_config.config_groups.weights.num_bits")
+        strategy = str(w.get("strategy", "tensor"))
+        kind = "fp" if w.get("type") == "float" else "int"
+        if strategy == "group":
+            group = _group(w.get("group_size"), "quantization_config.config_groups.weights.group_size")
+            zero = 0 if w.get("symmetric", True) else bits
+            return _grouped(f"compressed-tensors {kind}{bits} g{group}", bits, group, zero)
+        # Per channel or per tensor: one scale a row or a matrix, a negligible share.
+        return QuantScheme(f"compressed-tensors {kind}{bits} {strategy}", bits, 8)
+    if method == "bitsandbytes":
+        if q.get("load_in_4bit"):
+            return QuantScheme("bitsandbytes nf4", 4 * 64 + 8 * FP32_SCALE_BYTES, 8 * 64)  # absmax a 64
+        if q.get("load_in_8bit"):
+            return QuantScheme("bitsandbytes int8", 1, 1)
+    return None

@@ -1,0 +1,50 @@
+"""Weights from quantization_config when a checkpoint's tensors cannot be listed: the packed
+weights with their scales and zero points, embeddings and norms in the model dtype."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvplan.core.budget import BudgetInput, compute_budget
+from kvplan.core.geometry import from_hf_config
+from kvplan.core.profiles import get_profile
+from kvplan.core.quant import QuantScheme, quant_scheme
+from tests.hub.repos import AWQ, FP8_DYNAMIC, QWEN3_8B_BASE, W4A16, expected_total_bytes
+
+
+def weights_from_config(config: dict) -> int:
+    geo = from_hf_config(config)
+    return compute_budget(
+        BudgetInput(geometry=geo, profile=get_profile(None), kv_cache_memory_bytes=1 << 30)
+    ).weights_bytes
+
+
+@pytest.mark.parametrize("repo", [QWEN3_8B_BASE, FP8_DYNAMIC, W4A16, AWQ], ids=lambda r: r.repo_id)
+def test_the_config_alone_comes_within_a_tenth_of_a_percent_of_the_stored_bytes(repo):
+    """The served tensors are the checkpoints' real layouts; the estimate misses only per-row
+    scales and `weight_shape` tensors."""
+    estimate, stored = weights_from_config(repo.config), expected_total_bytes(repo)
+    assert abs(estimate - stored) / stored < 0.001, (estimate, stored)
+
+
+@pytest.mark.parametrize(
+    ("qc", "scheme"),
+    [
+        (
+            {"quant_method": "awq", "bits": 4, "group_size": 128},
+            QuantScheme("awq int4 g128", 4 * 128 + 16 + 4, 1024),
+        ),
+        (
+            {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True},
+            QuantScheme("gptq int4 g128", 528, 1024),
+        ),
+        (
+            {"quant_method": "fp8", "weight_block_size": [128, 128]},
+            QuantScheme("fp8 block 128×128", 16388, 16384),
+        ),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True}, QuantScheme("bitsandbytes nf4", 288, 512)),
+        ({"quant_method": "mxfp4"}, None),  # gpt-oss: the experts' own dtype (weight_dtype rules)
+    ],
+)
+def test_each_format_charges_its_scales_and_zero_points(qc, scheme):
+    assert quant_scheme({"quantization_config": qc}) == scheme
