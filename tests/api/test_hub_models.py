@@ -202,3 +202,25 @@ def test_the_readme_table_shows_the_served_checkpoints_weights(client, hub):
         loaded = budget(client, repo.repo_id).json()["weights_bytes"]
         as_bf16 = budget(client, repo.repo_id, weight_dtype="bfloat16").json()["weights_bytes"]
         assert f"| {loaded:,} B | {as_bf16:,} B |" in row, row
+
+
+@pytest.mark.parametrize("tp", [1, 8, 16])
+def test_a_gpu_holds_its_shard_plus_the_replicated_norms_and_kv_heads(client, hub, tp):
+    """Qwen3-8B has 8 KV heads: at TP 16 each K/V projection is split 8 ways, not 16 (vLLM's
+    QKVParallelLinear replicates heads); norms are whole on every rank."""
+    from kvplan.core.weights import SAFETENSORS_DTYPE_BYTES
+
+    norms = kv = total = 0
+    for name, (dtype, shape) in QWEN3_8B_BASE.tensors.items():
+        n = SAFETENSORS_DTYPE_BYTES[dtype]
+        for d in shape:
+            n *= d
+        total += n
+        if name.endswith("norm.weight"):
+            norms += n
+        elif ".k_proj." in name or ".v_proj." in name:
+            kv += n
+    expected = -(-(total - norms - kv) // tp) + norms + -(-kv // min(tp, 8))
+    body = budget(client, "Qwen/Qwen3-8B-Base", tensor_parallel_size=tp).json()
+    assert body["weights_bytes_per_gpu"] == expected
+    assert norms > 0 and kv > 0

@@ -28,11 +28,24 @@ _MTP = re.compile(r"(^|\.)mtp\.|^model\.mtp")
 _LM_LAYER = re.compile(r"^(?:model\.|language_model\.model\.|model\.language_model\.)layers\.(\d+)\.")
 
 
+# Tensors every tensor-parallel rank holds whole (vLLM builds them as ReplicatedLinear or norms):
+# norms, MoE routers, MLA's down-projections, and the biases of row-parallel layers.
+_REPLICATED = re.compile(
+    r"norm\.|norm$|layernorm|\.mlp\.gate\.(weight|bias)$|router\.|e_score_correction_bias|"
+    r"kv_a_proj_with_mqa\.|q_a_proj\.|(o_proj|down_proj|dense|out_proj)\.bias$"
+)
+# K and V projections: sharded by KV head, so TP beyond the KV heads replicates them.
+_KV_PROJ = re.compile(r"\.(k_proj|v_proj)\.")
+
+
 class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
-    """Bytes of the weights a checkpoint loads: in all, of routed experts, and by stored dtype."""
+    """Bytes of the weights a checkpoint loads: in all, of routed experts, and by stored dtype;
+    of them, what every TP rank holds whole and what K/V projections take."""
 
     total_bytes: int
     expert_bytes: int
+    replicated_bytes: int = 0
+    kv_proj_bytes: int = 0
     bytes_by_dtype: tuple[tuple[str, int], ...]  # (dtype, bytes), a tuple so geometries hash
     tensors: int
     skipped_tensors: int
@@ -45,7 +58,7 @@ def loaded_weights(
     """From (name, safetensors dtype, elements) of every tensor. Layers past the language
     model's num_hidden_layers (DeepSeek's appended MTP layer) and `mtp.` heads are skipped, as
     vLLM does without speculative decoding; vision and audio towers are counted."""
-    total = expert = count = skipped = 0
+    total = expert = count = skipped = replicated = kv_proj = 0
     by_dtype: dict[str, int] = {}
     for name, dtype, numel in tensors:
         size = SAFETENSORS_DTYPE_BYTES.get(dtype)
@@ -63,11 +76,28 @@ def loaded_weights(
         by_dtype[dtype] = by_dtype.get(dtype, 0) + nbytes
         if _EXPERT.search(name):
             expert += nbytes
+        if _REPLICATED.search(name):
+            replicated += nbytes
+        elif _KV_PROJ.search(name):
+            kv_proj += nbytes
     return LoadedWeights(
         total_bytes=total,
         expert_bytes=expert,
+        replicated_bytes=replicated,
+        kv_proj_bytes=kv_proj,
         bytes_by_dtype=tuple(sorted(by_dtype.items())),
         tensors=count,
         skipped_tensors=skipped,
         source=source,
     )
+
+
+def bytes_per_rank(w: LoadedWeights, tensor: int, pipeline: int, kv_heads: int) -> int:
+    """One GPU's share: sharded tensors split over TP, replicated ones whole on every rank, K/V
+    projections split over at most the KV heads (vllm/model_executor/layers/linear.py
+    QKVParallelLinear replicates heads when TP exceeds them); then an even split over pipeline
+    stages (where embeddings and the head sit is not modelled)."""
+    kv_shards = max(1, min(tensor, kv_heads))
+    sharded = w.total_bytes - w.replicated_bytes - w.kv_proj_bytes
+    rank = -(-sharded // tensor) + w.replicated_bytes + -(-w.kv_proj_bytes // kv_shards)
+    return -(-rank // pipeline)

@@ -20,7 +20,6 @@ from ..memo import register_clear
 from ..parallel import Parallel
 from ..pertoken import LayerBytes, layer_bytes
 from ..profiles import InflightRule
-from ..units import cdiv
 from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
@@ -30,7 +29,7 @@ from .kv_cache_utils import (
     get_num_blocks,
     may_override_num_blocks,
 )
-from .memory import available_kv_cache_memory, requested_memory, resolve_weights
+from .memory import available_kv_cache_memory, requested_memory, resolve_weights, weights_per_worker
 from .types import BudgetInput
 
 
@@ -139,7 +138,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 
     weights, weights_how = resolve_weights(inp)
-    weights_per_gpu = cdiv(weights, par.workers)
+    weights_per_gpu = weights_per_worker(inp, weights, par)
     requested = None
     if inp.kv_cache_memory_bytes is not None:
         available = inp.kv_cache_memory_bytes

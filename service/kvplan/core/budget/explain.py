@@ -62,7 +62,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         )
         led.add(
             "weights_bytes_per_gpu",
-            "ceil(weights_bytes / (TP × PP))",
+            "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
+            if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
+            else "ceil(weights_bytes / (TP × PP))",
             b.weights_bytes_per_gpu,
             "B",
             "weights are split over the TP × PP workers",

@@ -8,7 +8,9 @@ import math
 from ..dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..limits import MAX_BYTES
+from ..parallel import Parallel
 from ..validate import non_negative_int
+from ..weights import bytes_per_rank
 from .types import BudgetInput
 
 SRC_REQUESTED = "vllm/v1/worker/utils.py (requested_memory = ceil(total × util))"
@@ -63,6 +65,15 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
     if expert_dt != dense_dt and expert_params:
         how = f"{expert_params:,} expert params × {expert_dt} + {dense_params:,} × {dense_dt}"
     return weight_bytes(dense_params, dense_dt), weight_bytes(expert_params, expert_dt), how
+
+
+def weights_per_worker(inp: BudgetInput, weights: int, par: Parallel) -> int:
+    """One GPU's weights: a checkpoint's tensors as vLLM shards them when they are known and the
+    request did not set the weights; else an even split over TP × PP."""
+    g = inp.geometry
+    if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None:
+        return bytes_per_rank(g.loaded_weights, par.tensor, par.pipeline, g.num_kv_heads)
+    return -(-weights // par.workers)
 
 
 def resolve_weights(inp: BudgetInput) -> tuple[int, str]:
