@@ -190,6 +190,9 @@ def test_every_endpoint_takes_a_hub_id(client, hub):
     assert fleet.status_code == 200, fleet.text
     sweep = client.get(f"/v1/sweep?model={model}&gpu=h100-sxm-80gb&vary=context_tokens&values=4096,8192")
     assert sweep.status_code == 200, sweep.text
+    one = {"requests": [{"prompt_tokens": 100, "output_tokens": 10}]}
+    sim = client.post("/v1/simulate", json={"model": model, **H100, "workload": one})
+    assert sim.status_code == 200, sim.text
     detail = client.get(f"/v1/models/{model}").json()
     assert detail["hub"]["sha"] == QWEN3_8B_BASE.sha
     assert detail["loaded_weights"]["total_bytes"] == expected_total_bytes(QWEN3_8B_BASE)
@@ -224,3 +227,19 @@ def test_a_gpu_holds_its_shard_plus_the_replicated_norms_and_kv_heads(client, hu
     body = budget(client, "Qwen/Qwen3-8B-Base", tensor_parallel_size=tp).json()
     assert body["weights_bytes_per_gpu"] == expected
     assert norms > 0 and kv > 0
+
+
+def test_the_cli_takes_a_hub_id(fake_hub, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_ENDPOINT": fake_hub.url, "HF_HOME": str(tmp_path),
+           "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_TOKEN": "", "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+           "HF_HUB_OFFLINE": "0"}  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "kvplan", "budget", "model=Qwen/Qwen3-8B-Base", "gpu=h100-sxm-80gb"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert f"Qwen/Qwen3-8B-Base@{QWEN3_8B_BASE.sha}" in run.stdout
