@@ -243,3 +243,9 @@ def test_the_cli_takes_a_hub_id(fake_hub, tmp_path):
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert f"Qwen/Qwen3-8B-Base@{QWEN3_8B_BASE.sha}" in run.stdout
+
+
+def test_resolve_takes_a_hub_id_as_a_json_string(client, hub):
+    body = client.post("/v1/models/resolve", json="Qwen/Qwen3-8B-Base").json()
+    assert body["layer_counts"] == {"full_attention": 36}
+    assert client.post("/v1/models/resolve", json="not an id").status_code == 400

@@ -18,6 +18,7 @@ from kvplan.presets import GpuPreset, ModelPreset, Registry
 from kvplan.schemas import GeometrySpec, Problem
 from kvplan.services.scenarios import hub_ref_of, resolve_model, spec_from_geometry
 
+from ..errors import ApiError
 from ..http import answer, answer_format, decode_body, registry_of
 from ..hubfetch import prefetch
 from ..offload import run_heavy
@@ -289,9 +290,19 @@ async def list_engines() -> EngineList:
     },
 )
 async def resolve_config(request: Request[Any, Any, Any]) -> Resolution:
-    """A Hugging Face config.json in; the geometry kvplan derives from it out. Reading a config
-    (up to thousands of layers) runs in the heavy pool, off the event loop."""
-    config = await decode_body(request, dict[str, Any])
+    """A Hugging Face config.json in (or a Hub id as a JSON string, `"org/name@rev"`); the
+    geometry kvplan derives from it out. Reading a config (up to thousands of layers) runs in the
+    heavy pool, off the event loop; a Hub id is fetched first, in the Hub pool."""
+    config = await decode_body(request, dict[str, Any] | str)
+    if isinstance(config, str):
+        reg = registry_of(request)
+        if hub_ref_of(reg, config) is None:
+            detail = "a JSON string must be a Hub id (org/name[@revision]); presets: GET /v1/models/{id}"
+            raise ApiError(400, detail, field="model")
+        await prefetch(reg, [config])
+        model = resolve_model(reg, config).hub
+        assert model is not None
+        config = model.config
     return await run_heavy(request, "resolve", lambda _stop: _resolution(config))
 
 
