@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# Tests never need the network: a Hub id reaches no Hub unless a test points the service at the
+# loopback one (tests/hub/fakehub.py), which turns offline mode off for itself.
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
 from kvplan.core.profiles import get_profile
