@@ -4,15 +4,13 @@ weights, the commit, and every way the Hub can fail."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kvplan.hub import reset_default_hub
-from tests.hub.fakehub import TOKEN, FakeHub, isolate_hf_client, serve_hub
+from tests.hub.fakehub import TOKEN
 from tests.hub.repos import (
-    ALL_REPOS,
     AWQ,
     FP8_DYNAMIC,
     GATED,
@@ -28,25 +26,6 @@ from tests.hub.repos import (
 )
 
 H100 = {"gpu": "h100-sxm-80gb"}
-
-
-@pytest.fixture(scope="module")
-def fake_hub() -> Iterator[FakeHub]:
-    with serve_hub(ALL_REPOS) as hub:
-        yield hub
-
-
-@pytest.fixture
-def hub(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
-    """The service's Hub client pointed at the loopback Hub, with an empty cache."""
-    isolate_hf_client(monkeypatch, tmp_path / "hub", endpoint=fake_hub.url)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT_SECONDS", "1")
-    reset_default_hub()
-    fake_hub.reset()
-    yield fake_hub
-    reset_default_hub()
 
 
 def budget(client, model: str, **kw):  # type: ignore[no-untyped-def]

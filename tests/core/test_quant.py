@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
+from kvplan.core.errors import InvalidConfig
 from kvplan.core.geometry import from_hf_config
 from kvplan.core.profiles import get_profile
 from kvplan.core.quant import QuantScheme, quant_scheme
@@ -35,9 +36,36 @@ def test_the_config_alone_comes_within_a_tenth_of_a_percent_of_the_stored_bytes(
             QuantScheme("awq int4 g128", 4 * 128 + 16 + 4, 1024),
         ),
         (
+            # qzeros are stored even for a symmetric GPTQ checkpoint
             {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True},
-            QuantScheme("gptq int4 g128", 528, 1024),
+            QuantScheme("gptq int4 g128", 532, 1024),
         ),
+        (
+            {"quant_method": "gptq", "bits": 4, "group_size": -1, "desc_act": False},
+            QuantScheme("gptq int4 per channel", 4, 8),
+        ),
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {
+                    "group_0": {
+                        "weights": {
+                            "num_bits": 4,
+                            "type": "float",
+                            "strategy": "tensor_group",
+                            "group_size": 16,
+                            "symmetric": True,
+                        }
+                    }
+                },
+            },
+            QuantScheme("compressed-tensors fp4 tensor_group 16", 4 * 16 + 8, 128),  # NVFP4: fp8 scale a 16
+        ),
+        (
+            {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16},
+            QuantScheme("modelopt nvfp4 g16", 72, 128),
+        ),
+        ({"quant_method": "modelopt", "quant_algo": "FP8"}, QuantScheme("modelopt fp8", 1, 1)),
         (
             {"quant_method": "fp8", "weight_block_size": [128, 128]},
             QuantScheme("fp8 block 128×128", 16388, 16384),
@@ -48,3 +76,9 @@ def test_the_config_alone_comes_within_a_tenth_of_a_percent_of_the_stored_bytes(
 )
 def test_each_format_charges_its_scales_and_zero_points(qc, scheme):
     assert quant_scheme({"quantization_config": qc}) == scheme
+
+
+@pytest.mark.parametrize("group", [0, -2, 1.5, True])
+def test_a_group_size_that_is_not_a_size_or_per_channel_is_refused(group):
+    with pytest.raises(InvalidConfig, match="group size"):
+        quant_scheme({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": group}})

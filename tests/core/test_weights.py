@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.weights import loaded_weights
+from kvplan.core.weights import bytes_per_rank, loaded_weights
 
 
 def test_stored_bytes_count_packed_and_scaled_tensors_as_stored():
@@ -57,3 +57,35 @@ def test_an_unknown_dtype_is_a_400_naming_the_model():
     with pytest.raises(InvalidInput) as e:
         loaded_weights([("x", "F4_E2M1X", 1)], None, "test")
     assert e.value.field == "model"
+
+
+def one_layer(*tensors: tuple[str, int]):  # type: ignore[no-untyped-def]
+    return loaded_weights([(f"model.layers.0.{n}", "BF16", k) for n, k in tensors], 1, "test")
+
+
+@pytest.mark.parametrize(
+    "router",
+    ["block_sparse_moe.gate.weight", "mlp.gate.weight", "mlp.shared_expert_gate.weight", "mlp.router.weight"],
+)
+def test_moe_routers_and_shared_expert_gates_are_whole_on_every_rank(router):
+    w = one_layer((router, 800), ("mlp.experts.0.up_proj.weight", 8_000))
+    assert w.replicated_bytes == 1_600
+    assert bytes_per_rank(w, 8, 1, 32, 8) == 1_600 + 16_000 // 8
+
+
+def test_mamba2_gated_norm_is_sharded_with_its_heads_but_layer_norms_are_not():
+    w = one_layer(
+        ("mixer.norm.weight", 800), ("input_layernorm.weight", 100), ("mixer.in_proj.weight", 8_000)
+    )
+    assert w.replicated_bytes == 200
+    assert bytes_per_rank(w, 4, 1, 32, 8) == 200 + (1_600 + 16_000) // 4
+
+
+def test_a_fused_qkv_tensor_replicates_its_kv_rows_past_the_kv_heads():
+    """Phi-3-style qkv_proj with 32 query and 8 KV heads: K and V are 16 of its 48 head rows.
+    At TP 16 they split 8 ways (vLLM's QKVParallelLinear), the Q rows 16 ways."""
+    w = one_layer(("self_attn.qkv_proj.weight", 48_000))  # 96,000 B
+    assert w.qkv_fused_bytes == 96_000
+    kv = 96_000 * 16 // 48
+    assert bytes_per_rank(w, 16, 1, 32, 8) == (96_000 - kv) // 16 + kv // 8
+    assert bytes_per_rank(w, 8, 1, 32, 8) == 96_000 // 8

@@ -256,6 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._authorized = auth == f"Bearer {TOKEN}"
         self._token_sent = bool(auth)
         self._status = 0
+        self._recorded = False
+        self._request = (method, repo_id, key, revision)
         try:
             repo = hub.repo(repo_id) if repo_id else None
             if repo is not None and repo.slow:
@@ -264,24 +266,33 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
-            hub._record(
-                RequestRecord(
-                    method=method,
-                    path=self.path,
-                    repo_id=repo_id,
-                    key=key,
-                    revision=revision,
-                    range=self.headers.get("Range"),
-                    authorized=self._authorized,
-                    status=self._status,
-                    time=time.monotonic(),
-                )
+            self._record()
+
+    def _record(self) -> None:
+        """Once a request, before its answer is sent: a client that has its answer sees it counted."""
+        if self._recorded:
+            return
+        self._recorded = True
+        method, repo_id, key, revision = self._request
+        self.server.hub._record(
+            RequestRecord(
+                method=method,
+                path=self.path,
+                repo_id=repo_id,
+                key=key,
+                revision=revision,
+                range=self.headers.get("Range"),
+                authorized=self._authorized,
+                status=self._status,
+                time=time.monotonic(),
             )
+        )
 
     def _send(
         self, method: str, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None
     ) -> None:
         self._status = status
+        self._record()
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -407,6 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
             status = 206
             headers["Content-Range"] = f"bytes {start}-{end - 1}/{vfile.size}"
         self._status = status
+        self._record()
         self.send_response(status)
         for k, v in headers.items():
             self.send_header(k, v)

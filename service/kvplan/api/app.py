@@ -13,6 +13,7 @@ from litestar.response import File
 from litestar.static_files import create_static_files_router
 
 from kvplan import __version__
+from kvplan.hub import cache_only
 from kvplan.presets import Registry, load_registry
 
 from . import logs, metrics
@@ -67,6 +68,12 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 
+async def _answers_never_fetch(_request: Any) -> None:
+    """An answer's own work finds Hub models in the cache: routes fetch them first (hubfetch.py),
+    in the Hub pool, so nothing else can wait on the network."""
+    cache_only()
+
+
 @get("/", include_in_schema=False, sync_to_thread=False)
 def planner_page() -> File:
     """The planner page (static: every figure on it comes from this API)."""
@@ -106,6 +113,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         on_startup=[_load_presets(settings, registry)],
+        before_request=_answers_never_fetch,
         request_max_body_size=settings.max_body_bytes,
         state=State({"settings": settings}),
         debug=False,

@@ -5,7 +5,7 @@ core UnknownPreset (a model or GPU id)              → 404, with close matches
 core UnknownName (a dtype or engine profile)         → 400, with the valid names
 msgspec DecodeError / ValidationError                → 400, naming the JSON path
 too deeply nested JSON (RecursionError)              → 400
-Hub models: ModelNotOnHub → 404, GatedModel → 403, ModelTooLarge → 422,
+Hub models: ModelNotOnHub → 404, GatedModel → 403, ModelTooLarge and ModelUnreadable → 422,
     HubUnavailable (timeout, unreachable, offline and not cached) → 503 with Retry-After
 Litestar's own: 404 no route, 405 method, 413 body over the limit
 anything else                                        → 500, logged with its trace, counted
@@ -24,7 +24,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
 from kvplan.core.limits import MAX_DETAIL_CHARS
-from kvplan.hub import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge
+from kvplan.hub import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge, ModelUnreadable
 from kvplan.schemas import Problem
 
 from . import metrics
@@ -72,6 +72,7 @@ _HUB_STATUS: dict[type[HubError], tuple[int, str]] = {
     ModelNotOnHub: (404, "Model not on the Hub"),
     GatedModel: (403, "Gated model"),
     ModelTooLarge: (422, "Model too large to read"),
+    ModelUnreadable: (422, "Model not readable"),
     HubUnavailable: (503, "Hub unavailable"),
 }
 

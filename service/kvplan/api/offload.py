@@ -6,6 +6,7 @@ client hangs up; a full queue answers 503 with Retry-After at once instead of pi
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -69,7 +70,8 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
         return stop.is_set() or time.monotonic() > deadline
 
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(pool.executor, work, should_stop)
+    # In the request's context: the work sees what the request set (Hub lookups cache-only).
+    future = loop.run_in_executor(pool.executor, contextvars.copy_context().run, work, should_stop)
     watcher = asyncio.ensure_future(_client_gone(request))
     try:
         await asyncio.wait(

@@ -76,6 +76,9 @@ class Settings:
     throughput under concurrent batches; scale with workers (processes) instead."""
     hub_threads: int = field(default_factory=lambda: _int("KVPLAN_HUB_THREADS", 4))
     """Threads per worker fetching Hub models: they wait on the network, not the CPU."""
+    hub_queue: int = field(default_factory=lambda: _int("KVPLAN_HUB_QUEUE", 32))
+    """Distinct Hub models a worker fetches at once (one fetch each, however many requests wait
+    for it); past that a request for another model answers 503 at once."""
     heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 64))
     """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
     heavy_deadline_seconds: float = field(

@@ -621,14 +621,15 @@ def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def from_hf_config(config: Mapping[str, Any], name: str = "custom") -> Geometry:
+def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization: bool = True) -> Geometry:
     """Derive the geometry from a Hugging Face config.json (multi-modal: from `text_config`),
-    with parameter counts estimated from the architecture."""
+    with parameter counts estimated from the architecture. `quantization=False` when the
+    weights are known otherwise (the checkpoint's tensors): its quantization_config is not read."""
     geo = _geometry_from_config(config, name)
     est = estimate_params(config)
     if est is None:
         return geo
-    scheme = quant_scheme(language_config(config))
+    scheme = quant_scheme(language_config(config)) if quantization else None
     return replace(
         geo,
         params_total=est.total,

@@ -30,16 +30,21 @@ def _bits(v: Any, field: str) -> int:
     return int(v)
 
 
+PER_CHANNEL = -1  # GPTQ's and AWQ's group_size for one scale a row
+
+
 def _group(v: Any, field: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 1 << 20:
-        raise InvalidConfig(field, f"must be a positive group size, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or v == 0 or v < PER_CHANNEL or v > 1 << 20:
+        raise InvalidConfig(field, f"must be a positive group size (or -1, per channel), got {v!r}")
     return v
 
 
-def _grouped(name: str, bits: int, group: int, zero_bits: int) -> QuantScheme:
-    """bits a weight, plus a 16-bit scale and a zero point of zero_bits a group."""
-    den = 8 * group
-    return QuantScheme(name, bits * group + 8 * SCALE_BYTES + zero_bits, den)
+def _grouped(name: str, bits: int, group: int, zero_bits: int, scale_bytes: int = SCALE_BYTES) -> QuantScheme:
+    """bits a weight, plus a scale of scale_bytes and a zero point of zero_bits a group. Per
+    channel, one scale a row of thousands: a negligible share."""
+    if group == PER_CHANNEL:
+        return QuantScheme(f"{name.rsplit(' ', 1)[0]} per channel", bits, 8)
+    return QuantScheme(name, bits * group + 8 * scale_bytes + zero_bits, 8 * group)
 
 
 def quant_scheme(config: Mapping[str, Any]) -> QuantScheme | None:
@@ -52,9 +57,8 @@ def quant_scheme(config: Mapping[str, Any]) -> QuantScheme | None:
     if method in ("awq", "gptq"):
         bits = _bits(q.get("bits", 4), "quantization_config.bits")
         group = _group(q.get("group_size", 128), "quantization_config.group_size")
-        # AWQ always and GPTQ asymmetric keep a packed zero point a group.
-        zero = bits if method == "awq" or not q.get("sym", True) else 0
-        return _grouped(f"{method} int{bits} g{group}", bits, group, zero)
+        # Both keep a packed zero point a group (qzeros): GPTQ stores it even when symmetric.
+        return _grouped(f"{method} int{bits} g{group}", bits, group, bits)
     if method == "fp8":
         block = q.get("weight_block_size")
         if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
@@ -72,12 +76,22 @@ def quant_scheme(config: Mapping[str, Any]) -> QuantScheme | None:
         bits = _bits(w.get("num_bits"), "quantization_config.config_groups.weights.num_bits")
         strategy = str(w.get("strategy", "tensor"))
         kind = "fp" if w.get("type") == "float" else "int"
-        if strategy == "group":
+        if strategy in ("group", "tensor_group"):
             group = _group(w.get("group_size"), "quantization_config.config_groups.weights.group_size")
             zero = 0 if w.get("symmetric", True) else bits
-            return _grouped(f"compressed-tensors {kind}{bits} g{group}", bits, group, zero)
+            # tensor_group (NVFP4): an fp8 scale a group under one fp32 scale a tensor.
+            scale = 1 if strategy == "tensor_group" else SCALE_BYTES
+            return _grouped(f"compressed-tensors {kind}{bits} {strategy} {group}", bits, group, zero, scale)
         # Per channel or per tensor: one scale a row or a matrix, a negligible share.
         return QuantScheme(f"compressed-tensors {kind}{bits} {strategy}", bits, 8)
+    if method == "modelopt":  # NVIDIA ModelOpt checkpoints (hf_quant_config folded into config.json)
+        algo = str(q.get("quant_algo", "")).upper()
+        if algo == "FP8":
+            return QuantScheme("modelopt fp8", 1, 1)
+        if algo == "NVFP4":
+            group = _group(q.get("group_size", 16), "quantization_config.group_size")
+            return _grouped(f"modelopt nvfp4 g{group}", 4, group, 0, 1)
+        return None
     if method == "bitsandbytes":
         if q.get("load_in_4bit"):
             return QuantScheme("bitsandbytes nf4", 4 * 64 + 8 * FP32_SCALE_BYTES, 8 * 64)  # absmax a 64

@@ -29,13 +29,18 @@ _LM_LAYER = re.compile(r"^(?:model\.|language_model\.model\.|model\.language_mod
 
 
 # Tensors every tensor-parallel rank holds whole (vLLM builds them as ReplicatedLinear or norms):
-# norms, MoE routers, MLA's down-projections, and the biases of row-parallel layers.
+# norms, MoE routers and shared-expert gates, MLA's down-projections, and the biases of
+# row-parallel layers. Mamba2's gated norm is the exception: it is sharded with its heads
+# (vllm/model_executor/layers/mamba/mamba_mixer2.py Mixer2RMSNormGated).
 _REPLICATED = re.compile(
-    r"norm\.|norm$|layernorm|\.mlp\.gate\.(weight|bias)$|router\.|e_score_correction_bias|"
+    r"(?<!mixer\.)norm\.|norm$|layernorm|\.(mlp|block_sparse_moe)\.gate\.(weight|bias)$|router\.|"
+    r"shared_expert_gate\.|e_score_correction_bias|"
     r"kv_a_proj_with_mqa\.|q_a_proj\.|(o_proj|down_proj|dense|out_proj)\.bias$"
 )
 # K and V projections: sharded by KV head, so TP beyond the KV heads replicates them.
 _KV_PROJ = re.compile(r"\.(k_proj|v_proj)\.")
+# Q, K and V in one tensor (Phi-3, Falcon, GPT-NeoX): its K/V rows behave as above.
+_QKV_FUSED = re.compile(r"\.(qkv_proj|query_key_value)\.")
 
 
 class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,6 +51,7 @@ class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
     expert_bytes: int
     replicated_bytes: int = 0
     kv_proj_bytes: int = 0
+    qkv_fused_bytes: int = 0
     bytes_by_dtype: tuple[tuple[str, int], ...]  # (dtype, bytes), a tuple so geometries hash
     tensors: int
     skipped_tensors: int
@@ -58,7 +64,7 @@ def loaded_weights(
     """From (name, safetensors dtype, elements) of every tensor. Layers past the language
     model's num_hidden_layers (DeepSeek's appended MTP layer) and `mtp.` heads are skipped, as
     vLLM does without speculative decoding; vision and audio towers are counted."""
-    total = expert = count = skipped = replicated = kv_proj = 0
+    total = expert = count = skipped = replicated = kv_proj = qkv = 0
     by_dtype: dict[str, int] = {}
     for name, dtype, numel in tensors:
         size = SAFETENSORS_DTYPE_BYTES.get(dtype)
@@ -80,11 +86,14 @@ def loaded_weights(
             replicated += nbytes
         elif _KV_PROJ.search(name):
             kv_proj += nbytes
+        elif _QKV_FUSED.search(name):
+            qkv += nbytes
     return LoadedWeights(
         total_bytes=total,
         expert_bytes=expert,
         replicated_bytes=replicated,
         kv_proj_bytes=kv_proj,
+        qkv_fused_bytes=qkv,
         bytes_by_dtype=tuple(sorted(by_dtype.items())),
         tensors=count,
         skipped_tensors=skipped,
@@ -92,12 +101,15 @@ def loaded_weights(
     )
 
 
-def bytes_per_rank(w: LoadedWeights, tensor: int, pipeline: int, kv_heads: int) -> int:
+def bytes_per_rank(w: LoadedWeights, tensor: int, pipeline: int, q_heads: int, kv_heads: int) -> int:
     """One GPU's share: sharded tensors split over TP, replicated ones whole on every rank, K/V
     projections split over at most the KV heads (vllm/model_executor/layers/linear.py
-    QKVParallelLinear replicates heads when TP exceeds them); then an even split over pipeline
-    stages (where embeddings and the head sit is not modelled)."""
+    QKVParallelLinear replicates heads when TP exceeds them; a fused QKV tensor's K/V rows are
+    2·kv of its q + 2·kv heads); then an even split over pipeline stages (where embeddings and the
+    head sit is not modelled)."""
     kv_shards = max(1, min(tensor, kv_heads))
-    sharded = w.total_bytes - w.replicated_bytes - w.kv_proj_bytes
-    rank = -(-sharded // tensor) + w.replicated_bytes + -(-w.kv_proj_bytes // kv_shards)
+    fused_kv = w.qkv_fused_bytes * 2 * kv_heads // max(1, q_heads + 2 * kv_heads)
+    kv = w.kv_proj_bytes + fused_kv
+    sharded = w.total_bytes - w.replicated_bytes - kv
+    rank = -(-sharded // tensor) + w.replicated_bytes + -(-kv // kv_shards)
     return -(-rank // pipeline)

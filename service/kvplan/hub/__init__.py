@@ -1,7 +1,7 @@
 """Models named by their Hugging Face Hub id, read with huggingface_hub (the shell's I/O)."""
 
-from .client import Hub, HubModel, HubSettings, default_hub, reset_default_hub
-from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge
+from .client import Hub, HubModel, HubSettings, cache_only, default_hub, reset_default_hub
+from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge, ModelUnreadable
 from .refs import HubRef, looks_like_hub_id, parse_hub_ref
 
 __all__ = [
@@ -14,6 +14,8 @@ __all__ = [
     "HubUnavailable",
     "ModelNotOnHub",
     "ModelTooLarge",
+    "ModelUnreadable",
+    "cache_only",
     "default_hub",
     "looks_like_hub_id",
     "parse_hub_ref",

@@ -5,11 +5,13 @@ such as `main`, expire). Concurrent requests for one repo and revision fetch onc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
 import time
 from concurrent.futures import Future
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from huggingface_hub.errors import (
     HfHubHTTPError,
     NotASafetensorsRepoError,
     OfflineModeIsEnabled,
+    RemoteEntryNotFoundError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
     SafetensorsParsingError,
@@ -29,8 +32,18 @@ from huggingface_hub.errors import (
 from kvplan.core.geometry import language_config
 from kvplan.core.weights import LoadedWeights, loaded_weights
 
-from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge
+from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge, ModelUnreadable
 from .refs import HubRef
+
+# Whether a lookup that misses the caches may ask the Hub. The HTTP service turns it off for the
+# work of an answer (on the event loop or the heavy pool): it fetches first, in a pool of its own,
+# so a model that was not fetched is a 503, never a network wait where none is allowed.
+_may_fetch: ContextVar[bool] = ContextVar("kvplan_hub_may_fetch", default=True)
+
+
+def cache_only() -> None:
+    """From here on, in this context, Hub lookups answer from the caches or not at all."""
+    _may_fetch.set(False)
 
 
 class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,6 +56,9 @@ class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_tensors: int
     cache_bytes: int
     ttl_seconds: float
+    # How long a failure (unknown repo, gated, unreachable) and an answer served from the disk
+    # cache because the Hub could not be asked are kept before the Hub is asked again.
+    retry_seconds: float
 
     @classmethod
     def from_env(cls) -> HubSettings:
@@ -57,6 +73,7 @@ class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
             max_tensors=int(os.environ.get("KVPLAN_HUB_MAX_TENSORS", "200000")),
             cache_bytes=int(os.environ.get("KVPLAN_HUB_CACHE_BYTES", str(16 << 20))),
             ttl_seconds=float(os.environ.get("KVPLAN_HUB_TTL_SECONDS", "600")),
+            retry_seconds=float(os.environ.get("KVPLAN_HUB_RETRY_SECONDS", "30")),
         )
 
 
@@ -82,17 +99,24 @@ class Hub:
         self.api = HfApi(endpoint=settings.endpoint, token=settings.token or False)
         self._lock = threading.Lock()
         self._inflight: dict[tuple[str, str], Future[HubModel]] = {}
-        self._memory: dict[tuple[str, str], tuple[float, int, HubModel]] = {}
+        self._memory: dict[tuple[str, str], tuple[float, int, HubModel | HubError]] = {}
         self._memory_bytes = 0
         self.fetches = 0  # Hub round trips started (for tests and metrics)
 
     # -- the one entry point ---------------------------------------------------------------------
     def resolve(self, ref: HubRef) -> HubModel:
+        """The model at `ref`: from memory, else fetched once however many threads ask (unless
+        this context is cache-only)."""
         key = (ref.repo_id, ref.revision)
+        may_fetch = _may_fetch.get()
         with self._lock:
-            hit = self._fresh(key)
+            # Without the network, an entry past its expiry still answers: the route refreshed
+            # it a moment ago (hubfetch.prefetch), and it is the latest known.
+            hit = self._fresh(key, stale_ok=not may_fetch)
             if hit is not None:
                 return hit
+            if not may_fetch:
+                raise HubUnavailable(f"{ref.repo_id}@{ref.revision} was not fetched before the answer")
             future = self._inflight.get(key)
             owner = future is None
             if owner:
@@ -106,33 +130,44 @@ class Hub:
             future.set_exception(e)
             with self._lock:
                 del self._inflight[key]
+                if isinstance(e, HubError):
+                    self._remember(key, e, self.settings.retry_seconds)
             raise
         future.set_result(model)
         with self._lock:
             del self._inflight[key]
-            self._remember(key, model, pinned=ref.pinned)
+            if model.from_cache:  # asked again once the Hub may be back
+                ttl = self.settings.retry_seconds
+            else:
+                ttl = float("inf") if ref.pinned else self.settings.ttl_seconds
+            self._remember(key, model, ttl)
         return model
 
-    # -- in-process cache -------------------------------------------------------------------------
-    def _fresh(self, key: tuple[str, str]) -> HubModel | None:
+    def cached(self, ref: HubRef, stale_ok: bool = False) -> HubModel | None:
+        """The model at `ref` if memory holds it (a remembered failure is raised), without waiting;
+        with `stale_ok`, also past its expiry (the latest known)."""
+        with self._lock:
+            return self._fresh((ref.repo_id, ref.revision), stale_ok)
+
+    # -- in-process cache (answers and, briefly, failures) -----------------------------------------
+    def _fresh(self, key: tuple[str, str], stale_ok: bool = False) -> HubModel | None:
         entry = self._memory.get(key)
         if entry is None:
             return None
-        expires, _, model = entry
-        if time.monotonic() > expires:
+        expires, _, value = entry
+        if not stale_ok and time.monotonic() > expires:
             self._forget(key)
             return None
-        return model
+        if isinstance(value, HubError):
+            raise type(value)(value.reason)
+        return value
 
-    def _remember(self, key: tuple[str, str], model: HubModel, pinned: bool) -> None:
-        if model.from_cache:
-            return  # retried on the next request, when the Hub may be back
-        size = len(msgspec.json.encode(model))
+    def _remember(self, key: tuple[str, str], value: HubModel | HubError, ttl: float) -> None:
+        size = len(msgspec.json.encode(value)) if isinstance(value, HubModel) else len(value.reason)
         if size > self.settings.cache_bytes:
             return
         self._forget(key)
-        expires = float("inf") if pinned else time.monotonic() + self.settings.ttl_seconds
-        self._memory[key] = (expires, size, model)
+        self._memory[key] = (time.monotonic() + ttl, size, value)
         self._memory_bytes += size
         while self._memory_bytes > self.settings.cache_bytes:
             self._forget(next(iter(self._memory)))
@@ -146,24 +181,34 @@ class Hub:
     def _disk(self, repo_id: str) -> Path:
         return Path(self.settings.cache_dir) / "kvplan" / repo_id.replace("/", "--")
 
+    @staticmethod
+    def _ref_file(revision: str) -> str:
+        # Branch names may hold "/" and run to 255 characters: hashed, they make one short name each.
+        return hashlib.sha256(revision.encode()).hexdigest()[:32]
+
     def _save(self, model: HubModel) -> None:
+        """Best effort (a full or read-only disk costs the offline copy, not the answer); written
+        whole and renamed into place, so a reader never sees half an entry."""
         base = self._disk(model.repo_id)
-        (base / "refs").mkdir(parents=True, exist_ok=True)
-        (base / f"{model.sha}.json").write_bytes(msgspec.json.encode(model))
-        (base / "refs" / model.revision.replace("/", "--")).write_text(model.sha)
+        try:
+            (base / "refs").mkdir(parents=True, exist_ok=True)
+            _write_atomic(base / f"{model.sha}.json", msgspec.json.encode(model))
+            _write_atomic(base / "refs" / self._ref_file(model.revision), model.sha.encode())
+        except OSError:
+            pass
 
     def _load(self, ref: HubRef) -> HubModel | None:
+        """The disk copy for `ref`, or None when there is none or it cannot be read."""
         base = self._disk(ref.repo_id)
-        sha = ref.revision if ref.pinned else None
-        if sha is None:
-            refs = base / "refs" / ref.revision.replace("/", "--")
-            if not refs.is_file():
-                return None
-            sha = refs.read_text().strip()
-        path = base / f"{sha}.json"
-        if not path.is_file():
+        try:
+            sha = (
+                ref.revision
+                if ref.pinned
+                else (base / "refs" / self._ref_file(ref.revision)).read_text().strip()
+            )
+            model = msgspec.json.decode((base / f"{sha}.json").read_bytes(), type=HubModel)
+        except (OSError, ValueError, msgspec.MsgspecError):
             return None
-        model = msgspec.json.decode(path.read_bytes(), type=HubModel)
         return msgspec.structs.replace(model, revision=ref.revision, from_cache=True)
 
     # -- one fetch --------------------------------------------------------------------------------
@@ -187,6 +232,10 @@ class Hub:
             ) from None
         except RevisionNotFoundError:
             raise ModelNotOnHub(f"{ref.repo_id} has no revision {ref.revision!r}") from None
+        except RemoteEntryNotFoundError:
+            raise ModelUnreadable(
+                f"{ref.repo_id} has no config.json: kvplan reads models in the transformers layout"
+            ) from None
         except RepositoryNotFoundError:
             raise ModelNotOnHub(
                 f"no model {ref.repo_id!r} on {self.settings.endpoint} (or it is private)"
@@ -223,9 +272,12 @@ class Hub:
         )
         if os.path.getsize(path) > s.max_config_bytes:
             raise ModelTooLarge(f"{ref.repo_id}'s config.json is larger than {s.max_config_bytes:,} bytes")
-        config = json.loads(Path(path).read_text())
+        try:
+            config = json.loads(Path(path).read_bytes())
+        except ValueError as e:  # not UTF-8, or not JSON
+            raise ModelUnreadable(f"{ref.repo_id}'s config.json is not JSON: {e}") from None
         if not isinstance(config, dict):
-            raise ModelTooLarge(f"{ref.repo_id}'s config.json is not a JSON object")
+            raise ModelUnreadable(f"{ref.repo_id}'s config.json is not a JSON object")
         model = HubModel(
             repo_id=ref.repo_id,
             revision=ref.revision,
@@ -257,6 +309,12 @@ class Hub:
             layers if type(layers) is int else None,
             f"safetensors headers of {repo_id}@{sha[:12]}",
         )
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 _default: Hub | None = None

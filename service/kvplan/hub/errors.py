@@ -30,3 +30,7 @@ class HubUnavailable(HubError):
 
 class ModelTooLarge(HubError):
     """The repo's config or tensor headers exceed what kvplan reads for one model."""
+
+
+class ModelUnreadable(HubError):
+    """The repo has no config.json, or one that is not a JSON object."""

@@ -5,6 +5,7 @@ CLI both call this; neither builds core inputs itself."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, NamedTuple
 
 import msgspec
@@ -68,6 +69,7 @@ def hub_ref_of(registry: Registry, model: object) -> HubRef | None:
 
 _hub_geometries: dict[str, Geometry] = {}
 _HUB_GEOMETRIES_KEPT = 256
+_hub_geometries_lock = threading.Lock()
 
 
 def hub_geometry(hm: HubModel) -> Geometry:
@@ -76,14 +78,15 @@ def hub_geometry(hm: HubModel) -> Geometry:
     geo = _hub_geometries.get(hm.label)
     if geo is None:
         try:
-            geo = from_hf_config(hm.config, name=hm.label)
+            geo = from_hf_config(hm.config, name=hm.label, quantization=hm.weights is None)
         except InvalidInput as e:
             raise type(e)(f"model ({hm.label} config.json).{e.field}", e.reason) from None
         if hm.weights is not None:
             geo = msgspec.structs.replace(geo, loaded_weights=hm.weights)
-        if len(_hub_geometries) >= _HUB_GEOMETRIES_KEPT:
-            _hub_geometries.pop(next(iter(_hub_geometries)))
-        _hub_geometries[hm.label] = geo
+        with _hub_geometries_lock:  # the event loop and the heavy pool's threads both read models
+            while len(_hub_geometries) >= _HUB_GEOMETRIES_KEPT:
+                _hub_geometries.pop(next(iter(_hub_geometries)))
+            _hub_geometries[hm.label] = geo
     return geo
 
 

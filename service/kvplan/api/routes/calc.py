@@ -36,7 +36,7 @@ from ..http import (
     text_wanted,
     wants_explain,
 )
-from ..hubfetch import cacheable, prefetch
+from ..hubfetch import cacheable, hub_commit, prefetch
 from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, run_heavy
 from ..openapi import doc
@@ -191,7 +191,7 @@ async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, request.headers.get("accept", ""))
     query = request.scope["query_string"]
     reg = registry_of(request)
-    if b"%2F" in query or b"/" in query:  # a Hub id (org/name) in the model parameter
+    if b"/" in query or b"%2f" in query.lower():  # a Hub id (org/name) may be in the query
         await prefetch(reg, [v for k, v in query_pairs(query) if k == "model"])
     body, text, etag, codes = await _light_or_heavy(
         request,
@@ -220,14 +220,14 @@ def _get_answer(
     req_type = BudgetRequest if kind == "budget" else PerTokenRequest
     req = decode_pairs(pairs, req_type)
     flavour = (kind, "text" if text else "json", str(explain))
-    etag = etag_for(req, reg.version, *flavour)
     key = _cache_key(reg, req, "get", *flavour)
     hit = _answers.get(key)
     if hit is None:
         hit = _compute_get(reg, req, text, explain)
-        if not cacheable(reg, req.model):
-            return hit[0], text, etag, hit[1]
+        if not cacheable(reg, req.model):  # a Hub branch: the answer is the commit's it names now
+            return hit[0], text, etag_for(req, reg.version, *flavour, hub_commit(reg, req.model)), hit[1]
         _answers.put(key, hit, len(hit[0]))
+    etag = etag_for(req, reg.version, *flavour)
     _raw_index.put(raw_key, (key, etag, text), len(key) + len(etag))
     return hit[0], text, etag, hit[1]
 
@@ -259,9 +259,28 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     if not body.strip():
         await decode_body(request, BatchRequest)  # the empty-body problem
     reg, explain = registry_of(request), wants_explain(request)
+    if b"/" in body or b"\\u002f" in body.lower():  # a scenario may name a Hub model (org/name)
+        models = await run_heavy(request, "budget_batch", lambda _stop: _batch_models(body))
+        await prefetch(reg, models, each_alone=True)
     return answer(
         await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop)), False
     )
+
+
+class _ModelOf(msgspec.Struct):
+    model: Any = None
+
+
+def _batch_models(body: bytes) -> list[Any]:
+    """The models a batch's scenarios name, read before the Hub ones are fetched (a scenario that
+    does not decode fails alone later, in _batch)."""
+    decode, models = decoder(_ModelOf).decode, []
+    for raw in decoder(BatchRequest).decode(body).scenarios:
+        try:
+            models.append(decode(raw).model)
+        except (msgspec.MsgspecError, RecursionError):
+            continue
+    return models
 
 
 # A batch item: an answer found under its raw form, a decoded scenario with the key its answer

@@ -15,6 +15,7 @@ from kvplan.services.answers import encode_answer, simulate_answer
 from .. import metrics
 from ..errors import ApiError
 from ..http import answer, answer_format, registry_of
+from ..hubfetch import prefetch
 from ..metrics import count_warnings, counted
 from ..offload import run_heavy
 from ..openapi import doc
@@ -33,6 +34,7 @@ async def simulate_post(request: Request[Any, Any, Any], body: RawBody) -> Respo
     fmt = answer_format(request)
     reg = registry_of(request)
     req = decode_simulate_request(body)
+    await prefetch(reg, [req.model])
     result, labels = await run_heavy(
         request,
         "simulate",

@@ -72,7 +72,9 @@ def weights_per_worker(inp: BudgetInput, weights: int, par: Parallel) -> int:
     request did not set the weights; else an even split over TP × PP."""
     g = inp.geometry
     if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None:
-        return bytes_per_rank(g.loaded_weights, par.tensor, par.pipeline, g.num_kv_heads)
+        return bytes_per_rank(
+            g.loaded_weights, par.tensor, par.pipeline, g.num_attention_heads, g.num_kv_heads
+        )
     return -(-weights // par.workers)
 
 

@@ -1,0 +1,200 @@
+"""What the Hub, the disk and callers can do to a Hub-backed answer, each a clear status: the
+answer's own work never waits on the network, failures are remembered briefly, the disk copy is
+written whole and read defensively, and a moving branch never earns a stale 304."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+import threading
+
+import pytest
+
+from kvplan.api import hubfetch
+from kvplan.hub import HubUnavailable, cache_only, default_hub, parse_hub_ref, reset_default_hub
+from tests.hub.fakehub import FakeHub
+from tests.hub.repos import QWEN3_8B_BASE, SLOW, UNKNOWN_REPO_ID, fake_sha
+
+H100 = {"gpu": "h100-sxm-80gb"}
+QWEN = QWEN3_8B_BASE.repo_id
+
+
+def budget(client, model: str, **kw):  # type: ignore[no-untyped-def]
+    return client.post("/v1/budget", json={"model": model, **H100, **kw})
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def add_repo(hub: FakeHub, name: str, **changes) -> str:  # type: ignore[no-untyped-def]
+    repo_id = f"kvplan-tests/{name}"
+    hub.add(dataclasses.replace(QWEN3_8B_BASE, repo_id=repo_id, sha=fake_sha(repo_id), **changes))
+    return repo_id
+
+
+# -- the answer's own work never fetches ------------------------------------------------------------
+
+
+def test_a_cache_only_lookup_of_a_model_never_fetched_is_a_503_without_asking_the_hub(hub):
+    failure: list[BaseException] = []
+
+    def answer_work() -> None:
+        cache_only()
+        try:
+            default_hub().resolve(parse_hub_ref(QWEN))
+        except BaseException as e:
+            failure.append(e)
+
+    t = threading.Thread(target=answer_work)
+    t.start()
+    t.join()
+    assert isinstance(failure[0], HubUnavailable)
+    assert hub.count() == 0
+
+
+@pytest.mark.parametrize("spelling", ["Qwen/Qwen3-8B-Base", "Qwen%2FQwen3-8B-Base", "Qwen%2fQwen3-8B-Base"])
+def test_a_get_fetches_the_hub_id_however_its_slash_is_spelled(client, hub, spelling):
+    r = client.get(f"/v1/budget?model={spelling}&gpu=h100-sxm-80gb")
+    assert r.status_code == 200, r.text
+    assert r.json()["hub"]["sha"] == QWEN3_8B_BASE.sha
+
+
+def test_a_batch_fetches_its_hub_models_first_and_each_scenario_fails_alone(client, hub):
+    body = (
+        b'{"scenarios":[{"model":"Qwen\\/Qwen3-8B-Base","gpu":"h100-sxm-80gb"},'
+        b'{"model":"' + UNKNOWN_REPO_ID.encode() + b'","gpu":"h100-sxm-80gb"},'
+        b'{"model":"not/a/repo","gpu":"h100-sxm-80gb"},'
+        b'{"model":"qwen3-8b","gpu":"h100-sxm-80gb"}]}'
+    )
+    results = client.post("/v1/budget/batch", content=body).json()["results"]
+    assert results[0]["result"]["hub"]["sha"] == QWEN3_8B_BASE.sha
+    assert (results[1]["error"]["status"], results[1]["error"]["field"]) == (404, "scenarios[1].model")
+    assert (results[2]["error"]["status"], results[2]["error"]["field"]) == (400, "scenarios[2].model")
+    assert "result" in results[3]
+    assert hub.count(QWEN, "model_info") == 1
+
+
+def test_a_simulation_fetches_its_hub_model_first(client, hub):
+    one = {"requests": [{"prompt_tokens": 100, "output_tokens": 10}]}
+    r = client.post("/v1/simulate", json={"model": QWEN, **H100, "workload": one})
+    assert r.status_code == 200, r.text
+
+
+# -- failures are remembered, so an outage costs one attempt, not one per request ---------------------
+
+
+def test_an_unknown_repo_is_asked_once_while_its_404_is_remembered(client, hub):
+    assert [budget(client, UNKNOWN_REPO_ID).status_code for _ in range(3)] == [404] * 3
+    assert hub.count(UNKNOWN_REPO_ID, "model_info") == 1
+
+
+def test_in_an_outage_the_disk_copy_answers_and_the_hub_is_not_asked_again_at_once(client, hub, monkeypatch):
+    assert budget(client, QWEN).status_code == 200
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_url())
+    reset_default_hub()
+    first = budget(client, QWEN)
+    attempts = default_hub().fetches
+    second = budget(client, QWEN)
+    assert first.json()["hub"]["from_cache"] is True and second.json()["hub"]["from_cache"] is True
+    assert (attempts, default_hub().fetches) == (1, 1)
+
+
+def test_past_its_limit_of_models_in_flight_a_worker_answers_503_at_once(hub, registry, monkeypatch):
+    hub.update(SLOW.repo_id, slow=0.5)
+    monkeypatch.setenv("KVPLAN_HUB_QUEUE", "1")
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT_SECONDS", "5")
+    reset_default_hub()
+
+    async def two_models() -> None:
+        slow = asyncio.ensure_future(hubfetch.prefetch(registry, [SLOW.repo_id]))
+        await asyncio.sleep(0.05)
+        with pytest.raises(HubUnavailable, match="being fetched"):
+            await hubfetch.prefetch(registry, [QWEN])
+        same = hubfetch.prefetch(registry, [SLOW.repo_id])  # waits for the flight already going
+        await asyncio.gather(slow, same)
+
+    asyncio.run(two_models())
+    assert hub.count(SLOW.repo_id, "model_info") == 1
+    assert hub.count(QWEN) == 0
+
+
+# -- what a repo may hold ----------------------------------------------------------------------------
+
+
+def test_a_repo_without_config_json_is_a_422_saying_so(client, hub):
+    repo = add_repo(hub, "gguf-only", config=None, shards=(), extra_files={"model.gguf": b"GGUF"})
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+    assert "no config.json" in r.json()["detail"] and r.json()["field"] == "model"
+
+
+@pytest.mark.parametrize("config", [b"\xff\xfe\x00not utf-8", b"{not json", b"[1, 2]"])
+def test_a_config_json_that_is_not_a_json_object_is_a_422(client, hub, config):
+    repo = add_repo(hub, "bad-config", config=None, extra_files={"config.json": config})
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+    assert "config.json" in r.json()["detail"]
+
+
+# -- the disk copy ---------------------------------------------------------------------------------
+
+
+def test_branches_with_slashes_and_long_names_keep_their_own_disk_copies(client, hub, monkeypatch):
+    long = "release/" + "v" * 150  # the model field holds 200 characters
+    names = {"feature/x": fake_sha("a"), "feature--x": fake_sha("b"), long: fake_sha("c")}
+    repo = add_repo(hub, "branchy", branches=names)
+    for name, sha in names.items():
+        assert budget(client, f"{repo}@{name}").json()["hub"]["sha"] == sha
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    reset_default_hub()
+    for name, sha in names.items():
+        offline = budget(client, f"{repo}@{name}").json()["hub"]
+        assert (offline["sha"], offline["from_cache"]) == (sha, True)
+
+
+def test_a_corrupt_disk_copy_is_a_miss_not_an_answer(client, hub, monkeypatch, tmp_path):
+    assert budget(client, QWEN).status_code == 200
+    for entry in (tmp_path / "hub" / "kvplan").rglob(f"{QWEN3_8B_BASE.sha}.json"):
+        entry.write_bytes(b'{"repo_id": "Qwen/Qwen3-8B-Base", "sha": ')
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    reset_default_hub()
+    r = budget(client, QWEN)
+    assert r.status_code == 503 and "HF_HUB_OFFLINE" in r.json()["detail"]
+
+
+def test_an_unwritable_disk_cache_costs_the_offline_copy_not_the_answer(client, hub, tmp_path):
+    (tmp_path / "hub").mkdir(exist_ok=True)
+    (tmp_path / "hub" / "kvplan").write_text("a file where the cache directory would be")
+    r = budget(client, QWEN)
+    assert r.status_code == 200, r.text
+
+
+# -- conditional GETs ------------------------------------------------------------------------------
+
+
+def test_a_branch_that_moves_changes_the_etag(client, hub, monkeypatch):
+    monkeypatch.setenv("KVPLAN_HUB_TTL_SECONDS", "0")  # ask the Hub every time
+    reset_default_hub()
+    repo = add_repo(hub, "moving")
+    url = f"/v1/budget?model={repo}&gpu=h100-sxm-80gb"
+    first = client.get(url)
+    assert client.get(url, headers={"If-None-Match": first.headers["etag"]}).status_code == 304
+    hub.update(repo, sha=fake_sha("moved"))
+    moved = client.get(url, headers={"If-None-Match": first.headers["etag"]})
+    assert moved.status_code == 200
+    assert moved.json()["hub"]["sha"] == fake_sha("moved") and moved.headers["etag"] != first.headers["etag"]
+
+
+def test_an_answer_from_the_disk_copy_is_not_kept_once_the_hub_is_back(client, hub, monkeypatch):
+    pinned = f"{QWEN}@{QWEN3_8B_BASE.sha}"
+    assert budget(client, pinned, context_tokens=1234).status_code == 200
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    reset_default_hub()
+    assert budget(client, pinned, context_tokens=4321).json()["hub"]["from_cache"] is True
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    reset_default_hub()
+    assert budget(client, pinned, context_tokens=4321).json()["hub"]["from_cache"] is False
