@@ -11,11 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import KvplanError
+from kvplan.core.profiles import PROFILES
 from kvplan.presets import load_registry
 from kvplan.schemas import BudgetRequest
 from kvplan.services.answers import budget_answer
 
 REG = load_registry(extra_dir="")
+ENGINE_PATTERN = "^[A-Za-z0-9@._+-]+$"
 SKIP = {"model", "gpu", "kv_cache_dtype_skip_layers"}
 
 
@@ -38,6 +40,8 @@ def _values(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:
         lo = t.ge if t.ge is not None else (t.gt if t.gt is not None else 0.0)
         hi = t.le if t.le is not None else 1e9
         return st.floats(lo, hi, exclude_min=t.gt is not None, allow_nan=False)
+    if isinstance(t, msgspec.inspect.StrType) and t.pattern == ENGINE_PATTERN:  # a profile or a version
+        return st.sampled_from([*PROFILES, "0.11.1", "0.19.0", "0.33"])
     raise AssertionError(f"no strategy for {t}")
 
 

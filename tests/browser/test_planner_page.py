@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kvplan.core.profiles import PROFILES
+
 pytestmark = pytest.mark.server
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -154,7 +156,7 @@ def test_pickers_come_from_the_api(page, server):
     open_page(page, server)
     assert page.locator("#model option[value='deepseek-v3']").count() == 1
     assert page.locator("#gpu option[value='h100-sxm-80gb']").count() == 1
-    assert page.locator("#engine option").count() == 3
+    assert page.locator("#engine option").count() == len(PROFILES)
     page.select_option("#model", "llama-3.1-8b")
     page.select_option("#gpu", "h100-sxm-80gb")
     settle(page)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,37 @@ def test_a_config_giving_sizes_per_layer_has_no_estimate():
     cfg = {**preset("llama-3-8b")["config"], "intermediate_size": [14336] * 32}
     assert estimate_params(cfg) is None
     assert from_hf_config(cfg).params_total is None
+
+
+def calibration_config(name: str) -> dict:
+    return json.loads((Path(__file__).parents[1] / "calibration" / "data" / "hf-configs" / name).read_text())
+
+
+def test_phi_2_counts_its_two_matrix_mlp_and_biases_exactly():
+    """microsoft/phi-2 has 2,779,683,840 parameters (fc1/fc2 with biases, biased attention,
+    LM head bias)."""
+    assert estimate_params(calibration_config("microsoft--phi-2.json")).total == 2_779_683_840
+
+
+def test_a_gemma_3_text_config_without_a_vocabulary_reads_transformers_default():
+    count = estimate_params(calibration_config("google--gemma-3-4b-it.json"))
+    assert count is not None and count.total > 4_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("name", "loaded_gib"),
+    [
+        # "Model loading took" in vLLM 0.19 (bf16): the vision tower and projector included
+        ("mistralai--Mistral-Small-3.1-24B-Instruct-2503.json", 44.76),
+        ("moonshotai--Kimi-VL-A3B-Instruct.json", 30.74),
+    ],
+)
+def test_a_vision_tower_is_counted_within_one_percent_of_what_vllm_loads(name, loaded_gib):
+    total = estimate_params(calibration_config(name)).total
+    assert abs(total * 2 / 1024**3 - loaded_gib) / loaded_gib < 0.01
+
+
+def test_a_llama_config_that_does_not_say_ties_nothing():
+    cfg = json.loads((BUILTIN_DIR / "models" / "llama-3.1-8b.json").read_text())["config"]
+    cfg.pop("tie_word_embeddings", None)
+    assert estimate_params(cfg).total == 8_030_261_248

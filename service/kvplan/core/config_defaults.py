@@ -1,7 +1,8 @@
 """The values a config.json may leave out, as vLLM sees them through transformers: each family's
 config class fills them in (a llava-next `text_config` names only what differs from Mistral's;
-Gemma-3's omits `head_dim`, which is 256, not hidden ÷ heads). Only fields the geometry reads, and
-only constant defaults (head_dim where transformers derives it from the hidden size is left out,
+Gemma-3's omits `head_dim`, which is 256, not hidden ÷ heads). Only fields the geometry and the
+parameter estimate read (Llama's and Qwen's configs leave `tie_word_embeddings` False), and only
+constant defaults (head_dim where transformers derives it from the hidden size is left out,
 as are sliding windows of families that do not slide by design).
 
 Read from the config classes of transformers 5.20.2 (`CONFIG_MAPPING[model_type]()`), the
@@ -14,17 +15,23 @@ from typing import Any
 TRANSFORMERS_VERSION = "5.20.2"
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "llama": {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096,
+    "llama": {"tie_word_embeddings": False,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096,
               "max_position_embeddings": 2048},
-    "mistral": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "mistral": {"tie_word_embeddings": False,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                 "hidden_size": 4096, "max_position_embeddings": 131072},
-    "mixtral": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "mixtral": {"tie_word_embeddings": False,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                 "hidden_size": 4096, "max_position_embeddings": 131072},
-    "qwen2": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "qwen2": {"tie_word_embeddings": False,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
               "hidden_size": 4096, "max_position_embeddings": 32768},
-    "qwen3": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "qwen3": {"tie_word_embeddings": False,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
               "head_dim": 128, "hidden_size": 4096, "max_position_embeddings": 32768},
-    "qwen3_moe": {"num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "qwen3_moe": {"tie_word_embeddings": False,
+                  "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4,
                   "hidden_size": 2048, "max_position_embeddings": 32768},
     "qwen3_next": {"num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
                    "head_dim": 256, "hidden_size": 2048, "max_position_embeddings": 32768,
@@ -38,7 +45,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                "sliding_window": 4096},
     "gemma3_text": {"num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
                     "head_dim": 256, "hidden_size": 2304, "max_position_embeddings": 131072,
-                    "sliding_window": 4096, "sliding_window_pattern": 6},
+                    "sliding_window": 4096, "sliding_window_pattern": 6, "vocab_size": 262208},
     "cohere2": {"num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64,
                 "hidden_size": 8192, "max_position_embeddings": 8192, "sliding_window": 4096,
                 "sliding_window_pattern": 4},

@@ -26,6 +26,7 @@ from .limits import (
     MAX_TOKENS,
 )
 from .mamba import MambaState, Mixer
+from .nonkv import ModelShape, model_shape
 from .params import estimate_params
 from .quant import QuantScheme, quant_scheme
 from .weights import LoadedWeights
@@ -106,6 +107,8 @@ class Geometry(msgspec.Struct, frozen=True, kw_only=True):
     # it keeps in the model dtype (embeddings, LM head, norms).
     quant: QuantScheme | None = None
     params_unquantized: int | None = None
+    # What the profiling run's activations scale with (None for inline geometries).
+    shape: ModelShape | None = None
 
     @property
     def is_mla(self) -> bool:
@@ -626,6 +629,8 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     with parameter counts estimated from the architecture. `quantization=False` when the
     weights are known otherwise (the checkpoint's tensors): its quantization_config is not read."""
     geo = _geometry_from_config(config, name)
+    cfg = dict(language_config(config))
+    geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     est = estimate_params(config)
     if est is None:
         return geo

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from .config_defaults import with_defaults
 from .errors import InvalidConfig
 from .families import MLA_MODEL_TYPES
 from .limits import (
@@ -109,6 +110,34 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     )
 
 
+# MLPs of two matrices with biases (GELU), and attention with biases on all four projections.
+_TWO_MATRIX_MLP = ("phi", "gpt2", "gpt_neox", "gpt_bigcode", "starcoder2", "opt")
+
+
+def vision_tower_params(config: Mapping[str, Any], text_hidden: int) -> int:
+    """A multimodal model's vision encoder (ViT layers: attention and a two-matrix MLP with
+    biases and two norms) and its projector into the language model (a patch-merging linear and
+    one more), from `vision_config`; 0 without one. An estimate: towers differ in details."""
+    v = config.get("vision_config")
+    if not isinstance(v, Mapping):
+        return 0
+    try:
+        h = _int(v, "hidden_size", "embed_dim", "width", maximum=MAX_HIDDEN_SIZE)
+        i = _int(v, "intermediate_size", maximum=MAX_INTERMEDIATE_SIZE, default=4 * h)
+        layers = _int(v, "num_hidden_layers", "depth", "layers", maximum=MAX_LAYERS)
+        patch = _int(v, "patch_size", maximum=MAX_HEAD_DIM, default=14)
+        merge = (
+            _int(config, "spatial_merge_size", maximum=16) or _int(v, "spatial_merge_size", maximum=16) or 1
+        )
+    except _PerLayerSizes:
+        return 0
+    if not (h and layers):
+        return 0
+    per_layer = 4 * h * h + 4 * h + 2 * h * i + i + h + 4 * h
+    projector = h * merge * merge * text_hidden + text_hidden * text_hidden
+    return layers * per_layer + 3 * patch * patch * h + projector
+
+
 def estimate_params(config: Mapping[str, Any]) -> ParamCount | None:
     """None when the config lacks what the sum needs (hidden size, vocabulary, MLP width) or
     gives a size per layer; InvalidConfig, naming the field, when a field it reads is out of range."""
@@ -122,6 +151,7 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
     text = config.get("text_config")
     cfg: Mapping[str, Any] = {**config, **text} if isinstance(text, Mapping) else config
     mt = str(cfg.get("model_type", ""))
+    cfg = with_defaults(dict(cfg), mt)
     H = _int(cfg, "hidden_size", "d_model", "n_embd", maximum=MAX_HIDDEN_SIZE)
     L = _int(cfg, "num_hidden_layers", maximum=MAX_LAYERS)
     V = _int(cfg, "vocab_size", maximum=MAX_VOCAB_SIZE)
@@ -157,8 +187,8 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
             attn += (r_q or H) * ih * ihd + H * ihd + 2 * ihd + H * ih
     else:
         attn = H * q * hd + 2 * H * kv * hd + q * hd * H
-        if cfg.get("attention_bias") or mt in ("qwen2", "qwen2_moe", "gpt_oss"):
-            attn += q * hd + 2 * kv * hd + (H if mt == "gpt_oss" else 0)
+        if cfg.get("attention_bias") or mt in ("qwen2", "qwen2_moe", "gpt_oss", *_TWO_MATRIX_MLP):
+            attn += q * hd + 2 * kv * hd + (H if mt in ("gpt_oss", *_TWO_MATRIX_MLP) else 0)
         if mt in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"):
             attn += 2 * hd  # q_norm, k_norm
         if mt == "gpt_oss":
@@ -177,15 +207,20 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
         expert = moe_layers * experts * one_expert
         mlp = expert + moe_layers * (shared + router) + dense_layers * 3 * H * inter
         active_experts = moe_layers * per_tok * one_expert
+    elif mt in _TWO_MATRIX_MLP:  # fc1 and fc2 with biases, no gate
+        expert = active_experts = 0
+        mlp = L * (2 * H * inter + inter + H)
     else:
         expert = active_experts = 0
         mlp = L * 3 * H * inter
     norms = L * 2 * H + H
+    if mt in _TWO_MATRIX_MLP:
+        norms += H + (V if mt == "phi" else 0)  # the final norm's bias; Phi's LM head has one too
     if mt in ("gemma3", "gemma3_text"):
         norms += L * 2 * H  # pre/post feed-forward norms
     tied = bool(cfg.get("tie_word_embeddings", True))  # the Hugging Face default
     emb = V * H * (1 if tied else 2)
-    total = emb + L * attn + mlp + norms
+    total = emb + L * attn + mlp + norms + vision_tower_params(config, H)
     if total > MAX_PARAMS:
         raise InvalidConfig(
             "config", f"its sizes make {total:,} parameters, above the limit of {MAX_PARAMS:,} (MAX_PARAMS)"

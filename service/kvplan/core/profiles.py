@@ -4,11 +4,13 @@ simulate all read them from here, and the ledger's wording is generated from the
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 import msgspec
 
 from .errors import UnknownName
+from .nonkv import MemoryRules
 from .units import GiB
 
 
@@ -74,6 +76,8 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
     batch_tiers: tuple[BatchTier, ...]
+    # What the profiling run, non-torch memory and CUDA graphs take (core/nonkv.py).
+    memory: MemoryRules
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None
 
@@ -125,6 +129,40 @@ _OTHER_GPU = BatchTier(
     label="other GPUs (or memory unknown)", min_memory_bytes=0, max_num_batched_tokens=2048, max_num_seqs=256
 )
 
+# Non-KV memory, fitted on real start-up logs by tests/calibration/memory.py (docs/memory-model.md);
+# a test checks these are what the fit gives.
+_MEMORY_0_19 = MemoryRules(
+    calibration="42 vLLM 0.19 start-up logs",
+    activation_floor_bytes=141971030,
+    sampler_bytes_per_logit=15,
+    moe_bytes_per_token_expert_column=7,
+    non_torch_single_bytes=268435456,
+    non_torch_parallel_bytes=2254857830,
+    cudagraph_floor_bytes=491084810,
+    cudagraph_bytes_per_layer=16110423,
+    cudagraph_subtracted=False,
+    band_low_bytes=-252387354,
+    band_high_bytes=197386174,
+)
+# 0.11: a sampler pass of about 9½ fp32 copies of the logits where 0.19 keeps under 4; too few
+# logs to fit more than that and the non-torch figures, so the rest is 0.19's.
+_MEMORY_0_10 = msgspec.structs.replace(
+    _MEMORY_0_19,
+    calibration="4 vLLM 0.11 start-up logs",
+    sampler_bytes_per_logit=38,
+    non_torch_single_bytes=139586437,
+    non_torch_parallel_bytes=590558003,
+    band_low_bytes=-55651992,
+    band_high_bytes=2954100868,
+)
+# The seed's commit and 0.33 estimate graph memory before the KV cache is sized and subtract it
+# (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default); no logs of theirs: 0.19's constants.
+_MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
+    _MEMORY_0_19,
+    calibration=_MEMORY_0_19.calibration + " (the nearest calibrated version; graphs subtracted)",
+    cudagraph_subtracted=True,
+)
+
 PROFILES: dict[str, EngineProfile] = {
     p.id: p
     for p in (
@@ -147,6 +185,7 @@ PROFILES: dict[str, EngineProfile] = {
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
+            memory=_MEMORY_0_19_SUBTRACTED,
         ),
         EngineProfile(
             id="vllm@0.33",
@@ -168,6 +207,7 @@ PROFILES: dict[str, EngineProfile] = {
             null_block_in_fit_check=True,
             batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
+            memory=_MEMORY_0_19_SUBTRACTED,
         ),
         EngineProfile(
             id="vllm@0.10",
@@ -189,17 +229,64 @@ PROFILES: dict[str, EngineProfile] = {
             null_block_in_fit_check=False,
             batch_tiers=(_BIG_GPU, _OTHER_GPU),
             mla_block_size=64,
+            memory=_MEMORY_0_10,
+        ),
+        EngineProfile(
+            id="vllm@0.19",
+            title="vLLM 0.12–0.29 (2026)",
+            description=(
+                "vLLM of early 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, "
+                "windows and the start-up checks; its own memory model (a smaller activation peak "
+                "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget)."
+            ),
+            default_block_size=16,
+            default_gpu_memory_utilization=0.90,
+            extensible_kv_cache_utilization=None,
+            sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
+            async_scheduling_default=False,
+            async_inflight_batches=2,
+            async_pipeline_extra_batch=False,
+            admit_full_sequence=False,
+            kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
+            null_block_in_fit_check=False,
+            batch_tiers=(_BIG_GPU, _OTHER_GPU),
+            mla_block_size=64,
+            memory=_MEMORY_0_19,
         ),
     )
 }
 
 DEFAULT_PROFILE_ID = "vllm@e740bad"
 
+# Released vLLM versions (major.minor) and the profile that governs each: what `engine` accepts
+# as "0.19.0", "vllm@0.11.1" or "0.33".
+_VERSION_RANGES: tuple[tuple[tuple[int, int], tuple[int, int], str], ...] = (
+    ((0, 9), (0, 11), "vllm@0.10"),
+    ((0, 12), (0, 29), "vllm@0.19"),
+    ((0, 30), (0, 33), "vllm@0.33"),
+)
+_VERSION = re.compile(r"(?:vllm@|v)?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?(?:[.+-]?[0-9A-Za-z.+-]{0,40})?")
+
+
+def profile_for_version(version: str) -> EngineProfile | None:
+    """The profile governing a vLLM version as people write it, or None outside the known ones."""
+    m = _VERSION.fullmatch(version.strip())
+    if m is None:
+        return None
+    v = (int(m.group(1)), int(m.group(2)))
+    for low, high, pid in _VERSION_RANGES:
+        if low <= v <= high:
+            return PROFILES[pid]
+    return None
+
 
 def get_profile(profile_id: str | None, field: str = "engine") -> EngineProfile:
     if profile_id is None:
         return PROFILES[DEFAULT_PROFILE_ID]
-    try:
-        return PROFILES[profile_id]
-    except KeyError:
-        raise UnknownName(field, "engine profile", profile_id, tuple(PROFILES)) from None
+    found = PROFILES.get(profile_id) or profile_for_version(profile_id)
+    if found is None:
+        versions = ", ".join(f"{a[0]}.{a[1]}–{b[0]}.{b[1]}" for a, b, _ in _VERSION_RANGES)
+        raise UnknownName(
+            field, f"engine profile (or a vLLM version {versions})", profile_id, tuple(PROFILES)
+        )
+    return found

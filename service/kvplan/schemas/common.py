@@ -37,7 +37,17 @@ from kvplan.core.profiles import PROFILES
 
 KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
 WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
-EngineId = Literal[tuple(PROFILES)]  # type: ignore[valid-type]
+# A profile id, or a vLLM version as people write it ("0.19.0", "vllm@0.11.1", "0.33"), which
+# core/profiles.py maps to the profile that governs it (named in the answer).
+EngineId = Annotated[
+    str,
+    Meta(
+        max_length=64,
+        pattern=r"^[A-Za-z0-9@._+-]+$",
+        description="an engine profile (" + ", ".join(PROFILES) + ") or a vLLM version such as 0.19.0",
+        examples=list(PROFILES),
+    ),
+]
 LayerType = Literal[
     "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention"
 ]
