@@ -198,3 +198,107 @@ def test_an_answer_from_the_disk_copy_is_not_kept_once_the_hub_is_back(client, h
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     reset_default_hub()
     assert budget(client, pinned, context_tokens=4321).json()["hub"]["from_cache"] is False
+
+
+# -- what a repo's own files may declare -----------------------------------------------------------
+
+
+def safetensors_file(header: bytes) -> bytes:
+    return len(header).to_bytes(8, "little") + header
+
+
+def tensor(shape: bytes, dtype: bytes = b"BF16") -> bytes:
+    return b'{"w": {"dtype": "' + dtype + b'", "shape": ' + shape + b', "data_offsets": [0, 2]}}'
+
+
+BAD_HEADERS = {
+    "a list": b"[]",
+    "a tensor that is a string": b'{"w": "x"}',
+    "a 5000-digit dimension": tensor(b"[" + b"9" * 5000 + b"]"),
+    "a dimension that is a string": tensor(b'["xxxx", 3000000]'),
+    "a float dimension": tensor(b"[1e308, 1e308]"),
+    "a negative dimension": tensor(b"[-1000000000, 1000]"),
+    "an unknown dtype": tensor(b"[2, 2]", b"F4"),
+    "a header past its end": b'{"w": {"dtype": "BF16", "shape": [2, 2]',
+}
+
+
+@pytest.mark.parametrize("header", BAD_HEADERS.values(), ids=BAD_HEADERS.keys())
+def test_a_safetensors_header_that_is_not_one_is_a_422_remembered(client, hub, header):
+    repo = add_repo(hub, "bad-header", shards=(), extra_files={"model.safetensors": safetensors_file(header)})
+    answers = [budget(client, repo) for _ in range(2)]
+    assert [a.status_code for a in answers] == [422, 422], answers[0].text
+    assert "safetensors" in answers[0].json()["detail"]
+    assert hub.count(repo, "model_info") == 1
+
+
+BAD_INDEXES = {"not JSON": b"{not json", "a list of names": b'{"weight_map": ["a"]}', "a list": b"[1, 2]"}
+
+
+@pytest.mark.parametrize("index", BAD_INDEXES.values(), ids=BAD_INDEXES.keys())
+def test_a_safetensors_index_that_is_not_one_is_a_422(client, hub, index):
+    repo = add_repo(hub, "bad-index", shards=(), extra_files={"model.safetensors.index.json": index})
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+    assert "model.safetensors.index.json" in r.json()["detail"]
+
+
+def test_an_index_naming_a_missing_shard_says_which(client, hub):
+    index = b'{"weight_map": {"w": "model-00001-of-00002.safetensors"}}'
+    repo = add_repo(hub, "lost-shard", shards=(), extra_files={"model.safetensors.index.json": index})
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+    assert "model-00001-of-00002.safetensors" in r.json()["detail"]
+
+
+def test_an_index_past_the_tensor_cap_is_refused_before_any_shard_is_read(client, hub, monkeypatch):
+    monkeypatch.setenv("KVPLAN_HUB_MAX_TENSORS", "10")
+    reset_default_hub()
+    r = budget(client, QWEN)
+    assert r.status_code == 422 and "tensors" in r.json()["detail"]
+    assert hub.count(QWEN, "model-00001-of-00005.safetensors") == 0
+
+
+def test_a_hub_that_trickles_its_answer_is_abandoned_at_the_deadline(hub):
+    """Every read succeeds (a byte a second), so only the whole fetch's deadline ends it: the
+    fetch thread comes back instead of waiting for ever."""
+    repo = add_repo(hub, "trickle", trickle=0.2)
+    failure: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            default_hub().resolve(parse_hub_ref(repo))
+        except BaseException as e:
+            failure.append(e)
+
+    t = threading.Thread(target=fetch, daemon=True)
+    t.start()
+    t.join(timeout=30)  # the deadline is 4 × the 1 s timeout
+    assert not t.is_alive()
+    assert isinstance(failure[0], HubUnavailable)
+
+
+def test_a_batch_naming_more_models_than_the_cache_holds_answers_every_one(client, hub, monkeypatch):
+    monkeypatch.setenv("KVPLAN_HUB_CACHE_BYTES", "1")  # nothing is kept between requests
+    reset_default_hub()
+    repos = [add_repo(hub, f"many-{i}") for i in range(3)]
+    body = {"scenarios": [{"model": r, **H100} for r in repos]}
+    results = client.post("/v1/budget/batch", json=body).json()["results"]
+    assert ["result" in r for r in results] == [True] * 3, results
+
+
+def test_an_answer_from_the_disk_copy_has_its_own_etag(client, hub, monkeypatch):
+    url = f"/v1/budget?model={QWEN}&gpu=h100-sxm-80gb"
+    online = client.get(url)
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_url())
+    reset_default_hub()
+    outage = client.get(url)
+    assert outage.json()["hub"]["from_cache"] is True
+    assert outage.headers["etag"] != online.headers["etag"]
+
+
+def test_the_hub_client_draws_no_progress_bars(hub):
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    default_hub()
+    assert are_progress_bars_disabled()

@@ -128,6 +128,7 @@ class FakeRepo:
     gated: bool | str = False
     private: bool = False
     slow: float = 0.0
+    trickle: float = 0.0  # > 0: answer 200 and send one byte every `trickle` seconds, never finishing
     oversized_config_bytes: int | None = None
     oversized_header_bytes: int | None = None
     branches: Mapping[str, str] = field(default_factory=dict)  # extra refs: name -> sha (same files)
@@ -262,11 +263,29 @@ class _Handler(BaseHTTPRequestHandler):
             repo = hub.repo(repo_id) if repo_id else None
             if repo is not None and repo.slow:
                 hub._stopping.wait(repo.slow)
+            if repo is not None and repo.trickle:
+                self._trickle(repo.trickle)
+                return
             self._serve(method, repo_id, repo, key, revision, rest, query)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
             self._record()
+
+    def _trickle(self, every: float) -> None:
+        """Headers at once, then a byte at a time: every read succeeds, the answer never ends."""
+        self._status = 200
+        self._record()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(1 << 20))
+        self.end_headers()
+        deadline = time.monotonic() + 60
+        while not self.server.hub._stopping.is_set() and time.monotonic() < deadline:
+            self.wfile.write(b" ")
+            self.wfile.flush()
+            self.server.hub._stopping.wait(every)
+        self.close_connection = True
 
     def _record(self) -> None:
         """Once a request, before its answer is sent: a client that has its answer sees it counted."""

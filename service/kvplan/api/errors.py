@@ -6,7 +6,8 @@ core UnknownName (a dtype or engine profile)         → 400, with the valid nam
 msgspec DecodeError / ValidationError                → 400, naming the JSON path
 too deeply nested JSON (RecursionError)              → 400
 Hub models: ModelNotOnHub → 404, GatedModel → 403, ModelTooLarge and ModelUnreadable → 422,
-    HubUnavailable (timeout, unreachable, offline and not cached) → 503 with Retry-After
+    HubUnavailable (timeout, unreachable, offline and not cached) → 503 with Retry-After,
+    HubBadAnswer (the Hub answered in a form it does not use) → 502 with Retry-After
 Litestar's own: 404 no route, 405 method, 413 body over the limit
 anything else                                        → 500, logged with its trace, counted
 """
@@ -24,7 +25,15 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
 from kvplan.core.limits import MAX_DETAIL_CHARS
-from kvplan.hub import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge, ModelUnreadable
+from kvplan.hub import (
+    GatedModel,
+    HubBadAnswer,
+    HubError,
+    HubUnavailable,
+    ModelNotOnHub,
+    ModelTooLarge,
+    ModelUnreadable,
+)
 from kvplan.schemas import Problem
 
 from . import metrics
@@ -74,6 +83,7 @@ _HUB_STATUS: dict[type[HubError], tuple[int, str]] = {
     ModelTooLarge: (422, "Model too large to read"),
     ModelUnreadable: (422, "Model not readable"),
     HubUnavailable: (503, "Hub unavailable"),
+    HubBadAnswer: (502, "Bad answer from the Hub"),
 }
 
 
@@ -157,7 +167,7 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
     )
     if isinstance(exc, ApiError) and exc.headers:
         headers = {**(headers or {}), **exc.headers}
-    if isinstance(exc, HubUnavailable):
+    if isinstance(exc, (HubUnavailable, HubBadAnswer)):
         headers = {**(headers or {}), "Retry-After": str(exc.retry_after_seconds)}
     return Response(
         content=msgspec.json.encode(problem),

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from kvplan.hub import HubError, HubModel, HubRef, HubUnavailable, default_hub
+from kvplan.hub import HubError, HubModel, HubRef, HubUnavailable, default_hub, pin
 from kvplan.presets import Registry
 from kvplan.services.scenarios import hub_ref_of
 
@@ -23,9 +23,6 @@ from .settings import Settings
 _pool: ThreadPoolExecutor | None = None
 _flights: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[HubRef, asyncio.Future[HubModel]]]
 _flights = weakref.WeakKeyDictionary()
-# The Hub calls one model takes (info, config HEAD and GET, safetensors index and headers): the
-# whole fetch may take this many per-call timeouts before the answer gives up with a 503.
-DEADLINE_CALLS = 4
 
 
 def _get_pool() -> ThreadPoolExecutor:
@@ -63,31 +60,38 @@ def hub_refs(registry: Registry, models: Iterable[object], skip_invalid: bool = 
 
 
 async def prefetch(registry: Registry, models: Iterable[object], each_alone: bool = False) -> None:
-    """Fetch every Hub model named, unless memory holds it. A failure is raised (the first one),
-    or with `each_alone` (a batch, whose scenarios fail one by one) left for the answer's own
-    lookup to raise again: the client remembers it."""
-    hub, waits, names = default_hub(), [], []
+    """Fetch every Hub model named, unless memory holds it, and pin them for this request's
+    answer. A failure is raised (the first one), or with `each_alone` (a batch, whose scenarios
+    fail one by one) left for the answer's own lookup to raise again: the client remembers it."""
+    hub = default_hub()
+    found: list[HubModel] = []
+    waits: list[asyncio.Future[HubModel]] = []
+    names: list[str] = []
     for ref in hub_refs(registry, models, skip_invalid=each_alone):
         try:
-            if hub.cached(ref) is None:
+            model = hub.cached(ref)
+            if model is None:
                 waits.append(_fetch(ref))
                 names.append(ref.repo_id)
+            else:
+                found.append(model)
         except HubError:
             if not each_alone:
                 raise
-    if not waits:
-        return
-    # One answer's wait is bounded as a whole: huggingface_hub bounds each call, but retries a
-    # timed-out download's HEAD with a longer timeout of its own. The fetch itself goes on (shielded)
-    # for the next request.
-    deadline = hub.settings.timeout_seconds * DEADLINE_CALLS
-    fetches = asyncio.gather(*(asyncio.shield(w) for w in waits), return_exceptions=each_alone)
-    try:
-        await asyncio.wait_for(fetches, timeout=deadline)
-    except TimeoutError:
-        if not each_alone:
-            listed = ", ".join(sorted(names))
-            raise HubUnavailable(f"the Hub did not answer for {listed} within {deadline:g} s") from None
+    if waits:
+        # One answer's wait is bounded as a whole (the fetch itself stops at the same deadline, in
+        # the Hub pool, so its thread comes back); a slow fetch goes on, shielded, for the next
+        # request.
+        limit = hub.settings.deadline_seconds
+        fetches = asyncio.gather(*(asyncio.shield(w) for w in waits), return_exceptions=each_alone)
+        try:
+            done = await asyncio.wait_for(fetches, timeout=limit)
+            found.extend(m for m in done if isinstance(m, HubModel))
+        except TimeoutError:
+            if not each_alone:
+                listed = ", ".join(sorted(names))
+                raise HubUnavailable(f"the Hub did not answer for {listed} within {limit:g} s") from None
+    pin(found)
 
 
 def cacheable(registry: Registry, model: object) -> bool:
@@ -107,5 +111,9 @@ def cacheable(registry: Registry, model: object) -> bool:
 def hub_commit(registry: Registry, model: object) -> str:
     """The commit a Hub model's answer was computed at ("" for presets and inline models)."""
     ref = hub_ref_of(registry, model)
-    found = None if ref is None else default_hub().cached(ref, stale_ok=True)
-    return "" if found is None else found.sha
+    try:
+        found = None if ref is None else default_hub().resolve(ref)  # pinned by prefetch
+    except HubError:
+        return ""
+    # The body says whether it came from the disk copy: so must its ETag.
+    return "" if found is None else f"{found.sha}{' from cache' if found.from_cache else ''}"

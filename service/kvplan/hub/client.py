@@ -10,6 +10,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from contextvars import ContextVar
 from pathlib import Path
@@ -21,19 +22,28 @@ from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_download, hf_hub
 from huggingface_hub.errors import (
     GatedRepoError,
     HfHubHTTPError,
-    NotASafetensorsRepoError,
     OfflineModeIsEnabled,
     RemoteEntryNotFoundError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
-    SafetensorsParsingError,
 )
 
+from kvplan.core.errors import InvalidInput
 from kvplan.core.geometry import language_config
 from kvplan.core.weights import LoadedWeights, loaded_weights
 
-from .errors import GatedModel, HubError, HubUnavailable, ModelNotOnHub, ModelTooLarge, ModelUnreadable
-from .refs import HubRef
+from .errors import (
+    GatedModel,
+    HubBadAnswer,
+    HubError,
+    HubUnavailable,
+    ModelNotOnHub,
+    ModelTooLarge,
+    ModelUnreadable,
+)
+from .refs import COMMIT_SHA, HubRef
+from .safetensors import Limits, files_of, tensors_of
+from .transport import deadline, install
 
 # Whether a lookup that misses the caches may ask the Hub. The HTTP service turns it off for the
 # work of an answer (on the event loop or the heavy pool): it fetches first, in a pool of its own,
@@ -41,9 +51,21 @@ from .refs import HubRef
 _may_fetch: ContextVar[bool] = ContextVar("kvplan_hub_may_fetch", default=True)
 
 
+# The models a request's route fetched for it: its answer finds them here whatever the bounded
+# cache has evicted since (a batch may name more models than the cache holds).
+_pinned: ContextVar[dict[tuple[str, str], HubModel] | None] = ContextVar("kvplan_hub_pinned", default=None)
+
+
 def cache_only() -> None:
     """From here on, in this context, Hub lookups answer from the caches or not at all."""
     _may_fetch.set(False)
+
+
+def pin(models: Iterable[HubModel]) -> None:
+    """In this context, lookups of these models answer with them."""
+    pinned = dict(_pinned.get() or {})
+    pinned.update(((m.repo_id, m.revision), m) for m in models)
+    _pinned.set(pinned)
 
 
 class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,11 +76,22 @@ class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
     timeout_seconds: float
     max_config_bytes: int
     max_tensors: int
+    max_index_bytes: int
+    max_header_bytes: int
+    max_shards: int
     cache_bytes: int
     ttl_seconds: float
     # How long a failure (unknown repo, gated, unreachable) and an answer served from the disk
     # cache because the Hub could not be asked are kept before the Hub is asked again.
     retry_seconds: float
+
+    # The Hub calls one model takes (info, config HEAD and GET, index, headers): the whole fetch
+    # may take this many per-call timeouts before it is abandoned.
+    DEADLINE_CALLS = 4
+
+    @property
+    def deadline_seconds(self) -> float:
+        return self.timeout_seconds * self.DEADLINE_CALLS
 
     @classmethod
     def from_env(cls) -> HubSettings:
@@ -71,6 +104,9 @@ class HubSettings(msgspec.Struct, frozen=True, kw_only=True):
             timeout_seconds=float(os.environ.get("KVPLAN_HUB_TIMEOUT_SECONDS", "10")),
             max_config_bytes=int(os.environ.get("KVPLAN_HUB_MAX_CONFIG_BYTES", str(1 << 20))),
             max_tensors=int(os.environ.get("KVPLAN_HUB_MAX_TENSORS", "200000")),
+            max_index_bytes=int(os.environ.get("KVPLAN_HUB_MAX_INDEX_BYTES", str(32 << 20))),
+            max_header_bytes=int(os.environ.get("KVPLAN_HUB_MAX_HEADER_BYTES", str(25_000_000))),
+            max_shards=int(os.environ.get("KVPLAN_HUB_MAX_SHARDS", "1024")),
             cache_bytes=int(os.environ.get("KVPLAN_HUB_CACHE_BYTES", str(16 << 20))),
             ttl_seconds=float(os.environ.get("KVPLAN_HUB_TTL_SECONDS", "600")),
             retry_seconds=float(os.environ.get("KVPLAN_HUB_RETRY_SECONDS", "30")),
@@ -102,12 +138,23 @@ class Hub:
         self._memory: dict[tuple[str, str], tuple[float, int, HubModel | HubError]] = {}
         self._memory_bytes = 0
         self.fetches = 0  # Hub round trips started (for tests and metrics)
+        self._limits = Limits(
+            timeout_seconds=settings.timeout_seconds,
+            max_index_bytes=settings.max_index_bytes,
+            max_header_bytes=settings.max_header_bytes,
+            max_tensors=settings.max_tensors,
+            max_shards=settings.max_shards,
+        )
+        install()
 
     # -- the one entry point ---------------------------------------------------------------------
     def resolve(self, ref: HubRef) -> HubModel:
         """The model at `ref`: from memory, else fetched once however many threads ask (unless
         this context is cache-only)."""
         key = (ref.repo_id, ref.revision)
+        pinned = _pinned.get()
+        if pinned is not None and key in pinned:
+            return pinned[key]
         may_fetch = _may_fetch.get()
         with self._lock:
             # Without the network, an entry past its expiry still answers: the route refreshed
@@ -222,7 +269,8 @@ class Hub:
             return cached
         self.fetches += 1
         try:
-            return self._ask_hub(ref)
+            with deadline(self.settings.deadline_seconds):
+                return self._ask_hub(ref)
         except HubError:
             raise
         except GatedRepoError:
@@ -232,16 +280,10 @@ class Hub:
             ) from None
         except RevisionNotFoundError:
             raise ModelNotOnHub(f"{ref.repo_id} has no revision {ref.revision!r}") from None
-        except RemoteEntryNotFoundError:
-            raise ModelUnreadable(
-                f"{ref.repo_id} has no config.json: kvplan reads models in the transformers layout"
-            ) from None
         except RepositoryNotFoundError:
             raise ModelNotOnHub(
                 f"no model {ref.repo_id!r} on {self.settings.endpoint} (or it is private)"
             ) from None
-        except (SafetensorsParsingError, NotASafetensorsRepoError) as e:
-            raise ModelTooLarge(f"{ref.repo_id}'s safetensors headers cannot be read: {e}") from None
         except (httpx2.HTTPError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as e:
             cached = self._load(ref)
             if cached is not None:
@@ -249,66 +291,88 @@ class Hub:
             raise HubUnavailable(
                 f"the Hub ({self.settings.endpoint}) did not answer for {ref.repo_id}: {type(e).__name__}"
             ) from None
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            # huggingface_hub parsing an answer that is not the Hub's (a proxy page, odd JSON)
+            raise HubBadAnswer(
+                f"the Hub ({self.settings.endpoint}) answered for {ref.repo_id} in a form kvplan "
+                f"cannot read: {type(e).__name__}"
+            ) from None
 
     def _ask_hub(self, ref: HubRef) -> HubModel:
         s = self.settings
         info = self.api.model_info(ref.repo_id, revision=ref.revision, timeout=s.timeout_seconds)
-        sha = info.sha or ref.revision
-        url = hf_hub_url(ref.repo_id, "config.json", revision=sha, endpoint=s.endpoint)
-        meta = get_hf_file_metadata(url, token=s.token or False, timeout=s.timeout_seconds)
-        if meta.size is not None and meta.size > s.max_config_bytes:
-            raise ModelTooLarge(
-                f"{ref.repo_id}'s config.json is {meta.size:,} bytes; kvplan reads at most "
-                f"{s.max_config_bytes:,}"
+        sha = info.sha
+        if not isinstance(sha, str) or not COMMIT_SHA.fullmatch(sha):
+            raise HubBadAnswer(f"the Hub named no commit for {ref.repo_id}@{ref.revision}")
+        files = {f.rfilename for f in info.siblings or () if isinstance(f.rfilename, str)}
+        if "config.json" not in files:
+            raise ModelUnreadable(
+                f"{ref.repo_id} has no config.json: kvplan reads models in the transformers layout"
             )
-        path = hf_hub_download(
-            ref.repo_id,
-            "config.json",
-            revision=sha,
-            cache_dir=s.cache_dir,
-            endpoint=s.endpoint,
-            token=s.token or False,
-            etag_timeout=s.timeout_seconds,
-        )
-        if os.path.getsize(path) > s.max_config_bytes:
-            raise ModelTooLarge(f"{ref.repo_id}'s config.json is larger than {s.max_config_bytes:,} bytes")
-        try:
-            config = json.loads(Path(path).read_bytes())
-        except ValueError as e:  # not UTF-8, or not JSON
-            raise ModelUnreadable(f"{ref.repo_id}'s config.json is not JSON: {e}") from None
-        if not isinstance(config, dict):
-            raise ModelUnreadable(f"{ref.repo_id}'s config.json is not a JSON object")
+        config = self._config(ref.repo_id, sha)
         model = HubModel(
             repo_id=ref.repo_id,
             revision=ref.revision,
             sha=sha,
             config=config,
-            weights=self._weights(ref.repo_id, sha, config),
+            weights=self._weights(ref.repo_id, sha, files, config),
         )
         self._save(model)
         return model
 
-    def _weights(self, repo_id: str, sha: str, config: dict[str, Any]) -> LoadedWeights | None:
+    def _config(self, repo_id: str, sha: str) -> dict[str, Any]:
+        s = self.settings
+        url = hf_hub_url(repo_id, "config.json", revision=sha, endpoint=s.endpoint)
         try:
-            meta = self.api.get_safetensors_metadata(
-                repo_id, revision=sha, timeout=self.settings.timeout_seconds
+            meta = get_hf_file_metadata(url, token=s.token or False, timeout=s.timeout_seconds)
+            if meta.size is not None and meta.size > s.max_config_bytes:
+                raise ModelTooLarge(
+                    f"{repo_id}'s config.json is {meta.size:,} bytes; kvplan reads at most "
+                    f"{s.max_config_bytes:,}"
+                )
+            path = hf_hub_download(
+                repo_id,
+                "config.json",
+                revision=sha,
+                cache_dir=s.cache_dir,
+                endpoint=s.endpoint,
+                token=s.token or False,
+                etag_timeout=s.timeout_seconds,
             )
-        except NotASafetensorsRepoError:
-            return None  # no safetensors: weights from the parameters and quantization_config
-        count = sum(len(f.tensors) for f in meta.files_metadata.values())
-        if count > self.settings.max_tensors:
-            cap = self.settings.max_tensors
-            raise ModelTooLarge(f"{repo_id} has {count:,} tensors; kvplan reads at most {cap:,}")
+        except RemoteEntryNotFoundError:
+            raise ModelUnreadable(
+                f"{repo_id} has no config.json: kvplan reads models in the transformers layout"
+            ) from None
+        if os.path.getsize(path) > s.max_config_bytes:
+            raise ModelTooLarge(f"{repo_id}'s config.json is larger than {s.max_config_bytes:,} bytes")
+        try:
+            config = json.loads(Path(path).read_bytes())
+        except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested past reason
+            raise ModelUnreadable(f"{repo_id}'s config.json is not JSON: {type(e).__name__}") from None
+        if not isinstance(config, dict):
+            raise ModelUnreadable(f"{repo_id}'s config.json is not a JSON object")
+        return config
+
+    def _weights(
+        self, repo_id: str, sha: str, files: set[str], config: dict[str, Any]
+    ) -> LoadedWeights | None:
+        """The checkpoint's tensors, or None without safetensors (then the weights come from the
+        parameters and quantization_config)."""
+        s, limits = self.settings, self._limits
+        shards = files_of(repo_id, sha, files, s.endpoint, s.token, s.cache_dir, limits)
+        if not shards:
+            return None
+        tensors = [t for f in shards for t in tensors_of(repo_id, sha, f, s.endpoint, s.token, limits)]
+        if len(tensors) > s.max_tensors:
+            raise ModelTooLarge(
+                f"{repo_id} has {len(tensors):,} tensors; kvplan reads at most {s.max_tensors:,}"
+            )
         layers = language_config(config).get("num_hidden_layers")
-        return loaded_weights(
-            (
-                (name, t.dtype, t.parameter_count)
-                for f in meta.files_metadata.values()
-                for name, t in f.tensors.items()
-            ),
-            layers if type(layers) is int else None,
-            f"safetensors headers of {repo_id}@{sha[:12]}",
-        )
+        try:
+            source = f"safetensors headers of {repo_id}@{sha[:12]}"
+            return loaded_weights(tensors, layers if type(layers) is int else None, source)
+        except InvalidInput as e:
+            raise ModelUnreadable(f"{repo_id}'s safetensors headers: {e.reason}") from None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -34,3 +34,9 @@ class ModelTooLarge(HubError):
 
 class ModelUnreadable(HubError):
     """The repo has no config.json, or one that is not a JSON object."""
+
+
+class HubBadAnswer(HubError):
+    """The Hub answered, but not as the Hub does (a proxy's page, a truncated or odd JSON)."""
+
+    retry_after_seconds = 30
