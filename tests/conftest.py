@@ -23,12 +23,14 @@ def registry() -> Registry:
 
 @pytest.fixture(scope="session")
 def budget(registry: Registry):
-    """budget("llama-3-70b", gpu="pool-160gib", ...) → the core's answer."""
+    """budget("llama-3-70b", gpu="pool-160gib", ...) → the core's answer, on the seed's
+    weights-only budget unless the test passes non_kv_bytes=None (the memory model's estimate)."""
 
     def run(
         model: str, gpu: str | None = None, engine: str | None = None, explain: bool = False, **kw: Any
     ) -> Budget:
         geo = registry.model(model).geometry
+        kw.setdefault("non_kv_bytes", 0)
         if gpu is not None:
             g = registry.gpu(gpu)
             kw.setdefault("gpu_memory_bytes", g.memory_bytes)

@@ -20,6 +20,7 @@ A = {
     "gpu": "pool-160gib",
     "weights_bytes": W_LLAMA_3_70B_BF16,
     "context_tokens": 8192,
+    "non_kv_bytes": 0,  # the seed deducts the weights alone
 }
 # Group B: DeepSeek-V3, 32K, one 141 GiB card of TP=8 (625 GiB of weights in all) → 24 requests;
 # the 8 cards pooled would say 192, which no deployment holds.
@@ -29,6 +30,7 @@ B = {
     "weights_bytes": W_DEEPSEEK_V3,
     "context_tokens": 32768,
     "tensor_parallel_size": 8,
+    "non_kv_bytes": 0,
 }
 # Group C: group A at 128K → 0 requests, budget_insufficient; 56,256 tokens fit.
 C = {**A, "context_tokens": 131072}
@@ -70,6 +72,7 @@ TABLE_2 = [
             "gpu": "pool-80gib",
             "weights_bytes": W_LLAMA_3_8B_BF16,
             "context_tokens": 8192,
+            "non_kv_bytes": 0,
         },
         58.6,
         1,

@@ -109,6 +109,36 @@ def _group_rows(b: Budget) -> list[tuple[str, str]]:
     ]
 
 
+def _memory_rows(b: Budget) -> list[tuple[str, str]]:
+    """What comes off besides the weights, and how sure the figure is."""
+    m = b.memory
+    if m is None:
+        return []
+    if m.non_kv_source != "estimated":
+        how = "given" if m.non_kv_source == "given" else "not estimated (model shape unknown)"
+        return [("non-KV per GPU", f"{_b(b.non_kv_bytes + b.cudagraph_bytes)} ({how})")]
+    graphs = (
+        f" + CUDA graphs {_b(b.cudagraph_bytes)}"
+        if m.cudagraph_subtracted
+        else f" (CUDA graphs {_b(m.cudagraph_bytes or 0)} are captured afterwards, not subtracted)"
+    )
+    rows = [
+        (
+            "non-KV per GPU (estimated)",
+            f"activation {_b(m.activation_bytes or 0)} + non-torch {_b(m.non_torch_bytes or 0)}{graphs}",
+        )
+    ]
+    if b.band is not None:
+        rows.append(
+            (
+                "band (calibration)",
+                f"available {_b(b.band.available_kv_low_bytes)} … {_b(b.band.available_kv_high_bytes)} → "
+                f"{b.band.concurrency_low:,} … {b.band.concurrency_high:,} requests; plan on the low end",
+            )
+        )
+    return rows
+
+
 def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
     c = b.concurrency
     where = gpu or (f"{fmt_bytes(b.gpu_memory_bytes)} GPU" if b.gpu_memory_bytes else "given KV memory")
@@ -122,6 +152,7 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
             else "— (kv_cache_memory_bytes given)",
         ),
         ("weights per GPU", _b(b.weights_bytes_per_gpu)),
+        *_memory_rows(b),
         ("available for KV", _b(b.available_kv_bytes)),
         ("bytes per block", f"{_b(b.bytes_per_block)} · block {_block_sizes(b)}"),
         ("blocks", f"{b.num_blocks:,} ({b.usable_blocks:,} usable; block 0 is the null block)"),

@@ -13,6 +13,7 @@ SEED_B = {  # group B as a fleet: 8 of its cards, one TP=8 replica
     "weights_bytes": B["weights_bytes"],
     "fleet": [{"gpu": B["gpu"], "count": 8}],
     "layouts": [{"tensor_parallel_size": B["tensor_parallel_size"]}],
+    "non_kv_bytes": B["non_kv_bytes"],
 }
 
 

@@ -1,4 +1,5 @@
-"""Fleet inputs for the core's fleet tests: GPU presets by id, counts and costs, one template."""
+"""Fleet inputs for the core's fleet tests: GPU presets by id, counts and costs, one template (on
+the seed's weights-only budget unless a test passes non_kv_bytes=None)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def fleet_input(
     if mix is None:
         mix = (MixItem(ctx, 1.0),) if isinstance(ctx, int) else tuple(MixItem(t, s) for t, s in ctx)
     geo = geometry if geometry is not None else registry.model(model).geometry
+    knobs.setdefault("non_kv_bytes", 0)  # the seed's weights-only budget unless a test asks for None
     return FleetInput(
         template=BudgetInput(geometry=geo, profile=get_profile(None), **knobs),
         fleet=entries,

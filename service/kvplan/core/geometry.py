@@ -642,7 +642,7 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
         params_expert=est.expert or None,
         params_estimated=True,
         quant=scheme,
-        params_unquantized=est.unquantized if scheme is not None else None,
+        params_unquantized=est.unquantized,
     )
 
 

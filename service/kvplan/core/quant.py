@@ -98,3 +98,21 @@ def quant_scheme(config: Mapping[str, Any]) -> QuantScheme | None:
         if q.get("load_in_8bit"):
             return QuantScheme("bitsandbytes int8", 1, 1)
     return None
+
+
+# vLLM's --quantization for a checkpoint whose config does not state one: the
+# quantization_config each implies (AWQ and GPTQ as their common 4-bit, group-128 form).
+QUANTIZATION_ARGS: dict[str, dict[str, Any]] = {
+    "fp8": {"quant_method": "fp8"},  # online dynamic: per-tensor scales
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": 128},
+    "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    "bitsandbytes": {"quant_method": "bitsandbytes", "load_in_4bit": True},
+    "modelopt_fp4": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16},
+}
+
+
+def quantization_arg(name: str) -> QuantScheme:
+    """The scheme of `--quantization name` (a key of QUANTIZATION_ARGS)."""
+    scheme = quant_scheme({"quantization_config": QUANTIZATION_ARGS[name]})
+    assert scheme is not None
+    return scheme

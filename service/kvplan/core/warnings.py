@@ -22,6 +22,8 @@ PREEMPTION = "preemption"
 MAX_NUM_SEQS_LIMITS = "max_num_seqs_limits"
 CHEAPEST_MIX_SEARCH_LIMIT = "cheapest_mix_search_limit"
 MAX_MODEL_LEN_EXCEEDS_DERIVED = "max_model_len_exceeds_derived"
+NON_KV_ESTIMATED = "non_kv_estimated"
+NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -41,6 +43,14 @@ CODES: dict[str, str] = {
     MAX_NUM_SEQS_LIMITS: "vLLM schedules at most max_num_seqs requests, fewer than the KV cache holds.",
     PREEMPTION: "The simulated workload preempted requests: their work is thrown away and recomputed.",
     CHEAPEST_MIX_SEARCH_LIMIT: "The cheapest-mix search hit its step limit: best found, not proven cheapest.",
+    NON_KV_ESTIMATED: (
+        "The activation peak, non-torch and CUDA-graph memory are estimated (calibrated on real vLLM "
+        "logs; see memory and band): give non_kv_bytes from your engine's log to be exact."
+    ),
+    NON_KV_NOT_ESTIMATED: (
+        "The model's shape (hidden size, vocabulary) is unknown, so nothing is subtracted besides "
+        "the weights: the figures are optimistic; give non_kv_bytes."
+    ),
     MAX_MODEL_LEN_EXCEEDS_DERIVED: (
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; the figures hold only if overridden."

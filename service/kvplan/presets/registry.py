@@ -3,7 +3,8 @@ then hands plain values to `kvplan.core.geometry`.
 
 Layout of a presets directory (built-in: `presets/data`; extra: $KVPLAN_EXTRA_PRESETS):
     models/*.json   {"id", "name", "hf_repo", "aliases", "params": {...}, "config": {config.json}}
-    gpus.toml       [[gpu]] tables: id, name, vendor, memory_bytes, memory_source, nominal
+    gpus.toml       [[gpu]] tables: id, name, vendor, memory_bytes, memory_source, nominal,
+                    and optionally vllm_memory_bytes, vllm_memory_source
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ class GpuPreset:
     memory_source: str
     nominal: bool
     origin: str
+    # What vLLM sees of it (torch.cuda.mem_get_info's total, below the driver's figure), from
+    # vLLM's own start-up logs; the memory model budgets against it.
+    vllm_memory_bytes: int | None = None
+    vllm_memory_source: str = ""
 
 
 class Registry:
@@ -147,7 +152,6 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
             params_expert=params.get("expert"),
             params_estimated=False,
             quant=None,
-            params_unquantized=None,
         )
         params_source = str(params.get("source", ""))
     elif geo.params_total is not None:
@@ -182,6 +186,9 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
                 raise PresetError(path, f"{where}.{key}", f"required, of type {kind.__name__}")
         if g["memory_bytes"] <= 0:
             raise PresetError(path, f"{where}.memory_bytes", "must be positive")
+        seen = g.get("vllm_memory_bytes")
+        if seen is not None and (type(seen) is not int or not 0 < seen <= g["memory_bytes"]):
+            raise PresetError(path, f"{where}.vllm_memory_bytes", "must be an integer from 1 to memory_bytes")
         out.append(
             GpuPreset(
                 id=g["id"],
@@ -191,6 +198,8 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
                 memory_source=str(g.get("memory_source", "")),
                 nominal=bool(g.get("nominal", False)),
                 origin=str(path),
+                vllm_memory_bytes=seen,
+                vllm_memory_source=str(g.get("vllm_memory_source", "")),
             )
         )
     return out

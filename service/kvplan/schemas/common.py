@@ -34,6 +34,7 @@ from kvplan.core.limits import (
     MAX_TOKENS,
 )
 from kvplan.core.profiles import PROFILES
+from kvplan.core.quant import QUANTIZATION_ARGS
 
 KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
 WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
@@ -71,6 +72,25 @@ CostPerHour = Annotated[float, Meta(ge=0, le=MAX_COST_PER_HOUR, description="per
 
 
 StateDim = Annotated[int, Meta(ge=0, le=MAX_HIDDEN_SIZE)]
+
+
+NonKvBytes = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=MAX_BYTES,
+        description="activation peak + non-torch memory, per GPU. Unset (with cudagraph_bytes): "
+        "the engine profile's estimate; 0: the seed's weights-only budget",
+    ),
+]
+CudagraphBytes = Annotated[
+    int, Meta(ge=0, le=MAX_BYTES, description="CUDA-graph memory subtracted, per GPU (unset: estimated)")
+]
+Quantization = Annotated[
+    Literal[tuple(QUANTIZATION_ARGS)],  # type: ignore[valid-type]
+    Meta(description="vLLM's --quantization, for a model whose config.json states none"),
+]
+EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
 
 
 class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -211,10 +231,10 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         | None
     ) = None
     weight_dtype: WeightDtype | None = None
-    non_kv_bytes: Annotated[
-        int, Meta(ge=0, le=MAX_BYTES, description="activation peak + non-torch, per GPU")
-    ] = 0
-    cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES, description="CUDA graph estimate, per GPU")] = 0
+    non_kv_bytes: NonKvBytes | None = None
+    cudagraph_bytes: CudagraphBytes | None = None
+    enforce_eager: EnforceEager = False
+    quantization: Quantization | None = None
     kv_cache_memory_bytes: (
         Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")] | None
     ) = None
@@ -302,8 +322,10 @@ class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     block_size: BlockSize | None = None
     weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     weight_dtype: WeightDtype | None = None
-    non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
-    cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
+    non_kv_bytes: NonKvBytes | None = None
+    cudagraph_bytes: CudagraphBytes | None = None
+    enforce_eager: EnforceEager = False
+    quantization: Quantization | None = None
     max_num_batched_tokens: Tokens | None = None
     max_num_seqs: MaxNumSeqs | None = None
     async_scheduling: bool | None = None

@@ -20,11 +20,15 @@ from kvplan.core.limits import (
 from kvplan.core.workload import Generator, SimRequest
 
 from .common import (
+    CudagraphBytes,
+    EnforceEager,
     EngineId,
     KvCacheDtype,
     MaxNumSeqs,
     ModelField,
+    NonKvBytes,
     ParallelSize,
+    Quantization,
     Tokens,
     WeightDtype,
 )
@@ -63,8 +67,10 @@ class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     pipeline_parallel_size: ParallelSize = 1
     weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     weight_dtype: WeightDtype | None = None
-    non_kv_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
-    cudagraph_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] = 0
+    non_kv_bytes: NonKvBytes | None = None
+    cudagraph_bytes: CudagraphBytes | None = None
+    enforce_eager: EnforceEager = False
+    quantization: Quantization | None = None
     kv_cache_memory_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
     engine: EngineId | None = None
 

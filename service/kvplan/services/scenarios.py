@@ -18,9 +18,11 @@ from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, language_
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
+from kvplan.core.quant import quantization_arg
 from kvplan.core.simulate import Generator, SimConfig, SimRequest
 from kvplan.hub import Hub, HubModel, HubRef, default_hub, looks_like_hub_id, parse_hub_ref
 from kvplan.presets import Registry
+from kvplan.presets.registry import GpuPreset
 from kvplan.schemas import (
     BudgetRequest,
     FleetGpu,
@@ -172,27 +174,72 @@ class ResolvedGpu(NamedTuple):
     name: str
     memory_bytes: int | None
     nominal: bool
+    source: str = ""
 
 
-def resolve_gpu(registry: Registry, gpu: str | None, memory_bytes: int | None) -> ResolvedGpu:
+def estimates_non_kv(req: BudgetRequest | FleetRequest | SimulateRequest) -> bool:
+    """Neither non_kv_bytes nor cudagraph_bytes given: the engine profile's estimate applies."""
+    return req.non_kv_bytes is None and req.cudagraph_bytes is None
+
+
+def preset_memory(preset: GpuPreset, as_vllm_sees: bool) -> tuple[int, str]:
+    """The preset's memory: what vLLM sees of it when the memory model budgets (and the logs
+    print it), else the driver's (or nominal) figure the seed's simplified budget uses."""
+    if as_vllm_sees and preset.vllm_memory_bytes is not None:
+        return preset.vllm_memory_bytes, preset.vllm_memory_source
+    return preset.memory_bytes, preset.memory_source
+
+
+def resolve_gpu(
+    registry: Registry, gpu: str | None, memory_bytes: int | None, as_vllm_sees: bool = False
+) -> ResolvedGpu:
     """A GPU preset and/or a memory size: a given size wins over the preset's (and is exact)."""
     if gpu is None:
-        return ResolvedGpu(None, "", memory_bytes, False)
+        return ResolvedGpu(None, "", memory_bytes, False, "request")
     preset = registry.gpu(gpu)
     if memory_bytes is None:
-        return ResolvedGpu(preset.id, preset.name, preset.memory_bytes, preset.nominal)
-    return ResolvedGpu(preset.id, preset.name, memory_bytes, False)
+        memory, source = preset_memory(preset, as_vllm_sees)
+        nominal = preset.nominal and memory == preset.memory_bytes
+        return ResolvedGpu(preset.id, preset.name, memory, nominal, source)
+    return ResolvedGpu(preset.id, preset.name, memory_bytes, False, "request")
+
+
+def with_quantization(geometry: Geometry, name: str | None) -> Geometry:
+    """The model loaded with vLLM's --quantization `name`: its linear layers in that scheme,
+    embeddings, LM head and norms as they are. A checkpoint whose config or tensors already say
+    how it is quantized keeps that (vLLM refuses a conflicting flag)."""
+    if name is None:
+        return geometry
+    if geometry.loaded_weights is not None:
+        raise InvalidInput("quantization", "the checkpoint's own tensors give its weights; leave it unset")
+    if geometry.quant is not None or geometry.weight_dtype or geometry.expert_weight_dtype:
+        said = (
+            geometry.quant.name if geometry.quant else geometry.weight_dtype or geometry.expert_weight_dtype
+        )
+        raise InvalidInput(
+            "quantization", f"the model's config.json already states its quantization ({said})"
+        )
+    if geometry.params_total is None:
+        raise InvalidInput(
+            "quantization", f"model {geometry.name!r} has no parameter count; give weights_bytes"
+        )
+    return msgspec.structs.replace(geometry, quant=quantization_arg(name))
 
 
 def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, Resolved, str | None]:
     model = resolve_model(registry, req.model)
-    gpu_id, gpu_name, memory, nominal = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes)
+    if req.quantization is not None:
+        model = Resolved(with_quantization(model.geometry, req.quantization), model.label, model.hub)
+    gpu_id, gpu_name, memory, nominal, source = resolve_gpu(
+        registry, req.gpu, req.gpu_memory_bytes, estimates_non_kv(req)
+    )
     inp = BudgetInput(
         geometry=model.geometry,
         profile=get_profile(req.engine),
         gpu_memory_bytes=memory,
         gpu_name=gpu_name,
         gpu_memory_nominal=nominal,
+        gpu_memory_source=source,
         gpu_memory_utilization=req.gpu_memory_utilization,
         kv_cache_dtype=req.kv_cache_dtype,
         kv_cache_dtype_skip_layers=tuple(req.kv_cache_dtype_skip_layers),
@@ -205,6 +252,7 @@ def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, R
         weight_dtype=req.weight_dtype,
         non_kv_bytes=req.non_kv_bytes,
         cudagraph_bytes=req.cudagraph_bytes,
+        enforce_eager=req.enforce_eager,
         kv_cache_memory_bytes=req.kv_cache_memory_bytes,
         num_gpu_blocks_override=req.num_gpu_blocks_override,
         max_num_batched_tokens=req.max_num_batched_tokens,
@@ -232,12 +280,13 @@ def fleet_input(registry: Registry, req: FleetRequest) -> FleetInput:
     entries = []
     for i, item in enumerate(req.fleet):
         g = registry.gpu(item.gpu, field=f"fleet[{i}].gpu")
+        memory, _ = preset_memory(g, estimates_non_kv(req))
         entries.append(
             FleetEntry(
                 gpu=g.id,
                 gpu_name=g.name,
-                memory_bytes=g.memory_bytes,
-                nominal=g.nominal,
+                memory_bytes=memory,
+                nominal=g.nominal and memory == g.memory_bytes,
                 count=item.count,
                 gpus_per_node=item.gpus_per_node,
                 cost_per_hour=item.cost_per_hour,
@@ -316,7 +365,7 @@ def simulation_input(
     if req.num_blocks is not None:
         # A pool given by its size: the same defaults budget would use for this model and GPU.
         geometry = None if req.model is None else resolve_model(registry, req.model).geometry
-        gpu = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes)
+        gpu = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes, estimates_non_kv(req))
         settings = settings_for(
             geometry,
             profile,

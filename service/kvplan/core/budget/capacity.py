@@ -17,9 +17,11 @@ from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
 from ..memo import register_clear
+from ..nonkv import estimate_non_kv
 from ..parallel import Parallel
 from ..pertoken import LayerBytes, layer_bytes
 from ..profiles import InflightRule
+from ..units import GiB
 from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
@@ -30,7 +32,7 @@ from .kv_cache_utils import (
     may_override_num_blocks,
 )
 from .memory import available_kv_cache_memory, requested_memory, resolve_weights, weights_per_worker
-from .types import BudgetInput
+from .types import BudgetInput, MemoryTerms
 
 
 class PooledMemory(msgspec.Struct, frozen=True):
@@ -54,6 +56,7 @@ class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
     weights_bytes_per_gpu: int
     non_kv_bytes: int
     cudagraph_bytes: int
+    memory: MemoryTerms | None
     requested_bytes: int | None
     available_kv_bytes: int
     kv_memory_shortfall_bytes: int
@@ -114,14 +117,47 @@ def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel)
     return settings.max_num_batched_tokens
 
 
+def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, int, MemoryTerms | None]:
+    """(non_kv_bytes, cudagraph_bytes subtracted, their terms): the caller's figures when given,
+    else the profile's estimate of vLLM's profiling run (core/nonkv.py). None when no memory is
+    budgeted (kv_cache_memory_bytes or num_gpu_blocks_override given)."""
+    if inp.non_kv_bytes is not None or inp.cudagraph_bytes is not None:
+        non_kv = non_negative_int(inp.non_kv_bytes or 0, "non_kv_bytes", MAX_BYTES)
+        cudagraph = non_negative_int(inp.cudagraph_bytes or 0, "cudagraph_bytes", MAX_BYTES)
+        return non_kv, cudagraph, MemoryTerms(non_kv_source="given", cudagraph_bytes=cudagraph)
+    if inp.gpu_memory_bytes is None or inp.kv_cache_memory_bytes is not None:
+        return 0, 0, None
+    g, rules = inp.geometry, inp.profile.memory
+    if g.shape is None:
+        return 0, 0, MemoryTerms(non_kv_source="not estimated")
+    est = estimate_non_kv(
+        rules,
+        g.shape,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        tensor=par.tensor,
+        pipeline=par.pipeline,
+        layers_on_worker=-(-g.decoder_layer_count // par.pipeline),
+        enforce_eager=inp.enforce_eager,
+    )
+    terms = MemoryTerms(
+        non_kv_source="estimated",
+        activation_bytes=est.activation_bytes,
+        non_torch_bytes=est.non_torch_bytes,
+        cudagraph_bytes=est.cudagraph_bytes,
+        cudagraph_subtracted=rules.cudagraph_subtracted,
+        calibration=rules.calibration,
+    )
+    return est.non_kv_bytes, est.cudagraph_subtracted_bytes, terms
+
+
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
-    non_kv = non_negative_int(inp.non_kv_bytes, "non_kv_bytes", MAX_BYTES)
-    cudagraph = non_negative_int(inp.cudagraph_bytes, "cudagraph_bytes", MAX_BYTES)
     settings = resolve_settings(inp)
     lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
+    non_kv, cudagraph, memory = _non_kv(inp, settings, par)
     # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
@@ -175,6 +211,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         weights_bytes_per_gpu=weights_per_gpu,
         non_kv_bytes=non_kv,
         cudagraph_bytes=cudagraph,
+        memory=memory,
         requested_bytes=requested,
         available_kv_bytes=available,
         kv_memory_shortfall_bytes=shortfall,
@@ -213,6 +250,23 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             f"needs {needed:,} blocks of {max(cap.fit_blocks, 0):,}. "
             + (f"Set max_model_len ≤ {cap.max_context_tokens:,} or free memory."
                if cap.max_context_tokens else "No context fits: free memory first."),
+        ))  # fmt: skip
+    m = cap.memory
+    if m is not None and m.non_kv_source == "estimated":
+        out.append(w.Warning(
+            w.NON_KV_ESTIMATED,
+            f"Besides the weights, {(cap.non_kv_bytes + cap.cudagraph_bytes) / GiB:.2f} GiB is the "
+            f"{inp.profile.id} estimate of vLLM's activation peak, non-torch"
+            + (" and CUDA-graph" if m.cudagraph_subtracted else "")
+            + f" memory ({m.calibration}); give non_kv_bytes from the engine's log to be exact, or 0 "
+            "for the seed's weights-only budget.",
+        ))  # fmt: skip
+    elif m is not None and m.non_kv_source == "not estimated":
+        out.append(w.Warning(
+            w.NON_KV_NOT_ESTIMATED,
+            f"Nothing besides the weights is subtracted: {inp.geometry.name}'s hidden size and "
+            "vocabulary are unknown (an inline geometry), so vLLM's activation peak cannot be "
+            "estimated. The figures are optimistic: give non_kv_bytes.",
         ))  # fmt: skip
     if plan.padding_slots:
         out.append(w.Warning(

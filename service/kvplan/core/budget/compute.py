@@ -19,8 +19,13 @@ from ..validate import positive_int
 from .capacity import LayoutCapacity, layout_capacity
 from .explain import budget_ledger
 from .invariants import check_budget
-from .kv_cache_utils import get_kv_cache_capacity, get_max_concurrency_for_kv_cache_config
-from .types import Budget, BudgetInput, Concurrency, GroupResult, Pooled
+from .kv_cache_utils import (
+    get_kv_cache_capacity,
+    get_max_concurrency_for_kv_cache_config,
+    get_num_blocks,
+    may_override_num_blocks,
+)
+from .types import Band, Budget, BudgetInput, Concurrency, GroupResult, Pooled
 
 _INT_FIELDS = (
     "gpu_memory_bytes", "block_size", "context_tokens", "tensor_parallel_size",
@@ -116,6 +121,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
             pool_available // pool_kv if pool_available > 0 and pool_kv else 0,
             max(0.0, pool_available / pool_kv) if pool_kv else 0.0,
         )
+    band = _band(inp, cap, blocks_per_request)
     warnings = _request_warnings(cap, tokens, g.max_position_embeddings, guaranteed, blocks_per_request,
                                  max_ctx, pooled)  # fmt: skip
     result = Budget(
@@ -158,6 +164,8 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         max_context_tokens=max_ctx,
         max_context_limited_by="max_model_len" if max_ctx == cap_len else "kv_cache",
         fits_max_model_len=cap.fits_max_model_len,
+        memory=cap.memory,
+        band=band,
         target_concurrency=target,
         max_context_for_target=max_ctx_target,
         min_gpu_memory_utilization=min_util,
@@ -173,6 +181,25 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     if explain:
         result = replace(result, ledger=budget_ledger(inp, result, cap))
     return result
+
+
+def _band(inp: BudgetInput, cap: LayoutCapacity, blocks_per_request: int) -> Band | None:
+    """Available KV at the ends of the estimate's calibration residuals, and the requests each
+    end holds (the same blocks arithmetic as the answer's own)."""
+    m = cap.memory
+    if m is None or m.non_kv_source != "estimated" or cap.requested_bytes is None:
+        return None
+    rules = inp.profile.memory
+    available = cap.requested_bytes - cap.weights_bytes_per_gpu - cap.non_kv_bytes - cap.cudagraph_bytes
+
+    def held(kv: int) -> int:
+        blocks = may_override_num_blocks(get_num_blocks(max(0, kv), cap.bytes_per_block_by_stage),
+                                         inp.num_gpu_blocks_override)  # fmt: skip
+        return max(0, blocks - 1) // blocks_per_request
+
+    low, high = max(0, available + rules.band_low_bytes), max(0, available + rules.band_high_bytes)
+    return Band(available_kv_low_bytes=low, available_kv_high_bytes=high,
+                concurrency_low=held(low), concurrency_high=held(high))  # fmt: skip
 
 
 def _tail_waste(cap: LayoutCapacity, tokens: int) -> int:

@@ -20,6 +20,90 @@ SRC_SLIDING = "vllm/v1/kv_cache_interface.py (SlidingWindowSpec.max_memory_usage
 SRC_BATCH_DEFAULTS = "vllm/engine/arg_utils.py (get_batch_defaults)"
 
 
+SRC_PROFILE_RUN = "vllm/v1/worker/gpu_model_runner.py (profile_run: _dummy_run, _dummy_sampler_run)"
+SRC_NON_TORCH = "vllm/v1/worker/gpu_worker.py (determine_available_memory: non-torch increase)"
+SRC_GRAPHS = "vllm/v1/worker/gpu_model_runner.py (capture_model)"
+
+
+def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
+    """What comes off besides the weights: the caller's figures, or the profile's estimate term
+    by term, each with the fitted constants it uses."""
+    m = b.memory
+    if m is None or m.non_kv_source != "estimated":
+        led.add(
+            "non_kv_bytes",
+            "as given (activation peak + non-torch memory)" if m and m.non_kv_source == "given"
+            else "0: not estimated (the model's hidden size and vocabulary are unknown)",
+            b.non_kv_bytes,
+            "B",
+            "request",
+            cudagraph_bytes=b.cudagraph_bytes,
+        )  # fmt: skip
+        return
+    r, s, settings = inp.profile.memory, inp.geometry.shape, cap.settings
+    assert s is not None
+    led.add(
+        "activation_bytes",
+        "floor + sampler_B × max_num_seqs × vocab + moe_B × max_num_batched_tokens × top_k × "
+        "moe_intermediate ÷ TP",
+        m.activation_bytes,
+        "B",
+        f"{SRC_PROFILE_RUN}; constants fitted on {r.calibration} (docs/memory-model.md)",
+        floor=r.activation_floor_bytes,
+        sampler_B=r.sampler_bytes_per_logit,
+        max_num_seqs=settings.max_num_seqs,
+        vocab=s.vocab_size,
+        moe_B=r.moe_bytes_per_token_expert_column,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        top_k=s.experts_per_token,
+        moe_intermediate=s.moe_intermediate_size,
+        TP=cap.parallel.tensor,
+        GiB=round((m.activation_bytes or 0) / GiB, 6),
+    )
+    led.add(
+        "non_torch_bytes",
+        "CUDA context; with TP > 1 also NCCL and custom all-reduce buffers",
+        m.non_torch_bytes,
+        "B",
+        f"{SRC_NON_TORCH}; fitted on {r.calibration}",
+        TP=cap.parallel.tensor,
+        GiB=round((m.non_torch_bytes or 0) / GiB, 6),
+    )
+    led.add(
+        "cudagraph_bytes",
+        ("0: enforce_eager" if inp.enforce_eager else "floor + per_layer × decoder layers on the worker")
+        + ("; subtracted before the KV cache is sized" if m.cudagraph_subtracted
+           else "; captured after the KV cache is sized, so not subtracted"),
+        b.cudagraph_bytes,
+        "B",
+        f"{SRC_GRAPHS}; fitted on {r.calibration}",
+        graph_memory=m.cudagraph_bytes,
+        floor=r.cudagraph_floor_bytes,
+        per_layer=r.cudagraph_bytes_per_layer,
+        GiB=round(b.cudagraph_bytes / GiB, 6),
+    )  # fmt: skip
+    led.add(
+        "non_kv_bytes",
+        "activation_bytes + non_torch_bytes (estimated: the answer's band spans the calibration residuals)",
+        b.non_kv_bytes,
+        "B",
+        "vllm/v1/worker/gpu_worker.py (non_kv_cache_memory = weights + activation peak + non-torch)",
+        GiB=round(b.non_kv_bytes / GiB, 6),
+    )
+    if b.band is not None:
+        led.add(
+            "band",
+            "available_kv + [band_low, band_high] of the calibration residuals → requests held",
+            f"{b.band.concurrency_low}–{b.band.concurrency_high}",
+            "requests",
+            "docs/memory-model.md",
+            band_low=r.band_low_bytes,
+            band_high=r.band_high_bytes,
+            available_kv_low=b.band.available_kv_low_bytes,
+            available_kv_high=b.band.available_kv_high_bytes,
+        )
+
+
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
     g, par, plan, profile = inp.geometry, cap.parallel, cap.plan, inp.profile
@@ -49,6 +133,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             "B",
             SRC_REQUESTED,
             total_memory=b.gpu_memory_bytes,
+            total_memory_from=inp.gpu_memory_source or None,
             gpu_memory_utilization=b.gpu_memory_utilization,
             GiB=round(b.requested_bytes / GiB, 6),
         )
@@ -72,6 +157,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             PP=par.pipeline,
             GiB=round(b.weights_bytes_per_gpu / GiB, 6),
         )
+        _memory_steps(inp, b, cap, led)
         led.add(
             "available_kv_bytes",
             "max(0, requested − weights_per_gpu − non_kv_bytes − cudagraph_bytes)",

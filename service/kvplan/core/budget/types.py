@@ -30,8 +30,14 @@ class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
     decode_context_parallel_size: int = 1
     weights_bytes: int | None = None
     weight_dtype: str | None = None
-    non_kv_bytes: int = 0
-    cudagraph_bytes: int = 0
+    # Neither given: the engine profile's estimate (core/nonkv.py). Either given: the given
+    # figures (the other 0), the seed's simplified budget.
+    non_kv_bytes: int | None = None
+    cudagraph_bytes: int | None = None
+    enforce_eager: bool = False
+    # Where gpu_memory_bytes comes from (for the ledger): the preset's driver figure, the
+    # figure vLLM sees (torch.cuda.mem_get_info), or the request.
+    gpu_memory_source: str = ""
     kv_cache_memory_bytes: int | None = None
     num_gpu_blocks_override: int | None = None
     max_num_batched_tokens: int | None = None
@@ -78,6 +84,27 @@ class Pooled(msgspec.Struct, frozen=True):
     concurrency_unrounded: float
 
 
+class MemoryTerms(msgspec.Struct, frozen=True, kw_only=True):
+    """What the budget subtracts besides the weights, term by term, and where each comes from."""
+
+    non_kv_source: str  # "estimated", "given" or "not estimated"
+    activation_bytes: int | None = None
+    non_torch_bytes: int | None = None
+    cudagraph_bytes: int | None = None  # what graph capture takes
+    cudagraph_subtracted: bool = False  # whether it comes off the KV budget under this profile
+    calibration: str | None = None
+
+
+class Band(msgspec.Struct, frozen=True, kw_only=True):
+    """How far vLLM's available KV fell from the estimate on the calibration logs, as available
+    KV and the requests it holds at each end: plan on the low one."""
+
+    available_kv_low_bytes: int
+    available_kv_high_bytes: int
+    concurrency_low: int
+    concurrency_high: int
+
+
 class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     engine: str
     context_tokens: int
@@ -119,4 +146,6 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     warnings: tuple[w.Warning, ...]
     # Bytes the weights and reserved memory exceed the budget by (vLLM refuses to start).
     kv_memory_shortfall_bytes: int = 0
+    memory: MemoryTerms | None = None
+    band: Band | None = None
     ledger: tuple[Step, ...] = ()
