@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import socket
 import threading
 
@@ -302,3 +303,76 @@ def test_the_hub_client_draws_no_progress_bars(hub):
 
     default_hub()
     assert are_progress_bars_disabled()
+
+
+def test_a_hub_that_trickles_its_headers_is_abandoned_at_the_deadline_too(hub):
+    repo = add_repo(hub, "trickle-head", trickle=0.2, trickle_head=True)
+    failure: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            default_hub().resolve(parse_hub_ref(repo))
+        except BaseException as e:
+            failure.append(e)
+
+    t = threading.Thread(target=fetch, daemon=True)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    assert isinstance(failure[0], HubUnavailable)
+
+
+def test_a_fetch_that_runs_out_of_time_answers_from_the_disk_copy_at_once(client, hub, monkeypatch):
+    monkeypatch.setenv("KVPLAN_HUB_TTL_SECONDS", "0")
+    reset_default_hub()
+    repo = add_repo(hub, "slowing")
+    assert budget(client, repo).json()["hub"]["from_cache"] is False
+    hub.update(repo, trickle=0.2)
+    r = budget(client, repo)
+    assert r.status_code == 200, r.text
+    assert r.json()["hub"]["from_cache"] is True
+
+
+def test_a_server_that_ignores_ranges_still_gives_a_long_header(client, hub):
+    names = {f"extra.w{i}{'x' * 200}": ("BF16", [4, 4]) for i in range(400)}  # > 64 KiB
+    offsets, header = 0, {}
+    for name, (dtype, shape) in names.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offsets, offsets + 32]}
+        offsets += 32
+    raw = json.dumps(header).encode()
+    assert len(raw) > 64 * 1024
+    repo = add_repo(hub, "no-ranges", shards=(), ignore_range=True,
+                    extra_files={"model.safetensors": safetensors_file(raw) + b"\0" * offsets})  # fmt: skip
+    r = budget(client, repo)
+    assert r.status_code == 200, r.text
+    assert r.json()["weights_bytes"] == offsets
+
+
+@pytest.mark.parametrize(("name", "data"), [("an empty file", b""), ("no tensors", safetensors_file(b"{}"))])
+def test_a_safetensors_file_without_tensors_is_a_422(client, hub, name, data):
+    repo = add_repo(hub, "hollow", shards=(), extra_files={"model.safetensors": data})
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+
+
+def test_shards_past_the_tensor_cap_are_not_read(client, hub, monkeypatch):
+    monkeypatch.setenv("KVPLAN_HUB_MAX_TENSORS", "4")
+    reset_default_hub()
+    shards = {f"model-0000{i}-of-00003.safetensors": i for i in (1, 2, 3)}
+    index = {"weight_map": {f"t{i}": name for name, i in shards.items()}}  # the index admits 3
+    header = json.dumps({f"w{j}": {"dtype": "BF16", "shape": [1], "data_offsets": [2 * j, 2 * j + 2]}
+                         for j in range(5)}).encode()  # fmt: skip
+    files = {name: safetensors_file(header) for name in shards}
+    files["model.safetensors.index.json"] = json.dumps(index).encode()
+    repo = add_repo(hub, "many-tensors", shards=(), extra_files=files)
+    r = budget(client, repo)
+    assert r.status_code == 422 and "tensors" in r.json()["detail"]
+    assert hub.count(repo, "model-00002-of-00003.safetensors") == 0
+
+
+def test_a_hub_config_with_a_field_of_the_wrong_type_is_the_repos_fault_a_422(client, hub):
+    config = {**QWEN3_8B_BASE.config, "num_hidden_layers": "36"}
+    repo = add_repo(hub, "typo-config", config=config)
+    r = budget(client, repo)
+    assert r.status_code == 422, r.text
+    assert "num_hidden_layers" in r.json()["detail"]

@@ -129,6 +129,8 @@ class FakeRepo:
     private: bool = False
     slow: float = 0.0
     trickle: float = 0.0  # > 0: answer 200 and send one byte every `trickle` seconds, never finishing
+    trickle_head: bool = False  # with trickle: the status line and headers come a byte at a time too
+    ignore_range: bool = False  # answer range requests with the whole file (200), as some servers do
     oversized_config_bytes: int | None = None
     oversized_header_bytes: int | None = None
     branches: Mapping[str, str] = field(default_factory=dict)  # extra refs: name -> sha (same files)
@@ -264,7 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
             if repo is not None and repo.slow:
                 hub._stopping.wait(repo.slow)
             if repo is not None and repo.trickle:
-                self._trickle(repo.trickle)
+                self._trickle(repo.trickle, repo.trickle_head)
                 return
             self._serve(method, repo_id, repo, key, revision, rest, query)
         except (BrokenPipeError, ConnectionResetError):
@@ -272,17 +274,20 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self._record()
 
-    def _trickle(self, every: float) -> None:
-        """Headers at once, then a byte at a time: every read succeeds, the answer never ends."""
+    def _trickle(self, every: float, head: bool) -> None:
+        """A byte at a time (the headers at once, or they too): every read succeeds, the answer
+        never ends."""
         self._status = 200
         self._record()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(1 << 20))
-        self.end_headers()
+        start = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n"
+        if not head:
+            self.wfile.write(start)
+        stream = (start if head else b"") + b" " * (1 << 20)
         deadline = time.monotonic() + 60
-        while not self.server.hub._stopping.is_set() and time.monotonic() < deadline:
-            self.wfile.write(b" ")
+        for i in range(len(stream)):
+            if self.server.hub._stopping.is_set() or time.monotonic() > deadline:
+                break
+            self.wfile.write(stream[i : i + 1])
             self.wfile.flush()
             self.server.hub._stopping.wait(every)
         self.close_connection = True
@@ -421,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers["X-Linked-Size"] = str(vfile.size)
         start, end = 0, vfile.size  # [start, end)
         status = 200
-        rng = self.headers.get("Range")
+        rng = None if repo.ignore_range else self.headers.get("Range")
         if rng:
             parsed = _parse_range(rng, vfile.size)
             if parsed is None:

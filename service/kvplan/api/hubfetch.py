@@ -82,7 +82,9 @@ async def prefetch(registry: Registry, models: Iterable[object], each_alone: boo
         # One answer's wait is bounded as a whole (the fetch itself stops at the same deadline, in
         # the Hub pool, so its thread comes back); a slow fetch goes on, shielded, for the next
         # request.
-        limit = hub.settings.deadline_seconds
+        # One call's timeout more than the fetch's own deadline: a fetch that runs out of time
+        # falls back to the disk copy, and that answer should reach this request.
+        limit = hub.settings.deadline_seconds + hub.settings.timeout_seconds
         fetches = asyncio.gather(*(asyncio.shield(w) for w in waits), return_exceptions=each_alone)
         try:
             done = await asyncio.wait_for(fetches, timeout=limit)

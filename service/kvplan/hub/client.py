@@ -203,8 +203,7 @@ class Hub:
             return None
         expires, _, value = entry
         if not stale_ok and time.monotonic() > expires:
-            self._forget(key)
-            return None
+            return None  # kept: a cache-only lookup may still answer with it while it is refreshed
         if isinstance(value, HubError):
             raise type(value)(value.reason)
         return value
@@ -362,11 +361,15 @@ class Hub:
         shards = files_of(repo_id, sha, files, s.endpoint, s.token, s.cache_dir, limits)
         if not shards:
             return None
-        tensors = [t for f in shards for t in tensors_of(repo_id, sha, f, s.endpoint, s.token, limits)]
-        if len(tensors) > s.max_tensors:
-            raise ModelTooLarge(
-                f"{repo_id} has {len(tensors):,} tensors; kvplan reads at most {s.max_tensors:,}"
-            )
+        tensors: list[tuple[str, str, int]] = []
+        for f in shards:  # the cap is checked as the headers come, not after all of them
+            tensors.extend(tensors_of(repo_id, sha, f, s.endpoint, s.token, limits))
+            if len(tensors) > s.max_tensors:
+                raise ModelTooLarge(
+                    f"{repo_id} has more than {s.max_tensors:,} tensors (kvplan's limit) in its safetensors"
+                )
+        if not tensors:
+            raise ModelUnreadable(f"{repo_id}'s safetensors hold no tensors")
         layers = language_config(config).get("num_hidden_layers")
         try:
             source = f"safetensors headers of {repo_id}@{sha[:12]}"

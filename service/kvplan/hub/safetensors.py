@@ -83,19 +83,22 @@ def files_of(repo_id: str, sha: str, repo_files: set[str], endpoint: str, token:
 
 
 def _read(url: str, start: int, end: int, headers: dict[str, str], timeout: float) -> bytes:
-    """Bytes [start, end) of a file, at most that many even if the server ignores the range."""
-    want = end - start
+    """Bytes [start, end) of a file (fewer if it ends first), however the server answers the
+    range: a 206 starts at `start`, a 200 (range ignored) at 0; a 416 is an empty answer."""
     with get_session().stream(
         "GET", url, headers={**headers, "Range": f"bytes={start}-{end - 1}"}, timeout=timeout
     ) as r:
+        if r.status_code == 416:  # the file ends before `start`
+            return b""
         hf_raise_for_status(r)
+        skip = start if r.status_code == 200 else 0
         chunks, got = [], 0
         for chunk in r.iter_bytes():
             chunks.append(chunk)
             got += len(chunk)
-            if got >= want:
+            if got >= skip + end - start:
                 break
-    return b"".join(chunks)[:want]
+    return b"".join(chunks)[skip : skip + end - start]
 
 
 def tensors_of(repo_id: str, sha: str, filename: str, endpoint: str, token: str | None,

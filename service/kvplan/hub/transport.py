@@ -1,15 +1,18 @@
 """A whole-fetch deadline for huggingface_hub's HTTP client. httpx bounds each connect and read,
-not a response: a Hub that trickles one byte a second never trips a read timeout and would hold a
-fetch thread for ever. The transport checks the calling thread's deadline before each request
-and between the chunks of each body."""
+not a response: a Hub that trickles one byte a second (in its headers or its body) never trips a
+read timeout and would hold a fetch thread for ever. Every socket read and write of a fetching
+thread is bounded by what is left of its deadline, and none starts after it has passed."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import httpcore2
 import httpx2
 from huggingface_hub import set_client_factory
 from huggingface_hub.utils import disable_progress_bars
@@ -17,14 +20,15 @@ from huggingface_hub.utils import disable_progress_bars
 _local = threading.local()
 
 
-class DeadlinePassed(httpx2.ReadTimeout):
-    """The fetch as a whole ran out of time (a read timeout to huggingface_hub's callers)."""
-
-
-def _check() -> None:
+def _left(timeout: float | None) -> float | None:
+    """The timeout for one socket operation: the caller's, cut to what the deadline leaves."""
     deadline = getattr(_local, "deadline", None)
-    if deadline is not None and time.monotonic() > deadline:
-        raise DeadlinePassed("the Hub fetch ran past its deadline")
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise httpcore2.ReadTimeout("the Hub fetch ran past its deadline")
+    return left if timeout is None else min(timeout, left)
 
 
 @contextmanager
@@ -37,43 +41,72 @@ def deadline(seconds: float) -> Iterator[None]:
         _local.deadline = None
 
 
-class _Body(httpx2.SyncByteStream):
-    def __init__(self, inner: httpx2.SyncByteStream) -> None:
+class _Stream(httpcore2.NetworkStream):
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
         self.inner = inner
 
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self.inner:
-            _check()
-            yield chunk
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, _left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, _left(timeout))
 
     def close(self) -> None:
         self.inner.close()
 
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        return _Stream(self.inner.start_tls(ssl_context, server_hostname, _left(timeout)))
 
-class DeadlineTransport(httpx2.BaseTransport):
-    def __init__(self, inner: httpx2.BaseTransport) -> None:
-        self.inner = inner
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        _check()
-        response = self.inner.handle_request(request)
-        if isinstance(response.stream, httpx2.SyncByteStream):
-            response.stream = _Body(response.stream)
-        return response
 
-    def close(self) -> None:
-        self.inner.close()
+class _Backend(httpcore2.NetworkBackend):
+    def __init__(self) -> None:
+        self.inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        return _Stream(self.inner.connect_tcp(host, port, _left(timeout), local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        return _Stream(self.inner.connect_unix_socket(path, _left(timeout), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
 
 
 def _client() -> httpx2.Client:
-    # huggingface_hub's default client (utils/_http.py default_client_factory) over our transport.
+    # huggingface_hub's default client (utils/_http.py default_client_factory), its connection
+    # pool given our network backend (httpx's transport takes none as an argument).
     from huggingface_hub.utils._http import hf_request_event_hook
 
+    transport = httpx2.HTTPTransport()
+    pool = transport._pool
+    assert isinstance(pool, httpcore2.ConnectionPool)
+    limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's defaults
+    transport._pool = httpcore2.ConnectionPool(
+        ssl_context=pool._ssl_context,
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_Backend(),
+    )
     return httpx2.Client(
         event_hooks={"request": [hf_request_event_hook]},
         follow_redirects=True,
         timeout=None,
-        transport=DeadlineTransport(httpx2.HTTPTransport()),
+        transport=transport,
     )
 
 
@@ -82,8 +115,8 @@ _lock = threading.Lock()
 
 
 def install() -> None:
-    """Once a process: huggingface_hub's client gets the deadline transport, and no progress
-    bars (they would interleave with the service's JSON log lines)."""
+    """Once a process: huggingface_hub's client gets the deadline, and no progress bars (they
+    would interleave with the service's JSON log lines)."""
     global _installed
     with _lock:
         if not _installed:

@@ -20,7 +20,7 @@ from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile
 from kvplan.core.quant import quantization_arg
 from kvplan.core.simulate import Generator, SimConfig, SimRequest
-from kvplan.hub import Hub, HubModel, HubRef, default_hub, looks_like_hub_id, parse_hub_ref
+from kvplan.hub import Hub, HubModel, HubRef, ModelUnreadable, default_hub, looks_like_hub_id, parse_hub_ref
 from kvplan.presets import Registry
 from kvplan.presets.registry import GpuPreset
 from kvplan.schemas import (
@@ -81,8 +81,8 @@ def hub_geometry(hm: HubModel) -> Geometry:
     if geo is None:
         try:
             geo = from_hf_config(hm.config, name=hm.label, quantization=hm.weights is None)
-        except InvalidInput as e:
-            raise type(e)(f"model ({hm.label} config.json).{e.field}", e.reason) from None
+        except InvalidInput as e:  # the repo's config, not the request, is at fault: a 422
+            raise ModelUnreadable(f"{hm.label}'s config.json: {e.field}: {e.reason}") from None
         if hm.weights is not None:
             geo = msgspec.structs.replace(geo, loaded_weights=hm.weights)
         with _hub_geometries_lock:  # the event loop and the heavy pool's threads both read models
