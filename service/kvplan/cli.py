@@ -89,6 +89,41 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     return 0
 
 
+def _reconcile(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from kvplan.core.errors import KvplanError
+    from kvplan.hub import HubError, HubUnavailable
+    from kvplan.presets import load_registry
+    from kvplan.render import reconcile_text
+    from kvplan.schemas.reconcile import ReconcileOverrides
+    from kvplan.services.reconcile import reconcile
+
+    try:
+        from pathlib import Path
+
+        text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8")
+        metrics = Path(args.metrics).read_text(encoding="utf-8") if args.metrics else None
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        overrides = ReconcileOverrides(model=args.model, engine=args.engine, gpu=args.gpu,
+                                       target_concurrency=args.target)  # fmt: skip
+        result = reconcile(load_registry(), text, metrics, overrides)
+    except KvplanError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except HubError as e:
+        print(f"error: {e.field}: {e.reason} (give --model a preset id to plan offline)", file=sys.stderr)
+        return 2 if isinstance(e, HubUnavailable) else 1
+    except msgspec.ValidationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(msgspec.json.encode(result).decode() + "\n" if args.json else reconcile_text(result))
+    return 0
+
+
 def openapi_json() -> str:
     import msgspec
 
@@ -111,10 +146,20 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=f"answer one {name} question and exit")
         p.add_argument("pairs", nargs="+", metavar="key=value")
         p.add_argument("--json", action="store_true", help="JSON instead of text")
+    rec = sub.add_parser("reconcile", help="read a vLLM start-up log and put kvplan's plan beside it")
+    rec.add_argument("log", help="the engine's log file (- for standard input)")
+    rec.add_argument("--metrics", help="a scrape of the engine's /metrics")
+    rec.add_argument("--model", help="a preset or Hub id, when the log names a local path")
+    rec.add_argument("--engine", help="a profile or vLLM version, when the log prints none")
+    rec.add_argument("--gpu", help="a GPU preset, when the log prints no total memory")
+    rec.add_argument("--target", type=int, help="a concurrency to size the what-ifs for")
+    rec.add_argument("--json", action="store_true", help="JSON instead of text")
     sub.add_parser("openapi", help="print the OpenAPI document (make openapi writes openapi/openapi.json)")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "reconcile":
+        return _reconcile(args)
     if args.command == "openapi":
         sys.stdout.write(openapi_json())
         return 0

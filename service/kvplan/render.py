@@ -9,6 +9,7 @@ from kvplan.core.budget import Budget
 from kvplan.core.fleet import FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
+from kvplan.core.reconcile import Reconciliation
 from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
 from kvplan.core.units import GiB, fmt_bytes
@@ -331,3 +332,38 @@ def simulation_text(r: SimResult, pool: str, engine: str, registry: str) -> str:
         ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens a finished request"),
     ]
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
+
+
+def reconcile_text(r: Reconciliation) -> str:
+    """The side-by-side for an on-call engineer's terminal: every figure vLLM printed, kvplan's,
+    the verdict, and what to do with the difference."""
+    out = [
+        f"kvplan reconcile · {r.model} · engine {r.engine} ({r.engine_source})"
+        f" · registry {r.registry_version}",
+        f"read {r.lines:,} lines, {r.vllm_lines:,} of them vLLM's",
+        "",
+        "inputs (from the log unless said)",
+    ]
+    for u in r.inputs:
+        out.append(f"  {u.name:26} {u.value!s:>24}   {u.source}")
+    out += ["", f"{'figure':22} {'vLLM':>14} {'kvplan':>14}  {'verdict':16} where the paths part (log line)"]
+    for row in r.rows:
+        where = f"ledger step {row.step}" if row.step else ""
+        out.append(
+            f"{row.figure:22} {row.vllm:>14,} {row.kvplan if row.kvplan is not None else '—':>14,}  "
+            f"{row.verdict:16} {where} (line {row.vllm_line})"
+        )
+    if r.rows:
+        out.append(
+            f"reproduced exactly or within the log's rounding: {r.reproduced_share:.0%} of {len(r.rows)}"
+        )
+    out.append("")
+    if r.observed_non_kv_bytes is not None:
+        out.append(
+            f"overhead vLLM saw: non_kv_bytes {r.observed_non_kv_bytes:,} ({_b(r.observed_non_kv_bytes)})"
+        )
+    out.append(f"  {r.observed_non_kv_note}")
+    if r.what_ifs:
+        out += ["", "what if (the log's available memory)"]
+        out += [f"  {w.question}: {w.answer}" for w in r.what_ifs]
+    return "\n".join(out) + "\n"

@@ -46,6 +46,7 @@ OPERATIONS = [
     "GET /v1/models",
     "GET /v1/models/{model_id}",
     "POST /v1/models/resolve",
+    "POST /v1/reconcile",
     "GET /v1/per-token",
     "POST /v1/per-token",
     "GET /v1/budget",

@@ -24,6 +24,7 @@ from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, p
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
 from .routes.fleet import fleet_get, fleet_post, sweep_get
 from .routes.health import healthz, prometheus_metrics, readyz
+from .routes.reconcile import reconcile_post
 from .routes.simulate import simulate_post
 from .settings import Settings
 
@@ -37,6 +38,7 @@ ROUTES: list[Any] = [
     fleet_get,
     sweep_get,
     simulate_post,
+    reconcile_post,
     list_models,
     get_model,
     list_gpus,

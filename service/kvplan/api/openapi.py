@@ -19,6 +19,7 @@ from kvplan import __version__
 from kvplan.core.budget import Budget
 from kvplan.core.fleet import FleetPlan
 from kvplan.core.pertoken import PerToken
+from kvplan.core.reconcile import Reconciliation
 from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
 from kvplan.schemas import (
@@ -32,6 +33,7 @@ from kvplan.schemas import (
     SimulateRequest,
     SweepQuery,
 )
+from kvplan.schemas.reconcile import ReconcileRequest
 
 REF = "#/components/schemas/{name}"
 SWAGGER_DIR = Path(swagger_ui_bundle.__file__).parent / "vendor" / "swagger-ui-5.31.0"
@@ -99,11 +101,13 @@ _REQUEST_TYPES: dict[type, str] = {
     FleetQuery: "FleetQuery",
     SweepQuery: "SweepQuery",
     SimulateRequest: "SimulateRequest",
+    ReconcileRequest: "ReconcileRequest",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
-    [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest],
+    [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest,
+     ReconcileRequest],
     ref_template=REF,
-)
+)  # fmt: skip
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     "seed A: Llama-3-70B, 8K, 160 GiB (880 blocks, 6 requests)": {
@@ -111,6 +115,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "gpu": "pool-160gib",
         "weights_bytes": 130 * 1024**3,
         "context_tokens": 8192,
+        "non_kv_bytes": 0,
     },
     "seed B: DeepSeek-V3, 32K, one 141 GiB card of TP=8 (24 requests)": {
         "model": "deepseek-v3",
@@ -118,12 +123,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "weights_bytes": 625 * 1024**3,
         "context_tokens": 32768,
         "tensor_parallel_size": 8,
+        "non_kv_bytes": 0,
     },
     "seed C: Llama-3-70B, 128K (0 requests, budget_insufficient)": {
         "model": "llama-3-70b",
         "gpu": "pool-160gib",
         "weights_bytes": 130 * 1024**3,
         "context_tokens": 131072,
+        "non_kv_bytes": 0,
     },
 }
 PER_TOKEN_EXAMPLES = {
@@ -347,6 +354,36 @@ def listing(model: type, description: str) -> dict[str, Any]:
             200: ResponseSpec(data_container=model, description=description, generate_examples=False)
         },
     }
+
+
+class LogBody(Operation):
+    """POST /v1/reconcile: a vLLM log as text, or JSON with the log, metrics and overrides."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            required=True,
+            description="vLLM's start-up log as text (curl --data-binary @engine.log), or JSON",
+            content={
+                "text/plain": OpenAPIMediaType(schema={"type": "string"}),  # type: ignore[arg-type]
+                "application/json": OpenAPIMediaType(
+                    schema={"$ref": REF.format(name="ReconcileRequest")}  # type: ignore[arg-type]
+                ),
+            },
+        )
+
+
+def reconcile_doc() -> dict[str, Any]:
+    return {
+        "operation_class": LogBody,
+        "responses": {
+            200: ResponseSpec(data_container=Reconciliation, description="the side-by-side",
+                              generate_examples=False),
+            400: _problem("not a vLLM log, metrics not in the exposition format, or a missing input"),
+            413: _problem("the body is over the limit (12 MiB)"),
+            503: _problem("the Hub did not answer for the log's model (give overrides.model)"),
+        },
+        "tags": ["reconcile"],
+    }  # fmt: skip
 
 
 def _problem(description: str) -> ResponseSpec:

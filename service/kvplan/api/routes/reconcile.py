@@ -1,0 +1,80 @@
+"""Incident review (/v1/reconcile): a vLLM start-up log in, the plan beside it out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, post
+
+from kvplan.core.enginelog import read_log
+from kvplan.core.errors import InvalidInput
+from kvplan.render import reconcile_text
+from kvplan.schemas.reconcile import MAX_LOG_BYTES, ReconcileOverrides, ReconcileRequest
+from kvplan.services.reconcile import reconcile
+
+from ..errors import ApiError
+from ..http import answer, answer_format, decoder, registry_of
+from ..hubfetch import prefetch
+from ..hygiene import BODY_MEDIA_TYPES
+from ..metrics import counted
+from ..offload import run_heavy
+from ..openapi import reconcile_doc
+
+MiB = 1 << 20
+# A raw log as people send it: `curl --data-binary @engine.log` says form-urlencoded.
+LOG_MEDIA_TYPES = ("application/json", "text/plain", "application/x-www-form-urlencoded",
+                   "application/octet-stream")  # fmt: skip
+
+
+def _decode(body: bytes, content_type: str) -> ReconcileRequest:
+    if not body.strip():
+        raise ApiError(400, "The request body is empty: send vLLM's start-up log.", field="log")
+    if content_type.split(";")[0].strip().lower() == "application/json" or body.lstrip()[:1] == b"{":
+        try:
+            return decoder(ReconcileRequest).decode(body)
+        except msgspec.DecodeError:
+            if content_type.startswith("application/json"):
+                raise
+    if b"\0" in body[:65536]:
+        raise InvalidInput("log", "the body is binary (NUL bytes): send the log as text")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidInput("log", f"not UTF-8 text (byte {e.start}): send the log as UTF-8") from None
+    return ReconcileRequest(log=text)
+
+
+@post(
+    "/v1/reconcile",
+    status_code=200,
+    request_max_body_size=MAX_LOG_BYTES + 4 * MiB,
+    opt={BODY_MEDIA_TYPES: LOG_MEDIA_TYPES},
+    **reconcile_doc(),
+)
+async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """What a vLLM engine printed at start-up beside kvplan's plan for the same inputs: each figure
+    with its line, kvplan's value, a verdict and where the paths part; the overhead the engine saw
+    (as non_kv_bytes); what-ifs. Body: the log as text (`curl --data-binary @engine.log`), or JSON
+    `{"log": …, "metrics": …, "overrides": {…}}`."""
+    reg = registry_of(request)
+    fmt = answer_format(request)
+    body = await request.body()
+    req = _decode(body, request.headers.get("content-type", ""))
+    # Read the log first (off the loop) to learn its model, fetch a Hub model, then plan.
+    log = await run_heavy(request, "reconcile", lambda stop: read_log(req.log, stop))
+    o = req.overrides or ReconcileOverrides()
+    name = o.model if o.model is not None else log.value("model")
+    if not (isinstance(name, str) and name.startswith(("/", "./", "~"))):  # a local path: asked for below
+        try:
+            await prefetch(reg, [name])
+        except InvalidInput as e:
+            raise InvalidInput(
+                "overrides.model", f"{e.reason}; give overrides.model (a preset or Hub id)"
+            ) from None
+    result = await run_heavy(
+        request, "reconcile", lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o))
+    )
+    if fmt == "text":
+        return answer(reconcile_text(result), True)
+    return answer(msgspec.json.encode(result), False)

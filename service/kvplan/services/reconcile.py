@@ -1,0 +1,303 @@
+"""Incident review: a vLLM start-up log (and optionally its /metrics) in; the figures it states,
+kvplan's plan for the same inputs beside them, verdicts, the overhead vLLM actually saw, and
+what-ifs out (docs/reconcile.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from prometheus_client.parser import text_string_to_metric_families
+
+from kvplan.core.budget import Budget, compute_budget
+from kvplan.core.enginelog import EngineLog, Figure, read_log
+from kvplan.core.errors import InvalidInput
+from kvplan.core.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
+from kvplan.core.quant import QUANTIZATION_ARGS
+from kvplan.core.reconcile import (
+    Bounds,
+    Reconciliation,
+    Row,
+    Used,
+    WhatIf,
+    capacity_rows,
+    gib_range,
+    memory_row,
+    share_reproduced,
+)
+from kvplan.core.units import GiB
+from kvplan.presets import Registry
+from kvplan.schemas import BudgetRequest
+from kvplan.schemas.reconcile import ReconcileOverrides
+
+from .scenarios import budget_input
+
+MAX_METRICS_SAMPLES = 20_000
+_WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
+_KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
+
+
+def metrics_figures(text: str) -> list[Figure]:
+    """What vLLM's /metrics says of its cache and load, read with prometheus_client's parser."""
+    out: list[Figure] = []
+    samples = 0
+    try:
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                samples += 1
+                if samples > MAX_METRICS_SAMPLES:
+                    raise InvalidInput(
+                        "metrics", f"more than {MAX_METRICS_SAMPLES:,} samples: send vLLM's own"
+                    )
+                shown = f"metrics: {s.name}{dict(s.labels) or ''} {s.value:g}"[:300]
+                if s.name == "vllm:cache_config_info":
+                    for key in ("num_gpu_blocks", "block_size", "gpu_memory_utilization", "cache_dtype"):
+                        raw = s.labels.get(key)
+                        if raw in (None, "", "None"):
+                            continue
+                        name = "kv_cache_dtype" if key == "cache_dtype" else key
+                        value: float | int | str = raw
+                        if key in ("num_gpu_blocks", "block_size"):
+                            value = int(float(raw))
+                        elif key == "gpu_memory_utilization":
+                            value = float(raw)
+                        out.append(Figure(name=name, value=value, line=0, text=shown, rank="metrics"))
+                elif s.name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+                    out.append(
+                        Figure(name="kv_cache_usage", value=s.value, line=0, text=shown, rank="metrics")
+                    )
+                elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):
+                    out.append(Figure(name=s.name.split(":")[1], value=int(s.value), line=0, text=shown,
+                                      rank="metrics"))  # fmt: skip
+                elif s.name in ("vllm:num_preemptions_total", "vllm:num_preemptions"):
+                    out.append(Figure(name="num_preemptions", value=int(s.value), line=0, text=shown,
+                                      rank="metrics"))  # fmt: skip
+    except InvalidInput:
+        raise
+    except (ValueError, TypeError, IndexError, KeyError) as e:
+        raise InvalidInput("metrics", f"not Prometheus text exposition format: {e}") from None
+    if not out:
+        raise InvalidInput(
+            "metrics", "no vLLM metric in it (vllm:cache_config_info, vllm:num_requests_running, …)"
+        )
+    return out
+
+
+def _figure(log: EngineLog, extra: list[Figure], name: str) -> Figure | None:
+    return log.first(name) or next((f for f in extra if f.name == name), None)
+
+
+def _inputs(
+    log: EngineLog, extra: list[Figure], o: ReconcileOverrides
+) -> tuple[dict[str, Any], list[Used], str]:
+    """The BudgetRequest fields the log and overrides give, what each came from, and the profile."""
+    used: list[Used] = []
+    fields: dict[str, Any] = {}
+
+    def take(field: str, figure: str, convert: Any = None) -> None:
+        f = _figure(log, extra, figure)
+        if f is None:
+            return
+        value = f.value if convert is None else convert(f.value)
+        if value is None:
+            return
+        fields[field] = value
+        used.append(Used(name=field, value=value, source="metrics" if f.line == 0 else f"log line {f.line}"))
+
+    version = log.value("version")
+    if o.engine is not None:
+        engine, engine_source = get_profile(o.engine, "overrides.engine").id, "override"
+    elif isinstance(version, str) and (p := profile_for_version(version)) is not None:
+        engine, engine_source = p.id, f"vLLM {version} (log)"
+    else:
+        engine, engine_source = DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
+    model = o.model if o.model is not None else log.value("model")
+    if not isinstance(model, str) and o.model is not None:
+        fields["model"] = model
+        used.append(Used(name="model", value="inline (overrides.model)", source="override"))
+    elif not isinstance(model, str) or not model:
+        raise InvalidInput(
+            "overrides.model", "the log names no model: give overrides.model (a preset or Hub id)"
+        )
+    elif model.startswith(("/", "./", "~")):
+        raise InvalidInput(
+            "overrides.model",
+            f"the log names a local path ({model[:80]}): give overrides.model (a preset or Hub id)",
+        )
+    else:
+        fields["model"] = model
+        used.append(Used(name="model", value=model, source="override" if o.model else "log"))
+    take("tensor_parallel_size", "tensor_parallel_size")
+    take("pipeline_parallel_size", "pipeline_parallel_size")
+    take("max_model_len", "max_model_len")
+    take("max_num_seqs", "max_num_seqs")
+    take("max_num_batched_tokens", "max_num_batched_tokens")
+    take(
+        "gpu_memory_utilization", "gpu_memory_utilization", lambda v: float(v) if 0 < float(v) <= 1 else None
+    )
+    take("block_size", "block_size")
+    take("enforce_eager", "enforce_eager", bool)
+    take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
+    take("weight_dtype", "dtype", lambda v: _WEIGHT_DTYPES.get(str(v)))
+    take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
+    total = _figure(log, extra, "gpu_total_gib")
+    requested = _figure(log, extra, "requested_gib")
+    if o.gpu is not None:
+        fields["gpu"] = o.gpu
+        used.append(Used(name="gpu", value=o.gpu, source="override"))
+    elif total is not None:
+        fields["gpu_memory_bytes"] = round(float(total.value) * GiB)
+        used.append(
+            Used(name="gpu_memory_bytes", value=fields["gpu_memory_bytes"], source=f"log line {total.line}")
+        )
+    elif requested is not None and "gpu_memory_utilization" in fields:
+        fields["gpu_memory_bytes"] = round(float(requested.value) * GiB / fields["gpu_memory_utilization"])
+        used.append(Used(name="gpu_memory_bytes", value=fields["gpu_memory_bytes"],
+                         source=f"log line {requested.line} (requested ÷ utilization)"))  # fmt: skip
+    ctx = o.context_tokens or log.value("concurrency_tokens_per_request") or fields.get("max_model_len")
+    if isinstance(ctx, int):
+        fields["context_tokens"] = ctx
+    fields["engine"] = engine
+    return fields, used, engine_source
+
+
+def _budget(registry: Registry, fields: dict[str, Any], **more: Any) -> Budget:
+    req = msgspec.convert({**fields, **more}, BudgetRequest)
+    try:
+        inp, _, _ = budget_input(registry, req)
+    except InvalidInput as e:
+        if e.field != "quantization":
+            raise
+        # The checkpoint states its own quantization (vLLM reads it from the config too).
+        inp, _, _ = budget_input(registry, msgspec.structs.replace(req, quantization=None))
+    return compute_budget(inp)
+
+
+def reconcile(
+    registry: Registry,
+    text: str | EngineLog,
+    metrics: str | None = None,
+    overrides: ReconcileOverrides | None = None,
+) -> Reconciliation:
+    o = overrides or ReconcileOverrides()
+    log = read_log(text) if isinstance(text, str) else text
+    extra = metrics_figures(metrics) if metrics else []
+    fields, used, engine_source = _inputs(log, extra, o)
+    plan: Budget | None = None
+    if "gpu" in fields or "gpu_memory_bytes" in fields:
+        try:
+            plan = _budget(registry, fields)
+        except msgspec.ValidationError as e:
+            raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
+    rows: list[Row] = []
+    if plan is not None:
+        m = plan.memory
+        for name, kv, step in (
+            ("requested_gib", plan.requested_bytes, "requested_bytes"),
+            ("weights_gib", plan.weights_bytes_per_gpu, "weights_bytes_per_gpu"),
+            ("activation_peak_gib", m.activation_bytes if m else None, "activation_bytes"),
+            ("non_torch_gib", m.non_torch_bytes if m else None, "non_torch_bytes"),
+            ("cudagraph_gib", m.cudagraph_bytes if m else None, "cudagraph_bytes"),
+            ("available_kv_gib", plan.available_kv_bytes, "available_kv_bytes"),
+        ):
+            row = memory_row(name, log.first(name), kv, step)
+            if row is not None and name == "available_kv_gib" and row.step is not None:
+                # Where the paths part: the first term before it that differs, if one does.
+                first = next(
+                    (r.step for r in rows if r.step is not None and r.figure != "requested_gib"), None
+                )
+                row = msgspec.structs.replace(row, step=first or row.step)
+            if row is not None:
+                rows.append(row)
+    available = log.first("available_kv_gib")
+    from_log: Budget | None = None
+    if available is not None and float(available.value) > 0:
+        low, high = gib_range(available)
+        mid = round(float(available.value) * GiB)
+        blocks = next((f for f in extra if f.name == "num_gpu_blocks"), None)
+        bounds = Bounds(
+            low=_budget(registry, fields, kv_cache_memory_bytes=low),
+            mid=_budget(registry, fields, kv_cache_memory_bytes=mid),
+            high=_budget(registry, fields, kv_cache_memory_bytes=high),
+        )
+        from_log = bounds.mid
+        capacity = EngineLog(figures=(*log.figures, *([blocks] if blocks else [])), lines=log.lines,
+                             vllm_lines=log.vllm_lines)  # fmt: skip
+        rows.extend(capacity_rows(capacity, bounds))
+    observed, note = _observed(log)
+    return Reconciliation(
+        engine=str(fields["engine"]),
+        engine_source=engine_source,
+        model=fields["model"] if isinstance(fields["model"], str) else "inline",
+        registry_version=registry.version,
+        inputs=tuple(used),
+        figures=(*log.figures, *extra),
+        rows=tuple(rows),
+        reproduced_share=share_reproduced(rows),
+        observed_non_kv_bytes=observed,
+        observed_non_kv_note=note,
+        plan=plan,
+        plan_from_log_memory=from_log,
+        what_ifs=tuple(_what_ifs(registry, fields, from_log, available, o)),
+        lines=log.lines,
+        vllm_lines=log.vllm_lines,
+    )
+
+
+def _observed(log: EngineLog) -> tuple[int | None, str]:
+    """requested − weights − available, as vLLM printed them: the non_kv_bytes to give /v1/budget."""
+    requested, weights, available = (
+        log.first(n) for n in ("requested_gib", "weights_gib", "available_kv_gib")
+    )
+    if requested is None or weights is None or available is None:
+        return None, "the log does not print requested, weights and available memory all three"
+    gib = float(requested.value) - float(weights.value) - float(available.value)
+    return max(0, round(gib * GiB)), (
+        f"requested {requested.value} − weights {weights.value} − available {available.value} GiB "
+        "(lines "
+        + ", ".join(str(f.line) for f in (requested, weights, available))
+        + "): give it as non_kv_bytes "
+        "(with cudagraph_bytes 0) to /v1/budget to plan with what this engine saw"
+    )
+
+
+def _what_ifs(
+    registry: Registry, fields: dict[str, Any], from_log: Budget | None, available: Figure | None,
+    o: ReconcileOverrides,
+) -> list[WhatIf]:  # fmt: skip
+    if from_log is None or available is None:
+        return []
+    out: list[WhatIf] = []
+    kv = round(float(available.value) * GiB)
+    mml = from_log.max_model_len
+    for ctx in sorted({1024, 4096, 8192, 32768, 131072, from_log.context_tokens}):
+        if ctx > mml:
+            continue
+        b = _budget(registry, fields, kv_cache_memory_bytes=kv, context_tokens=ctx)
+        n = b.concurrency.guaranteed
+        out.append(WhatIf(question=f"requests of {ctx:,} tokens at once", answer=f"{n:,}", concurrency=n))
+    if fields.get("kv_cache_dtype", "auto") == "auto":
+        b = _budget(registry, fields, kv_cache_memory_bytes=kv, kv_cache_dtype="fp8")
+        out.append(WhatIf(
+            question=f"with fp8 KV (--kv-cache-dtype fp8), requests of {b.context_tokens:,} tokens",
+            answer=f"{b.concurrency.guaranteed:,} (from {from_log.concurrency.guaranteed:,})",
+            concurrency=b.concurrency.guaranteed,
+        ))  # fmt: skip
+    if o.target_concurrency is not None and ("gpu" in fields or "gpu_memory_bytes" in fields):
+        b = _budget(registry, fields, target_concurrency=o.target_concurrency)
+        util = b.min_gpu_memory_utilization
+        out.append(WhatIf(
+            question=f"the smallest gpu_memory_utilization for {o.target_concurrency:,} requests",
+            answer="none on this layout" if util is None else f"{util:g}",
+        ))  # fmt: skip
+        for tp in (1, 2, 4, 8, 16):
+            try:
+                t = _budget(registry, fields, tensor_parallel_size=tp)
+            except InvalidInput:
+                continue
+            if t.concurrency.guaranteed >= o.target_concurrency:
+                q = f"the smallest tensor-parallel size for {o.target_concurrency:,} requests"
+                out.append(WhatIf(question=q, answer=f"TP {tp} ({t.concurrency.guaranteed:,})",
+                                  concurrency=t.concurrency.guaranteed))  # fmt: skip
+                break
+    return out
