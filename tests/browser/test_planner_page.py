@@ -259,3 +259,23 @@ def test_a_hub_id_typed_in_resolves_and_becomes_the_model(browser, hub_server):
         page.wait_for_function("document.querySelector('#hub-status').textContent.includes('no model')")
     finally:
         ctx.close()
+
+
+def test_a_pasted_log_shows_the_side_by_side_as_text(page, server):
+    from pathlib import Path
+
+    log = (Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log").read_text()
+    log = log.replace("meta-llama/Llama-3.1-70B-Instruct", "<img src=x onerror=alert(1)>")
+    open_page(page, server)
+    page.fill("#reconcile-log", log)
+    page.fill("#reconcile-model", "llama-3.1-70b")
+    page.click("#reconcile-go")
+    page.wait_for_selector("#reconcile-table:not([hidden])", timeout=10_000)
+    rows = page.locator("#reconcile-table tbody tr")
+    figures = [rows.nth(i).locator("td").first.text_content() for i in range(rows.count())]
+    assert "gpu_kv_cache_tokens" in figures
+    tokens = page.locator("#reconcile-table tbody tr", has_text="gpu_kv_cache_tokens")
+    assert "exact" in tokens.text_content()
+    assert "non_kv_bytes" in page.text_content("#reconcile-notes")
+    assert page.locator("#incident img").count() == 0  # nothing from the log becomes HTML
+    assert not page.errors  # type: ignore[attr-defined]

@@ -335,6 +335,41 @@ async function resolveHubId() {
     status.textContent = id + ": " + e.message;
   }
 }
+// Incident review: the pasted log goes to /v1/reconcile; every figure is shown as text (never HTML).
+async function reconcileLog() {
+  const log = $("reconcile-log").value;
+  const status = $("reconcile-status");
+  const table = $("reconcile-table");
+  const notes = $("reconcile-notes");
+  table.hidden = true;
+  notes.replaceChildren();
+  if (!log.trim()) { status.textContent = "Paste a log first."; return; }
+  status.textContent = "reading " + log.split("\n").length + " lines …";
+  const model = $("reconcile-model").value.trim();
+  const body = { log, overrides: model ? { model } : undefined };
+  try {
+    const r = await api("/v1/reconcile", { method: "POST", body: JSON.stringify(body) });
+    status.textContent = r.model + " · engine " + r.engine + " (" + r.engine_source + ") · " +
+      Math.round(r.reproduced_share * 100) + "% of " + r.rows.length + " figures reproduced";
+    const tbody = table.tBodies[0];
+    tbody.replaceChildren();
+    for (const row of r.rows) {
+      const tr = tbody.insertRow();
+      for (const v of [row.figure, String(row.vllm), row.kvplan == null ? "—" : String(row.kvplan), row.verdict,
+                       row.step ? "ledger step " + row.step : "", String(row.vllm_line)]) {
+        tr.insertCell().textContent = v;
+      }
+      tr.dataset.verdict = row.verdict;
+    }
+    table.hidden = false;
+    const lines = [r.observed_non_kv_note];
+    if (r.observed_non_kv_bytes != null) lines.unshift("overhead the engine saw: non_kv_bytes " + fmtInt(r.observed_non_kv_bytes));
+    for (const w of r.what_ifs) lines.push(w.question + ": " + w.answer);
+    for (const text of lines) { const li = document.createElement("li"); li.textContent = text; notes.append(li); }
+  } catch (e) {
+    status.textContent = String(e.message || e);
+  }
+}
 async function init() {
   const [models, gpuList, engines] = await Promise.all([api("/v1/models"), api("/v1/gpus"), api("/v1/engines")]);
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
@@ -366,6 +401,7 @@ async function init() {
     schedule();
   });
   $("hub-id").addEventListener("change", resolveHubId);
+  $("reconcile-form").addEventListener("submit", (e) => { e.preventDefault(); reconcileLog(); });
   $("model").addEventListener("input", async () => {
     const id = $("model").value;
     if (id) {
