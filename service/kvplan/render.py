@@ -154,7 +154,15 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
         ),
         ("weights per GPU", _b(b.weights_bytes_per_gpu)),
         *_memory_rows(b),
-        ("available for KV", _b(b.available_kv_bytes)),
+        (
+            "available for KV",
+            _b(b.available_kv_bytes)
+            + (
+                f" — short by {_b(b.kv_memory_shortfall_bytes)}: the weights do not fit (see warnings)"
+                if b.kv_memory_shortfall_bytes
+                else ""
+            ),
+        ),
         ("bytes per block", f"{_b(b.bytes_per_block)} · block {_block_sizes(b)}"),
         ("blocks", f"{b.num_blocks:,} ({b.usable_blocks:,} usable; block 0 is the null block)"),
         ("token slots", f"{b.token_slots:,}"),
@@ -225,9 +233,10 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
         header = ["layout", "GPUs/replica", "replicas", "idle", "per replica", "total", "$/h", "note"]
         rows = []
         for p in t.layouts:
-            note = p.reason or (
-                "" if p.pooled_concurrency is None else f"pooled {p.pooled_concurrency:,} (not deployable)"
+            misleading = (
+                p.pooled_concurrency is not None and p.pooled_concurrency != p.concurrency_per_replica
             )
+            note = p.reason or (f"pooled {p.pooled_concurrency:,} (not deployable)" if misleading else "")
             if p.per_rank is not None and p.feasible:
                 note = (
                     f"{p.per_rank.ranks} ranks × {p.per_rank.concurrency_per_rank:,}; "

@@ -134,3 +134,40 @@ def test_llama_3_1_8b_as_loaded_by_vllm_0_19_is_within_a_tenth_of_a_gib_of_its_l
 def test_quantization_cannot_contradict_what_the_config_states(client):
     r = client.post("/v1/budget", json={"model": "deepseek-v3", "gpu": "h200-141gb", "quantization": "awq"})
     assert r.status_code == 400 and r.json()["field"] == "quantization"
+
+
+# Issue 16's text and JSON findings that touch the budget.
+
+
+def test_a_model_too_large_for_one_gpu_says_so_and_names_the_tp_sizes_that_fit(client):
+    text = client.get("/v1/budget?model=llama-3-70b&gpu=h100-sxm-80gb&format=text").text
+    assert "the weights do not fit" in text
+    assert "weights_do_not_fit" in text and "Tensor-parallel sizes that fit: 2, 4, 8" in text
+    assert "Set max_model_len ≤ 0" not in text
+
+
+def test_the_pooled_trap_is_flagged_only_where_pooling_would_mislead(client):
+    b = budget(client, model="deepseek-v3", gpu="pool-141gib", weights_bytes=625 * GIB, context_tokens=32768,
+               tensor_parallel_size=8, non_kv_bytes=0)  # fmt: skip
+    assert "pooled_not_deployable" in codes(b)  # seed B: 24 a card, 192 pooled
+    same = budget(client, model="llama-3.1-8b", gpu="h100-sxm-80gb", tensor_parallel_size=2,
+                  context_tokens=131072, non_kv_bytes=0)  # fmt: skip
+    assert same["pooled"]["concurrency"] == same["concurrency"]["guaranteed"] == 8
+    assert "pooled_not_deployable" not in codes(same)
+
+
+def test_resolve_takes_a_model_in_the_shape_the_other_endpoints_do(client):
+    config = {"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "hidden_size": 4096, "intermediate_size": 14336,
+              "vocab_size": 128256, "max_position_embeddings": 131072}  # fmt: skip
+    r = client.post("/v1/models/resolve", json={"hf_config": config})
+    assert r.status_code == 200, r.text
+    assert r.json()["layer_counts"] == {"full_attention": 32}
+
+
+def test_get_fleet_needs_no_count_one_node_by_default(client):
+    r = client.get(
+        "/v1/fleet", params={"model": "llama-3-70b", "gpu": "h100-sxm-80gb", "context_tokens": 8192}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["gpu_types"][0]["count"] == 8

@@ -23,6 +23,7 @@ MAX_NUM_SEQS_LIMITS = "max_num_seqs_limits"
 CHEAPEST_MIX_SEARCH_LIMIT = "cheapest_mix_search_limit"
 MAX_MODEL_LEN_EXCEEDS_DERIVED = "max_model_len_exceeds_derived"
 NON_KV_ESTIMATED = "non_kv_estimated"
+WEIGHTS_DO_NOT_FIT = "weights_do_not_fit"
 NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
 
 CODES: dict[str, str] = {
@@ -43,6 +44,9 @@ CODES: dict[str, str] = {
     MAX_NUM_SEQS_LIMITS: "vLLM schedules at most max_num_seqs requests, fewer than the KV cache holds.",
     PREEMPTION: "The simulated workload preempted requests: their work is thrown away and recomputed.",
     CHEAPEST_MIX_SEARCH_LIMIT: "The cheapest-mix search hit its step limit: best found, not proven cheapest.",
+    WEIGHTS_DO_NOT_FIT: (
+        "The weights and reserved memory exceed one GPU's budget: the warning names the TP sizes that fit."
+    ),
     NON_KV_ESTIMATED: (
         "The activation peak, non-torch and CUDA-graph memory are estimated (calibrated on real vLLM "
         "logs; see memory and band): give non_kv_bytes from your engine's log to be exact."

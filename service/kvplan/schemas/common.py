@@ -340,7 +340,13 @@ class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
 
     model: ModelField
     gpu: Annotated[str, Meta(max_length=MAX_NAME_LENGTH, examples=["h100-sxm-80gb"])]
-    count: Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT, examples=[8])]
+    count: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_GPU_COUNT, examples=[8], description="GPUs of the type (default: one node)"),
+        ]
+        | None
+    ) = None
     context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])]
     gpus_per_node: GpusPerNode = 8
     cost_per_hour: CostPerHour | None = None

@@ -326,7 +326,12 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
         model=q.model,
         workload=Workload(context_tokens=q.context_tokens),
         fleet=[
-            FleetGpu(gpu=q.gpu, count=q.count, gpus_per_node=q.gpus_per_node, cost_per_hour=q.cost_per_hour)
+            FleetGpu(
+                gpu=q.gpu,
+                count=q.count or q.gpus_per_node,
+                gpus_per_node=q.gpus_per_node,
+                cost_per_hour=q.cost_per_hour,
+            )
         ],
         target_concurrency=q.target_concurrency,
         gpu_memory_utilization=q.gpu_memory_utilization,

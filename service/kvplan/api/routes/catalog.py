@@ -294,6 +294,12 @@ async def resolve_config(request: Request[Any, Any, Any]) -> Resolution:
     geometry kvplan derives from it out. Reading a config (up to thousands of layers) runs in the
     heavy pool, off the event loop; a Hub id is fetched first, in the Hub pool."""
     config = await decode_body(request, dict[str, Any] | str)
+    if (
+        isinstance(config, dict)
+        and set(config) <= {"hf_config", "name"}
+        and isinstance(config.get("hf_config"), dict)
+    ):
+        config = config["hf_config"]  # the shape the other endpoints take a model in: {"hf_config": {…}}
     if isinstance(config, str):
         reg = registry_of(request)
         if hub_ref_of(reg, config) is None:

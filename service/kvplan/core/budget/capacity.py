@@ -229,8 +229,36 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     return replace(cap, warnings=_layout_warnings(inp, cap))
 
 
+def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:
+    """Tensor-parallel sizes (powers of two that divide the heads, up to 64) whose weights and
+    reserved memory leave room for KV on each GPU, with the same GPU and pipeline."""
+    if cap.requested_bytes is None:
+        return []
+    out = []
+    for tp in (2, 4, 8, 16, 32, 64):
+        if tp <= cap.parallel.tensor or inp.geometry.num_attention_heads % tp:
+            continue
+        par = Parallel(tp, cap.parallel.pipeline, cap.parallel.decode_context)
+        non_kv, cudagraph, _ = _non_kv(inp, cap.settings, par)
+        if weights_per_worker(inp, cap.weights_bytes, par) + non_kv + cudagraph < cap.requested_bytes:
+            out.append(tp)
+    return out
+
+
 def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, ...]:
     plan, out = cap.plan, list(cap.layer_bytes.warnings)
+    if cap.kv_memory_shortfall_bytes and cap.requested_bytes is not None:
+        fits = _tp_sizes_that_fit(inp, cap)
+        over = cap.kv_memory_shortfall_bytes
+        out.append(w.Warning(
+            w.WEIGHTS_DO_NOT_FIT,
+            f"The weights ({cap.weights_bytes_per_gpu / GiB:.1f} GiB a GPU) and reserved memory exceed "
+            f"what vLLM may use of this GPU ({cap.requested_bytes / GiB:.1f} GiB) by {over / GiB:.1f} GiB: "
+            "vLLM would not start. "
+            + (f"Tensor-parallel sizes that fit: {', '.join(map(str, fits[:3]))}"
+               + (" and larger." if len(fits) > 3 else ".") if fits
+               else "No tensor-parallel size up to 64 fits: use more memory a GPU or pipeline stages."),
+        ))  # fmt: skip
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
     if mml > derived:

@@ -246,7 +246,7 @@ def _request_warnings(
             f"The KV cache holds {guaranteed:,} requests of {tokens:,} tokens, but vLLM runs at most "
             f"max_num_seqs = {max_num_seqs:,} at once; raise max_num_seqs to use the rest.",
         ))  # fmt: skip
-    if pooled is not None:
+    if pooled is not None and pooled.concurrency != guaranteed:  # the trap only where it misleads
         extra.append(w.Warning(
             w.POOLED_NOT_DEPLOYABLE,
             f"Pooling {cap.parallel.workers} GPUs into one budget gives {pooled.concurrency:,} requests; "
