@@ -376,3 +376,57 @@ def reconcile_text(r: Reconciliation) -> str:
         out += ["", "what if (the log's available memory)"]
         out += [f"  {w.question}: {w.answer}" for w in r.what_ifs]
     return "\n".join(out) + "\n"
+
+
+def fields_text(title: str, data: object, width: int = 100) -> str:
+    """Any answer as aligned `path  value` lines for a terminal: nested objects dotted, lists
+    indexed, long values cut to the width."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], (dict, list, tuple)):
+            for i, v in enumerate(value):
+                walk(f"{prefix}[{i}]", v)
+        elif isinstance(value, (list, tuple)):
+            rows.append((prefix, ", ".join(map(str, value))))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
+            rows.append((prefix, f"{value:,}"))
+        else:
+            rows.append((prefix, "—" if value is None else str(value)))
+
+    walk("", data)
+    key = min(40, max((len(k) for k, _ in rows), default=0))
+    out = [title, ""]
+    for k, v in rows:
+        line = f"  {k:<{key}}  {v}"
+        out.append(line if len(line) <= width else line[: width - 1] + "…")
+    return "\n".join(out) + "\n"
+
+
+def batch_text(results: list[dict[str, object]]) -> str:
+    """One line a scenario: what it holds, or why it failed."""
+    out = ["kvplan budget batch", ""]
+    for item in results:
+        i = item.get("index")
+        r = item.get("result")
+        if isinstance(r, dict):
+            c = r.get("concurrency") or {}
+            guaranteed = c.get("guaranteed") if isinstance(c, dict) else None
+            warnings = r.get("warnings")
+            listed = warnings if isinstance(warnings, list) else []
+            codes = ", ".join(str(w.get("code")) for w in listed if isinstance(w, dict))
+            where = (
+                f"{r.get('model')} on {r.get('gpu') or 'given memory'} · {r.get('context_tokens'):,} tokens"
+            )
+            out.append(
+                f"[{i}] {where}: {guaranteed:,} requests · {r.get('num_blocks'):,} blocks"
+                + (f" · warnings: {codes}" if codes else "")
+            )
+        else:
+            e = item.get("error") or {}
+            assert isinstance(e, dict)
+            out.append(f"[{i}] error {e.get('status')} · {e.get('field') or ''}: {e.get('detail')}")
+    return "\n".join(out) + "\n"

@@ -142,3 +142,8 @@ def test_a_llama_config_that_does_not_say_ties_nothing():
     cfg = json.loads((BUILTIN_DIR / "models" / "llama-3.1-8b.json").read_text())["config"]
     cfg.pop("tie_word_embeddings", None)
     assert estimate_params(cfg).total == 8_030_261_248
+
+
+def test_a_geometry_read_from_a_config_keeps_the_name_it_was_given():
+    cfg = json.loads((BUILTIN_DIR / "models" / "llama-3.1-8b.json").read_text())["config"]
+    assert from_hf_config(cfg, name="my-llama").name == "my-llama"

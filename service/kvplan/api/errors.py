@@ -151,6 +151,15 @@ def _from_msgspec(message: str) -> Problem:
     return Problem(title="Invalid value", status=400, detail=detail, field=field)
 
 
+def _text_wanted(request: Request[Any, Any, Any]) -> bool:
+    try:
+        fmt = request.query_params.get("format")
+    except Exception:  # a query that does not parse is the problem being answered
+        return False
+    accept = request.headers.get("accept", "")
+    return fmt == "text" or (fmt is None and "text/plain" in accept and "application/json" not in accept)
+
+
 def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
     problem = problem_for(exc)
     request_id = request.scope.get("state", {}).get("request_id")
@@ -169,6 +178,11 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
         headers = {**(headers or {}), **exc.headers}
     if isinstance(exc, (HubUnavailable, HubBadAnswer)):
         headers = {**(headers or {}), "Retry-After": str(exc.retry_after_seconds)}
+    if _text_wanted(request):  # a curl user asked for text: the same status, as text
+        where = f"{problem.field}: " if problem.field and not problem.detail.startswith(problem.field) else ""
+        body = f"error {problem.status} · {problem.title}\n{where}{problem.detail}\n"
+        return Response(content=body.encode(), status_code=problem.status, media_type="text/plain",
+                        headers=headers)  # fmt: skip
     return Response(
         content=msgspec.json.encode(problem),
         status_code=problem.status,

@@ -109,3 +109,12 @@ def answer(content: bytes | str, text: bool, etag: str | None = None) -> Respons
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY} if etag else {"Vary": VARY}
     data = content.encode() if isinstance(content, str) else content
     return Response(content=data, media_type=TEXT if text else JSON, headers=headers)
+
+
+def structured(request: Request[Any, Any, Any], result: msgspec.Struct, title: str) -> Response[bytes]:
+    """A catalog or operations answer as JSON, or as aligned text lines when text is asked for."""
+    from kvplan.render import fields_text
+
+    if answer_format(request) == "text":
+        return answer(fields_text(title, msgspec.to_builtins(result)), True)
+    return answer(msgspec.json.encode(result), False)

@@ -345,6 +345,14 @@ class ConfigBody(Operation):
         )
 
 
+def single(model: type, description: str, not_found: ResponseSpec | None = None) -> dict[str, Any]:
+    """Decorator arguments for a catalog answer that comes as JSON or text."""
+    responses = {200: ResponseSpec(data_container=model, description=description, generate_examples=False)}
+    if not_found is not None:
+        responses[404] = not_found
+    return {"operation_class": TextAlternative, "tags": ["catalog"], "responses": responses}
+
+
 def listing(model: type, description: str) -> dict[str, Any]:
     """Decorator arguments for a catalog listing that answers JSON or text."""
     return {
@@ -397,7 +405,7 @@ def _problem(description: str) -> ResponseSpec:
 
 def doc(name: str, t: type, method: str) -> dict[str, Any]:
     """Decorator arguments that document a calculation endpoint."""
-    text = name != "batch"
+    text = True
     responses: dict[int, ResponseSpec] = {
         200: ResponseSpec(data_container=_ANSWERS[name], description="the answer", generate_examples=False),
         400: _problem("invalid input: the problem names the field and the reason"),
@@ -437,3 +445,14 @@ def openapi_config() -> OpenAPIConfig:
         render_plugins=[swagger],
         use_handler_docstrings=True,
     )
+
+
+def document_text_errors(schema: Any) -> None:
+    """A client that asked for text (?format=text, Accept: text/plain) gets its errors as text too,
+    with the same status: every error answer documents text/plain beside problem+json."""
+    for item in (schema.paths or {}).values():
+        for op in (item.get, item.post):
+            for status, response in (op.responses or {}).items() if op is not None else ():
+                content = getattr(response, "content", None)
+                if str(status)[0] in "45" and content is not None and "text/plain" not in content:
+                    content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[arg-type]

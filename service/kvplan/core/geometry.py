@@ -661,9 +661,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
     model_type = _MODEL_TYPE_ALIASES.get(model_type, model_type)
     cfg = dict(cfg)
-    for alias, name in _ATTRIBUTE_MAP:  # transformers' attribute_map (FalconConfig and the like)
-        if alias in cfg and name not in cfg:
-            cfg[name] = cfg[alias]
+    for alias, key in _ATTRIBUTE_MAP:  # transformers' attribute_map (FalconConfig and the like)
+        if alias in cfg and key not in cfg:
+            cfg[key] = cfg[alias]
     cfg = with_defaults(cfg, model_type)
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)

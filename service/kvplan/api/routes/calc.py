@@ -14,7 +14,7 @@ from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
 from kvplan.hub import HubError
 from kvplan.presets import Registry
-from kvplan.render import budget_text, per_token_text
+from kvplan.render import batch_text, budget_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest
 from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
 from kvplan.services.query import decode_pairs
@@ -259,12 +259,14 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
     if not body.strip():
         await decode_body(request, BatchRequest)  # the empty-body problem
     reg, explain = registry_of(request), wants_explain(request)
+    text = answer_format(request) == "text"
     if b"/" in body or b"\\u002f" in body.lower():  # a scenario may name a Hub model (org/name)
         models = await run_heavy(request, "budget_batch", lambda _stop: _batch_models(body))
         await prefetch(reg, models, each_alone=True)
-    return answer(
-        await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop)), False
-    )
+    result = await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop))
+    if text:
+        return answer(batch_text(msgspec.json.decode(result)["results"]), True)
+    return answer(result, False)
 
 
 class _ModelOf(msgspec.Struct):

@@ -19,10 +19,10 @@ from kvplan.schemas import GeometrySpec, Problem
 from kvplan.services.scenarios import hub_ref_of, resolve_model, spec_from_geometry
 
 from ..errors import ApiError
-from ..http import answer, answer_format, decode_body, registry_of
+from ..http import answer, answer_format, decode_body, registry_of, structured
 from ..hubfetch import prefetch
 from ..offload import run_heavy
-from ..openapi import ConfigBody, listing
+from ..openapi import ConfigBody, listing, single
 
 
 class ModelSummary(msgspec.Struct):
@@ -178,31 +178,36 @@ async def list_models(request: Request[Any, Any, Any]) -> Response[Any]:
     return answer(msgspec.json.encode(ModelList(reg.version, models)), False)
 
 
-@get("/v1/models/{model_id:path}", tags=["catalog"], responses={404: _problem404})
-async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) -> ModelDetail:
+@get("/v1/models/{model_id:path}", **single(ModelDetail, "one model", _problem404))
+async def get_model(request: Request[Any, Any, Any], model_id: FromPath[str]) -> Response[bytes]:
     """One model preset: its geometry (sendable inline), parameters and their sources.
     Accepts the preset id, its name or its Hugging Face repository."""
     reg = registry_of(request)
     name = model_id.lstrip("/")
     if hub_ref_of(reg, name) is not None:
-        return await _hub_model(reg, name)
+        hub = await _hub_model(reg, name)
+        return structured(request, hub, f"kvplan model · {hub.id}")
     m = reg.model(name, field="model_id")
     g = m.geometry
     pt = per_token(g)
-    return ModelDetail(
-        m.id,
-        m.name,
-        m.hf_repo,
-        list(m.aliases),
-        g.attention_kind,
-        g.layer_counts(),
-        spec_from_geometry(g),
-        ParamsInfo(g.params_total, g.params_active, g.params_expert, g.params_estimated, m.params_source),
-        m.config_source,
-        pt.bytes_per_token,
-        pt.mha_equivalent_ratio,
-        valid_tensor_sizes(g, 64),
-        reg.version,
+    return structured(
+        request,
+        ModelDetail(
+            m.id,
+            m.name,
+            m.hf_repo,
+            list(m.aliases),
+            g.attention_kind,
+            g.layer_counts(),
+            spec_from_geometry(g),
+            ParamsInfo(g.params_total, g.params_active, g.params_expert, g.params_estimated, m.params_source),
+            m.config_source,
+            pt.bytes_per_token,
+            pt.mha_equivalent_ratio,
+            valid_tensor_sizes(g, 64),
+            reg.version,
+        ),
+        f"kvplan model · {m.id}",
     )
 
 
@@ -261,18 +266,22 @@ async def list_gpus(request: Request[Any, Any, Any]) -> Response[Any]:
     )
 
 
-@get("/v1/gpus/{gpu_id:str}", tags=["catalog"], responses={404: _problem404})
-async def get_gpu(request: Request[Any, Any, Any], gpu_id: FromPath[str]) -> GpuAnswer:
+@get("/v1/gpus/{gpu_id:str}", **single(GpuAnswer, "one GPU", _problem404))
+async def get_gpu(request: Request[Any, Any, Any], gpu_id: FromPath[str]) -> Response[bytes]:
     """One GPU preset."""
     reg = registry_of(request)
     g = reg.gpu(gpu_id, field="gpu_id")
-    return GpuAnswer(**_gpu_fields(g), registry_version=reg.version)
+    return structured(
+        request, GpuAnswer(**_gpu_fields(g), registry_version=reg.version), f"kvplan GPU · {g.id}"
+    )
 
 
-@get("/v1/engines", tags=["catalog"])
-async def list_engines() -> EngineList:
+@get("/v1/engines", **single(EngineList, "the engine profiles"))
+async def list_engines(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The engine profiles: the vLLM rules that differ between versions. Every answer names one."""
-    return EngineList(DEFAULT_PROFILE_ID, list(PROFILES.values()))
+    return structured(
+        request, EngineList(DEFAULT_PROFILE_ID, list(PROFILES.values())), "kvplan engine profiles"
+    )
 
 
 @post(

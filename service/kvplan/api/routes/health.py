@@ -10,6 +10,9 @@ from litestar import Request, Response, get
 from litestar.openapi import ResponseSpec
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
+from ..http import structured
+from ..openapi import TextAlternative
+
 # Litestar appends "; charset=utf-8" to text/ media types: pass the type without it, once.
 METRICS_TYPE = CONTENT_TYPE_LATEST.replace("; charset=utf-8", "")
 
@@ -19,10 +22,15 @@ class Health(msgspec.Struct, omit_defaults=True):
     registry_version: str | None = None
 
 
-@get("/healthz", tags=["operations"])
-async def healthz() -> Health:
+@get(
+    "/healthz",
+    tags=["operations"],
+    operation_class=TextAlternative,
+    responses={200: ResponseSpec(Health, description="the process answers", generate_examples=False)},
+)
+async def healthz(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The process answers."""
-    return Health("ok")
+    return structured(request, Health("ok"), "kvplan health")
 
 
 @get(
