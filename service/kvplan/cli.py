@@ -108,8 +108,13 @@ def _reconcile(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        overrides = ReconcileOverrides(model=args.model, engine=args.engine, gpu=args.gpu,
-                                       target_concurrency=args.target)  # fmt: skip
+        given = {
+            "model": args.model,
+            "engine": args.engine,
+            "gpu": args.gpu,
+            "target_concurrency": args.target,
+        }
+        overrides = msgspec.convert({k: v for k, v in given.items() if v is not None}, ReconcileOverrides)
         result = reconcile(load_registry(), text, metrics, overrides)
     except KvplanError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -343,6 +343,12 @@ def simulation_text(r: SimResult, pool: str, engine: str, registry: str) -> str:
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
 
 
+def _decimals(r: Reconciliation, figure: str, line: int) -> int:
+    """The decimals the log printed a figure with (so 3 GiB is not shown as 3.00)."""
+    f = next((f for f in r.figures if f.name == figure and f.line == line), None)
+    return f.decimals if f is not None else 2
+
+
 def reconcile_text(r: Reconciliation) -> str:
     """The side-by-side for an on-call engineer's terminal: every figure vLLM printed, kvplan's,
     the verdict, and what to do with the difference."""
@@ -354,23 +360,24 @@ def reconcile_text(r: Reconciliation) -> str:
         "inputs (from the log unless said)",
     ]
     for u in r.inputs:
-        out.append(f"  {u.name:26} {u.value!s:>24}   {u.source}")
-    out += ["", f"{'figure':22} {'vLLM':>14} {'kvplan':>14}  {'verdict':16} where the paths part (log line)"]
+        value = f"{u.value:,}" if isinstance(u.value, int) and not isinstance(u.value, bool) else str(u.value)
+        out.append(f"  {u.name:26} {value:>24}   {u.source}")
+    out += ["", f"{'figure':22} {'vLLM':>14} {'kvplan':>14}  {'verdict':16} {'from':10} where the paths part"]
     for row in r.rows:
+        if isinstance(row.vllm, float):
+            shown = f"{row.vllm:,.{_decimals(r, row.figure, row.vllm_line)}f}"
+        else:
+            shown = f"{row.vllm:,}"
+        ours = "—" if row.kvplan is None else f"{row.kvplan:,}"
+        origin = "metrics" if row.vllm_line == 0 else f"line {row.vllm_line}"
         where = f"ledger step {row.step}" if row.step else ""
-        out.append(
-            f"{row.figure:22} {row.vllm:>14,} {row.kvplan if row.kvplan is not None else '—':>14,}  "
-            f"{row.verdict:16} {where} (line {row.vllm_line})"
-        )
+        out.append(f"{row.figure:22} {shown:>14} {ours:>14}  {row.verdict:16} {origin:10} {where}".rstrip())
     if r.rows:
-        out.append(
-            f"reproduced exactly or within the log's rounding: {r.reproduced_share:.0%} of {len(r.rows)}"
-        )
+        share = f"{r.reproduced_share:.0%} of {len(r.rows)}"
+        out.append(f"reproduced exactly or within the log's rounding: {share}")
     out.append("")
     if r.observed_non_kv_bytes is not None:
-        out.append(
-            f"overhead vLLM saw: non_kv_bytes {r.observed_non_kv_bytes:,} ({_b(r.observed_non_kv_bytes)})"
-        )
+        out.append(f"overhead vLLM saw: non_kv_bytes {_b(r.observed_non_kv_bytes)}")
     out.append(f"  {r.observed_non_kv_note}")
     if r.what_ifs:
         out += ["", "what if (the log's available memory)"]

@@ -71,12 +71,13 @@ class AccessLog:
         scope.setdefault("state", {})["request_id"] = rid
         status = 500
         header = (b"x-request-id", rid.encode())
+        nosniff = (b"x-content-type-options", b"nosniff")  # answers echo what callers sent: never sniffed
 
         async def send_with_id(message: Any) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), header]
+                message["headers"] = [*message.get("headers", ()), header, nosniff]
             await send(message)
 
         try:

@@ -22,6 +22,10 @@ from .errors import InvalidInput
 MAX_LINE_CHARS = 16_384
 MAX_LOG_LINES = 2_000_000
 MAX_ARGS_CHARS = 8_192  # a printed dict of engine arguments
+# Figures kept: a log states each a few times (once a rank); more is noise or an attack on memory.
+MAX_FIGURES_PER_LINE = 16
+MAX_FIGURES_PER_NAME = 64
+MAX_FIGURES = 4_096
 
 
 class Figure(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,18 +40,25 @@ class Figure(msgspec.Struct, frozen=True, kw_only=True):
     rank: str = ""  # the worker that printed it, where the line says (Worker_TP1, …)
 
 
+def rank_order(rank: str) -> int:
+    """0 for rank 0 (every number in the tag is 0), 1 for the driver or engine (no tag, or no
+    number), 2 for any other worker: the figure a log's reader wants first is rank 0's."""
+    numbers = re.findall(r"\d+", rank)
+    if not rank or (not numbers and rank != "VllmWorkerProcess"):
+        return 1
+    return 0 if numbers and all(int(n) == 0 for n in numbers) else 2
+
+
 class EngineLog(msgspec.Struct, frozen=True, kw_only=True):
     figures: tuple[Figure, ...]
     lines: int
     vllm_lines: int  # lines that looked like vLLM's
+    figures_dropped: int = 0  # past the caps (MAX_FIGURES_PER_LINE, _PER_NAME, MAX_FIGURES)
 
     def first(self, name: str) -> Figure | None:
-        """The figure as rank 0 (or the first worker to print it) states it."""
+        """The figure as rank 0 states it, else the driver, else the first worker to print it."""
         found = [f for f in self.figures if f.name == name]
-        if not found:
-            return None
-        ranked = [f for f in found if f.rank.endswith(("TP0", "PP0", "DP0", "_0", "EngineCore"))]
-        return (ranked or found)[0]
+        return min(found, key=lambda f: rank_order(f.rank)) if found else None
 
     def value(self, name: str) -> float | int | str | bool | None:
         f = self.first(name)
@@ -56,8 +67,9 @@ class EngineLog(msgspec.Struct, frozen=True, kw_only=True):
 
 _ANSI = re.compile(r"\x1b\[[0-9;]{0,20}[A-Za-z]")
 _RANK = re.compile(
-    r"\((EngineCore(?:_DP\d{1,4})?|Worker(?:_[A-Z]{2}\d{1,4}){1,3}|VllmWorker(?: [A-Za-z]{2}\d{1,4})?)"
-    r"(?: pid=\d{1,10})?\)"
+    r"\((EngineCore(?:_DP\d{1,4}|_\d{1,4})?|Worker(?:_[A-Z]{2}\d{1,4}){1,3}|"
+    r"VllmWorker(?: [A-Za-z]{2}\d{1,4}| rank=\d{1,4})?|VllmWorkerProcess|RayWorkerWrapper)"
+    r"(?: pid=\d{1,10})?(?:, ip=[\d.]{7,15})?\)"
 )
 # Cheap first test: a line without any of these says nothing kvplan reads.
 _INTERESTING = re.compile(
@@ -119,7 +131,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("version", r"Initializing an? V[01] LLM engine \(v(\d{1,3}\.\d{1,3}[\w.+-]{0,40})\)", ""),
         ("version", r"vLLM:? v?(\d{1,3}\.\d{1,3}\.\d{1,3}[\w.+-]{0,40})", ""),
         ("engine", r"Initializing an? (V[01]) LLM engine", ""),
-        ("model", r"vllm serve (\S{1,300})", ""),
+        ("model", r"vllm serve (?!-)(\S{1,300})", ""),
         ("model", r"Starting to load model (\S{1,300}?)\.{3}", ""),
         ("model", r"with config: model='([^']{1,300})'", ""),
         ("kv_cache_dtype", r"kv_cache_dtype=(\w{1,20})", ""),
@@ -127,7 +139,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("enforce_eager", r"enforce_eager=(True|False)", ""),
     )
 )
-_ARGS = re.compile(r"non-default args: (\{.{0," + str(MAX_ARGS_CHARS) + r"}\})")
+_ARGS = re.compile(r"non-default args: \{")
+MAX_ARGS_TRIES = 64
 _FLAG = re.compile(r"--([a-z][a-z-]{1,40})(?:[ =]([^\s-][^\s]{0,200}))?")
 # Engine arguments as vLLM names them (dict keys and --flags alike), and the figure each gives.
 _ARG_FIGURES: dict[str, tuple[str, str]] = {
@@ -186,13 +199,26 @@ def _clean(line: str) -> tuple[str, str]:
     return line, (m.group(1).replace(" ", "_") if m else "")
 
 
+def _args_dict(line: str, start: int) -> object:
+    """The printed dict that opens at `start`: each closing brace from the left is tried (a paste
+    may put more braces after it on the same line), within MAX_ARGS_CHARS and MAX_ARGS_TRIES."""
+    end, tries = start, 0
+    while tries < MAX_ARGS_TRIES:
+        end = line.find("}", end + 1, start + MAX_ARGS_CHARS)
+        if end == -1:
+            return None
+        tries += 1
+        try:
+            return ast.literal_eval(line[start : end + 1])
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            continue
+    return None
+
+
 def _from_args(line: str, add: Callable[..., None]) -> None:
     m = _ARGS.search(line)
     if m is not None:
-        try:
-            args = ast.literal_eval(m.group(1))
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            args = None
+        args = _args_dict(line, m.end() - 1)
         if isinstance(args, dict):
             for key, raw in args.items():
                 if isinstance(key, str) and key in _ARG_FIGURES:
@@ -208,7 +234,8 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
     """Every figure the log states, in the order printed. InvalidInput (field `log`) when no line
     looks like vLLM's."""
     figures: list[Figure] = []
-    count = vllm_lines = 0
+    per_name: dict[str, int] = {}
+    count = vllm_lines = dropped = 0
     for count, raw in enumerate(_lines(text), start=1):
         if count > MAX_LOG_LINES:
             raise InvalidInput("log", f"more than {MAX_LOG_LINES:,} lines: send the start-up part")
@@ -246,13 +273,26 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
         _from_args(line, add)
         if len(figures) > before:
             vllm_lines += 1
+            kept: list[Figure] = []
+            for f in figures[before:]:
+                n = per_name.get(f.name, 0)
+                if (
+                    len(kept) < MAX_FIGURES_PER_LINE
+                    and n < MAX_FIGURES_PER_NAME
+                    and before + len(kept) < MAX_FIGURES
+                ):
+                    per_name[f.name] = n + 1
+                    kept.append(f)
+            dropped += len(figures) - before - len(kept)
+            del figures[before:]
+            figures.extend(kept)
     if vllm_lines == 0:
         raise InvalidInput(
             "log",
             "no line of it is one vLLM prints at start-up (model loading, memory profiling, KV cache "
             "size, maximum concurrency, engine arguments): paste the engine's start-up log",
         )
-    return EngineLog(figures=tuple(figures), lines=count, vllm_lines=vllm_lines)
+    return EngineLog(figures=tuple(figures), lines=count, vllm_lines=vllm_lines, figures_dropped=dropped)
 
 
 def _lines(text: str) -> Iterator[str]:

@@ -4,6 +4,7 @@ what-ifs out (docs/reconcile.md)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -33,6 +34,8 @@ from kvplan.schemas.reconcile import ReconcileOverrides
 from .scenarios import budget_input
 
 MAX_METRICS_SAMPLES = 20_000
+MAX_METRICS_LINE_CHARS = 65_536
+MAX_METRICS_LABELS = 128  # a sample's labels: vLLM's widest (cache_config_info) has about 20
 _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
 
@@ -41,6 +44,11 @@ def metrics_figures(text: str) -> list[Figure]:
     """What vLLM's /metrics says of its cache and load, read with prometheus_client's parser."""
     out: list[Figure] = []
     samples = 0
+    # prometheus_client's label parser is quadratic in a line's labels: bound lines first.
+    for n, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_METRICS_LINE_CHARS or line.count('="') > MAX_METRICS_LABELS:
+            limit = f"over {MAX_METRICS_LABELS} labels or {MAX_METRICS_LINE_CHARS:,} characters"
+            raise InvalidInput("metrics", f"line {n} is not one vLLM writes ({limit})")
     try:
         for family in text_string_to_metric_families(text):
             for s in family.samples:
@@ -58,7 +66,7 @@ def metrics_figures(text: str) -> list[Figure]:
                         name = "kv_cache_dtype" if key == "cache_dtype" else key
                         value: float | int | str = raw
                         if key in ("num_gpu_blocks", "block_size"):
-                            value = int(float(raw))
+                            value = _whole(float(raw), key)
                         elif key == "gpu_memory_utilization":
                             value = float(raw)
                         out.append(Figure(name=name, value=value, line=0, text=shown, rank="metrics"))
@@ -67,20 +75,30 @@ def metrics_figures(text: str) -> list[Figure]:
                         Figure(name="kv_cache_usage", value=s.value, line=0, text=shown, rank="metrics")
                     )
                 elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):
-                    out.append(Figure(name=s.name.split(":")[1], value=int(s.value), line=0, text=shown,
-                                      rank="metrics"))  # fmt: skip
+                    value = _whole(s.value, s.name)
+                    out.append(
+                        Figure(name=s.name.split(":")[1], value=value, line=0, text=shown, rank="metrics")
+                    )
                 elif s.name in ("vllm:num_preemptions_total", "vllm:num_preemptions"):
-                    out.append(Figure(name="num_preemptions", value=int(s.value), line=0, text=shown,
-                                      rank="metrics"))  # fmt: skip
+                    value = _whole(s.value, s.name)
+                    out.append(
+                        Figure(name="num_preemptions", value=value, line=0, text=shown, rank="metrics")
+                    )
     except InvalidInput:
         raise
-    except (ValueError, TypeError, IndexError, KeyError) as e:
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
         raise InvalidInput("metrics", f"not Prometheus text exposition format: {e}") from None
     if not out:
         raise InvalidInput(
             "metrics", "no vLLM metric in it (vllm:cache_config_info, vllm:num_requests_running, …)"
         )
     return out
+
+
+def _whole(value: float, name: str) -> int:
+    if not math.isfinite(value) or not 0 <= value <= 1 << 53:
+        raise InvalidInput("metrics", f"{name} is {value}: not a count")
+    return int(value)
 
 
 def _figure(log: EngineLog, extra: list[Figure], name: str) -> Figure | None:
@@ -111,6 +129,8 @@ def _inputs(
         engine, engine_source = p.id, f"vLLM {version} (log)"
     else:
         engine, engine_source = DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
+    if o.model == "":
+        raise InvalidInput("overrides.model", "is empty: give a preset id or a Hub id, or leave it out")
     model = o.model if o.model is not None else log.value("model")
     if not isinstance(model, str) and o.model is not None:
         fields["model"] = model
@@ -151,18 +171,31 @@ def _inputs(
             Used(name="gpu_memory_bytes", value=fields["gpu_memory_bytes"], source=f"log line {total.line}")
         )
     elif requested is not None and "gpu_memory_utilization" in fields:
+        fields["_memory_from_requested"] = True
         fields["gpu_memory_bytes"] = round(float(requested.value) * GiB / fields["gpu_memory_utilization"])
         used.append(Used(name="gpu_memory_bytes", value=fields["gpu_memory_bytes"],
                          source=f"log line {requested.line} (requested ÷ utilization)"))  # fmt: skip
     ctx = o.context_tokens or log.value("concurrency_tokens_per_request") or fields.get("max_model_len")
+    mml = fields.get("max_model_len")
+    if o.context_tokens is not None and isinstance(mml, int) and o.context_tokens > mml:
+        why = f"{o.context_tokens:,} is longer than the engine's max_model_len {mml:,}: vLLM refuses it"
+        raise InvalidInput("overrides.context_tokens", why)
     if isinstance(ctx, int):
         fields["context_tokens"] = ctx
+        if o.context_tokens:
+            source = "override"
+        elif log.value("concurrency_tokens_per_request"):
+            source = "log (the length its concurrency line is for)"
+        else:
+            source = "log (max_model_len)"
+        used.append(Used(name="context_tokens", value=ctx, source=source))
     fields["engine"] = engine
     return fields, used, engine_source
 
 
 def _budget(registry: Registry, fields: dict[str, Any], **more: Any) -> Budget:
-    req = msgspec.convert({**fields, **more}, BudgetRequest)
+    sent = {k: v for k, v in {**fields, **more}.items() if not k.startswith("_")}
+    req = msgspec.convert(sent, BudgetRequest)
     try:
         inp, _, _ = budget_input(registry, req)
     except InvalidInput as e:
@@ -173,22 +206,13 @@ def _budget(registry: Registry, fields: dict[str, Any], **more: Any) -> Budget:
     return compute_budget(inp)
 
 
-def reconcile(
-    registry: Registry,
-    text: str | EngineLog,
-    metrics: str | None = None,
-    overrides: ReconcileOverrides | None = None,
-) -> Reconciliation:
-    o = overrides or ReconcileOverrides()
-    log = read_log(text) if isinstance(text, str) else text
-    extra = metrics_figures(metrics) if metrics else []
-    fields, used, engine_source = _inputs(log, extra, o)
+def _plan(
+    registry: Registry, log: EngineLog, extra: list[Figure], fields: dict[str, Any]
+) -> tuple[Budget | None, list[Row], Budget | None]:
+    """kvplan's own plan and its rows, and the plan the log's available memory makes."""
     plan: Budget | None = None
     if "gpu" in fields or "gpu_memory_bytes" in fields:
-        try:
-            plan = _budget(registry, fields)
-        except msgspec.ValidationError as e:
-            raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
+        plan = _budget(registry, fields)
     rows: list[Row] = []
     if plan is not None:
         m = plan.memory
@@ -200,6 +224,8 @@ def reconcile(
             ("cudagraph_gib", m.cudagraph_bytes if m else None, "cudagraph_bytes"),
             ("available_kv_gib", plan.available_kv_bytes, "available_kv_bytes"),
         ):
+            if name == "requested_gib" and fields.get("_memory_from_requested"):
+                continue  # the GPU's size was read from this very figure: no check in it
             row = memory_row(name, log.first(name), kv, step)
             if row is not None and name == "available_kv_gib" and row.step is not None:
                 # Where the paths part: the first term before it that differs, if one does.
@@ -224,6 +250,31 @@ def reconcile(
         capacity = EngineLog(figures=(*log.figures, *([blocks] if blocks else [])), lines=log.lines,
                              vllm_lines=log.vllm_lines)  # fmt: skip
         rows.extend(capacity_rows(capacity, bounds))
+    return plan, rows, from_log
+
+
+def reconcile(
+    registry: Registry,
+    text: str | EngineLog,
+    metrics: str | None = None,
+    overrides: ReconcileOverrides | None = None,
+) -> Reconciliation:
+    o = overrides or ReconcileOverrides()
+    log = read_log(text) if isinstance(text, str) else text
+    extra = metrics_figures(metrics) if metrics else []
+    fields, used, engine_source = _inputs(log, extra, o)
+    try:
+        plan, rows, from_log = _plan(registry, log, extra, fields)
+        what_ifs = _what_ifs(registry, fields, from_log, log.first("available_kv_gib"), o)
+    except msgspec.ValidationError as e:
+        raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
+    except InvalidInput as e:
+        if e.field.startswith(("log", "overrides", "metrics")):
+            raise
+        given = {f for f in ReconcileOverrides.__struct_fields__ if getattr(o, f) is not None}
+        if e.field in given:
+            raise InvalidInput(f"overrides.{e.field}", e.reason) from None
+        raise InvalidInput("log", f"{e.field} (as the log states it): {e.reason}") from None
     observed, note = _observed(log)
     return Reconciliation(
         engine=str(fields["engine"]),
@@ -238,7 +289,7 @@ def reconcile(
         observed_non_kv_note=note,
         plan=plan,
         plan_from_log_memory=from_log,
-        what_ifs=tuple(_what_ifs(registry, fields, from_log, available, o)),
+        what_ifs=tuple(what_ifs),
         lines=log.lines,
         vllm_lines=log.vllm_lines,
     )
@@ -252,7 +303,15 @@ def _observed(log: EngineLog) -> tuple[int | None, str]:
     if requested is None or weights is None or available is None:
         return None, "the log does not print requested, weights and available memory all three"
     gib = float(requested.value) - float(weights.value) - float(available.value)
-    return max(0, round(gib * GiB)), (
+    if gib < 0:
+        return None, (
+            f"requested {requested.value} − weights {weights.value} − available {available.value} GiB "
+            "is negative (lines "
+            + ", ".join(str(f.line) for f in (requested, weights, available))
+            + "): the log's figures "
+            "contradict each other (several ranks or runs pasted together?)"
+        )
+    return round(gib * GiB), (
         f"requested {requested.value} − weights {weights.value} − available {available.value} GiB "
         "(lines "
         + ", ".join(str(f.line) for f in (requested, weights, available))

@@ -36,6 +36,9 @@ def _decode(body: bytes, content_type: str) -> ReconcileRequest:
         except msgspec.DecodeError:
             if content_type.startswith("application/json"):
                 raise
+    if len(body) > MAX_LOG_BYTES:
+        detail = f"The log is {len(body):,} bytes; send at most {MAX_LOG_BYTES:,} (the start-up part)."
+        raise ApiError(413, detail, title="Request Entity Too Large", field="log")
     if b"\0" in body[:65536]:
         raise InvalidInput("log", "the body is binary (NUL bytes): send the log as text")
     try:
