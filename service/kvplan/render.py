@@ -3,6 +3,7 @@ and the ledger that explains them."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
@@ -22,16 +23,32 @@ def _b(n: int | None) -> str:
     return f"{n:,} B ({fmt_bytes(n)})" if abs(n) >= 1024 else f"{n:,} B"
 
 
-def _rows(rows: Iterable[tuple[str, str]]) -> list[str]:
+# Text answers wrap at this many columns unless the caller says (?width=).
+DEFAULT_WIDTH = 100
+
+
+def _rows(rows: Iterable[tuple[str, str]], width: int = DEFAULT_WIDTH) -> list[str]:
+    """Label and value, the values aligned and wrapped under their own column."""
     rows = list(rows)
-    width = max(len(k) for k, _ in rows)
-    return [f"  {k.ljust(width)}  {v}" for k, v in rows]
+    key = max(len(k) for k, _ in rows)
+    indent = " " * (key + 4)
+    out = []
+    for k, v in rows:
+        head = f"  {k.ljust(key)}  "
+        out += textwrap.wrap(v, max(width, len(head) + 20), initial_indent=head, subsequent_indent=indent,
+                             break_on_hyphens=False) or [head.rstrip()]  # fmt: skip
+    return out
 
 
-def _warnings(ws: Sequence[Warning]) -> list[str]:
+def _warnings(ws: Sequence[Warning], width: int = 100) -> list[str]:
     if not ws:
         return []
-    return ["", "warnings", *(f"  ! {w.code}: {w.message}" for w in ws)]
+    out = ["", "warnings"]
+    for w in ws:
+        out += textwrap.wrap(
+            f"{w.code}: {w.message}", width=width, initial_indent="  ! ", subsequent_indent="    "
+        )
+    return out
 
 
 def _value(v: object) -> str:
@@ -44,7 +61,9 @@ def _value(v: object) -> str:
     return str(v)
 
 
-def ledger_lines(steps: Sequence[Step]) -> list[str]:
+def ledger_lines(steps: Sequence[Step], width: int = DEFAULT_WIDTH) -> list[str]:
+    """One step a line — name, value and unit aligned — its formula, inputs and source wrapped
+    under the formula column to `width`."""
     if not steps:
         return []
     name_w = min(44, max(len(s.name) for s in steps))
@@ -52,16 +71,18 @@ def ledger_lines(steps: Sequence[Step]) -> list[str]:
     out = ["", "ledger (name  value unit  = formula  [inputs]  ← vLLM source)"]
     for s in steps:
         inputs = ", ".join(f"{k}={_value(v)}" for k, v in s.inputs.items() if v is not None)
-        line = f"  {s.name.ljust(name_w)}  {_value(s.value).rjust(val_w)} {s.unit:<8} = {s.formula}"
-        if inputs:
-            line += f"  [{inputs}]"
-        if s.source:
-            line += f"  ← {s.source}"
-        out.append(line)
+        head = f"  {s.name.ljust(name_w)}  {_value(s.value).rjust(val_w)} {s.unit:<8} "
+        tail = f"= {s.formula}" + (f"  [{inputs}]" if inputs else "")
+        tail += f"  ← {s.source}" if s.source else ""
+        indent = " " * min(len(head), max(8, width // 2))
+        wide = max(width, len(head) + 20)
+        out += textwrap.wrap(
+            tail, wide, initial_indent=head, subsequent_indent=indent, break_on_hyphens=False
+        )
     return out
 
 
-def per_token_text(pt: PerToken, model: str, engine: str, registry: str) -> str:
+def per_token_text(pt: PerToken, model: str, engine: str, registry: str, width: int = DEFAULT_WIDTH) -> str:
     head = (
         f"kvplan per-token · model {model} · kv {pt.kv_cache_dtype} · engine {engine} · registry {registry}"
     )
@@ -77,7 +98,8 @@ def per_token_text(pt: PerToken, model: str, engine: str, registry: str) -> str:
         rows.append(("by PP stage", " · ".join(f"{x:,} B" for x in pt.by_stage)))
     if pt.kv_bytes_per_request is not None:
         rows.append((f"KV per request of {pt.context_tokens:,}", _b(pt.kv_bytes_per_request)))
-    return "\n".join([head, "", *_rows(rows), *_warnings(pt.warnings), *ledger_lines(pt.ledger)]) + "\n"
+    body = [*_rows(rows, width), *_warnings(pt.warnings, width), *ledger_lines(pt.ledger, width)]
+    return "\n".join([head, "", *body]) + "\n"
 
 
 def _block_sizes(b: Budget) -> str:
@@ -140,10 +162,15 @@ def _memory_rows(b: Budget) -> list[tuple[str, str]]:
     return rows
 
 
-def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
+def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: int = DEFAULT_WIDTH) -> str:
     c = b.concurrency
     where = gpu or (f"{fmt_bytes(b.gpu_memory_bytes)} GPU" if b.gpu_memory_bytes else "given KV memory")
-    head = f"kvplan budget · {model} on {where} · engine {b.engine} · registry {registry}"
+    layout = (
+        "" if b.tensor_parallel_size == b.pipeline_parallel_size == 1 else f" · TP {b.tensor_parallel_size}"
+    )
+    if b.pipeline_parallel_size > 1:
+        layout += f" × PP {b.pipeline_parallel_size}"
+    head = f"kvplan budget · {model} on {where}{layout} · engine {b.engine} · registry {registry}"
     rows: list[tuple[str, str]] = [
         ("per-token KV (1 GPU)", _b(b.per_token.bytes_per_token)),
         (
@@ -214,7 +241,7 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str) -> str:
                 f"({p.available_kv_bytes / GiB:,.2f} GiB for KV)",
             )
         )
-    lines = [head, "", *_rows(rows), *_warnings(b.warnings), *ledger_lines(b.ledger)]
+    lines = [head, "", *_rows(rows, width), *_warnings(b.warnings, width), *ledger_lines(b.ledger, width)]
     return "\n".join(lines) + "\n"
 
 
@@ -318,8 +345,12 @@ def sweep_text(s: Sweep, model: str, registry: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def simulation_text(r: SimResult, pool: str, engine: str, registry: str) -> str:
-    head = f"kvplan simulate · pool {pool} · engine {engine} · registry {registry}"
+def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> str:
+    model, gpu = labels.get("model"), labels.get("gpu")
+    subject = f"{model} on {gpu} · " if model and gpu else f"{model} · " if model else ""
+    head = (
+        f"kvplan simulate · {subject}pool {labels['pool']} · engine {labels['engine']} · registry {registry}"
+    )
     rows = [
         ("requests completed", f"{r.completed:,} of {r.requests:,} in {r.steps:,} steps"),
         ("preemptions", f"{r.preemptions:,} ({r.recomputed_tokens:,} tokens thrown away and recomputed)"),
@@ -336,7 +367,8 @@ def simulation_text(r: SimResult, pool: str, engine: str, registry: str) -> str:
         (
             "running requests",
             f"peak {r.peak_running:,}, mean {r.mean_running:,.1f} "
-            f"(the worst-case formula holds {r.formula_concurrency:,})",
+            f"(the worst-case formula holds {r.formula_concurrency:,} requests of "
+            f"{r.formula_context_tokens:,} tokens, the longest here)",
         ),
         ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens a finished request"),
     ]

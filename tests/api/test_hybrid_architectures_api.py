@@ -141,6 +141,6 @@ def test_the_text_answer_names_each_hybrid_group_and_what_it_charges(client):
         "/v1/budget?model=qwen3-next-80b-a3b&gpu=h200-141gb&engine=vllm@0.33"
         "&tensor_parallel_size=2&context_tokens=32768&format=text"
     ).text
-    assert "block 544 tokens (raised from 16 to unify pages)" in text
+    assert "block 544 tokens (raised from 16 to unify pages)" in " ".join(text.split())  # wrapped at 100
     assert "3 × mamba" in text and "36 layers in 3 groups of 12 slots · 2 blocks each per request" in text
     assert "12 layers in 1 group of 12 slots · 61 blocks each per request" in text

@@ -118,3 +118,12 @@ def structured(request: Request[Any, Any, Any], result: msgspec.Struct, title: s
     if answer_format(request) == "text":
         return answer(fields_text(title, msgspec.to_builtins(result)), True)
     return answer(msgspec.json.encode(result), False)
+
+
+def text_width(raw: str | None) -> int:
+    """?width= for text answers: columns to wrap at, 40 to 400 (default 100)."""
+    if raw is None:
+        return 100
+    if not raw.isdigit() or not 40 <= int(raw) <= 400:
+        raise ApiError(400, "width: must be a whole number of columns from 40 to 400", field="width")
+    return int(raw)

@@ -114,6 +114,7 @@ class SimResult(msgspec.Struct, frozen=True, kw_only=True):
     peak_running: int
     mean_running: float
     formula_concurrency: int
+    formula_context_tokens: int = 0  # the longest request (prompt + output) the formula is for
     tail_waste_tokens_mean: float
     series: tuple[SeriesPoint, ...]
     warnings: tuple[w.Warning, ...]
@@ -307,6 +308,7 @@ def simulate(
         peak_running=sched.peak_running,
         mean_running=sched.running_area / steps,
         formula_concurrency=formula,
+        formula_context_tokens=longest,
         tail_waste_tokens_mean=sched.tail_waste_total / sched.completed if sched.completed else 0.0,
         series=recorder.series(),
         warnings=tuple(warns),

@@ -97,6 +97,8 @@ def simulate_answer(
         observe, lambda: simulate(cfg, requests, generator, req.snapshot_steps, should_stop=should_stop)
     )
     labels = {
+        "model": req.model if isinstance(req.model, str) else ("inline" if req.model is not None else None),
+        "gpu": req.gpu,
         "engine": engine,
         "registry_version": registry.version,
         "pool": pool,

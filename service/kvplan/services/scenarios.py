@@ -392,6 +392,12 @@ def simulation_input(
                 "model",
                 "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
             )
+        for i, r in enumerate(req.workload.requests or ()):
+            if r.prompt_tokens > b.max_model_len:  # vLLM's input processor refuses such a prompt
+                raise InvalidInput(
+                    f"workload.requests[{i}].prompt_tokens",
+                    f"{r.prompt_tokens:,} tokens exceed max_model_len {b.max_model_len:,}: vLLM rejects it",
+                )
         cfg_blocks, block_size = b.num_blocks, b.block_size
         max_num_seqs, max_num_batched_tokens = b.max_num_seqs, b.max_num_batched_tokens
         source = f"budget: {b.num_blocks:,} blocks of {b.block_size} tokens"

@@ -34,6 +34,7 @@ from ..http import (
     query_pairs,
     registry_of,
     text_wanted,
+    text_width,
     wants_explain,
 )
 from ..hubfetch import cacheable, hub_commit, prefetch
@@ -70,7 +71,8 @@ async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> R
     )
     count_warnings(tuple(w.code for w in pt.warnings))
     if text:
-        return answer(per_token_text(pt, labels["model"], labels["engine"], reg.version), True)
+        width = text_width(request.query_params.get("width"))
+        return answer(per_token_text(pt, labels["model"], labels["engine"], reg.version, width), True)
     return answer(encode_answer(labels, pt), False)
 
 
@@ -141,7 +143,8 @@ async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Respon
     )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
-        return answer(budget_text(b, label, gpu, reg.version), True)
+        width = text_width(request.query_params.get("width"))
+        return answer(budget_text(b, label, gpu, reg.version, width), True)
     return answer(body, False)
 
 
@@ -219,11 +222,12 @@ def _get_answer(
     text, explain = text_wanted(fmt, "text/plain" if accept_text else ""), explain_wanted(explain_raw)
     req_type = BudgetRequest if kind == "budget" else PerTokenRequest
     req = decode_pairs(pairs, req_type)
-    flavour = (kind, "text" if text else "json", str(explain))
+    width = text_width(params.get("width")) if text else 100
+    flavour = (kind, "text" if text else "json", str(explain), str(width))
     key = _cache_key(reg, req, "get", *flavour)
     hit = _answers.get(key)
     if hit is None:
-        hit = _compute_get(reg, req, text, explain)
+        hit = _compute_get(reg, req, text, explain, width)
         if not cacheable(reg, req.model):  # a Hub branch: the answer is the commit's it names now
             return hit[0], text, etag_for(req, reg.version, *flavour, hub_commit(reg, req.model)), hit[1]
         _answers.put(key, hit, len(hit[0]))
@@ -233,18 +237,18 @@ def _get_answer(
 
 
 def _compute_get(
-    reg: Registry, req: BudgetRequest | PerTokenRequest, text: bool, explain: bool
+    reg: Registry, req: BudgetRequest | PerTokenRequest, text: bool, explain: bool, width: int
 ) -> tuple[bytes, tuple[str, ...]]:
     if isinstance(req, BudgetRequest):
         b, label, gpu, body = _budget_bytes(reg, req, explain or text)
         codes = tuple(w.code for w in b.warnings)
         if text:
-            body = budget_text(b, label, gpu, reg.version).encode()
+            body = budget_text(b, label, gpu, reg.version, width).encode()
     else:
         pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe)
         codes = tuple(w.code for w in pt.warnings)
         if text:
-            body = per_token_text(pt, labels["model"], labels["engine"], reg.version).encode()
+            body = per_token_text(pt, labels["model"], labels["engine"], reg.version, width).encode()
         else:
             body = encode_answer(labels, pt)
     return body, codes

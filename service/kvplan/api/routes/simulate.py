@@ -42,5 +42,5 @@ async def simulate_post(request: Request[Any, Any, Any], body: RawBody) -> Respo
     )
     count_warnings(tuple(w.code for w in result.warnings))
     if fmt == "text":
-        return answer(simulation_text(result, labels["pool"], labels["engine"], reg.version), True)
+        return answer(simulation_text(result, labels, reg.version), True)
     return answer(encode_answer(labels, result), False)

@@ -166,6 +166,8 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         fits_max_model_len=cap.fits_max_model_len,
         memory=cap.memory,
         band=band,
+        tensor_parallel_size=cap.parallel.tensor,
+        pipeline_parallel_size=cap.parallel.pipeline,
         target_concurrency=target,
         max_context_for_target=max_ctx_target,
         min_gpu_memory_utilization=min_util,

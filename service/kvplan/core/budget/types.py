@@ -148,4 +148,6 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     kv_memory_shortfall_bytes: int = 0
     memory: MemoryTerms | None = None
     band: Band | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
     ledger: tuple[Step, ...] = ()
