@@ -19,7 +19,14 @@ from kvplan.presets import Registry, load_registry
 from . import logs, metrics
 from .errors import EXCEPTION_HANDLERS
 from .hygiene import HttpHygiene, RouteHygiene
-from .openapi import ASSETS, REQUEST_COMPONENTS, SWAGGER_DIR, document_text_errors, openapi_config
+from .openapi import (
+    ASSETS,
+    REQUEST_COMPONENTS,
+    SWAGGER_DIR,
+    document_text_errors,
+    name_operations,
+    openapi_config,
+)
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
 from .routes.fleet import fleet_get, fleet_post, sweep_get
@@ -124,6 +131,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     # them; Litestar builds its components from responses, so add the request ones once.
     app.openapi_schema.components.schemas.update(REQUEST_COMPONENTS)
     document_text_errors(app.openapi_schema)
+    name_operations(app.openapi_schema)
     # The access log wraps everything, 404s and 405s included; inside it, HEAD, 414, bounded body
     # draining and the counting of the router's own answers (hygiene.HttpHygiene).
     hygiene = HttpHygiene(

@@ -456,3 +456,37 @@ def document_text_errors(schema: Any) -> None:
                 content = getattr(response, "content", None)
                 if str(status)[0] in "45" and content is not None and "text/plain" not in content:
                     content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[arg-type]
+
+
+# What a client generator names each operation, and the one line Swagger UI shows for it.
+OPERATION_NAMES: dict[tuple[str, str], tuple[str, str]] = {
+    ("get", "/healthz"): ("getHealth", "Whether the process answers"),
+    ("get", "/readyz"): ("getReadiness", "Whether the presets are loaded"),
+    ("get", "/metrics"): ("getMetrics", "Prometheus metrics"),
+    ("get", "/v1/per-token"): ("getPerToken", "KV bytes a token costs (query parameters)"),
+    ("post", "/v1/per-token"): ("postPerToken", "KV bytes a token costs"),
+    ("get", "/v1/budget"): ("getBudget", "The KV budget, blocks and requests (query parameters)"),
+    ("post", "/v1/budget"): ("postBudget", "The KV budget, blocks and requests a GPU holds"),
+    ("post", "/v1/budget/batch"): ("postBudgetBatch", "Up to 1000 budget scenarios in one call"),
+    ("get", "/v1/fleet"): ("getFleet", "One GPU type's layouts (query parameters)"),
+    ("post", "/v1/fleet"): ("planFleet", "Which GPU types and layouts serve a load"),
+    ("get", "/v1/sweep"): ("getSweep", "A series of the budget along one axis"),
+    ("post", "/v1/simulate"): ("simulateBlockPool", "What a workload does to vLLM's block pool"),
+    ("post", "/v1/reconcile"): ("reconcileLog", "A vLLM start-up log beside kvplan's plan"),
+    ("get", "/v1/models"): ("listModels", "Every model preset"),
+    ("get", "/v1/models/{model_id}"): ("getModel", "One model: a preset or a Hugging Face id"),
+    ("post", "/v1/models/resolve"): ("resolveConfig", "The geometry kvplan reads from a config.json"),
+    ("get", "/v1/gpus"): ("listGpus", "Every GPU preset"),
+    ("get", "/v1/gpus/{gpu_id}"): ("getGpu", "One GPU preset"),
+    ("get", "/v1/engines"): ("listEngines", "The engine profiles (vLLM versions' rules)"),
+}
+
+
+def name_operations(schema: Any) -> None:
+    """Operation ids and summaries a client generator and Swagger UI want (not handler names)."""
+    for path, item in (schema.paths or {}).items():
+        for method in ("get", "post"):
+            op = getattr(item, method)
+            named = OPERATION_NAMES.get((method, path))
+            if op is not None and named is not None:
+                op.operation_id, op.summary = named
