@@ -254,7 +254,7 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
     lines = [f"kvplan fleet · {model} · workload {mix} · engine {plan.engine} · registry {registry}", ""]
     for t in plan.gpu_types:
         lines.append(
-            f"{t.gpu} ×{t.count} ({t.gpus_per_node} a node) — best: "
+            f"{t.gpu} ×{t.count} ({t.gpus_per_node} per node) — best: "
             + (f"{t.best.name}, {t.best.total_concurrency:,} concurrent" if t.best else "nothing fits")
         )
         header = ["layout", "GPUs/replica", "replicas", "idle", "per replica", "total", "$/h", "note"]
@@ -267,7 +267,7 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
             if p.per_rank is not None and p.feasible:
                 note = (
                     f"{p.per_rank.ranks} ranks × {p.per_rank.concurrency_per_rank:,}; "
-                    f"{p.per_rank.weights_bytes_per_rank / GiB:,.1f} GiB weights a rank"
+                    f"{p.per_rank.weights_bytes_per_rank / GiB:,.2f} GiB of weights per rank"
                 )
             rows.append(
                 [
@@ -300,7 +300,7 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
         parts = ", ".join(f"{p.replicas:,}×{p.layout} on {p.gpu}" for p in m.parts)
         lines.append(
             f"cheapest for {plan.target_concurrency:,}: {parts} — {m.concurrency:,} concurrent, "
-            f"{m.cost_per_hour:,.2f}/h ({m.method}{'' if m.within_fleet else ', beyond the fleet'})"
+            f"{m.cost_per_hour:,.2f} per hour (search: {m.method}{'' if m.within_fleet else '; beyond the fleet'})"
         )
     lines += _warnings(plan.warnings)
     return "\n".join(lines) + "\n"
