@@ -300,7 +300,8 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
         parts = ", ".join(f"{p.replicas:,}×{p.layout} on {p.gpu}" for p in m.parts)
         lines.append(
             f"cheapest for {plan.target_concurrency:,}: {parts} — {m.concurrency:,} concurrent, "
-            f"{m.cost_per_hour:,.2f} per hour (search: {m.method}{'' if m.within_fleet else '; beyond the fleet'})"
+            f"{m.cost_per_hour:,.2f} per hour "
+            f"(search: {m.method}{'' if m.within_fleet else '; beyond the fleet'})"
         )
     lines += _warnings(plan.warnings)
     return "\n".join(lines) + "\n"
