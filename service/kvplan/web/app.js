@@ -3,12 +3,14 @@
 "use strict";
 
 const GiB = 1024 ** 3;
+// The seed's groups as the API requests them: the preset model on the seed's pooled GPU, its
+// weights, and nothing else deducted (nonkv 0). B is one card of DeepSeek-V3 at TP 8.
 const PRESETS = {
-  A: { model: "", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 8192, gpu: "", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64 },
-  B: { model: "", f: "1", L: 61, Hkv: 1, D: 576, b: "bfloat16", T: 32768, gpu: "", mem: 141, util: 0.92, weights: 78.125, tp: "1", bs: "", q: 128 },
-  C: { model: "", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 131072, gpu: "", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64 },
+  A: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 8192, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64, nonkv: "0" },
+  B: { model: "deepseek-v3", f: "1", L: 61, Hkv: 1, D: 576, b: "bfloat16", T: 32768, gpu: "pool-141gib", mem: 141, util: 0.92, weights: 78.125, tp: "8", bs: "", q: 128, nonkv: "0" },
+  C: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 131072, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64, nonkv: "0" },
 };
-const FIELDS = ["model", "f", "L", "Hkv", "D", "b", "T", "gpu", "mem", "util", "weights", "tp", "bs", "engine"];
+const FIELDS = ["model", "f", "L", "Hkv", "D", "b", "T", "gpu", "mem", "util", "weights", "tp", "bs", "engine", "nonkv"];
 const $ = (id) => document.getElementById(id);
 let queryHeads = 64;
 let stage = 0;
@@ -72,7 +74,9 @@ function geometry() {
 function budgetBody() {
   const body = {
     model: $("model").value || { geometry: geometry() },
-    gpu_memory_bytes: Math.round(Number($("mem").value) * GiB),
+    // A GPU preset by its id (the API knows what vLLM sees of it); a size typed in, in bytes.
+    gpu: $("gpu").value || undefined,
+    gpu_memory_bytes: $("gpu").value ? undefined : Math.round(Number($("mem").value) * GiB),
     gpu_memory_utilization: Number($("util").value),
     // Empty weights: the API computes them from the model's parameter count.
     weights_bytes: $("weights").value === "" ? undefined : Math.round(Number($("weights").value) * GiB) * Number($("tp").value),
@@ -80,6 +84,9 @@ function budgetBody() {
     kv_cache_dtype: $("b").value,
     tensor_parallel_size: Number($("tp").value),
     engine: $("engine").value || undefined,
+    // "0": the seed's weights-only budget. Else vLLM's other memory is estimated — except for a
+    // geometry typed in, which has no shape to estimate it from.
+    non_kv_bytes: $("nonkv").value === "0" || !$("model").value ? 0 : undefined,
   };
   if ($("bs").value) body.block_size = Number($("bs").value);
   return body;
@@ -124,10 +131,23 @@ function render(b) {
   $("weights").placeholder = (b.weights_bytes_per_gpu / GiB).toFixed(3) + " (from parameters)";
   setText("out-engine", b.engine);
   setText("out-registry", b.registry_version);
-  const insufficient = b.warnings.find((w) => w.code === "budget_insufficient");
+  // Every warning the API returns is shown, the one that empties the answer first.
   const warn = $("warning");
-  warn.hidden = !insufficient;
-  warn.textContent = insufficient ? "Budget insufficient: " + insufficient.message : "";
+  const ordered = [...b.warnings].sort((x, y) => (y.code === "budget_insufficient") - (x.code === "budget_insufficient"));
+  warn.replaceChildren();
+  for (const w of ordered) {
+    const p = document.createElement("p");
+    p.dataset.code = w.code;
+    p.textContent = (w.code === "budget_insufficient" ? "Budget insufficient: " : w.code.replace(/_/g, " ") + ": ") + w.message;
+    warn.append(p);
+  }
+  warn.hidden = ordered.length === 0;
+  const m = b.memory;
+  setText("out-nonkv", m && m.non_kv_source === "estimated"
+    ? fmtGiB(b.non_kv_bytes + b.cudagraph_bytes, 2) + " estimated (activation " + fmtGiB(m.activation_bytes, 2) +
+      ", non-torch " + fmtGiB(m.non_torch_bytes, 2) + (m.cudagraph_subtracted ? ", CUDA graphs " + fmtGiB(b.cudagraph_bytes, 2) : "") + ")"
+    : fmtGiB(b.non_kv_bytes + b.cudagraph_bytes, 2) + (m ? " (" + m.non_kv_source + ")" : ""));
+  setText("out-band", b.band ? fmtInt(b.band.concurrency_low) + "–" + fmtInt(b.band.concurrency_high) + " requests across the calibration band" : "—");
   renderDominance(b);
 }
 // A hybrid model's KV-cache groups: which kind, how many layers, and the blocks each charges.
@@ -391,7 +411,7 @@ async function init() {
     btn.addEventListener("click", () => { writeState({ ...PRESETS[btn.dataset.preset], engine: $("engine").value }); update(); });
   }
   for (const k of ["f", "L", "Hkv", "D"]) $(k).addEventListener("input", () => { $("model").value = ""; $("Hkv").disabled = $("f").value === "1"; schedule(); });
-  for (const k of ["b", "T", "util", "weights", "tp", "bs", "engine"]) $(k).addEventListener("input", schedule);
+  for (const k of ["b", "T", "util", "weights", "tp", "bs", "engine", "nonkv"]) $(k).addEventListener("input", schedule);
   $("mem").addEventListener("input", () => { $("gpu").value = ""; schedule(); });
   $("Trange").addEventListener("input", () => { $("T").value = String(Math.round(2 ** Number($("Trange").value))); schedule(); });
   $("T").addEventListener("input", () => { $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value)))); });
