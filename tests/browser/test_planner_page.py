@@ -3,6 +3,7 @@ Screenshots go to artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from collections.abc import Iterator
@@ -302,3 +303,53 @@ def test_every_warning_the_api_returns_is_on_the_page_with_the_memory_estimate(p
     assert codes and codes == shown
     assert "mla_replicated_under_tp" in shown and "non_kv_estimated" in shown
     assert "estimated" in page.text_content("#out-nonkv")
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_the_chart_has_labelled_axes_from_zero_and_labels_that_do_not_overlap(browser, server, width, height):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    pg = ctx.new_page()
+    try:
+        open_page(pg, server)
+        pg.click("#preset-A")
+        pg.select_option("#model", "llama-3.1-8b")  # 128K of context: many points
+        settle(pg)
+        labels = [pg.locator("#chart .axis-label").nth(i).text_content() for i in range(2)]
+        assert "context tokens" in labels[0] and "concurrent requests" in labels[1]
+        ticks = pg.locator("#chart text.tick")
+        assert "0" in [ticks.nth(i).text_content() for i in range(ticks.count())]  # the y axis starts at zero
+        assert pg.locator("#chart .grid").count() >= 2
+        assert pg.locator("#chart .now-label").text_content().startswith("T = ")
+        boxes = [ticks.nth(i).bounding_box() for i in range(ticks.count())]
+        x_labels = sorted((b for b in boxes if b and b["y"] > boxes[0]["y"] + 5), key=lambda b: b["x"])
+        for a, b in itertools.pairwise(x_labels):
+            if abs(a["y"] - b["y"]) < 2:
+                assert a["x"] + a["width"] <= b["x"], "x labels overlap"
+        assert pg.locator("#chart-table tbody tr").count() == pg.locator("#chart circle").count()
+        shot(pg, f"chart-{width}")
+    finally:
+        ctx.close()
+
+
+def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
+    """The first request is held back until the second has answered; the page keeps the second."""
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    held: list[object] = []
+
+    def hold_the_first(route):  # type: ignore[no-untyped-def]
+        if route.request.method == "POST" and not held:
+            held.append(route)  # answered later, after the newer one
+        else:
+            route.continue_()
+
+    page.route("**/v1/budget", hold_the_first)
+    page.fill("#T", "4096")  # the slow one
+    page.wait_for_timeout(500)
+    assert held, "the first budget request was not intercepted"
+    page.fill("#T", "2048")  # the fast one
+    page.wait_for_function("document.querySelector('#out-vllm').textContent.includes('2,048 tokens')")
+    held[0].continue_()  # type: ignore[attr-defined]
+    page.wait_for_timeout(800)
+    assert "2,048 tokens per request" in page.text_content("#out-vllm")

@@ -194,9 +194,16 @@ function renderDominance(b) {
     box.append(row);
   });
 }
+// Round maxima to a 1-2-5 step so gridlines fall on readable values.
+function niceStep(max, ticks) {
+  const raw = Math.max(max, 1) / ticks;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+}
+function shortTokens(v) { return v >= 1024 ? fmtInt(Math.round(v / 1024)) + "K" : fmtInt(v); }
 function renderChart(points, T) {
   const svg = $("chart");
-  const W = 640, H = 240, pad = 44;
+  const W = 640, H = 260, left = 64, right = 20, top = 34, bottom = 52;
   svg.replaceChildren();
   const ns = "http://www.w3.org/2000/svg";
   const el = (tag, attrs, text) => {
@@ -206,25 +213,51 @@ function renderChart(points, T) {
     svg.append(e);
     return e;
   };
+  renderChartTable(points);
   if (!points.length) return;
-  const xs = points.map((p) => Math.log2(p.value)), ys = points.map((p) => p.vllm_reported);
-  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1), y1 = Math.max(...ys, 1);
-  const X = (v) => pad + (W - 2 * pad) * (Math.log2(v) - x0) / (x1 - x0);
-  const Y = (v) => H - pad + (-(H - 2 * pad) * v) / y1;
-  el("line", { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad, class: "axis" });
-  el("line", { x1: pad, y1: pad, x2: pad, y2: H - pad, class: "axis" });
-  el("text", { x: W / 2, y: H - 8, class: "axis-label" }, "context tokens (log scale)");
-  el("text", { x: 6, y: pad - 10, class: "axis-label" }, "requests");
-  el("text", { x: pad - 6, y: pad + 4, class: "tick", "text-anchor": "end" }, fmtInt(Math.round(y1)));
-  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.vllm_reported)).join(" "), class: "reported" });
-  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.guaranteed)).join(" "), class: "guaranteed" });
-  for (const p of points) {
-    el("circle", { cx: X(p.value), cy: Y(p.guaranteed), r: 3, class: "dot" }).append(
-      Object.assign(document.createElementNS(ns, "title"), { textContent: fmtInt(p.value) + " tokens: " + fmtInt(p.guaranteed) + " guaranteed" }));
-    el("text", { x: X(p.value), y: H - pad + 14, class: "tick", "text-anchor": "middle" }, p.value >= 1024 ? Math.round(p.value / 1024) + "K" : String(p.value));
+  const xs = points.map((p) => Math.log2(p.value));
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1);
+  const ymax = Math.max(...points.map((p) => Math.max(p.vllm_reported, p.guaranteed)), 1);
+  const step = niceStep(ymax, 4), y1 = Math.ceil(ymax / step) * step;
+  const X = (v) => left + (W - left - right) * (Math.log2(v) - x0) / (x1 - x0);
+  const Y = (v) => H - bottom - (H - top - bottom) * v / y1;
+  for (let v = 0; v <= y1 + 1e-9; v += step) {  // gridlines from zero, each labelled
+    el("line", { x1: left, y1: Y(v), x2: W - right, y2: Y(v), class: v === 0 ? "axis" : "grid" });
+    el("text", { x: left - 8, y: Y(v) + 4, class: "tick", "text-anchor": "end" }, fmtInt(v));
   }
-  if (T) el("line", { x1: X(T), y1: pad, x2: X(T), y2: H - pad, class: "now" });
-  el("text", { x: W - pad, y: pad - 10, class: "legend", "text-anchor": "end" }, "— guaranteed   ┄ vLLM reported");
+  el("line", { x1: left, y1: top, x2: left, y2: H - bottom, class: "axis" });
+  el("text", { x: (left + W - right) / 2, y: H - 10, class: "axis-label", "text-anchor": "middle" }, "context tokens a request (log scale)");
+  el("text", { x: 14, y: (top + H - bottom) / 2, class: "axis-label", "text-anchor": "middle",
+               transform: `rotate(-90 14 ${(top + H - bottom) / 2})` }, "concurrent requests");
+  let lastLabel = -Infinity;  // x labels that would touch are skipped, never overlapped
+  for (const p of points) {
+    const x = X(p.value);
+    el("line", { x1: x, y1: H - bottom, x2: x, y2: H - bottom + 4, class: "axis" });
+    if (x - lastLabel >= 44) { el("text", { x, y: H - bottom + 18, class: "tick", "text-anchor": "middle" }, shortTokens(p.value)); lastLabel = x; }
+  }
+  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.guaranteed)).join(" "), class: "guaranteed" });
+  el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.vllm_reported)).join(" "), class: "reported" });
+  for (const p of points) {
+    el("circle", { cx: X(p.value), cy: Y(p.guaranteed), r: 3.5, class: "dot" }).append(
+      Object.assign(document.createElementNS(ns, "title"), { textContent: fmtInt(p.value) + " tokens: " + fmtInt(p.guaranteed) + " guaranteed, vLLM logs " + p.vllm_reported.toFixed(2) + "x" }));
+  }
+  if (T && Math.log2(T) >= x0 && Math.log2(T) <= x1) {
+    el("line", { x1: X(T), y1: top, x2: X(T), y2: H - bottom, class: "now" });
+    el("text", { x: X(T), y: top - 6, class: "now-label", "text-anchor": X(T) > W - 90 ? "end" : "middle" }, "T = " + shortTokens(T));
+  }
+  el("line", { x1: left + 4, y1: 14, x2: left + 28, y2: 14, class: "guaranteed" });
+  el("text", { x: left + 32, y: 18, class: "legend" }, "guaranteed");
+  el("line", { x1: left + 128, y1: 14, x2: left + 152, y2: 14, class: "reported" });
+  el("text", { x: left + 156, y: 18, class: "legend" }, "vLLM would log");
+}
+// The chart's values as a table: readable without a mouse, by keyboard and screen readers.
+function renderChartTable(points) {
+  const tbody = $("chart-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const p of points) {
+    const tr = tbody.insertRow();
+    for (const v of [fmtInt(p.value), fmtInt(p.guaranteed), p.vllm_reported.toFixed(2) + "x"]) tr.insertCell().textContent = v;
+  }
 }
 function renderLedger(steps) {
   const table = document.createElement("table");
