@@ -353,3 +353,31 @@ def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
     held[0].continue_()  # type: ignore[attr-defined]
     page.wait_for_timeout(800)
     assert "2,048 tokens per request" in page.text_content("#out-vllm")
+
+
+def test_the_preset_in_use_is_pressed_and_stops_being_when_an_input_changes(page, server):
+    open_page(page, server)
+    settle(page)
+    pressed = {k: page.get_attribute(f"#preset-{k}", "aria-pressed") for k in "ABC"}
+    assert pressed == {"A": "true", "B": "false", "C": "false"}
+    page.click("#preset-C")
+    settle(page)
+    assert page.get_attribute("#preset-C", "aria-pressed") == "true"
+    page.select_option("#model", "llama-3.1-8b")
+    settle(page)
+    assert [page.get_attribute(f"#preset-{k}", "aria-pressed") for k in "ABC"] == ["false"] * 3
+
+
+def test_pipeline_parallel_and_tp_16_are_offered_and_the_slider_keeps_whole_k(page, server):
+    open_page(page, server)
+    settle(page)
+    assert "16" in page.locator("#tp option").all_text_contents()
+    page.select_option("#pp", "2")
+    settle(page)
+    assert page.text_content("#out-concurrency") != ""
+    page.fill("#T", "32768")
+    page.dispatch_event("#T", "input")
+    page.focus("#Trange")
+    page.keyboard.press("ArrowRight")
+    settle(page)
+    assert int(page.input_value("#T")) % 1024 == 0 and int(page.input_value("#T")) > 32768

@@ -6,11 +6,11 @@ const GiB = 1024 ** 3;
 // The seed's groups as the API requests them: the preset model on the seed's pooled GPU, its
 // weights, and nothing else deducted (nonkv 0). B is one card of DeepSeek-V3 at TP 8.
 const PRESETS = {
-  A: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 8192, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64, nonkv: "0" },
-  B: { model: "deepseek-v3", f: "1", L: 61, Hkv: 1, D: 576, b: "bfloat16", T: 32768, gpu: "pool-141gib", mem: 141, util: 0.92, weights: 78.125, tp: "8", bs: "", q: 128, nonkv: "0" },
-  C: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 131072, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", bs: "", q: 64, nonkv: "0" },
+  A: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 8192, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", pp: "1", bs: "", q: 64, nonkv: "0" },
+  B: { model: "deepseek-v3", f: "1", L: 61, Hkv: 1, D: 576, b: "bfloat16", T: 32768, gpu: "pool-141gib", mem: 141, util: 0.92, weights: 78.125, tp: "8", pp: "1", bs: "", q: 128, nonkv: "0" },
+  C: { model: "llama-3-70b", f: "2", L: 80, Hkv: 8, D: 128, b: "bfloat16", T: 131072, gpu: "pool-160gib", mem: 160, util: 0.92, weights: 130, tp: "1", pp: "1", bs: "", q: 64, nonkv: "0" },
 };
-const FIELDS = ["model", "f", "L", "Hkv", "D", "b", "T", "gpu", "mem", "util", "weights", "tp", "bs", "engine", "nonkv"];
+const FIELDS = ["model", "f", "L", "Hkv", "D", "b", "T", "gpu", "mem", "util", "weights", "tp", "pp", "bs", "engine", "nonkv"];
 const $ = (id) => document.getElementById(id);
 let queryHeads = 64;
 let stage = 0;
@@ -79,10 +79,11 @@ function budgetBody() {
     gpu_memory_bytes: $("gpu").value ? undefined : Math.round(Number($("mem").value) * GiB),
     gpu_memory_utilization: Number($("util").value),
     // Empty weights: the API computes them from the model's parameter count.
-    weights_bytes: $("weights").value === "" ? undefined : Math.round(Number($("weights").value) * GiB) * Number($("tp").value),
+    weights_bytes: $("weights").value === "" ? undefined : Math.round(Number($("weights").value) * GiB) * Number($("tp").value) * Number($("pp").value),
     context_tokens: Math.round(Number($("T").value)),
     kv_cache_dtype: $("b").value,
     tensor_parallel_size: Number($("tp").value),
+    pipeline_parallel_size: Number($("pp").value),
     engine: $("engine").value || undefined,
     // "0": the seed's weights-only budget. Else vLLM's other memory is estimated — except for a
     // geometry typed in, which has no shape to estimate it from.
@@ -330,7 +331,17 @@ function schedule() {
   clearTimeout(timer);
   timer = setTimeout(update, 120);
 }
+// A preset button is pressed exactly while the inputs are that preset's.
+function markPreset() {
+  const state = readState();
+  for (const btn of document.querySelectorAll(".preset")) {
+    const p = PRESETS[btn.dataset.preset];
+    const same = Object.keys(p).every((k) => k === "q" || String(p[k]) === String(state[k] ?? ""));
+    btn.setAttribute("aria-pressed", String(same));
+  }
+}
 async function update() {
+  markPreset();
   saveUrl();
   const mine = ++seq;
   const body = budgetBody();
@@ -443,10 +454,15 @@ async function init() {
   for (const btn of document.querySelectorAll(".preset")) {
     btn.addEventListener("click", () => { writeState({ ...PRESETS[btn.dataset.preset], engine: $("engine").value }); update(); });
   }
+  $("controls").addEventListener("input", markPreset);
   for (const k of ["f", "L", "Hkv", "D"]) $(k).addEventListener("input", () => { $("model").value = ""; $("Hkv").disabled = $("f").value === "1"; schedule(); });
-  for (const k of ["b", "T", "util", "weights", "tp", "bs", "engine", "nonkv"]) $(k).addEventListener("input", schedule);
+  for (const k of ["b", "T", "util", "weights", "tp", "pp", "bs", "engine", "nonkv"]) $(k).addEventListener("input", schedule);
   $("mem").addEventListener("input", () => { $("gpu").value = ""; schedule(); });
-  $("Trange").addEventListener("input", () => { $("T").value = String(Math.round(2 ** Number($("Trange").value))); schedule(); });
+  $("Trange").addEventListener("input", () => {
+    const t = 2 ** Number($("Trange").value);
+    $("T").value = String(t >= 1024 ? Math.round(t / 1024) * 1024 : Math.round(t));  // 32,768 steps to 46,080, not 32,996
+    schedule();
+  });
   $("T").addEventListener("input", () => { $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value)))); });
   $("gpu").addEventListener("input", () => {
     const g = gpus[$("gpu").value];
