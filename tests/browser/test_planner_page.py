@@ -381,3 +381,15 @@ def test_pipeline_parallel_and_tp_16_are_offered_and_the_slider_keeps_whole_k(pa
     page.keyboard.press("ArrowRight")
     settle(page)
     assert int(page.input_value("#T")) % 1024 == 0 and int(page.input_value("#T")) > 32768
+
+
+def test_the_block_table_follows_the_block_size_and_the_figures_are_explained(page, server):
+    open_page(page, server)
+    settle(page)
+    page.select_option("#bs", "32")
+    settle(page)
+    page.wait_for_function("document.querySelector('#story-block-size').textContent === '32'")
+    assert page.locator("#blocktable .blk").count() > 0
+    assert page.locator(".legend-chips li").count() == 3
+    page.click("#glossary summary")
+    assert "null block" in page.text_content("#glossary")

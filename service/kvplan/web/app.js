@@ -346,14 +346,13 @@ async function update() {
   const mine = ++seq;
   const body = budgetBody();
   try {
-    const b = await api("/v1/budget", { method: "POST", body: JSON.stringify(body) });
+    // One request a change: the ledger comes with the answer when it is open.
+    const b = await api("/v1/budget" + (ledgerOpen ? "?explain=true" : ""), { method: "POST", body: JSON.stringify(body) });
     if (mine !== seq) return;
     $("error").hidden = true;
     render(b);
-    if (ledgerOpen) {
-      const x = await api("/v1/budget?explain=true", { method: "POST", body: JSON.stringify(body) });
-      if (mine === seq) renderLedger(x.ledger);
-    }
+    if (ledgerOpen) renderLedger(b.ledger || []);
+    followBlockSize(Math.min(...b.groups.map((g) => g.block_size))).catch(() => {});
     const q = flatten({ ...body, vary: "context_tokens", context_tokens: undefined });
     const sweep = await api("/v1/sweep?" + q.toString());
     if (mine === seq) renderChart(sweep.points, body.context_tokens);
@@ -364,16 +363,28 @@ async function update() {
     err.textContent = String(e.message || e);
   }
 }
-async function loadBlockStory() {
+// The seed's picture in the chosen model's block size: two requests sharing a two-block prefix,
+// in a pool of 16 blocks; lengths are counted in blocks so the picture keeps its shape.
+let storyBlockSize = 0;
+let snaps = [];
+async function loadBlockStory(bs) {
+  const k = bs / 16;
   const body = {
-    num_blocks: 16, block_size: 16, snapshot_steps: [4, 10, 20],
+    num_blocks: 16, block_size: bs, snapshot_steps: [4, 10, 20],
     workload: { requests: [
-      { prompt_tokens: 120, output_tokens: 9, prefix_id: "sys", prefix_tokens: 32 },
-      { prompt_tokens: 72, output_tokens: 17, prefix_id: "sys", prefix_tokens: 32 },
+      { prompt_tokens: 120 * k, output_tokens: 9, prefix_id: "sys", prefix_tokens: 32 * k },
+      { prompt_tokens: 72 * k, output_tokens: 17, prefix_id: "sys", prefix_tokens: 32 * k },
     ] },
   };
   const r = await api("/v1/simulate", { method: "POST", body: JSON.stringify(body) });
+  storyBlockSize = bs;
+  setText("story-block-size", String(bs));
   return r.snapshots;
+}
+async function followBlockSize(bs) {
+  if (!bs || bs === storyBlockSize) return;
+  snaps = await loadBlockStory(bs);
+  renderBlockTable(snaps[stage]);
 }
 // A Hub id keeps its slash: the server reads org/name[@revision] from the path.
 function modelPath(id) {
@@ -490,7 +501,7 @@ async function init() {
     $("ledger-toggle").textContent = ledgerOpen ? "Hide the ledger" : "Show the ledger";
     update();
   });
-  const snaps = await loadBlockStory();
+  snaps = await loadBlockStory(16);
   const showStage = (i) => {
     stage = i;
     renderBlockTable(snaps[i]);
