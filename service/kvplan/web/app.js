@@ -204,7 +204,7 @@ function niceStep(max, ticks) {
 function shortTokens(v) { return v >= 1024 ? fmtInt(Math.round(v / 1024)) + "K" : fmtInt(v); }
 function renderChart(points, T) {
   const svg = $("chart");
-  const W = 640, H = 260, left = 64, right = 20, top = 34, bottom = 52;
+  const W = 640, H = 260, left = 64, right = 34, top = 34, bottom = 52;
   svg.replaceChildren();
   const ns = "http://www.w3.org/2000/svg";
   const el = (tag, attrs, text) => {
@@ -244,7 +244,9 @@ function renderChart(points, T) {
   }
   if (T && Math.log2(T) >= x0 && Math.log2(T) <= x1) {
     el("line", { x1: X(T), y1: top, x2: X(T), y2: H - bottom, class: "now" });
-    el("text", { x: X(T), y: top - 6, class: "now-label", "text-anchor": X(T) > W - 90 ? "end" : "middle" }, "T = " + shortTokens(T));
+    // Inside the plot, beside the line: clear of the legend above it.
+    const rightSide = X(T) < W - 110;
+    el("text", { x: X(T) + (rightSide ? 6 : -6), y: top + 16, class: "now-label", "text-anchor": rightSide ? "start" : "end" }, "T = " + shortTokens(T));
   }
   el("line", { x1: left + 4, y1: 14, x2: left + 28, y2: 14, class: "guaranteed" });
   el("text", { x: left + 32, y: 18, class: "legend" }, "guaranteed");
