@@ -393,3 +393,18 @@ def test_the_block_table_follows_the_block_size_and_the_figures_are_explained(pa
     assert page.locator(".legend-chips li").count() == 3
     page.click("#glossary summary")
     assert "null block" in page.text_content("#glossary")
+
+
+def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
+    open_page(page, server)
+    page.select_option("#model", "llama-3-70b")
+    settle(page)
+    page.select_option("#gpu", "h100-sxm-80gb")
+    page.fill("#weights", "")
+    settle(page)
+    page.wait_for_selector("#fleet-table:not([hidden])")
+    rows = page.locator("#fleet-table tbody tr")
+    by_layout = {rows.nth(i).locator("td").first.text_content(): rows.nth(i) for i in range(rows.count())}
+    assert "no" in by_layout["TP1"].text_content() and "KV" in by_layout["TP1"].text_content()
+    assert by_layout["TP8"].locator("td").nth(1).text_content() == "yes"
+    assert page.locator("#fleet-table tr[data-best]").count() == 1

@@ -253,6 +253,30 @@ function renderChart(points, T) {
   el("line", { x1: left + 128, y1: 14, x2: left + 152, y2: 14, class: "reported" });
   el("text", { x: left + 156, y: 18, class: "legend" }, "vLLM would log");
 }
+// The fleet view: GET /v1/fleet for one node of the chosen GPU, every layout the API tries.
+async function renderFleet(body, mine) {
+  const params = new URLSearchParams({ model: body.model, gpu: body.gpu, context_tokens: String(body.context_tokens) });
+  if (body.engine) params.set("engine", body.engine);
+  if (body.weights_bytes != null) params.set("weights_bytes", String(body.weights_bytes));
+  const f = await api("/v1/fleet?" + params.toString());
+  if (mine !== seq) return;
+  const t = f.gpu_types[0];
+  setText("fleet-gpu", t.gpu);
+  setText("fleet-count", String(t.count));
+  const tbody = $("fleet-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const l of t.layouts) {
+    const tr = tbody.insertRow();
+    const pooled = l.pooled_concurrency != null && l.pooled_concurrency !== l.concurrency_per_replica
+      ? "pooling the GPUs' memory would say " + fmtInt(l.pooled_concurrency) + ": not a deployment, each GPU holds its own KV" : "";
+    const cells = [l.name, l.feasible ? "yes" : "no", l.feasible ? fmtInt(l.replicas) : "—",
+                   l.feasible ? fmtInt(l.concurrency_per_replica) : "—", l.feasible ? fmtInt(l.total_concurrency) : "—",
+                   l.feasible ? pooled : l.reason];
+    for (const v of cells) tr.insertCell().textContent = v;
+    if (t.best && t.best.name === l.name) tr.dataset.best = "1";
+  }
+  $("fleet-table").hidden = false;
+}
 // The chart's values as a table: readable without a mouse, by keyboard and screen readers.
 function renderChartTable(points) {
   const tbody = $("chart-table").tBodies[0];
@@ -355,6 +379,8 @@ async function update() {
     render(b);
     if (ledgerOpen) renderLedger(b.ledger || []);
     followBlockSize(Math.min(...b.groups.map((g) => g.block_size))).catch(() => {});
+    if (body.gpu && typeof body.model === "string") renderFleet(body, mine).catch(() => {});
+    else $("fleet-table").hidden = true;
     const q = flatten({ ...body, vary: "context_tokens", context_tokens: undefined });
     const sweep = await api("/v1/sweep?" + q.toString());
     if (mine === seq) renderChart(sweep.points, body.context_tokens);
