@@ -408,3 +408,40 @@ def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
     assert "no" in by_layout["TP1"].text_content() and "KV" in by_layout["TP1"].text_content()
     assert by_layout["TP8"].locator("td").nth(1).text_content() == "yes"
     assert page.locator("#fleet-table tr[data-best]").count() == 1
+
+
+# The focused element's id; the chart's values summary by a name of its own.
+FOCUSED_ID = """(() => {
+  const el = document.activeElement;
+  if (el.tagName === "SUMMARY" && el.parentElement.id === "chart-values") return "chart-values-summary";
+  return el.id || "";
+})()"""
+
+
+def test_tab_alone_reaches_every_control_and_the_charts_values(page, server):
+    open_page(page, server)
+    settle(page)
+    wanted = {el.get_attribute("id") for el in page.locator("#controls input, #controls select").all()}
+    wanted |= {"chart-values-summary"}
+    reached: set[str] = set()
+    page.focus("#preset-A")
+    for _ in range(120):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED_ID)
+        if focused:
+            reached.add(focused)
+        if wanted <= reached:
+            break
+    assert wanted <= reached, wanted - reached
+    page.focus("#chart-values summary")
+    page.keyboard.press("Enter")
+    assert page.locator("#chart-table tbody tr").first.is_visible()
+
+
+def test_preset_b_is_one_card_of_tp_8_and_flags_the_pooled_192(page, server):
+    open_page(page, server)
+    page.click("#preset-B")
+    settle(page)
+    assert page.text_content("#out-concurrency") == "24"
+    flagged = page.locator("#warning p[data-code='pooled_not_deployable']")
+    assert flagged.count() == 1 and "192" in flagged.text_content()
