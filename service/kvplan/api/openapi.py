@@ -449,11 +449,25 @@ def openapi_config() -> OpenAPIConfig:
 
 def document_text_errors(schema: Any) -> None:
     """A client that asked for text (?format=text, Accept: text/plain) gets its errors as text too,
-    with the same status: every error answer documents text/plain beside problem+json."""
+    with the same status: every error answer documents text/plain beside problem+json. Litestar's
+    own "Validation Exception" 400 (added for path parameters) is replaced by the problem every
+    400 here is: its `extra` union (null, object or array) also trips client generators."""
     for item in (schema.paths or {}).values():
         for op in (item.get, item.post):
             for status, response in (op.responses or {}).items() if op is not None else ():
                 content = getattr(response, "content", None)
+                plain = content.get("application/json") if content else None
+                plain_schema = getattr(plain, "schema", None) if plain is not None else None
+                if (
+                    str(status) == "400"
+                    and getattr(plain_schema, "description", None) == "Validation Exception"
+                ):
+                    response.description = "invalid input: the problem names the field and the reason"
+                    response.content = content = {
+                        "application/problem+json": OpenAPIMediaType(
+                            schema={"$ref": REF.format(name="Problem")}  # type: ignore[arg-type]
+                        )
+                    }
                 if str(status)[0] in "45" and content is not None and "text/plain" not in content:
                     content["text/plain"] = OpenAPIMediaType(schema={"type": "string"})  # type: ignore[arg-type]
 
