@@ -279,6 +279,7 @@ def test_a_pasted_log_shows_the_side_by_side_as_text(page, server):
     assert "exact" in tokens.text_content()
     assert "non_kv_bytes" in page.text_content("#reconcile-notes")
     assert page.locator("#incident img").count() == 0  # nothing from the log becomes HTML
+    shot(page, "incident-review")
     assert not page.errors  # type: ignore[attr-defined]
 
 
@@ -408,6 +409,7 @@ def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
     assert "no" in by_layout["TP1"].text_content() and "KV" in by_layout["TP1"].text_content()
     assert by_layout["TP8"].locator("td").nth(1).text_content() == "yes"
     assert page.locator("#fleet-table tr[data-best]").count() == 1
+    shot(page, "fleet-view")
 
 
 # The focused element's id; the chart's values summary by a name of its own.
@@ -445,3 +447,12 @@ def test_preset_b_is_one_card_of_tp_8_and_flags_the_pooled_192(page, server):
     assert page.text_content("#out-concurrency") == "24"
     flagged = page.locator("#warning p[data-code='pooled_not_deployable']")
     assert flagged.count() == 1 and "192" in flagged.text_content()
+
+
+def test_the_fleet_view_agrees_with_the_budget_for_preset_a(page, server):
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    page.wait_for_selector("#fleet-table:not([hidden])")
+    tp1 = page.locator("#fleet-table tbody tr", has_text="TP1").first
+    assert tp1.locator("td").nth(3).text_content() == page.text_content("#out-concurrency") == "6"

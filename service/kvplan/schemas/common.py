@@ -357,6 +357,9 @@ class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     weight_dtype: WeightDtype | None = None
     block_size: BlockSize | None = None
     engine: EngineId | None = None
+    non_kv_bytes: NonKvBytes | None = None
+    cudagraph_bytes: CudagraphBytes | None = None
+    enforce_eager: EnforceEager = False
 
 
 SweepAxis = Literal["context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size"]

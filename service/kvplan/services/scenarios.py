@@ -340,6 +340,9 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
         weight_dtype=q.weight_dtype,
         block_size=q.block_size,
         engine=q.engine,
+        non_kv_bytes=q.non_kv_bytes,
+        cudagraph_bytes=q.cudagraph_bytes,
+        enforce_eager=q.enforce_eager,
     )
 
 

@@ -258,6 +258,7 @@ async function renderFleet(body, mine) {
   const params = new URLSearchParams({ model: body.model, gpu: body.gpu, context_tokens: String(body.context_tokens) });
   if (body.engine) params.set("engine", body.engine);
   if (body.weights_bytes != null) params.set("weights_bytes", String(body.weights_bytes));
+  if (body.non_kv_bytes != null) params.set("non_kv_bytes", String(body.non_kv_bytes));
   const f = await api("/v1/fleet?" + params.toString());
   if (mine !== seq) return;
   const t = f.gpu_types[0];
