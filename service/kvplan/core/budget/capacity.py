@@ -252,8 +252,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         over = cap.kv_memory_shortfall_bytes
         out.append(w.Warning(
             w.WEIGHTS_DO_NOT_FIT,
-            f"The weights ({cap.weights_bytes_per_gpu / GiB:.1f} GiB a GPU) and reserved memory exceed "
-            f"what vLLM may use of this GPU ({cap.requested_bytes / GiB:.1f} GiB) by {over / GiB:.1f} GiB: "
+            f"The weights ({cap.weights_bytes_per_gpu / GiB:.2f} GiB per GPU) and reserved memory exceed "
+            f"what vLLM may use of this GPU ({cap.requested_bytes / GiB:.2f} GiB) by {over / GiB:.2f} GiB: "
             "vLLM would not start. "
             + (f"Tensor-parallel sizes that fit: {', '.join(map(str, fits[:3]))}"
                + (" and larger." if len(fits) > 3 else ".") if fits
