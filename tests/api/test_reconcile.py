@@ -185,3 +185,8 @@ def test_overrides_that_make_no_sense_are_a_400_naming_them(client, overrides, f
 def test_answers_are_never_content_sniffed(client):
     r = client.post("/v1/reconcile?format=text", json={"log": LOG, "overrides": OFFLINE})
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_log_whose_hub_model_cannot_be_fetched_says_how_to_plan_without_the_hub(client):
+    r = client.post("/v1/reconcile", content=LOG.encode(), headers={"content-type": "text/plain"})
+    assert r.status_code == 503 and "overrides.model" in r.json()["detail"]

@@ -9,6 +9,7 @@ from litestar import Request, Response, post
 
 from kvplan.core.enginelog import read_log
 from kvplan.core.errors import InvalidInput
+from kvplan.hub import HubError
 from kvplan.render import reconcile_text
 from kvplan.schemas.reconcile import MAX_LOG_BYTES, ReconcileOverrides, ReconcileRequest
 from kvplan.services.reconcile import reconcile
@@ -75,6 +76,11 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
             raise InvalidInput(
                 "overrides.model", f"{e.reason}; give overrides.model (a preset or Hub id)"
             ) from None
+        except HubError as e:
+            hint = (
+                " (or give overrides.model, a preset id, to plan without the Hub)" if o.model is None else ""
+            )
+            raise type(e)(e.reason + hint) from None
     result = await run_heavy(
         request, "reconcile", lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o))
     )
