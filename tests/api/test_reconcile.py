@@ -3,6 +3,7 @@ body a clear 4xx naming what was wrong."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,29 @@ def test_answers_are_never_content_sniffed(client):
 def test_a_log_whose_hub_model_cannot_be_fetched_says_how_to_plan_without_the_hub(client):
     r = client.post("/v1/reconcile", content=LOG.encode(), headers={"content-type": "text/plain"})
     assert r.status_code == 503 and "overrides.model" in r.json()["detail"]
+
+
+def test_a_json_request_with_a_bad_override_is_a_400_whatever_its_content_type(client):
+    body = json.dumps({"log": LOG, "overrides": {"modell": "x"}}).encode()
+    r = client.post("/v1/reconcile", content=body, headers={"content-type": "text/plain"})
+    assert r.status_code == 400 and "modell" in r.text
+
+
+def test_metrics_labels_cannot_hide_behind_unicode_line_separators(client):
+    labels = "\u2028".join(f'l{i}="x"' for i in range(3000))
+    metrics = f"vllm:num_requests_running{{{labels}}} 1\n"
+    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": metrics, "overrides": OFFLINE})
+    assert r.status_code == 400 and r.json()["field"] == "metrics"
+
+
+def test_an_unknown_gpu_override_is_named_as_the_override(client):
+    r = client.post("/v1/reconcile", json={"log": LOG, "overrides": {**OFFLINE, "gpu": "nope"}})
+    assert r.status_code == 404 and r.json()["field"] == "overrides.gpu"
+
+
+def test_a_quantization_the_checkpoint_already_states_is_shown_ignored(client):
+    log = "non-default args: {'model': 'gpt-oss-20b', 'quantization': 'fp8'}\n"
+    log += "Available KV cache memory: 5 GiB\n"
+    body = client.post("/v1/reconcile", json={"log": log, "overrides": {"gpu": "h100-sxm-80gb"}}).json()
+    used = {u["name"]: u["source"] for u in body["inputs"]}
+    assert "ignored: the checkpoint states its own" in used["quantization"]

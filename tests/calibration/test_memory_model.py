@@ -54,7 +54,6 @@ def test_llama_3_1_8b_on_an_h100_at_0_9_on_the_0_11_profile_leaves_51_4_gib():
         max_num_seqs=1024,
         max_num_batched_tokens=8192,
         tensor=1,
-        pipeline=1,
         layers_on_worker=32,
         enforce_eager=False,
     )
@@ -63,17 +62,18 @@ def test_llama_3_1_8b_on_an_h100_at_0_9_on_the_0_11_profile_leaves_51_4_gib():
     assert round(available / GiB, 1) == 51.4
 
 
-def test_tensor_parallel_adds_the_all_reduce_buffers_and_pipeline_does_not():
+def test_tensor_parallel_adds_the_all_reduce_buffers():
+    """Pipeline stages take no part: the estimate has no pipeline input (the logs show none)."""
     rules = PROFILES["vllm@0.19"].memory
     shape = ModelShape(hidden_size=4096, vocab_size=128256)
 
-    def non_torch(tp: int, pp: int) -> int:
+    def non_torch(tp: int) -> int:
         return estimate_non_kv(
-            rules, shape, max_num_seqs=1024, max_num_batched_tokens=8192, tensor=tp, pipeline=pp,
+            rules, shape, max_num_seqs=1024, max_num_batched_tokens=8192, tensor=tp,
             layers_on_worker=32, enforce_eager=False,
         ).non_torch_bytes  # fmt: skip
 
-    assert non_torch(1, 4) == non_torch(1, 1) < non_torch(2, 1) == non_torch(8, 2)
+    assert non_torch(1) < non_torch(2) == non_torch(8)
 
 
 def test_enforce_eager_captures_no_graphs_and_0_19_does_not_subtract_them():
@@ -82,7 +82,6 @@ def test_enforce_eager_captures_no_graphs_and_0_19_does_not_subtract_them():
         "max_num_seqs": 1024,
         "max_num_batched_tokens": 8192,
         "tensor": 1,
-        "pipeline": 1,
         "layers_on_worker": 32,
     }
     eager = estimate_non_kv(PROFILES["vllm@0.33"].memory, shape, **args, enforce_eager=True)

@@ -107,3 +107,10 @@ def test_hostile_logs_are_read_or_refused_without_blowing_up(text):
         read_log(text)
     except InvalidInput as e:
         assert e.field == "log"
+
+
+def test_a_log_read_past_its_deadline_stops_instead_of_answering_from_half_of_it():
+    from kvplan.core.errors import WorkStopped
+
+    with pytest.raises(WorkStopped):
+        read_log("Available KV cache memory: 1 GiB\n" * 10_000, should_stop=lambda: True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from .errors import InvalidInput
+from .errors import InvalidInput, WorkStopped
 
 MAX_LINE_CHARS = 16_384
 MAX_LOG_LINES = 2_000_000
@@ -239,8 +239,8 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
     for count, raw in enumerate(_lines(text), start=1):
         if count > MAX_LOG_LINES:
             raise InvalidInput("log", f"more than {MAX_LOG_LINES:,} lines: send the start-up part")
-        if count % 4096 == 0 and should_stop():
-            break
+        if count % 4096 == 0 and should_stop():  # past the deadline: no answer from half a log
+            raise WorkStopped(f"{count:,} lines read")
         if not _INTERESTING.search(raw[:MAX_LINE_CHARS]):
             continue
         line, rank = _clean(raw)

@@ -7,7 +7,7 @@ max_num_batched_tokens tokens and a sampler pass over max_num_seqs dummy request
 above the weights is the activation peak. The sampler's fp32 logits (max_num_seqs × vocabulary,
 in several copies: logits, softmax, log-softmax) dominate it; a fused-MoE layer adds its
 per-token expert workspace; the rest is a floor for the forward pass. Non-torch memory is the CUDA
-context and, with more than one worker, NCCL and custom all-reduce buffers. CUDA-graph memory
+context and, with tensor parallel (TP > 1), NCCL and custom all-reduce buffers. CUDA-graph memory
 grows with the layers captured. The constants of each term are fitted on real start-up logs per
 engine profile (tests/calibration/memory.py); the residuals give the band."""
 
@@ -19,7 +19,7 @@ import msgspec
 class ModelShape(msgspec.Struct, frozen=True, kw_only=True):
     """The sizes the profiling run's activations scale with, read from config.json."""
 
-    hidden_size: int
+    hidden_size: int  # no term scales with it yet: its presence says the config was read
     vocab_size: int
     experts_per_token: int = 0
     moe_intermediate_size: int = 0
@@ -32,7 +32,7 @@ class MemoryRules(msgspec.Struct, frozen=True, kw_only=True):
     activation_floor_bytes: int
     sampler_bytes_per_logit: int  # × max_num_seqs × vocab
     moe_bytes_per_token_expert_column: int  # × max_num_batched_tokens × top-k × moe_intermediate / TP
-    non_torch_single_bytes: int  # one worker
+    non_torch_single_bytes: int  # TP 1 (any number of pipeline stages)
     non_torch_parallel_bytes: int  # TP > 1: NCCL and custom all-reduce buffers
     cudagraph_floor_bytes: int
     cudagraph_bytes_per_layer: int  # × decoder layers on the worker
@@ -90,7 +90,6 @@ def estimate_non_kv(
     max_num_seqs: int,
     max_num_batched_tokens: int,
     tensor: int,
-    pipeline: int,
     layers_on_worker: int,
     enforce_eager: bool,
 ) -> NonKvEstimate:
@@ -101,9 +100,6 @@ def estimate_non_kv(
         cudagraph_bytes=graphs,
         cudagraph_subtracted_bytes=graphs if rules.cudagraph_subtracted else 0,
     )
-
-
-__all__ = ["MemoryRules", "ModelShape", "NonKvEstimate", "estimate_non_kv"]
 
 
 def model_shape(cfg: dict[str, object] | object) -> ModelShape | None:
@@ -131,3 +127,15 @@ def model_shape(cfg: dict[str, object] | object) -> ModelShape | None:
         experts_per_token=experts,
         moe_intermediate_size=moe_inter,
     )
+
+
+__all__ = [
+    "MemoryRules",
+    "ModelShape",
+    "NonKvEstimate",
+    "activation_peak",
+    "cudagraph_memory",
+    "estimate_non_kv",
+    "model_shape",
+    "non_torch_memory",
+]

@@ -102,36 +102,33 @@ def capacity_rows(log: EngineLog, b: Bounds) -> list[Row]:
     tokens = log.first("gpu_kv_cache_tokens")
     if tokens is not None:
         v = int(tokens.value)
+        lo, mid, hi = (x.kv_cache_size_tokens for x in (b.low, b.mid, b.high))
+        verdict = _verdict_in(v, lo, hi, v == mid)
         rows.append(Row(
-            figure="gpu_kv_cache_tokens", vllm=v, vllm_line=tokens.line, vllm_text=tokens.text,
-            kvplan=b.mid.kv_cache_size_tokens, unit="tokens",
-            verdict=_verdict_in(v, b.low.kv_cache_size_tokens, b.high.kv_cache_size_tokens,
-                                v == b.mid.kv_cache_size_tokens),
-            step=None if _verdict_in(v, b.low.kv_cache_size_tokens, b.high.kv_cache_size_tokens,
-                                     v == b.mid.kv_cache_size_tokens) != DIFFERS else "kv_cache_size_tokens",
+            figure="gpu_kv_cache_tokens", vllm=v, vllm_line=tokens.line, vllm_text=tokens.text, kvplan=mid,
+            unit="tokens", verdict=verdict, step=None if verdict != DIFFERS else "kv_cache_size_tokens",
         ))  # fmt: skip
     blocks = log.first("num_gpu_blocks")
     if blocks is not None:
         v = int(blocks.value)
+        verdict = _verdict_in(v, b.low.num_blocks, b.high.num_blocks, v == b.mid.num_blocks)
         rows.append(Row(
             figure="num_gpu_blocks", vllm=v, vllm_line=blocks.line, vllm_text=blocks.text,
-            kvplan=b.mid.num_blocks, unit="blocks",
-            verdict=_verdict_in(v, b.low.num_blocks, b.high.num_blocks, v == b.mid.num_blocks),
-            step=None if _verdict_in(v, b.low.num_blocks, b.high.num_blocks, v == b.mid.num_blocks) != DIFFERS
-            else "num_blocks",
+            kvplan=b.mid.num_blocks, unit="blocks", verdict=verdict,
+            step=None if verdict != DIFFERS else "num_blocks",
         ))  # fmt: skip
     conc = log.first("max_concurrency")
     if conc is not None:
         c = float(conc.value)
-        lo, hi = b.low.concurrency.vllm_reported, b.high.concurrency.vllm_reported
-        mid = b.mid.concurrency.vllm_reported
-        exact = _printed(conc, mid)
+        c_lo, c_hi = b.low.concurrency.vllm_reported, b.high.concurrency.vllm_reported
+        c_mid = b.mid.concurrency.vllm_reported
+        exact = _printed(conc, c_mid)
         verdict = (
-            EXACT if exact else _verdict_in(c, round(lo, conc.decimals), round(hi, conc.decimals), False)
+            EXACT if exact else _verdict_in(c, round(c_lo, conc.decimals), round(c_hi, conc.decimals), False)
         )
         rows.append(Row(
             figure="max_concurrency", vllm=c, vllm_line=conc.line, vllm_text=conc.text,
-            kvplan=round(mid, 4), unit="×", verdict=verdict,
+            kvplan=round(c_mid, 4), unit="×", verdict=verdict,
             step=None if verdict != DIFFERS else "vllm_reported",
         ))  # fmt: skip
     return rows

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.enginelog import EngineLog, Figure, read_log
-from kvplan.core.errors import InvalidInput
+from kvplan.core.errors import InvalidInput, KvplanError
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.quant import QUANTIZATION_ARGS
 from kvplan.core.reconcile import (
@@ -27,11 +27,12 @@ from kvplan.core.reconcile import (
     share_reproduced,
 )
 from kvplan.core.units import GiB
+from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest
 from kvplan.schemas.reconcile import ReconcileOverrides
 
-from .scenarios import budget_input
+from .scenarios import budget_input, resolve_model, with_quantization
 
 MAX_METRICS_SAMPLES = 20_000
 MAX_METRICS_LINE_CHARS = 65_536
@@ -45,7 +46,7 @@ def metrics_figures(text: str) -> list[Figure]:
     out: list[Figure] = []
     samples = 0
     # prometheus_client's label parser is quadratic in a line's labels: bound lines first.
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):  # as prometheus_client splits it
         if len(line) > MAX_METRICS_LINE_CHARS or line.count('="') > MAX_METRICS_LABELS:
             limit = f"over {MAX_METRICS_LABELS} labels or {MAX_METRICS_LINE_CHARS:,} characters"
             raise InvalidInput("metrics", f"line {n} is not one vLLM writes ({limit})")
@@ -195,15 +196,25 @@ def _inputs(
 
 def _budget(registry: Registry, fields: dict[str, Any], **more: Any) -> Budget:
     sent = {k: v for k, v in {**fields, **more}.items() if not k.startswith("_")}
-    req = msgspec.convert(sent, BudgetRequest)
-    try:
-        inp, _, _ = budget_input(registry, req)
-    except InvalidInput as e:
-        if e.field != "quantization":
-            raise
-        # The checkpoint states its own quantization (vLLM reads it from the config too).
-        inp, _, _ = budget_input(registry, msgspec.structs.replace(req, quantization=None))
+    inp, _, _ = budget_input(registry, msgspec.convert(sent, BudgetRequest))
     return compute_budget(inp)
+
+
+def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[Used]) -> None:
+    """The log's --quantization is dropped, and said so, where the checkpoint states its own
+    (vLLM reads that from the config)."""
+    if "quantization" not in fields:
+        return
+    model = msgspec.convert({"model": fields["model"]}, BudgetRequest).model
+    try:
+        with_quantization(resolve_model(registry, model).geometry, fields["quantization"])
+    except InvalidInput:
+        del fields["quantization"]
+        for i, u in enumerate(used):
+            if u.name == "quantization":
+                used[i] = Used(
+                    name=u.name, value=u.value, source=f"{u.source} (ignored: the checkpoint states its own)"
+                )
 
 
 def _plan(
@@ -264,17 +275,18 @@ def reconcile(
     extra = metrics_figures(metrics) if metrics else []
     fields, used, engine_source = _inputs(log, extra, o)
     try:
+        _settle_quantization(registry, fields, used)
         plan, rows, from_log = _plan(registry, log, extra, fields)
         what_ifs = _what_ifs(registry, fields, from_log, log.first("available_kv_gib"), o)
     except msgspec.ValidationError as e:
         raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
-    except InvalidInput as e:
-        if e.field.startswith(("log", "overrides", "metrics")):
-            raise
-        given = {f for f in ReconcileOverrides.__struct_fields__ if getattr(o, f) is not None}
-        if e.field in given:
-            raise InvalidInput(f"overrides.{e.field}", e.reason) from None
-        raise InvalidInput("log", f"{e.field} (as the log states it): {e.reason}") from None
+    except (KvplanError, HubError) as e:
+        # Name what the caller sent: an override, or the log (the detail keeps the inner name).
+        if not e.field.startswith(("log", "overrides", "metrics")):
+            given = {f for f in ReconcileOverrides.__struct_fields__ if getattr(o, f) is not None}
+            base = e.field.split(".")[0]
+            e.field = f"overrides.{base}" if base in given else "log"
+        raise
     observed, note = _observed(log)
     return Reconciliation(
         engine=str(fields["engine"]),

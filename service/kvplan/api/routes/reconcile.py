@@ -31,11 +31,14 @@ LOG_MEDIA_TYPES = ("application/json", "text/plain", "application/x-www-form-url
 def _decode(body: bytes, content_type: str) -> ReconcileRequest:
     if not body.strip():
         raise ApiError(400, "The request body is empty: send vLLM's start-up log.", field="log")
-    if content_type.split(";")[0].strip().lower() == "application/json" or body.lstrip()[:1] == b"{":
+    is_json = content_type.split(";")[0].strip().lower() == "application/json"
+    if is_json or body.lstrip()[:1] == b"{":
         try:
             return decoder(ReconcileRequest).decode(body)
+        except msgspec.ValidationError:
+            raise  # JSON of the request's shape with a bad field: a 400 naming it, whatever the type
         except msgspec.DecodeError:
-            if content_type.startswith("application/json"):
+            if is_json:
                 raise
     if len(body) > MAX_LOG_BYTES:
         detail = f"The log is {len(body):,} bytes; send at most {MAX_LOG_BYTES:,} (the start-up part)."
@@ -80,7 +83,9 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
             hint = (
                 " (or give overrides.model, a preset id, to plan without the Hub)" if o.model is None else ""
             )
-            raise type(e)(e.reason + hint) from None
+            err = type(e)(e.reason + hint)
+            err.field = "overrides.model" if o.model is not None else "log"
+            raise err from None
     result = await run_heavy(
         request, "reconcile", lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o))
     )

@@ -18,7 +18,7 @@ from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
 from ..memo import register_clear
 from ..nonkv import estimate_non_kv
-from ..parallel import Parallel
+from ..parallel import Parallel, valid_tensor_sizes
 from ..pertoken import LayerBytes, layer_bytes
 from ..profiles import InflightRule
 from ..units import GiB
@@ -119,8 +119,8 @@ def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel)
 
 def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, int, MemoryTerms | None]:
     """(non_kv_bytes, cudagraph_bytes subtracted, their terms): the caller's figures when given,
-    else the profile's estimate of vLLM's profiling run (core/nonkv.py). None when no memory is
-    budgeted (kv_cache_memory_bytes or num_gpu_blocks_override given)."""
+    else the profile's estimate of vLLM's profiling run (core/nonkv.py). Terms None when nothing
+    is given and no GPU memory is budgeted (no gpu_memory_bytes, or kv_cache_memory_bytes given)."""
     if inp.non_kv_bytes is not None or inp.cudagraph_bytes is not None:
         non_kv = non_negative_int(inp.non_kv_bytes or 0, "non_kv_bytes", MAX_BYTES)
         cudagraph = non_negative_int(inp.cudagraph_bytes or 0, "cudagraph_bytes", MAX_BYTES)
@@ -136,7 +136,6 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
         max_num_seqs=settings.max_num_seqs,
         max_num_batched_tokens=settings.max_num_batched_tokens,
         tensor=par.tensor,
-        pipeline=par.pipeline,
         layers_on_worker=-(-g.decoder_layer_count // par.pipeline),
         enforce_eager=inp.enforce_eager,
     )
@@ -235,8 +234,8 @@ def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:
     if cap.requested_bytes is None:
         return []
     out = []
-    for tp in (2, 4, 8, 16, 32, 64):
-        if tp <= cap.parallel.tensor or inp.geometry.num_attention_heads % tp:
+    for tp in valid_tensor_sizes(inp.geometry, 64):  # what vLLM accepts for this model
+        if tp <= cap.parallel.tensor or tp & (tp - 1) or tp % cap.parallel.decode_context:
             continue
         par = Parallel(tp, cap.parallel.pipeline, cap.parallel.decode_context)
         non_kv, cudagraph, _ = _non_kv(inp, cap.settings, par)
