@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -43,11 +44,27 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
+def _answer(compute: Callable[[], str], hub_hint: str = "") -> int:
+    """Print what `compute` answers, or one `error:` line for bad input or an unreachable Hub:
+    exit 1 for input to fix, 2 for a Hub to retry."""
     import msgspec
 
     from kvplan.core.errors import KvplanError
     from kvplan.hub import HubError, HubUnavailable
+
+    try:
+        out = compute()
+    except (KvplanError, msgspec.ValidationError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except HubError as e:
+        print(f"error: {e.field}: {e.reason}{hub_hint}", file=sys.stderr)
+        return 2 if isinstance(e, HubUnavailable) else 1
+    sys.stdout.write(out)
+    return 0
+
+
+def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     from kvplan.presets import load_registry
     from kvplan.render import budget_text, per_token_text
     from kvplan.schemas import BudgetRequest, PerTokenRequest
@@ -59,41 +76,26 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
     if any(len(x) != 2 for x in kv):
         print("arguments are key=value pairs, e.g. model=llama-3-70b gpu=h100-sxm-80gb", file=sys.stderr)
         return 2
-    try:
+
+    def compute() -> str:
         if kind == "budget":
             b, labels = budget_answer(reg, decode_pairs([(k, v) for k, v in kv], BudgetRequest), not as_json)
-            out = (
-                encode_answer(labels, b).decode() + "\n"
-                if as_json
-                else budget_text(b, labels["model"], labels["gpu"], reg.version)
-            )
-        else:
-            pt, labels = per_token_answer(
-                reg, decode_pairs([(k, v) for k, v in kv], PerTokenRequest), not as_json
-            )
-            out = (
-                encode_answer(labels, pt).decode() + "\n"
-                if as_json
-                else per_token_text(pt, labels["model"], labels["engine"], reg.version)
-            )
-    except KvplanError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except HubError as e:
-        print(f"error: {e.field}: {e.reason}", file=sys.stderr)
-        return 2 if isinstance(e, HubUnavailable) else 1
-    except msgspec.ValidationError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(out)
-    return 0
+            if as_json:
+                return encode_answer(labels, b).decode() + "\n"
+            return budget_text(b, labels["model"], labels["gpu"], reg.version)
+        pt, labels = per_token_answer(
+            reg, decode_pairs([(k, v) for k, v in kv], PerTokenRequest), not as_json
+        )
+        if as_json:
+            return encode_answer(labels, pt).decode() + "\n"
+        return per_token_text(pt, labels["model"], labels["engine"], reg.version)
+
+    return _answer(compute)
 
 
 def _reconcile(args: argparse.Namespace) -> int:
     import msgspec
 
-    from kvplan.core.errors import KvplanError
-    from kvplan.hub import HubError, HubUnavailable
     from kvplan.presets import load_registry
     from kvplan.render import reconcile_text
     from kvplan.schemas.reconcile import ReconcileOverrides
@@ -107,7 +109,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    try:
+
+    def compute() -> str:
         given = {
             "model": args.model,
             "engine": args.engine,
@@ -116,17 +119,9 @@ def _reconcile(args: argparse.Namespace) -> int:
         }
         overrides = msgspec.convert({k: v for k, v in given.items() if v is not None}, ReconcileOverrides)
         result = reconcile(load_registry(), text, metrics, overrides)
-    except KvplanError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except HubError as e:
-        print(f"error: {e.field}: {e.reason} (give --model a preset id to plan offline)", file=sys.stderr)
-        return 2 if isinstance(e, HubUnavailable) else 1
-    except msgspec.ValidationError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(msgspec.json.encode(result).decode() + "\n" if args.json else reconcile_text(result))
-    return 0
+        return msgspec.json.encode(result).decode() + "\n" if args.json else reconcile_text(result)
+
+    return _answer(compute, " (give --model a preset id to plan offline)")
 
 
 def openapi_json() -> str:

@@ -163,6 +163,42 @@ _MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
     cudagraph_subtracted=True,
 )
 
+_VLLM_0_10 = EngineProfile(
+    id="vllm@0.10",
+    title="vLLM 0.9–0.11 (2025)",
+    description=(
+        "vLLM of 2025: block 16, utilization 0.90, sliding bound = max_num_batched_tokens, "
+        "'GPU KV cache size' printed as num_blocks // groups × block_size, no null block "
+        "in the start-up fit check."
+    ),
+    default_block_size=16,
+    default_gpu_memory_utilization=0.90,
+    extensible_kv_cache_utilization=None,
+    sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
+    async_scheduling_default=False,
+    async_inflight_batches=2,
+    async_pipeline_extra_batch=False,
+    admit_full_sequence=False,
+    kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
+    null_block_in_fit_check=False,
+    batch_tiers=(_BIG_GPU, _OTHER_GPU),
+    mla_block_size=64,
+    memory=_MEMORY_0_10,
+)
+# 0.19 keeps 0.10's block, window and start-up rules (no oracle of 0.19's planner was run); what
+# differs is the memory model, fitted on 0.19's own logs.
+_VLLM_0_19 = msgspec.structs.replace(
+    _VLLM_0_10,
+    id="vllm@0.19",
+    title="vLLM 0.12–0.29 (2026)",
+    description=(
+        "vLLM of early 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, "
+        "windows and the start-up checks; its own memory model (a smaller activation peak "
+        "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget)."
+    ),
+    memory=_MEMORY_0_19,
+)
+
 PROFILES: dict[str, EngineProfile] = {
     p.id: p
     for p in (
@@ -209,50 +245,8 @@ PROFILES: dict[str, EngineProfile] = {
             mla_block_size=64,
             memory=_MEMORY_0_19_SUBTRACTED,
         ),
-        EngineProfile(
-            id="vllm@0.10",
-            title="vLLM 0.9–0.11 (2025)",
-            description=(
-                "vLLM of 2025: block 16, utilization 0.90, sliding bound = max_num_batched_tokens, "
-                "'GPU KV cache size' printed as num_blocks // groups × block_size, no null block "
-                "in the start-up fit check."
-            ),
-            default_block_size=16,
-            default_gpu_memory_utilization=0.90,
-            extensible_kv_cache_utilization=None,
-            sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
-            async_scheduling_default=False,
-            async_inflight_batches=2,
-            async_pipeline_extra_batch=False,
-            admit_full_sequence=False,
-            kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
-            null_block_in_fit_check=False,
-            batch_tiers=(_BIG_GPU, _OTHER_GPU),
-            mla_block_size=64,
-            memory=_MEMORY_0_10,
-        ),
-        EngineProfile(
-            id="vllm@0.19",
-            title="vLLM 0.12–0.29 (2026)",
-            description=(
-                "vLLM of early 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, "
-                "windows and the start-up checks; its own memory model (a smaller activation peak "
-                "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget)."
-            ),
-            default_block_size=16,
-            default_gpu_memory_utilization=0.90,
-            extensible_kv_cache_utilization=None,
-            sliding_inflight_rule=InflightRule.BATCHED_TOKENS,
-            async_scheduling_default=False,
-            async_inflight_batches=2,
-            async_pipeline_extra_batch=False,
-            admit_full_sequence=False,
-            kv_cache_size_rule=KvCacheSizeRule.BLOCKS_PER_GROUP,
-            null_block_in_fit_check=False,
-            batch_tiers=(_BIG_GPU, _OTHER_GPU),
-            mla_block_size=64,
-            memory=_MEMORY_0_19,
-        ),
+        _VLLM_0_10,
+        _VLLM_0_19,
     )
 }
 

@@ -396,7 +396,7 @@ def simulation_input(
                 "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
             )
         for i, r in enumerate(req.workload.requests or ()):
-            if r.prompt_tokens > b.max_model_len:  # vLLM's input processor refuses such a prompt
+            if r.prompt_tokens > b.max_model_len:  # vllm/v1/engine/processor.py _validate_model_input
                 raise InvalidInput(
                     f"workload.requests[{i}].prompt_tokens",
                     f"{r.prompt_tokens:,} tokens exceed max_model_len {b.max_model_len:,}: vLLM rejects it",
