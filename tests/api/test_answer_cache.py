@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.api.cache import ENTRY_OVERHEAD, ByteBoundedCache
+from kvplan.api.cache import DOORKEEPER_KEYS, ENTRY_OVERHEAD, ByteBoundedCache
 from kvplan.api.routes import calc
 from kvplan.presets.registry import BUILTIN_DIR
 
@@ -32,6 +32,18 @@ def test_the_cache_keeps_the_most_recently_used_and_skips_oversized_keys():
     assert cache.get(b"b") is None and cache.get(b"a") == "v" and cache.get(b"d") == "v"
     cache.put(b"a-key-longer-than-8", "v", 1)
     assert cache.get(b"a-key-longer-than-8") is None
+
+
+def test_an_offered_answer_is_kept_on_its_keys_second_sight_only():
+    cache: ByteBoundedCache[str] = ByteBoundedCache(max_bytes=10 * (ENTRY_OVERHEAD + 11), max_key_bytes=8)
+    cache.put(b"kept", "v", 10)
+    for i in range(DOORKEEPER_KEYS + 5):  # a scan of distinct keys, more than the doorkeeper holds
+        cache.offer(b"%d" % i, "x", 10)
+    assert len(cache) == 1 and cache.get(b"kept") == "v"  # the scan evicted nothing
+    cache.offer(b"again", "v", 10)
+    assert cache.get(b"again") is None
+    cache.offer(b"again", "v", 10)
+    assert cache.get(b"again") == "v"
 
 
 def test_padded_and_reordered_bodies_of_one_scenario_make_one_entry(client):

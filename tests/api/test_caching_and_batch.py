@@ -175,9 +175,16 @@ def test_batch_computes_a_repeated_scenario_once(client):
     assert core_runs(client) == runs + 1
     assert first[0]["result"] == first[1]["result"]
     assert first[0]["result"]["num_blocks"] == 880
-    again = client.post("/v1/budget/batch", json={"scenarios": [scenario]}).json()["results"]
-    assert again[0]["result"] == first[0]["result"]
-    assert core_runs(client) == runs + 1
+
+
+def test_batch_keeps_an_answer_from_the_scenarios_second_batch(client):
+    """A doorkeeper: a scenario seen in one batch only (a sweep, a one-off study) is not kept, so
+    it evicts nothing; one an autoscaler repeats is kept from its second batch."""
+    scenario = unasked(A)
+    runs = core_runs(client)
+    results = [client.post("/v1/budget/batch", json={"scenarios": [scenario]}).json()["results"] for _ in range(3)]
+    assert core_runs(client) == runs + 2
+    assert results[0] == results[1] == results[2]
 
 
 def test_batch_limits_are_enforced(client):

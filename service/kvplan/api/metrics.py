@@ -4,7 +4,7 @@ With several worker processes, prometheus-client's multiprocess mode aggregates 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -66,9 +66,12 @@ def counted(endpoint: str, compute: Callable[[], T]) -> T:
 _warning_children: dict[str, Any] = {}
 
 
-def count_warnings(codes: tuple[str, ...]) -> None:
-    for code in codes:
+def count_warnings(codes: Iterable[str] | Mapping[str, int]) -> None:
+    """Count each warning code once, or as often as a mapping says (a batch counts its answers'
+    codes together: one increment a code, not one a scenario)."""
+    items = codes.items() if isinstance(codes, Mapping) else ((code, 1) for code in codes)
+    for code, times in items:
         child = _warning_children.get(code)
         if child is None:
             child = _warning_children[code] = WARNINGS.labels(code)
-        child.inc()
+        child.inc(times)

@@ -68,7 +68,8 @@ LAYER_TYPE_CODES = {
 }
 
 
-class Geometry(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Everything about a model that KV sizing needs. Immutable and hashable."""
 
     name: str

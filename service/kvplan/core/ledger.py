@@ -8,7 +8,8 @@ import msgspec
 Scalar = float | str | bool | None
 
 
-class Step(msgspec.Struct, frozen=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Step(msgspec.Struct, frozen=True, gc=False):
     name: str
     formula: str
     inputs: dict[str, Scalar]

@@ -11,7 +11,8 @@ from .geometry import Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
-class Parallel(msgspec.Struct, frozen=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Parallel(msgspec.Struct, frozen=True, gc=False):
     tensor: int = 1
     pipeline: int = 1
     decode_context: int = 1

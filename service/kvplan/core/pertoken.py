@@ -31,7 +31,8 @@ SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)
 SKIP_SLIDING = "sliding_window"
 
 
-class KindBytes(msgspec.Struct, frozen=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class KindBytes(msgspec.Struct, frozen=True, gc=False):
     kind: str
     layers: int
     kv_dtype: str
@@ -259,7 +260,7 @@ def mamba_state_per_gpu(geometry: Geometry, tensor: int) -> int:
     return cdiv(geometry.mamba_state_bytes, tensor) if geometry.mamba_state_bytes else 0
 
 
-class PerToken(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class PerToken(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     kv_cache_dtype: str
     bytes_per_token: int
     bytes_per_token_model: int
@@ -336,18 +337,8 @@ def per_token_of(
     geometry: Geometry, kv_cache_dtype: str, lb: LayerBytes, par: Parallel, context_tokens: int | None
 ) -> PerToken:
     """The per-token answer from an already computed layout (no per-layer work)."""
-    kv_req = kv_req_model = None
-    if context_tokens is not None:
-        window = geometry.sliding_window
-        kv_req = request_bytes(lb, lb.worst_stage, context_tokens, window, par.decode_context)
-        kept = min(context_tokens, window) if window else context_tokens
-        kv_req_model = (
-            lb.model_full * context_tokens
-            + lb.model_sliding * kept
-            + lb.model_chunked * min(context_tokens, lb.chunk)
-        )
     model = lb.model_total
-    return PerToken(
+    base = PerToken(
         kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
         bytes_per_token=lb.by_stage[lb.worst_stage],
         bytes_per_token_model=model,
@@ -356,11 +347,27 @@ def per_token_of(
         kv_heads_per_gpu=lb.kv_heads_per_gpu,
         mha_equivalent_bytes=lb.mha_bytes,
         mha_equivalent_ratio=lb.mha_bytes / model if model else 0.0,
-        context_tokens=context_tokens,
-        kv_bytes_per_request=kv_req,
-        kv_bytes_per_request_model=kv_req_model,
+        context_tokens=None,
+        kv_bytes_per_request=None,
+        kv_bytes_per_request_model=None,
         warnings=lb.warnings,
         ledger=(),
+    )
+    return base if context_tokens is None else for_context(base, geometry, lb, par, context_tokens)
+
+
+def for_context(base: PerToken, geometry: Geometry, lb: LayerBytes, par: Parallel, tokens: int) -> PerToken:
+    """A layout's per-token answer (`per_token_of` without a context) with what one request of
+    `tokens` holds: a budget keeps the former per layout and adds the latter per request."""
+    window = geometry.sliding_window
+    kept = min(tokens, window) if window else tokens
+    return replace(
+        base,
+        context_tokens=tokens,
+        kv_bytes_per_request=request_bytes(lb, lb.worst_stage, tokens, window, par.decode_context),
+        kv_bytes_per_request_model=(
+            lb.model_full * tokens + lb.model_sliding * kept + lb.model_chunked * min(tokens, lb.chunk)
+        ),
     )
 
 

@@ -62,6 +62,7 @@ CODES: dict[str, str] = {
 }
 
 
-class Warning(msgspec.Struct, frozen=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Warning(msgspec.Struct, frozen=True, gc=False):
     code: str
     message: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -328,6 +329,8 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
     parts = []
     ok = bad = 0
     answered: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}  # a scenario repeated within the batch
+    keep: dict[str, bool] = {}  # whether a named model's answers may be cached, once a model
+    warned: Counter[str] = Counter()
     t0 = time.perf_counter()
     for i, item in enumerate(scenarios):
         if should_stop():
@@ -341,8 +344,14 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
                 if hit is None:
                     b, _, _, body = _budget_bytes(reg, req, explain)
                     hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
-                    if cacheable(reg, req.model):
-                        _answers.put(key, hit, len(body))  # type: ignore[arg-type]
+                    model = req.model
+                    cache = keep.get(model) if isinstance(model, str) else None
+                    if cache is None:
+                        cache = cacheable(reg, model)
+                        if isinstance(model, str):
+                            keep[model] = cache
+                    if cache:
+                        _answers.offer(key, hit, len(body))  # type: ignore[arg-type]
                 body, codes = hit
             else:
                 body, codes = item  # type: ignore[assignment]
@@ -354,9 +363,10 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
             parts.append(b'{"index":%d,"error":%s}' % (i, msgspec.json.encode(problem)))
             continue
         ok += 1
-        count_warnings(codes)
+        warned.update(codes)
         parts.append(b'{"index":%d,"result":%s}' % (i, body))
     _core_batch.observe(time.perf_counter() - t0)
+    count_warnings(warned)
     count("budget_batch", "ok", ok)
     if bad:
         count("budget_batch", "invalid", bad)

@@ -19,7 +19,7 @@ from ..mamba import state_blocks_per_request
 from ..memo import register_clear
 from ..nonkv import estimate_non_kv
 from ..parallel import Parallel, valid_tensor_sizes
-from ..pertoken import LayerBytes, layer_bytes
+from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
 from ..profiles import InflightRule
 from ..units import GiB
 from ..validate import non_negative_int, positive_int
@@ -35,7 +35,8 @@ from .memory import available_kv_cache_memory, requested_memory, resolve_weights
 from .types import BudgetInput, MemoryTerms
 
 
-class PooledMemory(msgspec.Struct, frozen=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class PooledMemory(msgspec.Struct, frozen=True, gc=False):
     """The seed's pooled arithmetic: every worker's memory as one budget (not a deployment)."""
 
     memory_bytes: int
@@ -43,10 +44,11 @@ class PooledMemory(msgspec.Struct, frozen=True):
     available_kv_bytes: int
 
 
-class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
+class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     parallel: Parallel
     settings: Settings
     layer_bytes: LayerBytes
+    per_token: PerToken  # without a context: a request adds its own figures (pertoken.for_context)
     plan: GroupPlan
     # One entry per shape of KV group: (kind, block size, sliding bound W − 1 + F, groups).
     shapes: tuple[GroupShape, ...]
@@ -69,6 +71,9 @@ class LayoutCapacity(msgspec.Struct, frozen=True, kw_only=True):
     fits_max_model_len: bool
     max_context_tokens: int
     pooled: PooledMemory | None
+    # The estimate's band: (available KV, usable blocks) at its low and high end, None unless
+    # the non-KV memory is estimated. Per layout, so a request only divides.
+    band: tuple[tuple[int, int], tuple[int, int]] | None
     warnings: tuple[w.Warning, ...]
 
 
@@ -202,6 +207,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         parallel=par,
         settings=settings,
         layer_bytes=lb,
+        per_token=per_token_of(g, inp.kv_cache_dtype, lb, par, None),
         plan=plan,
         shapes=shapes,
         sliding_inflight_tokens=inflight,
@@ -223,9 +229,29 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         fits_max_model_len=check_enough_kv_cache_memory(shapes, fit, mml, par.decode_context),
         max_context_tokens=estimate_max_model_len(shapes, fit, mml, par.decode_context),
         pooled=pooled,
+        band=_band(inp, memory, requested, weights_per_gpu + non_kv + cudagraph, stage_bpb),
         warnings=(),
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
+
+
+def _band(
+    inp: BudgetInput,
+    memory: MemoryTerms | None,
+    requested: int | None,
+    reserved: int,
+    stage_bpb: tuple[int, ...],
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Available KV and usable blocks at the ends of the estimate's calibration residuals."""
+    if memory is None or memory.non_kv_source != "estimated" or requested is None:
+        return None
+    rules, available = inp.profile.memory, requested - reserved
+
+    def end(kv: int) -> tuple[int, int]:
+        blocks = may_override_num_blocks(get_num_blocks(kv, stage_bpb), inp.num_gpu_blocks_override)
+        return kv, max(0, blocks - 1)
+
+    return end(max(0, available + rules.band_low_bytes)), end(max(0, available + rules.band_high_bytes))
 
 
 def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:

@@ -13,7 +13,7 @@ from ..errors import InvalidInput
 from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING
 from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
 from ..memo import register_clear
-from ..pertoken import per_token_of
+from ..pertoken import for_context
 from ..units import cdiv
 from ..validate import positive_int
 from .capacity import LayoutCapacity, layout_capacity
@@ -22,8 +22,6 @@ from .invariants import check_budget
 from .kv_cache_utils import (
     get_kv_cache_capacity,
     get_max_concurrency_for_kv_cache_config,
-    get_num_blocks,
-    may_override_num_blocks,
 )
 from .types import Band, Budget, BudgetInput, Concurrency, GroupResult, Pooled
 
@@ -74,7 +72,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         if inp.target_concurrency is None
         else positive_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
     )
-    pt = per_token_of(g, inp.kv_cache_dtype, cap.layer_bytes, cap.parallel, tokens)
+    pt = for_context(cap.per_token, g, cap.layer_bytes, cap.parallel, tokens)
     num_blocks, usable, available = cap.num_blocks, cap.usable_blocks, cap.available_kv_bytes
 
     per_shape = [blocks_for_shape(kind, bs, bound, tokens, dcp) for kind, bs, bound, _ in shapes]
@@ -121,7 +119,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
             pool_available // pool_kv if pool_available > 0 and pool_kv else 0,
             max(0.0, pool_available / pool_kv) if pool_kv else 0.0,
         )
-    band = _band(inp, cap, blocks_per_request)
+    band = _band(cap, blocks_per_request)
     warnings = _request_warnings(cap, tokens, g.max_position_embeddings, guaranteed, blocks_per_request,
                                  max_ctx, pooled)  # fmt: skip
     result = Budget(
@@ -185,23 +183,15 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     return result
 
 
-def _band(inp: BudgetInput, cap: LayoutCapacity, blocks_per_request: int) -> Band | None:
+def _band(cap: LayoutCapacity, blocks_per_request: int) -> Band | None:
     """Available KV at the ends of the estimate's calibration residuals, and the requests each
     end holds (the same blocks arithmetic as the answer's own)."""
-    m = cap.memory
-    if m is None or m.non_kv_source != "estimated" or cap.requested_bytes is None:
+    if cap.band is None:
         return None
-    rules = inp.profile.memory
-    available = cap.requested_bytes - cap.weights_bytes_per_gpu - cap.non_kv_bytes - cap.cudagraph_bytes
-
-    def held(kv: int) -> int:
-        blocks = may_override_num_blocks(get_num_blocks(max(0, kv), cap.bytes_per_block_by_stage),
-                                         inp.num_gpu_blocks_override)  # fmt: skip
-        return max(0, blocks - 1) // blocks_per_request
-
-    low, high = max(0, available + rules.band_low_bytes), max(0, available + rules.band_high_bytes)
+    (low, low_blocks), (high, high_blocks) = cap.band
     return Band(available_kv_low_bytes=low, available_kv_high_bytes=high,
-                concurrency_low=held(low), concurrency_high=held(high))  # fmt: skip
+                concurrency_low=low_blocks // blocks_per_request,
+                concurrency_high=high_blocks // blocks_per_request)  # fmt: skip
 
 
 def _tail_waste(cap: LayoutCapacity, tokens: int) -> int:

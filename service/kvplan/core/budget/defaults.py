@@ -14,7 +14,8 @@ from ..validate import positive_int, utilization
 from .types import BudgetInput
 
 
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Settings(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One scenario's engine settings, each with whether it was given or defaulted."""
 
     gpu_memory_utilization: float

@@ -11,7 +11,9 @@ from ..pertoken import PerToken
 from ..profiles import EngineProfile
 
 
-class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False (here and below): a frozen value of numbers, strings and tuples of values cannot be
+# in a reference cycle; untracked, the thousands a batch builds cost the cycle collector nothing.
+class BudgetInput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Everything the budget depends on. Bytes are per GPU worker unless named total; None means
     "the engine profile's default" (resolved in defaults.py)."""
 
@@ -50,7 +52,7 @@ class BudgetInput(msgspec.Struct, frozen=True, kw_only=True):
     kv_offloading_bytes: int | None = None
 
 
-class GroupResult(msgspec.Struct, frozen=True):
+class GroupResult(msgspec.Struct, frozen=True, gc=False):
     """KV-cache groups of one shape: `groups` of them, `layers` real layers in all, each group
     needing `blocks_per_request` blocks of `block_size` tokens for one request."""
 
@@ -61,7 +63,7 @@ class GroupResult(msgspec.Struct, frozen=True):
     blocks_per_request: int
 
 
-class Concurrency(msgspec.Struct, frozen=True):
+class Concurrency(msgspec.Struct, frozen=True, gc=False):
     """guaranteed: requests the usable blocks hold at once; schedulable: what vLLM runs at once,
     also bounded by max_num_seqs; vllm_reported: vLLM's start-up log line; budget_floor: the
     seed's budget ÷ KV-per-request method."""
@@ -74,7 +76,7 @@ class Concurrency(msgspec.Struct, frozen=True):
     schedulable: int
 
 
-class Pooled(msgspec.Struct, frozen=True):
+class Pooled(msgspec.Struct, frozen=True, gc=False):
     gpus: int
     memory_bytes: int
     requested_bytes: int
@@ -84,7 +86,7 @@ class Pooled(msgspec.Struct, frozen=True):
     concurrency_unrounded: float
 
 
-class MemoryTerms(msgspec.Struct, frozen=True, kw_only=True):
+class MemoryTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """What the budget subtracts besides the weights, term by term, and where each comes from."""
 
     non_kv_source: str  # "estimated", "given" or "not estimated"
@@ -95,7 +97,7 @@ class MemoryTerms(msgspec.Struct, frozen=True, kw_only=True):
     calibration: str | None = None
 
 
-class Band(msgspec.Struct, frozen=True, kw_only=True):
+class Band(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """How far vLLM's available KV fell from the estimate on the calibration logs, as available
     KV and the requests it holds at each end: plan on the low one."""
 
@@ -105,7 +107,7 @@ class Band(msgspec.Struct, frozen=True, kw_only=True):
     concurrency_high: int
 
 
-class Budget(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Budget(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     engine: str
     context_tokens: int
     max_model_len: int
