@@ -7,20 +7,26 @@ import textwrap
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
-from kvplan.core.fleet import FleetPlan
+from kvplan.core.fleet import MIX_EXACT, FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
 from kvplan.core.reconcile import Reconciliation
 from kvplan.core.simulate import SimResult
 from kvplan.core.sweep import Sweep
-from kvplan.core.units import GiB, fmt_bytes
+from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Warning
 
 
 def _b(n: int | None) -> str:
+    """Exact bytes, and beside them the size a person reads."""
     if n is None:
         return "—"
     return f"{n:,} B ({fmt_bytes(n)})" if abs(n) >= 1024 else f"{n:,} B"
+
+
+def _count(n: int, noun: str) -> str:
+    """ "1 replica", "2 replicas": the noun agrees with the count."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 # Text answers wrap at this many columns unless the caller says (?width=).
@@ -51,7 +57,9 @@ def _warnings(ws: Sequence[Warning], width: int = 100) -> list[str]:
     return out
 
 
-def _value(v: object) -> str:
+def _value(v: object, key: str = "") -> str:
+    if key == "GiB" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return gib(v * GiB)  # a step's gloss in GiB reads as every GiB figure does
     if isinstance(v, bool) or v is None:
         return str(v)
     if isinstance(v, int):
@@ -70,7 +78,7 @@ def ledger_lines(steps: Sequence[Step], width: int = DEFAULT_WIDTH) -> list[str]
     val_w = min(24, max(len(_value(s.value)) for s in steps))
     out = ["", "ledger (name  value unit  = formula  [inputs]  ← vLLM source)"]
     for s in steps:
-        inputs = ", ".join(f"{k}={_value(v)}" for k, v in s.inputs.items() if v is not None)
+        inputs = ", ".join(f"{k}={_value(v, k)}" for k, v in s.inputs.items() if v is not None)
         head = f"  {s.name.ljust(name_w)}  {_value(s.value).rjust(val_w)} {s.unit:<8} "
         tail = f"= {s.formula}" + (f"  [{inputs}]" if inputs else "")
         tail += f"  ← {s.source}" if s.source else ""
@@ -237,8 +245,8 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: in
         rows.append(
             (
                 "pooled (NOT deployable)",
-                f"{p.concurrency:,} requests on {p.gpus} GPUs pooled "
-                f"({p.available_kv_bytes / GiB:,.2f} GiB for KV)",
+                f"{_count(p.concurrency, 'request')} on {p.gpus} GPUs pooled "
+                f"({fmt_gib(p.available_kv_bytes)} for KV)",
             )
         )
     lines = [head, "", *_rows(rows, width), *_warnings(b.warnings, width), *ledger_lines(b.ledger, width)]
@@ -257,7 +265,7 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
             f"{t.gpu} ×{t.count} ({t.gpus_per_node} per node) — best: "
             + (f"{t.best.name}, {t.best.total_concurrency:,} concurrent" if t.best else "nothing fits")
         )
-        header = ["layout", "GPUs/replica", "replicas", "idle", "per replica", "total", "$/h", "note"]
+        header = ["layout", "GPUs/replica", "replicas", "idle", "per replica", "total", "cost/h", "note"]
         rows = []
         for p in t.layouts:
             misleading = (
@@ -267,7 +275,7 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
             if p.per_rank is not None and p.feasible:
                 note = (
                     f"{p.per_rank.ranks} ranks × {p.per_rank.concurrency_per_rank:,}; "
-                    f"{p.per_rank.weights_bytes_per_rank / GiB:,.2f} GiB of weights per rank"
+                    f"{fmt_gib(p.per_rank.weights_bytes_per_rank)} of weights per rank"
                 )
             rows.append(
                 [
@@ -287,8 +295,8 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
         if t.target is not None:
             s = t.target
             lines.append(
-                f"  for {plan.target_concurrency:,}: {s.replicas:,} replicas of {s.layout} = {s.gpus:,} GPUs"
-                + ("" if s.available else " (more than the fleet has)")
+                f"  for {plan.target_concurrency:,}: {_count(s.replicas, 'replica')} of {s.layout} = "
+                f"{s.gpus:,} GPUs" + ("" if s.available else " (more than the fleet has)")
             )
         lines.append("")
     total = f"fleet total: {plan.total_concurrency:,} concurrent requests under the best layouts"
@@ -297,11 +305,13 @@ def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
     lines.append(total)
     if plan.cheapest_mix is not None:
         m = plan.cheapest_mix
-        parts = ", ".join(f"{p.replicas:,}×{p.layout} on {p.gpu}" for p in m.parts)
+        parts = " + ".join(f"{_count(p.replicas, 'replica')} of {p.layout} on {p.gpu}" for p in m.parts)
+        how = "proven cheapest" if m.method == MIX_EXACT else "the cheapest the search found before its limit"
         lines.append(
             f"cheapest for {plan.target_concurrency:,}: {parts} — {m.concurrency:,} concurrent, "
-            f"{m.cost_per_hour:,.2f} per hour "
-            f"(search: {m.method}{'' if m.within_fleet else '; beyond the fleet'})"
+            f"{m.cost_per_hour:,.2f} per hour ({how}"
+            + ("" if m.within_fleet else "; more GPUs than the fleet has")
+            + ")"
         )
     lines += _warnings(plan.warnings)
     return "\n".join(lines) + "\n"
@@ -371,7 +381,7 @@ def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> s
             f"(the worst-case formula holds {r.formula_concurrency:,} requests of "
             f"{r.formula_context_tokens:,} tokens, the longest here)",
         ),
-        ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens a finished request"),
+        ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens per finished request"),
     ]
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
 
@@ -397,11 +407,15 @@ def reconcile_text(r: Reconciliation) -> str:
         out.append(f"  {u.name:26} {value:>24}   {u.source}")
     out += ["", f"{'figure':22} {'vLLM':>14} {'kvplan':>14}  {'verdict':16} {'from':10} where the paths part"]
     for row in r.rows:
+        # vLLM's figure as the log printed it (a quote); kvplan's memory figures as every GiB figure.
         if isinstance(row.vllm, float):
             shown = f"{row.vllm:,.{_decimals(r, row.figure, row.vllm_line)}f}"
         else:
             shown = f"{row.vllm:,}"
-        ours = "—" if row.kvplan is None else f"{row.kvplan:,}"
+        if row.kvplan_bytes is not None:
+            shown, ours = f"{shown} GiB", fmt_gib(row.kvplan_bytes)
+        else:
+            ours = "—" if row.kvplan is None else f"{row.kvplan:,}"
         origin = "metrics" if row.vllm_line == 0 else f"line {row.vllm_line}"
         where = f"ledger step {row.step}" if row.step else ""
         out.append(f"{row.figure:22} {shown:>14} {ours:>14}  {row.verdict:16} {origin:10} {where}".rstrip())

@@ -66,9 +66,14 @@ def settle(page) -> None:
     page.wait_for_load_state("networkidle")
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, selector: str | None = None) -> None:
+    """The whole page, or only the element `selector` names."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    path = str(ARTIFACTS / f"{name}.png")
+    if selector:
+        page.locator(selector).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=True)
 
 
 def test_preset_a_shows_880_blocks_and_6(page, server):
@@ -404,11 +409,13 @@ def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
     page.fill("#weights", "")
     settle(page)
     page.wait_for_selector("#fleet-table:not([hidden])")
-    rows = page.locator("#fleet-table tbody tr")
+    first = page.locator("#fleet-table tbody").first.get_attribute("data-gpu")
+    assert first == "h100-sxm-80gb"  # the chosen GPU leads
+    rows = page.locator("#fleet-table tbody[data-gpu='h100-sxm-80gb'] tr[data-layout]")
     by_layout = {rows.nth(i).locator("td").first.text_content(): rows.nth(i) for i in range(rows.count())}
     assert "no" in by_layout["TP1"].text_content() and "KV" in by_layout["TP1"].text_content()
     assert by_layout["TP8"].locator("td").nth(1).text_content() == "yes"
-    assert page.locator("#fleet-table tr[data-best]").count() == 1
+    assert page.locator("#fleet-table tbody[data-gpu='h100-sxm-80gb'] tr[data-best]").count() == 1
     shot(page, "fleet-view")
 
 
@@ -454,5 +461,211 @@ def test_the_fleet_view_agrees_with_the_budget_for_preset_a(page, server):
     page.click("#preset-A")
     settle(page)
     page.wait_for_selector("#fleet-table:not([hidden])")
-    tp1 = page.locator("#fleet-table tbody tr", has_text="TP1").first
+    tp1 = page.locator("#fleet-table tbody[data-gpu='pool-160gib'] tr[data-layout='TP1']")
     assert tp1.locator("td").nth(3).text_content() == page.text_content("#out-concurrency") == "6"
+
+
+# -- the fleet view: GPU types × layouts and the cheapest mix, every figure the API's ----------------
+
+
+def fleet_request(server, page, target: int, costs: dict[str, float] | None = None) -> dict:
+    """The POST /v1/fleet the page's inputs stand for, built here from them, not read off the page:
+    the chosen GPU first, then every real GPU type, one node of 8 each, cost 1 unless given."""
+    import httpx
+
+    real = [g["id"] for g in httpx.get(f"{server.url}/v1/gpus").json()["gpus"] if g["vendor"] != "abstract"]
+    chosen = page.input_value("#gpu")
+    order = [chosen, *(g for g in real if g != chosen)] if chosen else real
+    # The weights input is one GPU's share of the chosen layout: the model's are TP × PP of it.
+    weights = page.input_value("#weights")
+    gpus = int(page.input_value("#tp")) * int(page.input_value("#pp"))
+    return {
+        "model": page.input_value("#model"),
+        "workload": {"context_tokens": int(page.input_value("#T"))},
+        "fleet": [{"gpu": g, "count": 8, "cost_per_hour": (costs or {}).get(g, 1)} for g in order],
+        "target_concurrency": target,
+        "gpu_memory_utilization": float(page.input_value("#util")),
+        "kv_cache_dtype": page.input_value("#b"),
+        "engine": page.input_value("#engine"),
+        **({"weights_bytes": round(float(weights) * 2**30) * gpus} if weights else {}),
+        **({"non_kv_bytes": 0} if page.input_value("#nonkv") == "0" else {}),
+    }
+
+
+def shown_mix(page) -> tuple[list[list[str]], str, str]:
+    rows = page.locator("#mix-table tbody tr")
+    parts = [rows.nth(i).locator("td").all_text_contents() for i in range(rows.count())]
+    return parts, page.text_content("#mix-concurrency"), page.text_content("#mix-cost")
+
+
+def api_mix(answer: dict) -> tuple[list[list[str]], str, str]:
+    m = answer["cheapest_mix"]
+    parts = [[p["gpu"], p["layout"], f"{p['replicas']:,}", f"{p['gpus']:,}", f"{p['concurrency']:,}",
+              f"{p['cost_per_hour']:,.2f}"] for p in m["parts"]]  # fmt: skip
+    return parts, f"{m['concurrency']:,}", f"{m['cost_per_hour']:,.2f}"
+
+
+def set_target(page, n: int) -> None:
+    page.fill("#fleet-target", str(n))
+    page.wait_for_function(f"document.querySelector('#mix-target').textContent === '{n:,}'")
+    settle(page)
+
+
+def test_the_cheapest_mix_shown_is_what_the_api_answers_for_the_same_inputs(page, server):
+    import httpx
+
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    page.click("#fleet-types summary")
+    costs = {"mi325x-256gb": 9.5, "mi300x-192gb": 6.0, "b200-180gb": 7.25}
+    for gpu, cost in costs.items():
+        page.fill(f"#fleet-cost-{gpu}", str(cost))
+    set_target(page, 2500)
+    answer = httpx.post(f"{server.url}/v1/fleet", json=fleet_request(server, page, 2500, costs)).json()
+    assert shown_mix(page) == api_mix(answer)
+    assert len(answer["cheapest_mix"]["parts"]) >= 2  # a mix of types, not one
+    assert f"{answer['total_concurrency']:,} concurrent requests" in page.text_content("#mix-how")
+    codes = {w["code"] for w in answer["warnings"]}
+    shown = {p.get_attribute("data-code") for p in page.locator("#fleet-warnings p").all()}
+    assert codes and shown == codes  # the answer's warnings, beside the mix
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_changing_the_target_changes_the_mix_with_one_fleet_request(page, server):
+    import httpx
+
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    set_target(page, 100)
+    small = shown_mix(page)
+    before = len(page.requests)  # type: ignore[attr-defined]
+    set_target(page, 3000)
+    large = shown_mix(page)
+    sent = [u for u in page.requests[before:] if "/v1/" in u]  # type: ignore[attr-defined]
+    assert [u.split("?")[0].removeprefix(server.url) for u in sent] == ["/v1/fleet"]  # the fleet alone
+    assert small != large
+    answer = httpx.post(f"{server.url}/v1/fleet", json=fleet_request(server, page, 3000)).json()
+    assert large == api_mix(answer)
+    assert "target=3000" in page.url
+
+
+def test_an_infeasible_layout_shows_the_apis_reason(page, server):
+    import httpx
+
+    open_page(page, server)
+    page.select_option("#model", "llama-3-70b")
+    settle(page)
+    page.select_option("#gpu", "h100-sxm-80gb")
+    page.fill("#weights", "")
+    settle(page)
+    page.wait_for_selector("#fleet-table:not([hidden])")
+    answer = httpx.post(f"{server.url}/v1/fleet", json=fleet_request(server, page, 100)).json()
+    infeasible = [(t["gpu"], lay) for t in answer["gpu_types"] for lay in t["layouts"] if not lay["feasible"]]
+    assert infeasible
+    for gpu, lay in infeasible:
+        row = page.locator(f"#fleet-table tbody[data-gpu='{gpu}'] tr[data-layout='{lay['name']}']")
+        cells = row.locator("td").all_text_contents()
+        assert cells[1] == "no" and cells[-1] == lay["reason"]
+        assert row.get_attribute("data-reason") == lay["reason_code"]
+    l4 = page.locator("#fleet-table tbody[data-gpu='l4-24gb'] tr[data-layout='TP1'] td").last
+    assert "leave no KV budget" in l4.text_content()
+    # A type neither chosen nor in the mix shows its line; its layouts open from it, by keyboard.
+    assert page.is_visible("#fleet-table tbody[data-gpu='h100-sxm-80gb'] tr[data-layout='TP1']")
+    assert not l4.is_visible()
+    page.focus("#fleet-table tbody[data-gpu='l4-24gb'] button.fleet-type")
+    page.keyboard.press("Enter")
+    assert l4.is_visible()
+
+
+def test_the_pooled_memory_trap_is_explained_where_the_api_gives_a_pooled_figure_that_differs(page, server):
+    import httpx
+
+    open_page(page, server)
+    page.click("#preset-B")  # DeepSeek-V3, MLA: every GPU of TP 8 keeps the whole latent
+    settle(page)
+    page.wait_for_selector("#fleet-table:not([hidden])")
+    answer = httpx.post(f"{server.url}/v1/fleet", json=fleet_request(server, page, 100)).json()
+    layouts = [(t["gpu"], lay) for t in answer["gpu_types"] for lay in t["layouts"] if lay["feasible"]]
+    pooled = {(gpu, lay["name"]): lay for gpu, lay in layouts
+              if lay.get("pooled_concurrency") not in (None, lay["concurrency_per_replica"])}  # fmt: skip
+    tp8 = pooled[("pool-141gib", "TP8")]
+    assert (tp8["concurrency_per_replica"], tp8["pooled_concurrency"]) == (24, 192)  # the seed's group B
+    marked = {(r.locator("xpath=..").get_attribute("data-gpu"), r.get_attribute("data-layout"))
+              for r in page.locator("#fleet-table tr[data-pooled]").all()}  # fmt: skip
+    assert marked == set(pooled)  # the note where the pooled figure differs, nowhere else
+    row = page.locator("#fleet-table tbody[data-gpu='pool-141gib'] tr[data-layout='TP8'] td")
+    assert row.nth(3).text_content() == "24" and "pooled: 192" in row.last.text_content()
+    assert page.is_visible("#fleet-pooled-note") and "own KV cache" in page.text_content("#fleet-pooled-note")
+
+
+def test_a_slow_fleet_answer_never_overwrites_a_newer_one(page, server):
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    held: list[object] = []
+
+    def hold_the_first(route):  # type: ignore[no-untyped-def]
+        if not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/v1/fleet", hold_the_first)
+    page.fill("#fleet-target", "3000")  # the slow one
+    page.wait_for_timeout(500)
+    assert held, "the first fleet request was not intercepted"
+    page.fill("#fleet-target", "700")  # the fast one (100, the default, is already shown)
+    page.wait_for_function("document.querySelector('#mix-target').textContent === '700'")
+    held[0].continue_()  # type: ignore[attr-defined]
+    page.wait_for_timeout(800)
+    assert page.text_content("#mix-target") == "700"
+
+
+def test_a_copied_url_restores_the_fleet(page, server, browser):
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    page.click("#fleet-types summary")
+    page.uncheck("#fleet-use-l4-24gb")
+    page.fill("#fleet-count-h200-141gb", "16")
+    page.fill("#fleet-cost-h200-141gb", "3.5")
+    set_target(page, 700)
+    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh.goto(page.url)
+    fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)
+    settle(fresh)
+    assert fresh.input_value("#fleet-target") == "700"
+    assert not fresh.is_checked("#fleet-use-l4-24gb") and fresh.is_checked("#fleet-use-h200-141gb")
+    h200 = (fresh.input_value("#fleet-count-h200-141gb"), fresh.input_value("#fleet-cost-h200-141gb"))
+    assert h200 == ("16", "3.5")
+    assert shown_mix(fresh) == shown_mix(page)
+    assert fresh.locator("#fleet-table tbody[data-gpu='l4-24gb']").count() == 0
+    fresh.context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, width, height):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+    pg = ctx.new_page()
+    try:
+        open_page(pg, server)
+        pg.click("#preset-B")
+        settle(pg)
+        pg.click("#fleet-types summary")
+        pg.fill("#fleet-cost-h200-141gb", "3.5")
+        set_target(pg, 5000)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= width + 1
+        for sel in ("#fleet-mix-box", "#fleet-table", "#fleet-pooled-note", "#fleet-warnings"):
+            assert pg.is_visible(sel), sel
+        # Nothing cut or hidden sideways: no cell wider than its box, no table wider than the view.
+        clipped = pg.evaluate("""[...document.querySelectorAll('#fleet td, #fleet th, #fleet .table-scroll')]
+            .filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent.slice(0, 40))""")
+        assert clipped == []
+        shot(pg, f"fleet-inputs-{width}", "#fleet .fleet-inputs")
+        pg.click("#fleet-types summary")  # closed, as the page opens: the mix right under the target
+        shot(pg, f"fleet-{width}", "#fleet")
+        shot(pg, f"fleet-page-{width}")
+    finally:
+        ctx.close()

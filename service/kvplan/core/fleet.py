@@ -39,7 +39,7 @@ from .limits import (
     MAX_TOKENS,
 )
 from .parallel import valid_tensor_sizes
-from .units import GiB, cdiv
+from .units import cdiv, fmt_gib
 from .validate import positive_int
 
 
@@ -410,8 +410,8 @@ def _plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> tuple[La
         return _infeasible(entry, layout, InfeasibleReason.INVALID_LAYOUT, e.reason), None
     if b.available_kv_bytes <= 0 or b.num_blocks < 2:
         reason = (
-            f"weights ({b.weights_bytes_per_gpu / GiB:,.2f} GiB per GPU) leave no KV budget "
-            f"(requested {(b.requested_bytes or 0) / GiB:,.2f} GiB)"
+            f"weights ({fmt_gib(b.weights_bytes_per_gpu)} per GPU) leave no KV budget "
+            f"(requested {fmt_gib(b.requested_bytes or 0)})"
         )
         return _infeasible(entry, layout, InfeasibleReason.NO_KV_MEMORY, reason, b, per_rank), b
     # What one engine runs at once: the blocks' guarantee, capped by max_num_seqs (each DP rank

@@ -31,6 +31,8 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     # The ledger step where kvplan's path parts from vLLM's, when they differ.
     step: str | None = None
     note: str = ""
+    # A memory figure's exact bytes behind `kvplan` (GiB, rounded to 4 places).
+    kvplan_bytes: int | None = None
 
     @property
     def difference(self) -> float | None:
@@ -149,7 +151,8 @@ def memory_row(
     else:
         verdict = DIFFERS
     return Row(figure=name, vllm=float(f.value), vllm_line=f.line, vllm_text=f.text, kvplan=round(kv, 4),
-               unit="GiB", verdict=verdict, step=None if verdict != DIFFERS else step, note=note)  # fmt: skip
+               kvplan_bytes=kvplan_bytes, unit="GiB", verdict=verdict,
+               step=None if verdict != DIFFERS else step, note=note)  # fmt: skip
 
 
 def share_reproduced(rows: list[Row]) -> float:

@@ -34,6 +34,9 @@ function readState() {
   for (const k of FIELDS) s[k] = $(k).value;
   s.stage = String(stage);
   if (ledgerOpen) s.ledger = "1";
+  s.target = $("fleet-target").value;
+  const fleet = fleetParam();
+  if (fleet !== null) s.fleet = fleet;
   return s;
 }
 function writeState(s) {
@@ -41,6 +44,8 @@ function writeState(s) {
   if (s.model && ![...$("model").options].some((o) => o.value === s.model)) $("model").append(new Option(s.model, s.model));
   for (const k of FIELDS) if (s[k] !== undefined && s[k] !== null) $(k).value = String(s[k]);
   if (s.q) queryHeads = Number(s.q);
+  if (s.target !== undefined) $("fleet-target").value = s.target;
+  if (s.fleet !== undefined) applyFleetParam(s.fleet);
   $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value))));
   $("Hkv").disabled = $("f").value === "1";
 }
@@ -253,30 +258,203 @@ function renderChart(points, T) {
   el("line", { x1: left + 128, y1: 14, x2: left + 152, y2: 14, class: "reported" });
   el("text", { x: left + 156, y: 18, class: "legend" }, "vLLM would log");
 }
-// The fleet view: GET /v1/fleet for one node of the chosen GPU, every layout the API tries.
-async function renderFleet(body, mine) {
-  const params = new URLSearchParams({ model: body.model, gpu: body.gpu, context_tokens: String(body.context_tokens) });
-  if (body.engine) params.set("engine", body.engine);
-  if (body.weights_bytes != null) params.set("weights_bytes", String(body.weights_bytes));
-  if (body.non_kv_bytes != null) params.set("non_kv_bytes", String(body.non_kv_bytes));
-  const f = await api("/v1/fleet?" + params.toString());
-  if (mine !== seq) return;
-  const t = f.gpu_types[0];
-  setText("fleet-gpu", t.gpu);
-  setText("fleet-count", String(t.count));
-  const tbody = $("fleet-table").tBodies[0];
-  tbody.replaceChildren();
-  for (const l of t.layouts) {
+// -- the fleet --------------------------------------------------------------------------------
+// A row of inputs per catalog GPU type: in the fleet or not, how many GPUs, what a GPU-hour costs.
+// By default every real GPU type is in (the seed's abstract pools are not), one node of 8 each,
+// every cost 1; the GPU chosen above is always in, first.
+const FLEET_COUNT = "8", FLEET_COST = "1";
+let fleetSeq = 0;
+function buildFleetInputs(list) {
+  const tbody = $("fleet-types-table").tBodies[0];
+  for (const g of list) {
     const tr = tbody.insertRow();
-    const pooled = l.pooled_concurrency != null && l.pooled_concurrency !== l.concurrency_per_replica
-      ? "pooling the GPUs' memory would say " + fmtInt(l.pooled_concurrency) + ": not a deployment, each GPU holds its own KV" : "";
-    const cells = [l.name, l.feasible ? "yes" : "no", l.feasible ? fmtInt(l.replicas) : "—",
-                   l.feasible ? fmtInt(l.concurrency_per_replica) : "—", l.feasible ? fmtInt(l.total_concurrency) : "—",
-                   l.feasible ? pooled : l.reason];
-    for (const v of cells) tr.insertCell().textContent = v;
-    if (t.best && t.best.name === l.name) tr.dataset.best = "1";
+    tr.dataset.gpu = g.id;
+    tr.dataset.default = g.vendor === "abstract" ? "0" : "1";
+    tr.dataset.use = tr.dataset.default;
+    const use = Object.assign(document.createElement("input"), { type: "checkbox", id: "fleet-use-" + g.id });
+    use.addEventListener("change", () => { tr.dataset.use = use.checked ? "1" : "0"; });
+    const label = document.createElement("label");
+    label.htmlFor = use.id;
+    const name = document.createElement("span");
+    name.textContent = g.id;
+    label.append(use, name);
+    tr.insertCell().append(label);
+    const count = Object.assign(document.createElement("input"), { type: "number", id: "fleet-count-" + g.id, min: "1", max: "1000000", step: "1", value: FLEET_COUNT });
+    count.setAttribute("aria-label", g.id + ": GPUs in the fleet");
+    const cost = Object.assign(document.createElement("input"), { type: "number", id: "fleet-cost-" + g.id, min: "0", step: "0.01", value: FLEET_COST });
+    cost.setAttribute("aria-label", g.id + ": cost per GPU-hour (empty: not in the mix)");
+    tr.insertCell().append(count);
+    tr.insertCell().append(cost);
   }
-  $("fleet-table").hidden = false;
+}
+function fleetRows() { return [...$("fleet-types-table").tBodies[0].rows]; }
+// The chosen GPU's row is ticked and fixed; the others show their own choice.
+function syncFleetRows() {
+  const chosen = $("gpu").value;
+  let used = 0;
+  for (const tr of fleetRows()) {
+    const box = $("fleet-use-" + tr.dataset.gpu);
+    box.disabled = tr.dataset.gpu === chosen;
+    box.checked = box.disabled || tr.dataset.use === "1";
+    box.title = box.disabled ? "the GPU chosen above is always in the fleet" : "";
+    used += box.checked;
+  }
+  setText("fleet-types-count", used + " of " + fleetRows().length + " types, their counts and costs");
+}
+// The URL keeps the fleet only where it differs from the default: "id:count:cost" a type in it.
+function fleetParam() {
+  const rows = fleetRows();
+  const same = rows.every((tr) => tr.dataset.use === tr.dataset.default &&
+    $("fleet-count-" + tr.dataset.gpu).value === FLEET_COUNT && $("fleet-cost-" + tr.dataset.gpu).value === FLEET_COST);
+  if (same) return null;
+  return rows.filter((tr) => tr.dataset.use === "1")
+    .map((tr) => [tr.dataset.gpu, $("fleet-count-" + tr.dataset.gpu).value, $("fleet-cost-" + tr.dataset.gpu).value].join(":")).join(",");
+}
+function applyFleetParam(text) {
+  const given = new Map(text.split(",").filter(Boolean).map((e) => { const [id, count, cost] = e.split(":"); return [id, { count, cost }]; }));
+  for (const tr of fleetRows()) {
+    const g = given.get(tr.dataset.gpu);
+    tr.dataset.use = g ? "1" : "0";
+    $("fleet-count-" + tr.dataset.gpu).value = g && g.count !== undefined ? g.count : FLEET_COUNT;
+    $("fleet-cost-" + tr.dataset.gpu).value = g && g.cost !== undefined ? g.cost : FLEET_COST;
+  }
+}
+// POST /v1/fleet: the budget's model and memory knobs, T as the workload, the fleet and the target.
+function fleetBody(body) {
+  const chosen = body.gpu;
+  const rows = fleetRows().filter((tr) => tr.dataset.gpu === chosen || tr.dataset.use === "1");
+  rows.sort((a, b) => (b.dataset.gpu === chosen) - (a.dataset.gpu === chosen));
+  const fleet = rows.map((tr) => {
+    const cost = $("fleet-cost-" + tr.dataset.gpu).value;
+    return { gpu: tr.dataset.gpu, count: Number($("fleet-count-" + tr.dataset.gpu).value), cost_per_hour: cost === "" ? undefined : Number(cost) };
+  });
+  const target = $("fleet-target").value;
+  return {
+    model: body.model, workload: { context_tokens: body.context_tokens }, fleet,
+    target_concurrency: target === "" ? undefined : Number(target),
+    gpu_memory_utilization: body.gpu_memory_utilization, kv_cache_dtype: body.kv_cache_dtype,
+    weights_bytes: body.weights_bytes, non_kv_bytes: body.non_kv_bytes, block_size: body.block_size, engine: body.engine,
+  };
+}
+async function updateFleet(body) {
+  const mine = ++fleetSeq;
+  syncFleetRows();
+  const req = fleetBody(body);
+  if (!req.fleet.length) { showFleet(null, "Tick a GPU type (or choose a GPU above) to plan a fleet."); return; }
+  try {
+    const f = await api("/v1/fleet", { method: "POST", body: JSON.stringify(req) });
+    if (mine === fleetSeq) showFleet(f, "");
+  } catch (e) {
+    if (mine === fleetSeq) showFleet(null, "Fleet: " + String(e.message || e));
+  }
+}
+function fmtCost(x) { return x == null ? "—" : x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }); }
+function plural(n, noun) { return fmtInt(n) + " " + noun + (n === 1 ? "" : "s"); }
+function showFleet(f, status) {
+  setText("fleet-status", status);
+  $("fleet-mix-box").hidden = !(f && f.cheapest_mix);
+  $("fleet-table").hidden = !f;
+  $("fleet-warnings").hidden = true;
+  $("fleet-pooled-note").hidden = true;
+  if (!f) return;
+  const m = f.cheapest_mix;
+  if (m) renderMix(f, m);
+  else setText("fleet-status", f.target_concurrency == null ? "Give a target to see the cheapest mix."
+    : "No mix: no GPU type with a cost serves this model.");
+  // Every warning the fleet answer carries, beside the mix it qualifies.
+  const warn = $("fleet-warnings");
+  warn.replaceChildren();
+  const warnings = f.warnings || [];  // empty lists are left out of an answer
+  for (const w of warnings) {
+    const p = document.createElement("p");
+    p.dataset.code = w.code;
+    p.textContent = w.code.replace(/_/g, " ") + ": " + w.message;
+    warn.append(p);
+  }
+  warn.hidden = warnings.length === 0;
+  renderFleetTable(f);
+}
+const MIX_COLUMNS = ["GPU type", "layout", "replicas", "GPUs", "concurrent requests", "cost per hour"];
+function renderMix(f, m) {
+  setText("mix-target", fmtInt(f.target_concurrency));
+  const tbody = $("mix-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const p of m.parts) {
+    const tr = tbody.insertRow();
+    tr.dataset.gpu = p.gpu;
+    [p.gpu, p.layout, fmtInt(p.replicas), fmtInt(p.gpus), fmtInt(p.concurrency), fmtCost(p.cost_per_hour)].forEach((v, i) => {
+      const td = tr.insertCell();
+      td.textContent = v;
+      td.dataset.label = MIX_COLUMNS[i];
+    });
+  }
+  setText("mix-concurrency", fmtInt(m.concurrency));
+  setText("mix-cost", fmtCost(m.cost_per_hour));
+  setText("mix-how", (m.method === "exact" ? "Proven the cheapest" : "The cheapest the search found before its limit, not proven the cheapest") +
+    (m.within_fleet ? ", from the GPUs the fleet has." : "; the fleet's GPUs cannot reach the target, so it counts the replicas each type would need.") +
+    " The fleet holds " + fmtInt(f.total_concurrency) + " concurrent requests under each type's best layout.");
+}
+// One row group a GPU type: a line with its best layout and what the target takes of it, a button
+// that shows or hides its layouts. Shown unless the reader hid them: the chosen GPU's and the mix's.
+const FLEET_COLUMNS = ["layout", "fits", "replicas", "requests per replica", "in all", "cost per hour", "note"];
+const fleetShown = new Map();
+function renderFleetTable(f) {
+  const table = $("fleet-table");
+  for (const old of [...table.tBodies]) old.remove();
+  const inMix = new Set(f.cheapest_mix ? f.cheapest_mix.parts.map((p) => p.gpu) : []);
+  let pooledShown = false;
+  for (const t of f.gpu_types) {
+    const tbody = table.createTBody();
+    tbody.dataset.gpu = t.gpu;
+    tbody.id = "fleet-rows-" + t.gpu;
+    const th = document.createElement("th");
+    th.scope = "rowgroup";
+    th.colSpan = FLEET_COLUMNS.length;
+    const s = t.target;
+    const open = fleetShown.has(t.gpu) ? fleetShown.get(t.gpu) : t.gpu === $("gpu").value || inMix.has(t.gpu);
+    const toggle = document.createElement("button");
+    toggle.type = "button";
+    toggle.className = "fleet-type";
+    toggle.setAttribute("aria-expanded", String(open));
+    toggle.setAttribute("aria-controls", tbody.id);
+    toggle.textContent = t.gpu + " × " + fmtInt(t.count) + " (" + t.gpus_per_node + " per node) · best: " +
+      (t.best ? t.best.name + ", " + fmtInt(t.best.total_concurrency) + " concurrent" : "nothing fits") +
+      (s ? " · for " + fmtInt(f.target_concurrency) + ": " + plural(s.replicas, "replica") + " of " + s.layout + ", " +
+        plural(s.gpus, "GPU") + (s.available ? "" : " (more than the fleet has)") : "");
+    toggle.addEventListener("click", () => {
+      const now = toggle.getAttribute("aria-expanded") !== "true";
+      fleetShown.set(t.gpu, now);
+      toggle.setAttribute("aria-expanded", String(now));
+      for (const r of tbody.rows) if (r.dataset.layout) r.hidden = !now;
+    });
+    th.append(toggle);
+    tbody.insertRow().append(th);
+    for (const l of t.layouts || []) {
+      const tr = tbody.insertRow();
+      tr.dataset.layout = l.name;
+      tr.hidden = !open;
+      let note = l.reason || "";
+      if (l.feasible && l.pooled_concurrency != null && l.pooled_concurrency !== l.concurrency_per_replica) {
+        note = "pooled: " + fmtInt(l.pooled_concurrency) + " if the GPUs' memory were one budget — not a deployment, each GPU holds its own KV";
+        tr.dataset.pooled = "1";
+        pooledShown = true;
+      } else if (l.feasible && l.per_rank) {
+        note = l.per_rank.ranks + " attention ranks × " + fmtInt(l.per_rank.concurrency_per_rank) + " requests";
+      }
+      const cells = [l.name, l.feasible ? "yes" : "no", l.feasible ? fmtInt(l.replicas) : "—",
+                     l.feasible ? fmtInt(l.concurrency_per_replica) : "—", l.feasible ? fmtInt(l.total_concurrency) : "—",
+                     l.feasible ? fmtCost(l.cost_per_hour) : "—", note];
+      cells.forEach((v, i) => {
+        const td = tr.insertCell();
+        td.textContent = v;
+        td.dataset.label = FLEET_COLUMNS[i];
+        if (v === "—" || v === "") td.className = "empty";
+      });
+      if (!l.feasible) tr.dataset.reason = l.reason_code;
+      if (t.best && t.best.name === l.name) tr.dataset.best = "1";
+    }
+  }
+  $("fleet-pooled-note").hidden = !pooledShown;
 }
 // The chart's values as a table: readable without a mouse, by keyboard and screen readers.
 function renderChartTable(points) {
@@ -372,6 +550,7 @@ async function update() {
   saveUrl();
   const mine = ++seq;
   const body = budgetBody();
+  updateFleet(body);
   try {
     // One request a change: the ledger comes with the answer when it is open.
     const b = await api("/v1/budget" + (ledgerOpen ? "?explain=true" : ""), { method: "POST", body: JSON.stringify(body) });
@@ -380,8 +559,6 @@ async function update() {
     render(b);
     if (ledgerOpen) renderLedger(b.ledger || []);
     followBlockSize(Math.min(...b.groups.map((g) => g.block_size))).catch(() => {});
-    if (body.gpu && typeof body.model === "string") renderFleet(body, mine).catch(() => {});
-    else $("fleet-table").hidden = true;
     const q = flatten({ ...body, vary: "context_tokens", context_tokens: undefined });
     const sweep = await api("/v1/sweep?" + q.toString());
     if (mine === seq) renderChart(sweep.points, body.context_tokens);
@@ -481,6 +658,7 @@ async function init() {
     gpus[g.id] = g;
     $("gpu").append(new Option(g.id + " · " + (g.memory_bytes / GiB).toFixed(1) + " GiB", g.id));
   }
+  buildFleetInputs(gpuList.gpus);
   for (const e of engines.engines) $("engine").append(new Option(e.id + (e.id === engines.default ? " (default)" : ""), e.id));
   $("engine").value = engines.default;
   const initial = urlState() || PRESETS.A;
@@ -510,6 +688,14 @@ async function init() {
     schedule();
   });
   $("hub-id").addEventListener("change", resolveHubId);
+  // The fleet's own inputs ask only for the fleet: the budget and the sweep do not change.
+  let fleetTimer = null;
+  const scheduleFleet = () => {
+    clearTimeout(fleetTimer);
+    fleetTimer = setTimeout(() => { saveUrl(); updateFleet(budgetBody()); }, 120);
+  };
+  $("fleet-target").addEventListener("input", scheduleFleet);
+  $("fleet-types-table").addEventListener("input", scheduleFleet);
   $("reconcile-form").addEventListener("submit", (e) => { e.preventDefault(); reconcileLog(); });
   $("model").addEventListener("input", async () => {
     const id = $("model").value;

@@ -13,6 +13,7 @@ from kvplan.core.geometry import from_hf_config
 from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
+from kvplan.core.units import gib
 from kvplan.core.weights import LoadedWeights
 from kvplan.presets import GpuPreset, ModelPreset, Registry
 from kvplan.schemas import GeometrySpec, Problem
@@ -254,7 +255,7 @@ async def list_gpus(request: Request[Any, Any, Any]) -> Response[Any]:
                 g.id,
                 g.name,
                 f"{g.memory_bytes:,}",
-                f"{g.memory_bytes / 1024**3:,.2f}",
+                gib(g.memory_bytes),
                 "nominal" if g.nominal else "driver",
             ]
             for g in reg.gpus.values()

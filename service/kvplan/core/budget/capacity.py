@@ -21,7 +21,7 @@ from ..nonkv import estimate_non_kv
 from ..parallel import Parallel, valid_tensor_sizes
 from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
 from ..profiles import InflightRule
-from ..units import GiB
+from ..units import fmt_gib
 from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
@@ -277,12 +277,12 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         over = cap.kv_memory_shortfall_bytes
         out.append(w.Warning(
             w.WEIGHTS_DO_NOT_FIT,
-            f"The weights ({cap.weights_bytes_per_gpu / GiB:.2f} GiB per GPU) and reserved memory exceed "
-            f"what vLLM may use of this GPU ({cap.requested_bytes / GiB:.2f} GiB) by {over / GiB:.2f} GiB: "
+            f"The weights ({fmt_gib(cap.weights_bytes_per_gpu)} per GPU) and reserved memory exceed "
+            f"what vLLM may use of this GPU ({fmt_gib(cap.requested_bytes)}) by {fmt_gib(over)}: "
             "vLLM would not start. "
             + (f"Tensor-parallel sizes that fit: {', '.join(map(str, fits[:3]))}"
                + (" and larger." if len(fits) > 3 else ".") if fits
-               else "No tensor-parallel size up to 64 fits: use more memory a GPU or pipeline stages."),
+               else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
         ))  # fmt: skip
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
@@ -308,7 +308,7 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
     if m is not None and m.non_kv_source == "estimated":
         out.append(w.Warning(
             w.NON_KV_ESTIMATED,
-            f"Besides the weights, {(cap.non_kv_bytes + cap.cudagraph_bytes) / GiB:.2f} GiB is the "
+            f"Besides the weights, {fmt_gib(cap.non_kv_bytes + cap.cudagraph_bytes)} is the "
             f"{inp.profile.id} estimate of vLLM's activation peak, non-torch"
             + (" and CUDA-graph" if m.cudagraph_subtracted else "")
             + f" memory ({m.calibration}); give non_kv_bytes from the engine's log to be exact, or 0 "
