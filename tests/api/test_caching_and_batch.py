@@ -182,7 +182,8 @@ def test_batch_keeps_an_answer_from_the_scenarios_second_batch(client):
     it evicts nothing; one an autoscaler repeats is kept from its second batch."""
     scenario = unasked(A)
     runs = core_runs(client)
-    results = [client.post("/v1/budget/batch", json={"scenarios": [scenario]}).json()["results"] for _ in range(3)]
+    batch = {"scenarios": [scenario]}
+    results = [client.post("/v1/budget/batch", json=batch).json()["results"] for _ in range(3)]
     assert core_runs(client) == runs + 2
     assert results[0] == results[1] == results[2]
 

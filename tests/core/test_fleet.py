@@ -196,3 +196,12 @@ def test_the_pipeline_search_starts_at_the_first_stage_count_whose_weights_fit(f
     layouts = by_name(plan_fleet(fleet_of("llama-3.1-405b", [("l4-24gb", 64, None)])), "l4-24gb")
     staged = {name: p.feasible for name, p in layouts.items() if "PP" in name}
     assert staged == {"TP1×PP37": True, "TP2×PP19": True, "TP4×PP10": True, "TP8×PP5": True}
+
+
+def test_the_pooled_trap_is_flagged_only_where_pooling_says_more_than_a_replica_holds(fleet_of):
+    plan = plan_fleet(fleet_of("llama-3-70b", [("h100-sxm-80gb", 8, None)], non_kv_bytes=0))
+    layouts = [p for t in plan.gpu_types for p in t.layouts]
+    pooled = {p.name: (p.pooled_concurrency, p.concurrency_per_replica) for p in layouts}
+    assert pooled["TP8"] == (181, 181), pooled
+    assert all(a is None or a == b for a, b in pooled.values()), pooled  # GQA splits: pooling agrees
+    assert "pooled_not_deployable" not in {w.code for w in plan.warnings}

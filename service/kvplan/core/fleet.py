@@ -682,12 +682,19 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
     if len(inp.mix) > 1:
         expected = sum(t.best.total_expected_concurrency or 0 for t in types if t.best)
     warns: list[w.Warning] = []
-    if any(p.pooled_concurrency is not None for t in types for p in t.layouts):
+    misleading = [  # the trap only where pooling would say more than a replica holds
+        f"{t.gpu} {p.name}"
+        for t in types
+        for p in t.layouts
+        if p.pooled_concurrency is not None and p.pooled_concurrency != p.concurrency_per_replica
+    ]
+    if misleading:
         warns.append(
             w.Warning(
                 w.POOLED_NOT_DEPLOYABLE,
-                "pooled_concurrency figures pool a replica's memory as one budget: arithmetic "
-                "only. Plan with concurrency_per_replica.",
+                f"pooled_concurrency differs from concurrency_per_replica on {len(misleading)} layouts "
+                f"({', '.join(misleading[:3])}{', …' if len(misleading) > 3 else ''}): it pools a replica's "
+                "memory as one budget, arithmetic only. Plan with concurrency_per_replica.",
             )
         )
     mix = None

@@ -125,7 +125,7 @@ function render(b) {
   setText("out-blocks", fmtInt(b.num_blocks));
   const unrounded = b.available_kv_bytes > 0 ? b.available_kv_bytes / b.bytes_per_block : 0;
   const blockSizes = [...new Set(b.groups.map((g) => g.block_size))].join(" / ");
-  setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + blockSizes + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " a request)");
+  setText("out-blocks-x", "(unrounded " + unrounded.toFixed(2) + "; " + fmtInt(b.usable_blocks) + " usable × " + blockSizes + " tokens = " + fmtInt(b.token_slots) + " slots; " + fmtInt(b.blocks_per_request) + " per request)");
   renderGroups(b);
   setText("out-concurrency", fmtInt(c.guaranteed));
   setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")" +
@@ -209,7 +209,6 @@ function niceStep(max, ticks) {
 function shortTokens(v) { return v >= 1024 ? fmtInt(Math.round(v / 1024)) + "K" : fmtInt(v); }
 function renderChart(points, T) {
   const svg = $("chart");
-  const W = 640, H = 260, left = 64, right = 34, top = 34, bottom = 52;
   svg.replaceChildren();
   const ns = "http://www.w3.org/2000/svg";
   const el = (tag, attrs, text) => {
@@ -225,21 +224,27 @@ function renderChart(points, T) {
   const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1);
   const ymax = Math.max(...points.map((p) => Math.max(p.vllm_reported, p.guaranteed)), 1);
   const step = niceStep(ymax, 4), y1 = Math.ceil(ymax / step) * step;
+  // The margins follow the text's size (larger on a phone, style.css), so nothing overlaps.
+  const fs = parseFloat(getComputedStyle(svg).getPropertyValue("--chart-font")) || 13;
+  const tickChars = Math.max(...[0, y1].map((v) => fmtInt(v).length));
+  const W = 640, left = Math.ceil(fs * 1.6 + 10 + tickChars * fs * 0.62), right = 34;
+  const top = Math.ceil(fs * 2.6), bottom = Math.ceil(fs * 3.5 + 8), H = 190 + top + bottom;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const X = (v) => left + (W - left - right) * (Math.log2(v) - x0) / (x1 - x0);
   const Y = (v) => H - bottom - (H - top - bottom) * v / y1;
   for (let v = 0; v <= y1 + 1e-9; v += step) {  // gridlines from zero, each labelled
     el("line", { x1: left, y1: Y(v), x2: W - right, y2: Y(v), class: v === 0 ? "axis" : "grid" });
-    el("text", { x: left - 8, y: Y(v) + 4, class: "tick", "text-anchor": "end" }, fmtInt(v));
+    el("text", { x: left - 8, y: Y(v) + fs * 0.35, class: "tick", "text-anchor": "end" }, fmtInt(v));
   }
   el("line", { x1: left, y1: top, x2: left, y2: H - bottom, class: "axis" });
-  el("text", { x: (left + W - right) / 2, y: H - 10, class: "axis-label", "text-anchor": "middle" }, "context tokens a request (log scale)");
-  el("text", { x: 14, y: (top + H - bottom) / 2, class: "axis-label", "text-anchor": "middle",
-               transform: `rotate(-90 14 ${(top + H - bottom) / 2})` }, "concurrent requests");
+  el("text", { x: (left + W - right) / 2, y: H - fs * 0.4, class: "axis-label", "text-anchor": "middle" }, "context tokens per request (log scale)");
+  const yLabel = fs * 0.9, mid = (top + H - bottom) / 2;
+  el("text", { x: yLabel, y: mid, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 ${yLabel} ${mid})` }, "concurrent requests");
   let lastLabel = -Infinity;  // x labels that would touch are skipped, never overlapped
   for (const p of points) {
     const x = X(p.value);
     el("line", { x1: x, y1: H - bottom, x2: x, y2: H - bottom + 4, class: "axis" });
-    if (x - lastLabel >= 44) { el("text", { x, y: H - bottom + 18, class: "tick", "text-anchor": "middle" }, shortTokens(p.value)); lastLabel = x; }
+    if (x - lastLabel >= fs * 3.6) { el("text", { x, y: H - bottom + fs * 1.7 + 4, class: "tick", "text-anchor": "middle" }, shortTokens(p.value)); lastLabel = x; }
   }
   el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.guaranteed)).join(" "), class: "guaranteed" });
   el("polyline", { points: points.map((p) => X(p.value) + "," + Y(p.vllm_reported)).join(" "), class: "reported" });
@@ -250,13 +255,17 @@ function renderChart(points, T) {
   if (T && Math.log2(T) >= x0 && Math.log2(T) <= x1) {
     el("line", { x1: X(T), y1: top, x2: X(T), y2: H - bottom, class: "now" });
     // Inside the plot, beside the line: clear of the legend above it.
-    const rightSide = X(T) < W - 110;
-    el("text", { x: X(T) + (rightSide ? 6 : -6), y: top + 16, class: "now-label", "text-anchor": rightSide ? "start" : "end" }, "T = " + shortTokens(T));
+    const rightSide = X(T) < W - fs * 8;
+    el("text", { x: X(T) + (rightSide ? 6 : -6), y: top + fs * 1.2, class: "now-label", "text-anchor": rightSide ? "start" : "end" }, "T = " + shortTokens(T));
   }
-  el("line", { x1: left + 4, y1: 14, x2: left + 28, y2: 14, class: "guaranteed" });
-  el("text", { x: left + 32, y: 18, class: "legend" }, "guaranteed");
-  el("line", { x1: left + 128, y1: 14, x2: left + 152, y2: 14, class: "reported" });
-  el("text", { x: left + 156, y: 18, class: "legend" }, "vLLM would log");
+  // The legend above the plot, each entry placed after the one before it has been measured.
+  let lx = left + 4;
+  const ly = top - fs * 1.3;
+  for (const [cls, name] of [["guaranteed", "guaranteed"], ["reported", "vLLM would log"]]) {
+    el("line", { x1: lx, y1: ly - fs * 0.3, x2: lx + 24, y2: ly - fs * 0.3, class: cls });
+    const text = el("text", { x: lx + 28, y: ly, class: "legend" }, name);
+    lx += 28 + text.getComputedTextLength() + fs * 1.5;
+  }
 }
 // -- the fleet --------------------------------------------------------------------------------
 // A row of inputs per catalog GPU type: in the fleet or not, how many GPUs, what a GPU-hour costs.
