@@ -31,7 +31,14 @@ def budget_request(model: dict, case: dict) -> dict:
 
 
 @pytest.mark.parametrize(
-    "name", ["jamba-mini-32k", "qwen3-next-8k-tp4", "granite-h-small-32k-tp4", "scout-32k-40gib"]
+    "name",
+    [
+        "jamba-mini-32k",
+        "qwen3-next-8k-tp4",
+        "granite-h-small-32k-tp4",
+        "scout-32k-40gib",
+        "kimi-linear-shaped-32k-tp4-fp8",
+    ],
 )
 def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):
     case = oracle_case(name)
@@ -121,6 +128,34 @@ def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client, cf
     assert r.status_code == 400
     assert r.json()["field"].endswith("model_type")
     assert cfg["model_type"] in r.json()["detail"]
+
+
+def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
+    cfg = load_config("synthetic--kimi-linear-48b-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 7, "mamba": 20}
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["num_v_heads"], mamba["head_v_dim"], mamba["ssm_dtype"]) == (32, 128, "float32")
+    assert mamba["checkpoint_blocks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"linear_attn_config": None}, "linear_attn_config"),
+        ({"linear_attn_config": {"kda_layers": [1], "num_heads": 32, "head_dim": 128,
+                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True}},
+         "linear_attn_config.use_full_rank_gate"),
+        ({"linear_attn_config": {"kda_layers": "1,2", "num_heads": 32}}, "linear_attn_config.kda_layers"),
+        ({"linear_attn_config": {"kda_layers": [1], "num_heads": 0, "head_dim": 128,
+                                 "short_conv_kernel_size": 4}}, "linear_attn_config.num_heads"),
+    ],
+)  # fmt: skip
+def test_a_kimi_linear_config_kvplan_cannot_read_is_a_400_naming_the_field(client, change, field):
+    cfg = {**load_config("synthetic--kimi-linear-48b-shaped.json"), **change}
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith(field)
 
 
 def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):

@@ -35,6 +35,7 @@ MAMBA2 = "synthetic--mamba2-codestral-shaped.json"
 LFM2 = "synthetic--lfm2-1.2b-shaped.json"
 OLMO_HYBRID = "synthetic--olmo-hybrid-defaults.json"
 LFM2_MOE = "synthetic--lfm2-moe-defaults.json"
+KIMI_LINEAR = "synthetic--kimi-linear-48b-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -124,6 +125,15 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("olmo-hybrid-defaults-64k-tp2", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
                                                    "tensor_parallel_size": 2}),
     ("lfm2-moe-defaults-32k", LFM2_MOE, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
+    # Kimi-Linear, shaped like Kimi-Linear-48B-A3B: KDA layers (linear_attn_config.kda_layers,
+    # 1-based) beside MLA, the KDA recurrent state in float32.
+    ("kimi-linear-shaped-128k", KIMI_LINEAR, {"available_memory_bytes": 40 * GiB, "max_model_len": 131072}),
+    ("kimi-linear-shaped-32k-tp4-fp8", KIMI_LINEAR, {"available_memory_bytes": 10 * GiB,
+                                                     "max_model_len": 32768, "tensor_parallel_size": 4,
+                                                     "dtype": "fp8"}),
+    ("kimi-linear-shaped-1m-tp2-block64", KIMI_LINEAR, {"available_memory_bytes": 30 * GiB,
+                                                        "max_model_len": 1048576, "tensor_parallel_size": 2,
+                                                        "block_size": 64}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

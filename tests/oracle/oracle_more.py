@@ -1,4 +1,4 @@
-"""The oracle (../shared/tools/vllm-oracle/oracle_ext.py, imported unmodified) taught two more
+"""The oracle (../shared/tools/vllm-oracle/oracle_ext.py, imported unmodified) taught more
 layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the planning is still vLLM's:
 
   Falcon-H1 (vllm/model_executor/models/falcon_h1.py): every decoder layer has an attention
@@ -10,6 +10,8 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       MoE (E) layers have no attention and no KV cache; oracle_ext leaves them as attention specs.
   LFM2 (vllm/model_executor/models/lfm2.py): layer_types "conv" are short-convolution layers with
       a MambaSpec; oracle_ext looks only for "mamba" / "linear_attention".
+  Kimi-Linear (vllm/models/kimi_k3/nvidia/model.py): layer i is a KDA layer (a MambaSpec, no
+      prefill checkpoint) iff config.is_kda_layer(i), the rest MLA; it has no layer_types.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -40,6 +42,9 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
     if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):
         ext["mamba_layers"] = [i for i, t in enumerate(hf.layer_types) if t == "conv"]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "kimi_linear":
+        ext["mamba_layers"] = [i for i in range(int(hf.num_hidden_layers)) if hf.is_kda_layer(i)]
         ext["arch"] = mc.architecture
     if mc.is_attention_free:
         ext["attention_free"] = True

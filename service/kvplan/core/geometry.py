@@ -349,9 +349,9 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
+                           "kimi_linear", *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
-                             "kimi_linear", "bailing_moe_linear"})  # fmt: skip
+                             "bailing_moe_linear"})  # fmt: skip
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -398,6 +398,11 @@ def _layer_types(
 ) -> tuple[str, ...] | None:
     """Per-layer types from `layer_types`, or the family's own rule, or None for uniform. The
     rules are the ones transformers applies when the config class fills `layer_types` in."""
+    if model_type == "kimi_linear":
+        # vllm/models/kimi_k3/nvidia/model.py (KimiLinearConfig.is_kda_layer): layer i is a KDA
+        # layer iff i + 1 is in kda_layers; the rest are MLA. layer_types is not read.
+        kda = set(_kimi_layer_list(_kimi_linear_config(cfg), "kda_layers"))
+        return tuple("linear_attention" if i + 1 in kda else "full_attention" for i in range(n))
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
@@ -443,6 +448,30 @@ def _layer_types(
         start = n if start_raw is None else _non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
         return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
     return tuple("sliding_attention" for _ in range(n))
+
+
+def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Kimi-Linear's linear_attn_config, which vLLM 0.33 needs to build the model (its hybrid
+    block-size alignment reads the KDA state from it)."""
+    lac = cfg.get("linear_attn_config")
+    if not isinstance(lac, Mapping):
+        raise InvalidConfig("linear_attn_config", "must be an object (kda_layers, num_heads, head_dim, ...)")
+    if lac.get("use_full_rank_gate"):
+        # Kimi-K3's KDA layer: whether it exports a prefill checkpoint depends on the prefill
+        # backend vLLM picks on the GPU (vllm/models/kimi_k3/nvidia/kda.py), not on the config.
+        raise InvalidConfig(
+            "linear_attn_config.use_full_rank_gate",
+            "Kimi-K3's full-rank-gate KDA keeps a state kvplan does not read from config.json; "
+            "send the model as inline geometry",
+        )
+    return lac
+
+
+def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
+    layers = lac.get(key)
+    if not isinstance(layers, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in layers):
+        raise InvalidConfig(f"linear_attn_config.{key}", "must be a list of 1-based layer numbers")
+    return layers
 
 
 def _cfg_count(cfg: Mapping[str, Any], key: str) -> int:
@@ -569,6 +598,26 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
             conv_dtype=dtype,
             ssm_dtype=ssm,
+        )
+    if model_type == "kimi_linear":
+        # KDA (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape): the gated delta
+        # net's layout with as many key as value heads, all of head_dim; the recurrent state in
+        # float32 (kda_state_dtype, mamba_ssm_cache_dtype "auto"). No prefill checkpoint
+        # (KimiGatedDeltaNetAttention keeps MambaBase's spec).
+        lac = _kimi_linear_config(cfg)
+        p = "linear_attn_config."
+        heads = _pos_int(lac.get("num_heads"), p + "num_heads", MAX_HEADS, InvalidConfig)
+        dim = _pos_int(lac.get("head_dim"), p + "head_dim", MAX_HEAD_DIM, InvalidConfig)
+        kernel = lac.get("short_conv_kernel_size")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_pos_int(kernel, p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig),
+            num_k_heads=heads,
+            num_v_heads=heads,
+            head_k_dim=dim,
+            head_v_dim=dim,
+            conv_dtype=dtype,
+            ssm_dtype="float32",
         )
     raise InvalidConfig(
         "model_type",
@@ -742,7 +791,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             index_head_dim=idx if cfg.get("index_topk") is not None or idx is not None else None,
             dtype=dtype,
             max_position_embeddings=max_pos,
-            layer_types=None,
+            layer_types=layer_types,
+            mamba=mamba,
             weight_dtype=weight_dtype,
             expert_weight_dtype=expert_dtype,
             prefix="",
