@@ -38,6 +38,7 @@ def budget_request(model: dict, case: dict) -> dict:
         "granite-h-small-32k-tp4",
         "scout-32k-40gib",
         "kimi-linear-shaped-32k-tp4-fp8",
+        "ring-2.5-shaped-32k-tp4-fp8",
     ],
 )
 def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):
@@ -93,6 +94,7 @@ def test_inline_geometry_describes_a_mamba_state_by_its_dims(client):
     [
         ({"mixer": "mamba2", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 128}, "num_heads"),
         ({"mixer": "gated_delta_net", "conv_kernel": 4}, "num_k_heads"),
+        ({"mixer": "linear_attention", "conv_kernel": 1, "num_heads": 8}, "head_dim"),
         ({"mixer": "mamba1", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 16, "x": 1}, "x"),
     ],
 )
@@ -156,6 +158,31 @@ def test_a_kimi_linear_config_kvplan_cannot_read_is_a_400_naming_the_field(clien
     r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400, r.text
     assert r.json()["field"].endswith(field)
+
+
+def test_bailing_linear_keeps_one_state_of_qk_rope_head_dim_squared_a_head(client):
+    """BailingHybridConfig sets head_dim to qk_rope_head_dim (64), whatever config.json says (128)."""
+    cfg = load_config("synthetic--ring-2.5-1t-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 10, "mamba": 70}
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["mixer"], mamba["num_heads"], mamba["head_dim"]) == ("linear_attention", 64, 64)
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 32768, "tensor_parallel_size": 4}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    step = next(s for s in r.json()["ledger"] if s["name"] == "mamba_state_bytes_per_layer")
+    assert step["value"] == 16 * 64 * 64 * 2 and step["inputs"]["state_shape"] == "16×64×64"
+
+
+def test_a_bailing_hybrid_of_another_architecture_is_refused_naming_it(client):
+    cfg = {
+        **load_config("synthetic--bailing-hybrid-defaults.json"),
+        "architectures": ["BailingMoeV3ForCausalLM"],
+    }
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith("architectures")
 
 
 def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):

@@ -36,6 +36,8 @@ LFM2 = "synthetic--lfm2-1.2b-shaped.json"
 OLMO_HYBRID = "synthetic--olmo-hybrid-defaults.json"
 LFM2_MOE = "synthetic--lfm2-moe-defaults.json"
 KIMI_LINEAR = "synthetic--kimi-linear-48b-shaped.json"
+RING_25 = "synthetic--ring-2.5-1t-shaped.json"
+BAILING_DEFAULTS = "synthetic--bailing-hybrid-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -134,6 +136,15 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("kimi-linear-shaped-1m-tp2-block64", KIMI_LINEAR, {"available_memory_bytes": 30 * GiB,
                                                         "max_model_len": 1048576, "tensor_parallel_size": 2,
                                                         "block_size": 64}),
+    # Bailing linear (BailingMoeV2_5ForCausalLM, model_type bailing_hybrid): shaped like Ring-2.5-1T
+    # (layer_group_size 8: 70 linear-attention layers, 10 MLA), and the config class's defaults
+    # (layer_group_size 6, 42 layers). The linear state's head_dim is qk_rope_head_dim.
+    ("ring-2.5-shaped-128k-tp8", RING_25, {"available_memory_bytes": 30 * GiB, "max_model_len": 131072,
+                                           "tensor_parallel_size": 8}),
+    ("ring-2.5-shaped-32k-tp4-fp8", RING_25, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
+                                              "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("bailing-hybrid-defaults-64k-block32", BAILING_DEFAULTS, {"available_memory_bytes": 20 * GiB,
+                                                               "max_model_len": 65536, "block_size": 32}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

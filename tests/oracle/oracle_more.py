@@ -12,6 +12,9 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       a MambaSpec; oracle_ext looks only for "mamba" / "linear_attention".
   Kimi-Linear (vllm/models/kimi_k3/nvidia/model.py): layer i is a KDA layer (a MambaSpec, no
       prefill checkpoint) iff config.is_kda_layer(i), the rest MLA; it has no layer_types.
+  Bailing linear (vllm/model_executor/models/bailing_moe_linear.py, BailingMoeV2_5ForCausalLM):
+      is_linear_layer(i, layer_group_size) picks the linear-attention layers (a MambaSpec, no
+      checkpoint), the rest MLA; the model does not read layer_types.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -45,6 +48,12 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["arch"] = mc.architecture
     if getattr(hf, "model_type", None) == "kimi_linear":
         ext["mamba_layers"] = [i for i in range(int(hf.num_hidden_layers)) if hf.is_kda_layer(i)]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "bailing_hybrid" and mc.architecture == "BailingMoeV2_5ForCausalLM":
+        from vllm.model_executor.models.bailing_moe_linear import is_linear_layer
+
+        n = int(hf.num_hidden_layers)
+        ext["mamba_layers"] = [i for i in range(n) if is_linear_layer(i, hf.layer_group_size)]
         ext["arch"] = mc.architecture
     if mc.is_attention_free:
         ext["attention_free"] = True

@@ -66,6 +66,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v3": {"num_hidden_layers": 61, "num_attention_heads": 128, "hidden_size": 7168,
                     "max_position_embeddings": 4096, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
                     "qk_nope_head_dim": 128, "v_head_dim": 128},
+    # BailingHybridConfig; its __post_init__ also sets head_dim to qk_rope_head_dim.
+    "bailing_hybrid": {"tie_word_embeddings": False, "num_hidden_layers": 42, "num_attention_heads": 32,
+                       "num_key_value_heads": 32, "hidden_size": 2560, "max_position_embeddings": 262144,
+                       "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                       "v_head_dim": 128, "layer_group_size": 6, "vocab_size": 157184,
+                       "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 512,
+                       "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 2},
     "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
                 "sliding_window": 128},

@@ -311,6 +311,7 @@ def check_mamba(m: MambaState, p: str) -> None:
         Mixer.MAMBA2: ("intermediate_size", "state_size", "n_groups", "num_heads", "head_dim"),
         Mixer.GATED_DELTA_NET: ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"),
         Mixer.SHORT_CONV: ("intermediate_size",),
+        Mixer.LINEAR_ATTENTION: ("num_heads", "head_dim"),
     }[m.mixer]
     _pos_int(m.conv_kernel, p + "conv_kernel", MAX_HEAD_DIM)
     for f in needed:
@@ -349,9 +350,12 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           "kimi_linear", *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
+                           "kimi_linear", "bailing_hybrid", *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
                              "bailing_moe_linear"})  # fmt: skip
+# vllm/model_executor/models/registry.py: the Bailing linear-attention model of model_type
+# "bailing_hybrid" (Ring-2.5).
+_BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -403,6 +407,11 @@ def _layer_types(
         # layer iff i + 1 is in kda_layers; the rest are MLA. layer_types is not read.
         kda = set(_kimi_layer_list(_kimi_linear_config(cfg), "kda_layers"))
         return tuple("linear_attention" if i + 1 in kda else "full_attention" for i in range(n))
+    if model_type == "bailing_hybrid":
+        # vllm/model_executor/models/bailing_moe_linear.py is_linear_layer: every
+        # layer_group_size-th layer is MLA, the rest linear attention; layer_types is not read.
+        group = _cfg_count(cfg, "layer_group_size")
+        return tuple("full_attention" if (i + 1) % group == 0 else "linear_attention" for i in range(n))
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
@@ -599,6 +608,18 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             conv_dtype=dtype,
             ssm_dtype=ssm,
         )
+    if model_type == "bailing_hybrid":
+        # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
+        # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
+        # the config class sets to qk_rope_head_dim whatever config.json says.
+        return MambaState(
+            mixer=Mixer.LINEAR_ATTENTION,
+            conv_kernel=1,  # no convolution
+            num_heads=_cfg_dim(cfg, "num_attention_heads"),
+            head_dim=_cfg_dim(cfg, "qk_rope_head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
     if model_type == "kimi_linear":
         # KDA (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape): the gated delta
         # net's layout with as many key as value heads, all of head_dim; the recurrent state in
@@ -741,6 +762,13 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         falcon_kv = _falcon_kv_heads(cfg, q_heads)
         if falcon_kv is not None:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
+    if model_type == "bailing_hybrid" and _BAILING_LINEAR not in (cfg.get("architectures") or ()):
+        # Bailing V3 (Ling 3.0) shares the model_type but keeps KDA layers.
+        raise InvalidConfig(
+            "architectures",
+            f"kvplan reads model_type 'bailing_hybrid' only as {_BAILING_LINEAR} (linear attention "
+            "beside MLA); send other Bailing hybrids as inline geometry",
+        )
     if model_type in _UNREAD_HYBRIDS or (
         model_type not in _READ_HYBRIDS and any(k.startswith(_STATE_KEY_PREFIXES) for k in cfg)
     ):
