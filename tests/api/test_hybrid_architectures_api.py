@@ -39,6 +39,7 @@ def budget_request(model: dict, case: dict) -> dict:
         "scout-32k-40gib",
         "kimi-linear-shaped-32k-tp4-fp8",
         "ring-2.5-shaped-32k-tp4-fp8",
+        "zamba2-shaped-4k-tp2-fp8",
     ],
 )
 def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):
@@ -114,7 +115,8 @@ def test_an_incomplete_mamba_state_is_a_400_naming_the_field(client, mamba, fiel
 @pytest.mark.parametrize(
     "cfg",
     [
-        {"model_type": "zamba2", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512},
+        # Bamba: a Mamba2 hybrid vLLM 0.33 no longer serves
+        {"model_type": "bamba", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512},
         # an unknown family with recurrent-state keys: never read as all attention
         {
             "model_type": "newhybrid",
@@ -183,6 +185,21 @@ def test_a_bailing_hybrid_of_another_architecture_is_refused_naming_it(client):
     r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400, r.text
     assert r.json()["field"].endswith("architectures")
+
+
+def test_zamba2_gives_each_hybrid_layer_its_own_kv_beside_its_mamba_layer(client):
+    body = client.post("/v1/models/resolve", json=load_config("synthetic--zamba2-2.7b-shaped.json")).json()
+    assert body["layer_counts"] == {"full_attention": 9, "mamba": 54}
+    g = body["geometry"]
+    assert (g["num_decoder_layers"], g["num_kv_heads"], g["head_dim"]) == (54, 32, 160)
+    assert (g["mamba"]["num_heads"], g["mamba"]["head_dim"], g["mamba"]["checkpoint_blocks"]) == (80, 64, 1)
+
+
+def test_a_zamba2_layer_kind_kvplan_does_not_know_is_a_400_naming_layers_block_type(client):
+    cfg = {**load_config("synthetic--zamba2-defaults.json"), "layers_block_type": ["mamba", "moe"]}
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith("layers_block_type")
 
 
 def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):

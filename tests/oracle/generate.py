@@ -38,6 +38,8 @@ LFM2_MOE = "synthetic--lfm2-moe-defaults.json"
 KIMI_LINEAR = "synthetic--kimi-linear-48b-shaped.json"
 RING_25 = "synthetic--ring-2.5-1t-shaped.json"
 BAILING_DEFAULTS = "synthetic--bailing-hybrid-defaults.json"
+ZAMBA2 = "synthetic--zamba2-2.7b-shaped.json"
+ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -145,6 +147,14 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                               "tensor_parallel_size": 4, "dtype": "fp8"}),
     ("bailing-hybrid-defaults-64k-block32", BAILING_DEFAULTS, {"available_memory_bytes": 20 * GiB,
                                                                "max_model_len": 65536, "block_size": 32}),
+    # Zamba2: shaped like Zamba2-2.7B (54 Mamba2 layers, 9 of them hybrid with a KV cache of
+    # their own for the shared attention), and the config class's defaults with use_long_context
+    # (the default layer pattern, 8 Mamba heads, 16k positions).
+    ("zamba2-shaped-4k", ZAMBA2, {"available_memory_bytes": 8 * GiB, "max_model_len": 4096}),
+    ("zamba2-shaped-4k-tp2-fp8", ZAMBA2, {"available_memory_bytes": 4 * GiB, "max_model_len": 4096,
+                                          "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("zamba2-defaults-16k-block32", ZAMBA2_DEFAULTS, {"available_memory_bytes": 6 * GiB,
+                                                      "max_model_len": 16384, "block_size": 32}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

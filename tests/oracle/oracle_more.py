@@ -15,6 +15,9 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   Bailing linear (vllm/model_executor/models/bailing_moe_linear.py, BailingMoeV2_5ForCausalLM):
       is_linear_layer(i, layer_group_size) picks the linear-attention layers (a MambaSpec, no
       checkpoint), the rest MLA; the model does not read layer_types.
+  Zamba2 (vllm/model_executor/models/zamba2.py): every layer of layers_block_type has a
+      MambaMixer2 (checkpoint 1); a "hybrid" layer also runs the shared attention block, with an
+      Attention of its own (`.attn.{j}`, one KV cache per hybrid layer though weights are shared).
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -41,6 +44,16 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["mamba_layers"] = list(range(int(hf.num_hidden_layers)))
         ext["arch"] = mc.architecture
         ext["parallel_hybrid"] = True
+    if getattr(hf, "model_type", None) == "zamba2":
+        blocks = list(hf.layers_block_type)
+        ext["mamba_layers"] = list(range(len(blocks)))
+        ext["arch"] = mc.architecture
+        ext["parallel_hybrid"] = True
+        ext["no_kv_layers"] = [i for i, t in enumerate(blocks) if t != "hybrid"]
+        req["layers"] = len(blocks)
+        # Zamba2Attention builds Attention(num_heads, attention_head_dim): as many KV heads as
+        # query heads, whatever num_key_value_heads says.
+        req["num_kv_heads"] = int(hf.num_attention_heads)
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
     if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):
@@ -93,6 +106,8 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             if name.endswith(".mixer"):
                 specs[name] = replace(spec, num_prefill_checkpoint_blocks=1, prefill_checkpoint_alignment=1)
         specs.update(attention)
+        for i in ext.get("no_kv_layers", ()):
+            specs.pop(f"model.layers.{i}.self_attn.attn", None)
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)

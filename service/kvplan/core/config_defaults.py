@@ -73,6 +73,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                        "v_head_dim": 128, "layer_group_size": 6, "vocab_size": 157184,
                        "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 512,
                        "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 2},
+    # Zamba2Config; layers_block_type's default pattern is geometry._ZAMBA2_BLOCKS.
+    "zamba2": {"tie_word_embeddings": True, "num_hidden_layers": 54, "num_attention_heads": 32,
+               "hidden_size": 2560, "max_position_embeddings": 4096, "vocab_size": 32000,
+               "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1,
+               "n_mamba_heads": 8},
     "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
                 "sliding_window": 128},

@@ -350,9 +350,14 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           "kimi_linear", "bailing_hybrid", *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
-_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
+                           "kimi_linear", "bailing_hybrid", "zamba2",
+                           *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
                              "bailing_moe_linear"})  # fmt: skip
+# Zamba2Config's layers_block_type when the config gives none: Mamba2 layers, and "hybrid" ones
+# that also run the shared attention block.
+_ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 4 + ("hybrid",) + \
+    ("mamba",) * 3 + ("hybrid",) + ("mamba",) * 2  # fmt: skip
 # vllm/model_executor/models/registry.py: the Bailing linear-attention model of model_type
 # "bailing_hybrid" (Ring-2.5).
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
@@ -608,6 +613,24 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             conv_dtype=dtype,
             ssm_dtype=ssm,
         )
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py get_mamba_state_shape_from_config; Zamba2Config
+        # derives mamba_headdim from the inner width when the config does not state it.
+        inner = _cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size")
+        heads = _cfg_dim(cfg, "n_mamba_heads")
+        head_dim = cfg.get("mamba_headdim") or inner // heads
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=inner,
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_ngroups"),
+            num_heads=heads,
+            head_dim=_pos_int(head_dim, "mamba_headdim", MAX_HIDDEN_SIZE, InvalidConfig),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,  # MambaMixer2
+        )
     if model_type == "bailing_hybrid":
         # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
         # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
@@ -654,9 +677,27 @@ def _kv_slots(
     KV layer in order, and the decoder's layer count. Falcon-H1 runs attention and Mamba side by
     side in every layer (vllm/model_executor/models/falcon_h1.py); Nemotron-H's
     hybrid_override_pattern has Mamba (M), attention (*) and MLP or MoE layers (-, E) that keep
-    no KV (vllm/model_executor/models/nemotron_h.py)."""
+    no KV (vllm/model_executor/models/nemotron_h.py); Zamba2's hybrid layers keep an attention
+    layer beside their Mamba layer."""
     if model_type == "falcon_h1":
         return tuple(s for i in range(n) for s in (("full_attention", i), ("mamba", i))), n
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py: every block has a MambaMixer2; a hybrid block also
+        # an Attention of its own (shared weights, but its own KV cache).
+        blocks = cfg.get("layers_block_type") or cfg.get("layer_types") or _ZAMBA2_BLOCKS
+        # transformers remaps the legacy "mamba" to "linear_attention"; both are a Mamba2 layer.
+        kv_layers = {
+            "hybrid": ("full_attention", "mamba"),
+            "mamba": ("mamba",),
+            "linear_attention": ("mamba",),
+        }
+        if (
+            not isinstance(blocks, list | tuple)
+            or not blocks
+            or any(not isinstance(b, str) or b not in kv_layers for b in blocks)
+        ):
+            raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
+        return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
     if model_type == "nemotron_h":
         pattern = cfg.get("hybrid_override_pattern")
         if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
@@ -669,6 +710,29 @@ def _kv_slots(
             raise InvalidConfig("hybrid_override_pattern", "has no Mamba or attention layer")
         return slots, n
     return None, n
+
+
+def _attention_dims(cfg: Mapping[str, Any], model_type: str, q_heads: int) -> tuple[int, int]:
+    """(KV heads, head dim) of a non-MLA attention layer."""
+    if model_type == "zamba2":
+        # zamba2.py Zamba2Attention: Attention(num_heads, attention_head_dim), no KV-head count of
+        # its own; Zamba2Config makes the head 2 × hidden / heads unless the config states it.
+        key = next((k for k in ("attention_head_dim", "head_dim") if cfg.get(k) is not None), None)
+        dim = cfg[key] if key else 2 * _cfg_dim(cfg, "hidden_size") // q_heads
+        return q_heads, _pos_int(dim, key or "hidden_size", MAX_HEAD_DIM, InvalidConfig)
+    kv = _first_present(cfg, _KV_HEAD_KEYS)
+    kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
+    hd = cfg.get("head_dim")
+    if hd is not None:  # 0 or null: derived from the hidden size below
+        hd = _non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
+    if hd:
+        return kv_heads, hd
+    if cfg.get("hidden_size_per_head") is not None:
+        return kv_heads, _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    if hidden // q_heads < 1:
+        raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    return kv_heads, hidden // q_heads
 
 
 def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
@@ -735,6 +799,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         if alias in cfg and key not in cfg:
             cfg[key] = cfg[alias]
     cfg = with_defaults(cfg, model_type)
+    if model_type == "zamba2" and cfg.get("use_long_context"):
+        cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
     if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
@@ -826,20 +892,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             prefix="",
         )
 
-    kv = _first_present(cfg, _KV_HEAD_KEYS)
-    kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
-    hd = cfg.get("head_dim")
-    if hd is not None:  # 0 or null: derived from the hidden size below
-        hd = _non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
-    if hd:
-        head_dim = hd
-    elif cfg.get("hidden_size_per_head") is not None:
-        head_dim = _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
-    else:
-        hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
-        head_dim = hidden // q_heads
-        if head_dim < 1:
-            raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
     try:
         return make_geometry(
             name=name,
