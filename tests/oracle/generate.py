@@ -40,6 +40,7 @@ RING_25 = "synthetic--ring-2.5-1t-shaped.json"
 BAILING_DEFAULTS = "synthetic--bailing-hybrid-defaults.json"
 ZAMBA2 = "synthetic--zamba2-2.7b-shaped.json"
 ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
+MINICPM_V46 = "synthetic--minicpm-v-4.6-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -155,6 +156,12 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                           "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("zamba2-defaults-16k-block32", ZAMBA2_DEFAULTS, {"available_memory_bytes": 6 * GiB,
                                                       "max_model_len": 16384, "block_size": 32}),
+    # MiniCPM-V 4.6: MiniCPMV4_6Config's defaults (a qwen3_5_text language model), its text config
+    # stating mamba_ssm_dtype float32 as Qwen3.5 checkpoints do, which vLLM applies only to Qwen3.5.
+    ("minicpm-v-4.6-defaults-32k", MINICPM_V46, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
+    ("minicpm-v-4.6-defaults-32k-tp2-fp8", MINICPM_V46, {"available_memory_bytes": 10 * GiB,
+                                                         "max_model_len": 32768, "tensor_parallel_size": 2,
+                                                         "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

@@ -358,6 +358,12 @@ _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_tex
 # that also run the shared attention block.
 _ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 4 + ("hybrid",) + \
     ("mamba",) * 3 + ("hybrid",) + ("mamba",) * 2  # fmt: skip
+# The architectures whose Mamba SSM state vLLM keeps in the config's mamba_ssm_dtype
+# (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
+_QWEN35_SSM_DTYPE_ARCHS = frozenset({
+    "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration",
+    "Qwen4ExpMTP", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
 # vllm/model_executor/models/registry.py: the Bailing linear-attention model of model_type
 # "bailing_hybrid" (Ring-2.5).
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
@@ -496,7 +502,9 @@ def _cfg_dim(cfg: Mapping[str, Any], key: str) -> int:
     return _pos_int(cfg.get(key), key, MAX_HIDDEN_SIZE, InvalidConfig)
 
 
-def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaState:
+def _mamba_state(
+    cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...] = ()
+) -> MambaState:
     """The recurrent state a family keeps, read as its vLLM model class reads it
     (get_mamba_state_shape_from_config in vllm/model_executor/models/<family>.py). The state
     is kept in the model dtype (mamba_cache_dtype "auto")."""
@@ -598,8 +606,11 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
         )
     if model_type in _GDN_FAMILIES:
         # Qwen3.5 keeps the state in its config's mamba_ssm_dtype (vllm/model_executor/models/
-        # config.py Qwen3_5ForConditionalGenerationConfig); Qwen3-Next in the model dtype.
-        ssm = str(cfg.get("mamba_ssm_dtype") or dtype)
+        # config.py Qwen3_5ForConditionalGenerationConfig), an update vLLM makes for the Qwen3.5
+        # architectures only: Qwen3-Next, and MiniCPM-V 4.6 around a Qwen3.5 text model, keep it
+        # in the model dtype.
+        own = not archs or any(a in _QWEN35_SSM_DTYPE_ARCHS for a in archs)
+        ssm = str((cfg.get("mamba_ssm_dtype") if own else None) or dtype)
         ssm = MODEL_DTYPE_ALIASES.get(ssm, ssm)
         if ssm not in MODEL_DTYPES:
             raise InvalidConfig("mamba_ssm_dtype", f"unsupported dtype {ssm!r}")
@@ -828,7 +839,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         falcon_kv = _falcon_kv_heads(cfg, q_heads)
         if falcon_kv is not None:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
-    if model_type == "bailing_hybrid" and _BAILING_LINEAR not in (cfg.get("architectures") or ()):
+    archs = top.get("architectures")
+    archs = tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
+    if model_type == "bailing_hybrid" and _BAILING_LINEAR not in archs:
         # Bailing V3 (Ling 3.0) shares the model_type but keeps KDA layers.
         raise InvalidConfig(
             "architectures",
@@ -860,7 +873,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             if t not in LAYER_TYPE_CODES:
                 raise InvalidConfig(f"layer_types[{i}]", f"unknown layer type {t!r}")
         if any(LAYER_TYPE_CODES[t] == MAMBA for t in layer_types):
-            mamba = _mamba_state(cfg, model_type, dtype)
+            mamba = _mamba_state(cfg, model_type, dtype, archs)
         if "chunked_attention" in layer_types:
             chunk = _cfg_int(cfg, "attention_chunk_size", MAX_TOKENS)
         if model_type == "cohere2" and window:
