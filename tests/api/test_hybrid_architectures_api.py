@@ -177,10 +177,22 @@ def test_bailing_linear_keeps_one_state_of_qk_rope_head_dim_squared_a_head(clien
     assert step["value"] == 16 * 64 * 64 * 2 and step["inputs"]["state_shape"] == "16×64×64"
 
 
+def test_bailing_v3_keeps_kda_layers_and_makes_the_layers_past_the_last_group_mla(client):
+    body = client.post("/v1/models/resolve", json=load_config("synthetic--bailing-v3-shaped.json")).json()
+    assert body["layer_counts"] == {"mla": 10, "mamba": 35}  # 45 layers: 7 group ends, 3 past the last
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["mixer"], mamba["num_v_heads"], mamba["head_v_dim"], mamba["ssm_dtype"]) == (
+        "gated_delta_net",
+        32,
+        64,
+        "float32",
+    )
+
+
 def test_a_bailing_hybrid_of_another_architecture_is_refused_naming_it(client):
     cfg = {
         **load_config("synthetic--bailing-hybrid-defaults.json"),
-        "architectures": ["BailingMoeV3ForCausalLM"],
+        "architectures": ["BailingMoeV3VLForConditionalGeneration"],
     }
     r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400, r.text

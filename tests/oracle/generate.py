@@ -41,6 +41,7 @@ BAILING_DEFAULTS = "synthetic--bailing-hybrid-defaults.json"
 ZAMBA2 = "synthetic--zamba2-2.7b-shaped.json"
 ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
 MINICPM_V46 = "synthetic--minicpm-v-4.6-defaults.json"
+BAILING_V3 = "synthetic--bailing-v3-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -162,6 +163,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("minicpm-v-4.6-defaults-32k-tp2-fp8", MINICPM_V46, {"available_memory_bytes": 10 * GiB,
                                                          "max_model_len": 32768, "tensor_parallel_size": 2,
                                                          "dtype": "fp8"}),
+    # Bailing V3 (BailingMoeV3ForCausalLM, model_type bailing_hybrid): BailingHybridConfig's defaults
+    # with 45 layers, so the 3 past the last group of 6 are MLA (transformers' layer_types says
+    # linear); KDA state of num_attention_heads × head_dim (= qk_rope_head_dim), float32.
+    ("bailing-v3-shaped-32k", BAILING_V3, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("bailing-v3-shaped-128k-tp4-fp8", BAILING_V3, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 131072, "tensor_parallel_size": 4,
+                                                    "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

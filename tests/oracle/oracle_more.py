@@ -14,7 +14,9 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       prefill checkpoint) iff config.is_kda_layer(i), the rest MLA; it has no layer_types.
   Bailing linear (vllm/model_executor/models/bailing_moe_linear.py, BailingMoeV2_5ForCausalLM):
       is_linear_layer(i, layer_group_size) picks the linear-attention layers (a MambaSpec, no
-      checkpoint), the rest MLA; the model does not read layer_types.
+      checkpoint), the rest MLA; the model does not read layer_types. Bailing V3
+      (bailing_moe_v3.py, BailingMoeV3ForCausalLM, the same model_type): _is_kda_layer picks
+      KDA layers (no checkpoint), the rest MLA, the layers past the last whole group too.
   Zamba2 (vllm/model_executor/models/zamba2.py): every layer of layers_block_type has a
       MambaMixer2 (checkpoint 1); a "hybrid" layer also runs the shared attention block, with an
       Attention of its own (`.attn.{j}`, one KV cache per hybrid layer though weights are shared).
@@ -67,6 +69,12 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
 
         n = int(hf.num_hidden_layers)
         ext["mamba_layers"] = [i for i in range(n) if is_linear_layer(i, hf.layer_group_size)]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "bailing_hybrid" and mc.architecture == "BailingMoeV3ForCausalLM":
+        from vllm.model_executor.models.bailing_moe_v3 import _is_kda_layer
+
+        n = int(hf.num_hidden_layers)
+        ext["mamba_layers"] = [i for i in range(n) if _is_kda_layer(i, hf.layer_group_size, n)]
         ext["arch"] = mc.architecture
     if mc.is_attention_free:
         ext["attention_free"] = True

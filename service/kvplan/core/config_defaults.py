@@ -70,7 +70,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "bailing_hybrid": {"tie_word_embeddings": False, "num_hidden_layers": 42, "num_attention_heads": 32,
                        "num_key_value_heads": 32, "hidden_size": 2560, "max_position_embeddings": 262144,
                        "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-                       "v_head_dim": 128, "layer_group_size": 6, "vocab_size": 157184,
+                       "v_head_dim": 128, "layer_group_size": 6, "short_conv_kernel_size": 4,
+                       "vocab_size": 157184,
                        "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 512,
                        "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 2},
     # Zamba2Config; layers_block_type's default pattern is geometry._ZAMBA2_BLOCKS.

@@ -364,9 +364,10 @@ _QWEN35_SSM_DTYPE_ARCHS = frozenset({
     "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
     "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration",
     "Qwen4ExpMTP", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
-# vllm/model_executor/models/registry.py: the Bailing linear-attention model of model_type
-# "bailing_hybrid" (Ring-2.5).
+# vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
+# linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
+_BAILING_KDA = "BailingMoeV3ForCausalLM"
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -409,7 +410,7 @@ def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
 
 
 def _layer_types(
-    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None
+    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None, archs: tuple[str, ...] = ()
 ) -> tuple[str, ...] | None:
     """Per-layer types from `layer_types`, or the family's own rule, or None for uniform. The
     rules are the ones transformers applies when the config class fills `layer_types` in."""
@@ -419,10 +420,14 @@ def _layer_types(
         kda = set(_kimi_layer_list(_kimi_linear_config(cfg), "kda_layers"))
         return tuple("linear_attention" if i + 1 in kda else "full_attention" for i in range(n))
     if model_type == "bailing_hybrid":
-        # vllm/model_executor/models/bailing_moe_linear.py is_linear_layer: every
-        # layer_group_size-th layer is MLA, the rest linear attention; layer_types is not read.
+        # Every layer_group_size-th layer is MLA, the rest linear attention (bailing_moe_linear.py
+        # is_linear_layer); Bailing V3's layers past the last whole group are MLA too
+        # (bailing_moe_v3.py _is_kda_layer). layer_types is not read.
         group = _cfg_count(cfg, "layer_group_size")
-        return tuple("full_attention" if (i + 1) % group == 0 else "linear_attention" for i in range(n))
+        whole = n if _BAILING_KDA not in archs else n // group * group
+        return tuple(
+            "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
+        )
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
@@ -642,6 +647,20 @@ def _mamba_state(
             ssm_dtype=dtype,
             checkpoint_blocks=1,  # MambaMixer2
         )
+    if model_type == "bailing_hybrid" and _BAILING_KDA in archs:
+        # vllm/model_executor/models/bailing_moe_v3.py: KDA (as Kimi-Linear's) over
+        # num_attention_heads of head_dim, which BailingHybridConfig sets to qk_rope_head_dim.
+        heads, dim = _cfg_dim(cfg, "num_attention_heads"), _cfg_dim(cfg, "qk_rope_head_dim")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_cfg_dim(cfg, "short_conv_kernel_size"),
+            num_k_heads=heads,
+            num_v_heads=heads,
+            head_k_dim=dim,
+            head_v_dim=dim,
+            conv_dtype=dtype,
+            ssm_dtype="float32",
+        )
     if model_type == "bailing_hybrid":
         # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
         # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
@@ -841,12 +860,12 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
     archs = top.get("architectures")
     archs = tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
-    if model_type == "bailing_hybrid" and _BAILING_LINEAR not in archs:
-        # Bailing V3 (Ling 3.0) shares the model_type but keeps KDA layers.
+    if model_type == "bailing_hybrid" and not {_BAILING_LINEAR, _BAILING_KDA} & set(archs):
+        # Two models share the model_type; the multimodal V3 wraps it in a config of its own.
         raise InvalidConfig(
             "architectures",
-            f"kvplan reads model_type 'bailing_hybrid' only as {_BAILING_LINEAR} (linear attention "
-            "beside MLA); send other Bailing hybrids as inline geometry",
+            f"kvplan reads model_type 'bailing_hybrid' as {_BAILING_LINEAR} or {_BAILING_KDA}; "
+            "send other Bailing hybrids as inline geometry",
         )
     if model_type in _UNREAD_HYBRIDS or (
         model_type not in _READ_HYBRIDS and any(k.startswith(_STATE_KEY_PREFIXES) for k in cfg)
@@ -864,7 +883,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         slots = tuple(i for _, i in kv_slots)
         n = len(slots)
     else:
-        layer_types, slots = _layer_types(cfg, model_type, n, window), None
+        layer_types, slots = _layer_types(cfg, model_type, n, window, archs), None
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
     mamba = chunk = None
