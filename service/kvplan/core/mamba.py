@@ -19,6 +19,7 @@ class Mixer(StrEnum):
     MAMBA1 = "mamba1"  # Jamba, Mamba: conv (I, k − 1) + SSM (I, d_state)
     MAMBA2 = "mamba2"  # Granite-4.0-H, Falcon-H1, Nemotron-H: conv (I + 2·G·N, k − 1) + SSM (H, P, N)
     GATED_DELTA_NET = "gated_delta_net"  # Qwen3-Next: conv (2·Hk·Dk + Hv·Dv, k − 1) + state (Hv, Dv, Dk)
+    # (KDA, in Kimi-Linear and Bailing V3, is this layout with Hk = Hv and Dk = Dv.)
     SHORT_CONV = "short_conv"  # LFM2: conv (conv_dim, k − 1) only
     LINEAR_ATTENTION = "linear_attention"  # Bailing linear: one state (H, head_dim, head_dim), no conv
 
