@@ -31,7 +31,16 @@ def budget_request(model: dict, case: dict) -> dict:
 
 
 @pytest.mark.parametrize(
-    "name", ["jamba-mini-32k", "qwen3-next-8k-tp4", "granite-h-small-32k-tp4", "scout-32k-40gib"]
+    "name",
+    [
+        "jamba-mini-32k",
+        "qwen3-next-8k-tp4",
+        "granite-h-small-32k-tp4",
+        "scout-32k-40gib",
+        "kimi-linear-shaped-32k-tp4-fp8",
+        "ring-2.5-shaped-32k-tp4-fp8",
+        "zamba2-shaped-4k-tp2-fp8",
+    ],
 )
 def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):
     case = oracle_case(name)
@@ -86,6 +95,7 @@ def test_inline_geometry_describes_a_mamba_state_by_its_dims(client):
     [
         ({"mixer": "mamba2", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 128}, "num_heads"),
         ({"mixer": "gated_delta_net", "conv_kernel": 4}, "num_k_heads"),
+        ({"mixer": "linear_attention", "conv_kernel": 1, "num_heads": 8}, "head_dim"),
         ({"mixer": "mamba1", "conv_kernel": 4, "intermediate_size": 8192, "state_size": 16, "x": 1}, "x"),
     ],
 )
@@ -105,7 +115,8 @@ def test_an_incomplete_mamba_state_is_a_400_naming_the_field(client, mamba, fiel
 @pytest.mark.parametrize(
     "cfg",
     [
-        {"model_type": "zamba2", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512},
+        # Bamba: a Mamba2 hybrid vLLM 0.33 no longer serves
+        {"model_type": "bamba", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512},
         # an unknown family with recurrent-state keys: never read as all attention
         {
             "model_type": "newhybrid",
@@ -121,6 +132,86 @@ def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client, cf
     assert r.status_code == 400
     assert r.json()["field"].endswith("model_type")
     assert cfg["model_type"] in r.json()["detail"]
+
+
+def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
+    cfg = load_config("synthetic--kimi-linear-48b-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 7, "mamba": 20}
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["num_v_heads"], mamba["head_v_dim"], mamba["ssm_dtype"]) == (32, 128, "float32")
+    assert mamba["checkpoint_blocks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"linear_attn_config": None}, "linear_attn_config"),
+        ({"linear_attn_config": {"kda_layers": [1], "num_heads": 32, "head_dim": 128,
+                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True}},
+         "linear_attn_config.use_full_rank_gate"),
+        ({"linear_attn_config": {"kda_layers": "1,2", "num_heads": 32}}, "linear_attn_config.kda_layers"),
+        ({"linear_attn_config": {"kda_layers": [1], "num_heads": 0, "head_dim": 128,
+                                 "short_conv_kernel_size": 4}}, "linear_attn_config.num_heads"),
+    ],
+)  # fmt: skip
+def test_a_kimi_linear_config_kvplan_cannot_read_is_a_400_naming_the_field(client, change, field):
+    cfg = {**load_config("synthetic--kimi-linear-48b-shaped.json"), **change}
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith(field)
+
+
+def test_bailing_linear_keeps_one_state_of_qk_rope_head_dim_squared_a_head(client):
+    """BailingHybridConfig sets head_dim to qk_rope_head_dim (64), whatever config.json says (128)."""
+    cfg = load_config("synthetic--ring-2.5-1t-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 10, "mamba": 70}
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["mixer"], mamba["num_heads"], mamba["head_dim"]) == ("linear_attention", 64, 64)
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 32768, "tensor_parallel_size": 4}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    step = next(s for s in r.json()["ledger"] if s["name"] == "mamba_state_bytes_per_layer")
+    assert step["value"] == 16 * 64 * 64 * 2 and step["inputs"]["state_shape"] == "16×64×64"
+
+
+def test_bailing_v3_keeps_kda_layers_and_makes_the_layers_past_the_last_group_mla(client):
+    body = client.post("/v1/models/resolve", json=load_config("synthetic--bailing-v3-shaped.json")).json()
+    assert body["layer_counts"] == {"mla": 10, "mamba": 35}  # 45 layers: 7 group ends, 3 past the last
+    mamba = body["geometry"]["mamba"]
+    assert (mamba["mixer"], mamba["num_v_heads"], mamba["head_v_dim"], mamba["ssm_dtype"]) == (
+        "gated_delta_net",
+        32,
+        64,
+        "float32",
+    )
+
+
+def test_a_bailing_hybrid_of_another_architecture_is_refused_naming_it(client):
+    cfg = {
+        **load_config("synthetic--bailing-hybrid-defaults.json"),
+        "architectures": ["BailingMoeV3VLForConditionalGeneration"],
+    }
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith("architectures")
+
+
+def test_zamba2_gives_each_hybrid_layer_its_own_kv_beside_its_mamba_layer(client):
+    body = client.post("/v1/models/resolve", json=load_config("synthetic--zamba2-2.7b-shaped.json")).json()
+    assert body["layer_counts"] == {"full_attention": 9, "mamba": 54}
+    g = body["geometry"]
+    assert (g["num_decoder_layers"], g["num_kv_heads"], g["head_dim"]) == (54, 32, 160)
+    assert (g["mamba"]["num_heads"], g["mamba"]["head_dim"], g["mamba"]["checkpoint_blocks"]) == (80, 64, 1)
+
+
+def test_a_zamba2_layer_kind_kvplan_does_not_know_is_a_400_naming_layers_block_type(client):
+    cfg = {**load_config("synthetic--zamba2-defaults.json"), "layers_block_type": ["mamba", "moe"]}
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"].endswith("layers_block_type")
 
 
 def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):

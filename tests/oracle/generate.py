@@ -35,6 +35,13 @@ MAMBA2 = "synthetic--mamba2-codestral-shaped.json"
 LFM2 = "synthetic--lfm2-1.2b-shaped.json"
 OLMO_HYBRID = "synthetic--olmo-hybrid-defaults.json"
 LFM2_MOE = "synthetic--lfm2-moe-defaults.json"
+KIMI_LINEAR = "synthetic--kimi-linear-48b-shaped.json"
+RING_25 = "synthetic--ring-2.5-1t-shaped.json"
+BAILING_DEFAULTS = "synthetic--bailing-hybrid-defaults.json"
+ZAMBA2 = "synthetic--zamba2-2.7b-shaped.json"
+ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
+MINICPM_V46 = "synthetic--minicpm-v-4.6-defaults.json"
+BAILING_V3 = "synthetic--bailing-v3-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -124,6 +131,45 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("olmo-hybrid-defaults-64k-tp2", OLMO_HYBRID, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
                                                    "tensor_parallel_size": 2}),
     ("lfm2-moe-defaults-32k", LFM2_MOE, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
+    # Kimi-Linear, shaped like Kimi-Linear-48B-A3B: KDA layers (linear_attn_config.kda_layers,
+    # 1-based) beside MLA, the KDA recurrent state in float32.
+    ("kimi-linear-shaped-128k", KIMI_LINEAR, {"available_memory_bytes": 40 * GiB, "max_model_len": 131072}),
+    ("kimi-linear-shaped-32k-tp4-fp8", KIMI_LINEAR, {"available_memory_bytes": 10 * GiB,
+                                                     "max_model_len": 32768, "tensor_parallel_size": 4,
+                                                     "dtype": "fp8"}),
+    ("kimi-linear-shaped-1m-tp2-block64", KIMI_LINEAR, {"available_memory_bytes": 30 * GiB,
+                                                        "max_model_len": 1048576, "tensor_parallel_size": 2,
+                                                        "block_size": 64}),
+    # Bailing linear (BailingMoeV2_5ForCausalLM, model_type bailing_hybrid): shaped like Ring-2.5-1T
+    # (layer_group_size 8: 70 linear-attention layers, 10 MLA), and the config class's defaults
+    # (layer_group_size 6, 42 layers). The linear state's head_dim is qk_rope_head_dim.
+    ("ring-2.5-shaped-128k-tp8", RING_25, {"available_memory_bytes": 30 * GiB, "max_model_len": 131072,
+                                           "tensor_parallel_size": 8}),
+    ("ring-2.5-shaped-32k-tp4-fp8", RING_25, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
+                                              "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("bailing-hybrid-defaults-64k-block32", BAILING_DEFAULTS, {"available_memory_bytes": 20 * GiB,
+                                                               "max_model_len": 65536, "block_size": 32}),
+    # Zamba2: shaped like Zamba2-2.7B (54 Mamba2 layers, 9 of them hybrid with a KV cache of
+    # their own for the shared attention), and the config class's defaults with use_long_context
+    # (the default layer pattern, 8 Mamba heads, 16k positions).
+    ("zamba2-shaped-4k", ZAMBA2, {"available_memory_bytes": 8 * GiB, "max_model_len": 4096}),
+    ("zamba2-shaped-4k-tp2-fp8", ZAMBA2, {"available_memory_bytes": 4 * GiB, "max_model_len": 4096,
+                                          "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("zamba2-defaults-16k-block32", ZAMBA2_DEFAULTS, {"available_memory_bytes": 6 * GiB,
+                                                      "max_model_len": 16384, "block_size": 32}),
+    # MiniCPM-V 4.6: MiniCPMV4_6Config's defaults (a qwen3_5_text language model), its text config
+    # stating mamba_ssm_dtype float32 as Qwen3.5 checkpoints do, which vLLM applies only to Qwen3.5.
+    ("minicpm-v-4.6-defaults-32k", MINICPM_V46, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768}),
+    ("minicpm-v-4.6-defaults-32k-tp2-fp8", MINICPM_V46, {"available_memory_bytes": 10 * GiB,
+                                                         "max_model_len": 32768, "tensor_parallel_size": 2,
+                                                         "dtype": "fp8"}),
+    # Bailing V3 (BailingMoeV3ForCausalLM, model_type bailing_hybrid): BailingHybridConfig's defaults
+    # with 45 layers, so the 3 past the last group of 6 are MLA (transformers' layer_types says
+    # linear); KDA state of num_attention_heads × head_dim (= qk_rope_head_dim), float32.
+    ("bailing-v3-shaped-32k", BAILING_V3, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("bailing-v3-shaped-128k-tp4-fp8", BAILING_V3, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 131072, "tensor_parallel_size": 4,
+                                                    "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
 ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The oracle (../shared/tools/vllm-oracle/oracle_ext.py, imported unmodified) taught two more
+"""The oracle (../shared/tools/vllm-oracle/oracle_ext.py, imported unmodified) taught more
 layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the planning is still vLLM's:
 
   Falcon-H1 (vllm/model_executor/models/falcon_h1.py): every decoder layer has an attention
@@ -10,6 +10,16 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       MoE (E) layers have no attention and no KV cache; oracle_ext leaves them as attention specs.
   LFM2 (vllm/model_executor/models/lfm2.py): layer_types "conv" are short-convolution layers with
       a MambaSpec; oracle_ext looks only for "mamba" / "linear_attention".
+  Kimi-Linear (vllm/models/kimi_k3/nvidia/model.py): layer i is a KDA layer (a MambaSpec, no
+      prefill checkpoint) iff config.is_kda_layer(i), the rest MLA; it has no layer_types.
+  Bailing linear (vllm/model_executor/models/bailing_moe_linear.py, BailingMoeV2_5ForCausalLM):
+      is_linear_layer(i, layer_group_size) picks the linear-attention layers (a MambaSpec, no
+      checkpoint), the rest MLA; the model does not read layer_types. Bailing V3
+      (bailing_moe_v3.py, BailingMoeV3ForCausalLM, the same model_type): _is_kda_layer picks
+      KDA layers (no checkpoint), the rest MLA, the layers past the last whole group too.
+  Zamba2 (vllm/model_executor/models/zamba2.py): every layer of layers_block_type has a
+      MambaMixer2 (checkpoint 1); a "hybrid" layer also runs the shared attention block, with an
+      Attention of its own (`.attn.{j}`, one KV cache per hybrid layer though weights are shared).
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -36,10 +46,35 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["mamba_layers"] = list(range(int(hf.num_hidden_layers)))
         ext["arch"] = mc.architecture
         ext["parallel_hybrid"] = True
+    if getattr(hf, "model_type", None) == "zamba2":
+        blocks = list(hf.layers_block_type)
+        ext["mamba_layers"] = list(range(len(blocks)))
+        ext["arch"] = mc.architecture
+        ext["parallel_hybrid"] = True
+        ext["no_kv_layers"] = [i for i, t in enumerate(blocks) if t != "hybrid"]
+        req["layers"] = len(blocks)
+        # Zamba2Attention builds Attention(num_heads, attention_head_dim): as many KV heads as
+        # query heads, whatever num_key_value_heads says.
+        req["num_kv_heads"] = int(hf.num_attention_heads)
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
     if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):
         ext["mamba_layers"] = [i for i, t in enumerate(hf.layer_types) if t == "conv"]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "kimi_linear":
+        ext["mamba_layers"] = [i for i in range(int(hf.num_hidden_layers)) if hf.is_kda_layer(i)]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "bailing_hybrid" and mc.architecture == "BailingMoeV2_5ForCausalLM":
+        from vllm.model_executor.models.bailing_moe_linear import is_linear_layer
+
+        n = int(hf.num_hidden_layers)
+        ext["mamba_layers"] = [i for i in range(n) if is_linear_layer(i, hf.layer_group_size)]
+        ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "bailing_hybrid" and mc.architecture == "BailingMoeV3ForCausalLM":
+        from vllm.model_executor.models.bailing_moe_v3 import _is_kda_layer
+
+        n = int(hf.num_hidden_layers)
+        ext["mamba_layers"] = [i for i in range(n) if _is_kda_layer(i, hf.layer_group_size, n)]
         ext["arch"] = mc.architecture
     if mc.is_attention_free:
         ext["attention_free"] = True
@@ -79,6 +114,8 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             if name.endswith(".mixer"):
                 specs[name] = replace(spec, num_prefill_checkpoint_blocks=1, prefill_checkpoint_alignment=1)
         specs.update(attention)
+        for i in ext.get("no_kv_layers", ()):
+            specs.pop(f"model.layers.{i}.self_attn.attn", None)
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)

@@ -11,6 +11,8 @@ MLA_MODEL_TYPES = frozenset(
         "deepseek_mtp",
         "kimi_k2",
         "kimi_vl",
+        "kimi_linear",
+        "bailing_hybrid",
         "glm4_moe_lite",
         "glm_moe_dsa",
         "longcat_flash",

@@ -312,6 +312,7 @@ def check_mamba(m: MambaState, p: str) -> None:
         Mixer.MAMBA2: ("intermediate_size", "state_size", "n_groups", "num_heads", "head_dim"),
         Mixer.GATED_DELTA_NET: ("num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim"),
         Mixer.SHORT_CONV: ("intermediate_size",),
+        Mixer.LINEAR_ATTENTION: ("num_heads", "head_dim"),
     }[m.mixer]
     _pos_int(m.conv_kernel, p + "conv_kernel", MAX_HEAD_DIM)
     for f in needed:
@@ -350,9 +351,24 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
+                           "kimi_linear", "bailing_hybrid", "zamba2",
                            *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
-_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "zamba2", "plamo2", "minimax", "minimax_text_01",
-                             "kimi_linear", "bailing_moe_linear"})  # fmt: skip
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
+                             "bailing_moe_linear"})  # fmt: skip
+# Zamba2Config's layers_block_type when the config gives none: Mamba2 layers, and "hybrid" ones
+# that also run the shared attention block.
+_ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 4 + ("hybrid",) + \
+    ("mamba",) * 3 + ("hybrid",) + ("mamba",) * 2  # fmt: skip
+# The architectures whose Mamba SSM state vLLM keeps in the config's mamba_ssm_dtype
+# (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
+_QWEN35_SSM_DTYPE_ARCHS = frozenset({
+    "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration",
+    "Qwen4ExpMTP", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
+# vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
+# linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
+_BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
+_BAILING_KDA = "BailingMoeV3ForCausalLM"
 _STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 # Old names transformers maps to their current ones, so the current defaults apply.
 _MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
@@ -395,10 +411,24 @@ def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
 
 
 def _layer_types(
-    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None
+    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None, archs: tuple[str, ...] = ()
 ) -> tuple[str, ...] | None:
     """Per-layer types from `layer_types`, or the family's own rule, or None for uniform. The
     rules are the ones transformers applies when the config class fills `layer_types` in."""
+    if model_type == "kimi_linear":
+        # vllm/models/kimi_k3/nvidia/model.py (KimiLinearConfig.is_kda_layer): layer i is a KDA
+        # layer iff i + 1 is in kda_layers; the rest are MLA. layer_types is not read.
+        kda = set(_kimi_layer_list(_kimi_linear_config(cfg), "kda_layers"))
+        return tuple("linear_attention" if i + 1 in kda else "full_attention" for i in range(n))
+    if model_type == "bailing_hybrid":
+        # Every layer_group_size-th layer is MLA, the rest linear attention (bailing_moe_linear.py
+        # is_linear_layer); Bailing V3's layers past the last whole group are MLA too
+        # (bailing_moe_v3.py _is_kda_layer). layer_types is not read.
+        group = _cfg_count(cfg, "layer_group_size")
+        whole = n if _BAILING_KDA not in archs else n // group * group
+        return tuple(
+            "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
+        )
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
@@ -446,6 +476,30 @@ def _layer_types(
     return tuple("sliding_attention" for _ in range(n))
 
 
+def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Kimi-Linear's linear_attn_config, which vLLM 0.33 needs to build the model (its hybrid
+    block-size alignment reads the KDA state from it)."""
+    lac = cfg.get("linear_attn_config")
+    if not isinstance(lac, Mapping):
+        raise InvalidConfig("linear_attn_config", "must be an object (kda_layers, num_heads, head_dim, ...)")
+    if lac.get("use_full_rank_gate"):
+        # Kimi-K3's KDA layer: whether it exports a prefill checkpoint depends on the prefill
+        # backend vLLM picks on the GPU (vllm/models/kimi_k3/nvidia/kda.py), not on the config.
+        raise InvalidConfig(
+            "linear_attn_config.use_full_rank_gate",
+            "Kimi-K3's full-rank-gate KDA keeps a state kvplan does not read from config.json; "
+            "send the model as inline geometry",
+        )
+    return lac
+
+
+def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
+    layers = lac.get(key)
+    if not isinstance(layers, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in layers):
+        raise InvalidConfig(f"linear_attn_config.{key}", "must be a list of 1-based layer numbers")
+    return layers
+
+
 def _cfg_count(cfg: Mapping[str, Any], key: str) -> int:
     return _pos_int(cfg.get(key), key, MAX_LAYERS, InvalidConfig)
 
@@ -454,7 +508,9 @@ def _cfg_dim(cfg: Mapping[str, Any], key: str) -> int:
     return _pos_int(cfg.get(key), key, MAX_HIDDEN_SIZE, InvalidConfig)
 
 
-def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaState:
+def _mamba_state(
+    cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...] = ()
+) -> MambaState:
     """The recurrent state a family keeps, read as its vLLM model class reads it
     (get_mamba_state_shape_from_config in vllm/model_executor/models/<family>.py). The state
     is kept in the model dtype (mamba_cache_dtype "auto")."""
@@ -556,8 +612,11 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
         )
     if model_type in _GDN_FAMILIES:
         # Qwen3.5 keeps the state in its config's mamba_ssm_dtype (vllm/model_executor/models/
-        # config.py Qwen3_5ForConditionalGenerationConfig); Qwen3-Next in the model dtype.
-        ssm = str(cfg.get("mamba_ssm_dtype") or dtype)
+        # config.py Qwen3_5ForConditionalGenerationConfig), an update vLLM makes for the Qwen3.5
+        # architectures only: Qwen3-Next, and MiniCPM-V 4.6 around a Qwen3.5 text model, keep it
+        # in the model dtype.
+        own = not archs or any(a in _QWEN35_SSM_DTYPE_ARCHS for a in archs)
+        ssm = str((cfg.get("mamba_ssm_dtype") if own else None) or dtype)
         ssm = MODEL_DTYPE_ALIASES.get(ssm, ssm)
         if ssm not in MODEL_DTYPES:
             raise InvalidConfig("mamba_ssm_dtype", f"unsupported dtype {ssm!r}")
@@ -570,6 +629,70 @@ def _mamba_state(cfg: Mapping[str, Any], model_type: str, dtype: str) -> MambaSt
             head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
             conv_dtype=dtype,
             ssm_dtype=ssm,
+        )
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py get_mamba_state_shape_from_config; Zamba2Config
+        # derives mamba_headdim from the inner width when the config does not state it.
+        inner = _cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size")
+        heads = _cfg_dim(cfg, "n_mamba_heads")
+        head_dim = cfg.get("mamba_headdim") or inner // heads
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=inner,
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_ngroups"),
+            num_heads=heads,
+            head_dim=_pos_int(head_dim, "mamba_headdim", MAX_HIDDEN_SIZE, InvalidConfig),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,  # MambaMixer2
+        )
+    if model_type == "bailing_hybrid" and _BAILING_KDA in archs:
+        # vllm/model_executor/models/bailing_moe_v3.py: KDA (as Kimi-Linear's) over
+        # num_attention_heads of head_dim, which BailingHybridConfig sets to qk_rope_head_dim.
+        heads, dim = _cfg_dim(cfg, "num_attention_heads"), _cfg_dim(cfg, "qk_rope_head_dim")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_cfg_dim(cfg, "short_conv_kernel_size"),
+            num_k_heads=heads,
+            num_v_heads=heads,
+            head_k_dim=dim,
+            head_v_dim=dim,
+            conv_dtype=dtype,
+            ssm_dtype="float32",
+        )
+    if model_type == "bailing_hybrid":
+        # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
+        # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
+        # the config class sets to qk_rope_head_dim whatever config.json says.
+        return MambaState(
+            mixer=Mixer.LINEAR_ATTENTION,
+            conv_kernel=1,  # no convolution
+            num_heads=_cfg_dim(cfg, "num_attention_heads"),
+            head_dim=_cfg_dim(cfg, "qk_rope_head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == "kimi_linear":
+        # KDA (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape): the gated delta
+        # net's layout with as many key as value heads, all of head_dim; the recurrent state in
+        # float32 (kda_state_dtype, mamba_ssm_cache_dtype "auto"). No prefill checkpoint
+        # (KimiGatedDeltaNetAttention keeps MambaBase's spec).
+        lac = _kimi_linear_config(cfg)
+        p = "linear_attn_config."
+        heads = _pos_int(lac.get("num_heads"), p + "num_heads", MAX_HEADS, InvalidConfig)
+        dim = _pos_int(lac.get("head_dim"), p + "head_dim", MAX_HEAD_DIM, InvalidConfig)
+        kernel = lac.get("short_conv_kernel_size")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_pos_int(kernel, p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig),
+            num_k_heads=heads,
+            num_v_heads=heads,
+            head_k_dim=dim,
+            head_v_dim=dim,
+            conv_dtype=dtype,
+            ssm_dtype="float32",
         )
     raise InvalidConfig(
         "model_type",
@@ -585,9 +708,27 @@ def _kv_slots(
     KV layer in order, and the decoder's layer count. Falcon-H1 runs attention and Mamba side by
     side in every layer (vllm/model_executor/models/falcon_h1.py); Nemotron-H's
     hybrid_override_pattern has Mamba (M), attention (*) and MLP or MoE layers (-, E) that keep
-    no KV (vllm/model_executor/models/nemotron_h.py)."""
+    no KV (vllm/model_executor/models/nemotron_h.py); Zamba2's hybrid layers keep an attention
+    layer beside their Mamba layer."""
     if model_type == "falcon_h1":
         return tuple(s for i in range(n) for s in (("full_attention", i), ("mamba", i))), n
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py: every block has a MambaMixer2; a hybrid block also
+        # an Attention of its own (shared weights, but its own KV cache).
+        blocks = cfg.get("layers_block_type") or cfg.get("layer_types") or _ZAMBA2_BLOCKS
+        # transformers remaps the legacy "mamba" to "linear_attention"; both are a Mamba2 layer.
+        kv_layers = {
+            "hybrid": ("full_attention", "mamba"),
+            "mamba": ("mamba",),
+            "linear_attention": ("mamba",),
+        }
+        if (
+            not isinstance(blocks, list | tuple)
+            or not blocks
+            or any(not isinstance(b, str) or b not in kv_layers for b in blocks)
+        ):
+            raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
+        return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
     if model_type == "nemotron_h":
         pattern = cfg.get("hybrid_override_pattern")
         if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
@@ -600,6 +741,29 @@ def _kv_slots(
             raise InvalidConfig("hybrid_override_pattern", "has no Mamba or attention layer")
         return slots, n
     return None, n
+
+
+def _attention_dims(cfg: Mapping[str, Any], model_type: str, q_heads: int) -> tuple[int, int]:
+    """(KV heads, head dim) of a non-MLA attention layer."""
+    if model_type == "zamba2":
+        # zamba2.py Zamba2Attention: Attention(num_heads, attention_head_dim), no KV-head count of
+        # its own; Zamba2Config makes the head 2 × hidden / heads unless the config states it.
+        key = next((k for k in ("attention_head_dim", "head_dim") if cfg.get(k) is not None), None)
+        dim = cfg[key] if key else 2 * _cfg_dim(cfg, "hidden_size") // q_heads
+        return q_heads, _pos_int(dim, key or "hidden_size", MAX_HEAD_DIM, InvalidConfig)
+    kv = _first_present(cfg, _KV_HEAD_KEYS)
+    kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
+    hd = cfg.get("head_dim")
+    if hd is not None:  # 0 or null: derived from the hidden size below
+        hd = _non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
+    if hd:
+        return kv_heads, hd
+    if cfg.get("hidden_size_per_head") is not None:
+        return kv_heads, _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    if hidden // q_heads < 1:
+        raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    return kv_heads, hidden // q_heads
 
 
 def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
@@ -666,6 +830,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         if alias in cfg and key not in cfg:
             cfg[key] = cfg[alias]
     cfg = with_defaults(cfg, model_type)
+    if model_type == "zamba2" and cfg.get("use_long_context"):
+        cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
     if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
@@ -693,6 +859,15 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         falcon_kv = _falcon_kv_heads(cfg, q_heads)
         if falcon_kv is not None:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
+    archs = top.get("architectures")
+    archs = tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
+    if model_type == "bailing_hybrid" and not {_BAILING_LINEAR, _BAILING_KDA} & set(archs):
+        # Two models share the model_type; the multimodal V3 wraps it in a config of its own.
+        raise InvalidConfig(
+            "architectures",
+            f"kvplan reads model_type 'bailing_hybrid' as {_BAILING_LINEAR} or {_BAILING_KDA}; "
+            "send other Bailing hybrids as inline geometry",
+        )
     if model_type in _UNREAD_HYBRIDS or (
         model_type not in _READ_HYBRIDS and any(k.startswith(_STATE_KEY_PREFIXES) for k in cfg)
     ):
@@ -709,7 +884,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         slots = tuple(i for _, i in kv_slots)
         n = len(slots)
     else:
-        layer_types, slots = _layer_types(cfg, model_type, n, window), None
+        layer_types, slots = _layer_types(cfg, model_type, n, window, archs), None
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
     mamba = chunk = None
@@ -718,7 +893,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             if t not in LAYER_TYPE_CODES:
                 raise InvalidConfig(f"layer_types[{i}]", f"unknown layer type {t!r}")
         if any(LAYER_TYPE_CODES[t] == MAMBA for t in layer_types):
-            mamba = _mamba_state(cfg, model_type, dtype)
+            mamba = _mamba_state(cfg, model_type, dtype, archs)
         if "chunked_attention" in layer_types:
             chunk = _cfg_int(cfg, "attention_chunk_size", MAX_TOKENS)
         if model_type == "cohere2" and window:
@@ -743,26 +918,14 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             index_head_dim=idx if cfg.get("index_topk") is not None or idx is not None else None,
             dtype=dtype,
             max_position_embeddings=max_pos,
-            layer_types=None,
+            layer_types=layer_types,
+            mamba=mamba,
             weight_dtype=weight_dtype,
             expert_weight_dtype=expert_dtype,
             prefix="",
         )
 
-    kv = _first_present(cfg, _KV_HEAD_KEYS)
-    kv_heads = q_heads if kv is None else _pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
-    hd = cfg.get("head_dim")
-    if hd is not None:  # 0 or null: derived from the hidden size below
-        hd = _non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
-    if hd:
-        head_dim = hd
-    elif cfg.get("hidden_size_per_head") is not None:
-        head_dim = _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
-    else:
-        hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
-        head_dim = hidden // q_heads
-        if head_dim < 1:
-            raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
     try:
         return make_geometry(
             name=name,

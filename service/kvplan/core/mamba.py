@@ -19,14 +19,18 @@ class Mixer(StrEnum):
     MAMBA1 = "mamba1"  # Jamba, Mamba: conv (I, k − 1) + SSM (I, d_state)
     MAMBA2 = "mamba2"  # Granite-4.0-H, Falcon-H1, Nemotron-H: conv (I + 2·G·N, k − 1) + SSM (H, P, N)
     GATED_DELTA_NET = "gated_delta_net"  # Qwen3-Next: conv (2·Hk·Dk + Hv·Dv, k − 1) + state (Hv, Dv, Dk)
+    # (KDA, in Kimi-Linear and Bailing V3, is this layout with Hk = Hv and Dk = Dv.)
     SHORT_CONV = "short_conv"  # LFM2: conv (conv_dim, k − 1) only
+    LINEAR_ATTENTION = "linear_attention"  # Bailing linear: one state (H, head_dim, head_dim), no conv
 
 
 class MambaState(msgspec.Struct, frozen=True, kw_only=True):
     """A recurrent layer's state, as the config numbers vLLM's shape calculator reads.
     `intermediate_size` is the mixer's inner width (Mamba1/2); the gated delta net reads the
-    key/value heads and dims instead. `checkpoint_blocks` is 1 for the mixers that export a
-    prefill checkpoint (MambaMixer2: vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
+    key/value heads and dims instead; linear attention only num_heads and head_dim, and keeps
+    its one state in conv_dtype (vLLM's mamba_cache_dtype; conv_kernel is not read).
+    `checkpoint_blocks` is 1 for the mixers that export a prefill checkpoint (MambaMixer2:
+    vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
 
     mixer: Mixer
     conv_kernel: int
@@ -68,7 +72,9 @@ def _extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
 
 def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], ...]:
     """(conv state shape, SSM state shape) on one GPU of tensor parallel `tp`; the short
-    convolution keeps only the first."""
+    convolution keeps only the first, linear attention only its one state."""
+    if s.mixer is Mixer.LINEAR_ATTENTION:  # linear_attention_state_shape
+        return ((_divide(s.num_heads, tp, "the linear-attention heads"), s.head_dim, s.head_dim),)
     k = s.conv_kernel - 1
     if s.mixer is Mixer.SHORT_CONV:
         return ((_divide(s.intermediate_size, tp, "the short-conv width"), k),)

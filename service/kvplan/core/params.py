@@ -162,14 +162,16 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
     hd = _int(cfg, "head_dim", maximum=MAX_HEAD_DIM) or H // q
     inter = _int(cfg, "intermediate_size", "ffn_hidden_size", maximum=MAX_INTERMEDIATE_SIZE)
     experts = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts", maximum=MAX_EXPERTS)
-    per_tok = _int(cfg, "num_experts_per_tok", "moe_topk", maximum=MAX_EXPERTS, default=experts)
+    # Kimi-Linear names the top-k num_experts_per_token, and its shared experts num_shared_experts.
+    top_k_keys = ("num_experts_per_tok", "moe_topk", "num_experts_per_token")
+    per_tok = _int(cfg, *top_k_keys, maximum=MAX_EXPERTS, default=experts)
     if experts and per_tok > experts:
-        key = "num_experts_per_tok" if cfg.get("num_experts_per_tok") is not None else "moe_topk"
+        key = next(k for k in top_k_keys if cfg.get(k) is not None)
         raise InvalidConfig(key, f"{per_tok} experts a token, but the model has {experts}")
     e_inter = _int(cfg, "moe_intermediate_size", maximum=MAX_INTERMEDIATE_SIZE, default=inter)
     if not (inter or e_inter):
         return None
-    shared = _int(cfg, "n_shared_experts", maximum=MAX_EXPERTS) * 3 * H * e_inter
+    shared = _int(cfg, "n_shared_experts", "num_shared_experts", maximum=MAX_EXPERTS) * 3 * H * e_inter
     shared += 3 * H * _int(cfg, "shared_expert_intermediate_size", maximum=MAX_INTERMEDIATE_SIZE)
 
     if mt in MLA_MODEL_TYPES and cfg.get("kv_lora_rank"):

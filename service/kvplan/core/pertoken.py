@@ -19,8 +19,8 @@ from .dtypes import (
 )
 from .errors import InvalidInput
 from .geometry import CHUNKED, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
-from .ledger import LedgerBuilder, Step
-from .mamba import state_bytes, state_shapes
+from .ledger import LedgerBuilder, Scalar, Step
+from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
 from .parallel import Parallel, check_sizes, kv_heads_per_gpu, kv_stage_ranges, validate
 from .units import GiB, KiB, cdiv
@@ -418,18 +418,23 @@ def per_token_ledger(
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:
             m = geometry.mamba
-            conv, *ssm = state_shapes(m, par.tensor)
+            shapes = ["×".join(map(str, shape)) for shape in state_shapes(m, par.tensor)]
+            parts: dict[str, Scalar]
+            if m.mixer is Mixer.LINEAR_ATTENTION:  # one state, in the conv states' dtype
+                formula = "state × dtype, shape per GPU"
+                parts = {"state_shape": shapes[0], "dtype": m.conv_dtype}
+            else:
+                formula = "conv state × conv dtype + SSM state × SSM dtype, shapes per GPU"
+                parts = {"conv_shape": shapes[0], "ssm_shape": shapes[1] if len(shapes) > 1 else None,
+                         "conv_dtype": m.conv_dtype, "ssm_dtype": m.ssm_dtype}  # fmt: skip
             led.add(
                 "mamba_state_bytes_per_layer",
-                "conv state × conv dtype + SSM state × SSM dtype, shapes per GPU",
+                formula,
                 lb.mamba_state_gpu,
                 "B",
                 "vllm/model_executor/layers/mamba/mamba_utils.py (MambaStateShapeCalculator)",
                 mixer=m.mixer.value,
-                conv_shape="×".join(map(str, conv)),
-                ssm_shape="×".join(map(str, ssm[0])) if ssm else None,
-                conv_dtype=m.conv_dtype,
-                ssm_dtype=m.ssm_dtype,
+                **parts,
                 TP=par.tensor,
             )
         elif kb.kind == "mamba":

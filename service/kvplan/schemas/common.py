@@ -97,10 +97,11 @@ class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     """A Mamba or linear-attention layer's state, as the config numbers vLLM's shape calculator
     reads (vllm/model_executor/layers/mamba/mamba_utils.py). mamba1: intermediate_size,
     state_size; mamba2: also n_groups, num_heads, head_dim; gated_delta_net: num_k_heads,
-    num_v_heads, head_k_dim, head_v_dim; short_conv (LFM2): intermediate_size (conv_dim).
+    num_v_heads, head_k_dim, head_v_dim; short_conv (LFM2): intermediate_size (conv_dim);
+    linear_attention (Bailing): num_heads, head_dim, one state in conv_dtype (conv_kernel unread).
     checkpoint_blocks is 1 for Mamba2 mixers."""
 
-    mixer: Literal["mamba1", "mamba2", "gated_delta_net", "short_conv"]
+    mixer: Literal["mamba1", "mamba2", "gated_delta_net", "short_conv", "linear_attention"]
     conv_kernel: Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, examples=[4])]
     state_size: StateDim = 0
     intermediate_size: StateDim = 0
