@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from kvplan.core.geometry import from_hf_config
 from kvplan.core.units import cdiv
 
 H100 = dict(gpu="h100-sxm-80gb")  # max_num_batched_tokens defaults to 8192 here
@@ -154,3 +158,25 @@ def test_pipeline_stages_split_decoder_layers_and_kv_layers_follow_them(registry
     assert kv_stage_ranges(falcon, 3) == ((0, 30), (30, 60), (60, 88))
     dense = registry.model("llama-3-8b").geometry
     assert kv_stage_ranges(dense, 3) == ((0, 11), (11, 22), (22, 32))
+
+
+def _config(name: str) -> dict:
+    return json.loads((Path(__file__).parent / "data" / "hf-configs" / name).read_text())
+
+
+def test_a_qwen3_5_config_without_layer_types_or_interval_has_every_fourth_layer_full():
+    """Qwen3_5*Config fills layer_types in with full_attention_interval 4 when neither is given."""
+    cfg = _config("Qwen--Qwen3.6-35B-A3B.json")
+    stated = from_hf_config(cfg).layer_pattern
+    left_out = ("layer_types", "full_attention_interval")
+    bare = {k: v for k, v in cfg["text_config"].items() if k not in left_out}
+    assert from_hf_config({**cfg, "text_config": bare}).layer_pattern == stated
+    assert stated.count("F") == 10 and stated[3::4] == "F" * 10
+
+
+def test_an_olmo_hybrid_config_without_layer_types_keeps_its_last_layer_full_when_short():
+    """OlmoHybridConfig: every 4th layer full, and the last when that leaves none."""
+    stated = _config("synthetic--olmo-hybrid-defaults.json")
+    cfg = {k: v for k, v in stated.items() if k != "layer_types"}
+    assert from_hf_config(cfg).layer_pattern == from_hf_config(stated).layer_pattern
+    assert from_hf_config({**cfg, "num_hidden_layers": 3}).layer_pattern[-1] == "F"

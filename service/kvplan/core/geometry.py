@@ -441,9 +441,17 @@ def _layer_types(
         period = _cfg_count(cfg, "attn_layer_period")
         offset = _non_neg_int(cfg.get("attn_layer_offset"), "attn_layer_offset", MAX_LAYERS)
         return tuple("full_attention" if i % period == offset else "mamba" for i in range(n))
+    if model_type == "olmo_hybrid":
+        # OlmoHybridConfig: every 4th layer is full attention (it reads no interval), and the last
+        # one when that leaves none.
+        types = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(n)]
+        if "full_attention" not in types:
+            types[-1] = "full_attention"
+        return tuple(types)
     if model_type in _GDN_FAMILIES:
-        # Qwen3NextConfig / Qwen3_5Config: every full_attention_interval-th layer is full attention.
-        every = _cfg_count(cfg, "full_attention_interval")
+        # Qwen3NextConfig / Qwen3_5Config: every full_attention_interval-th layer (4 unless the
+        # config says) is full attention.
+        every = _cfg_count({"full_attention_interval": 4, **cfg}, "full_attention_interval")
         return tuple("full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n))
     if cfg.get("attention_chunk_size"):
         # Llama-4 (vllm/model_executor/models/llama4.py): layers with RoPE attend within their
