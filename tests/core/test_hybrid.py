@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kvplan.core.errors import InvalidConfig
 from kvplan.core.geometry import from_hf_config
 from kvplan.core.units import cdiv
 
@@ -180,3 +181,25 @@ def test_an_olmo_hybrid_config_without_layer_types_keeps_its_last_layer_full_whe
     cfg = {k: v for k, v in stated.items() if k != "layer_types"}
     assert from_hf_config(cfg).layer_pattern == from_hf_config(stated).layer_pattern
     assert from_hf_config({**cfg, "num_hidden_layers": 3}).layer_pattern[-1] == "F"
+
+
+def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_types():
+    stated = _config("synthetic--alice-ai-shaped.json")
+    g = from_hf_config({**stated, "model_type": "whatever_its_repository_calls_it"})
+    assert g.layer_pattern == from_hf_config(stated).layer_pattern
+    assert g.layer_counts() == {"full_attention": 10, "mamba": 30}
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({k: v for k, v in stated.items() if k != "layer_types"})
+    assert e.value.field == "layer_types"
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**stated, "linear_value_head_dim": 64})
+    assert e.value.field == "linear_value_head_dim"
+
+
+@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "Step5ForCausalLM"])
+def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
+    llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
+                    "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512}  # fmt: skip
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(llama_shaped)
+    assert e.value.field == "architectures" and arch in e.value.reason

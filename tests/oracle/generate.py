@@ -42,6 +42,7 @@ ZAMBA2 = "synthetic--zamba2-2.7b-shaped.json"
 ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
 MINICPM_V46 = "synthetic--minicpm-v-4.6-defaults.json"
 BAILING_V3 = "synthetic--bailing-v3-shaped.json"
+ALICE_AI = "synthetic--alice-ai-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -172,6 +173,11 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                     "dtype": "fp8"}),
     ("falcon-7b-2k-block32", FALCON_7B, {"available_memory_bytes": 3 * GiB, "max_model_len": 2048,
                                          "block_size": 32}),
+    ("alice-ai-shaped-64k", ALICE_AI, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
+    ("alice-ai-shaped-128k-tp2-fp8", ALICE_AI, {"available_memory_bytes": 15 * GiB, "max_model_len": 131072,
+                                                 "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("alice-ai-shaped-32k-block64-tp4", ALICE_AI, {"available_memory_bytes": 8 * GiB, "max_model_len": 32768,
+                                                    "block_size": 64, "tensor_parallel_size": 4}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -20,6 +20,9 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   Zamba2 (vllm/model_executor/models/zamba2.py): every layer of layers_block_type has a
       MambaMixer2 (checkpoint 1); a "hybrid" layer also runs the shared attention block, with an
       Attention of its own (`.attn.{j}`, one KV cache per hybrid layer though weights are shared).
+  AliceAI (vllm/model_executor/models/alice_ai.py): layer_types' "linear_attention" layers are
+      KDA (KimiGatedDeltaNetAttention: a MambaSpec, no checkpoint), oracle_ext finds them itself;
+      its config loads as a plain PretrainedConfig (below).
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -32,9 +35,20 @@ from dataclasses import replace
 
 sys.path.insert(0, sys.argv[1])
 import oracle_ext as E
+from transformers import AutoConfig, PretrainedConfig
 
 STOCK = E.O
 _ext_fill = STOCK._fill_from_model_config
+
+
+class _AliceAIConfig(PretrainedConfig):
+    """AliceAI's config class is its repository's (trust_remote_code); none is installed here, so
+    its config.json loads as a plain config: every key an attribute, nothing derived."""
+
+    model_type = "alice_ai"
+
+
+AutoConfig.register("alice_ai", _AliceAIConfig)
 _ext_build = STOCK.build_specs
 
 

@@ -344,6 +344,32 @@ _KV_HEAD_KEYS = (
 )
 # Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
+# Architectures vLLM 0.33 serves from vllm/models/<package> with KV layouts of their own (per-layer
+# windows from their own config keys, compressed or indexed sparse attention, their own
+# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention.
+_OWN_LAYOUT_ARCHS = {
+    arch: package
+    for package, archs in (
+        ("beam", ("BeamForCausalLM",)),
+        ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
+        ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
+        ("dots3_note", ("Dots3NoteForCausalLM",)),
+        ("flint", ("FlintForCausalLM",)),
+        ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
+        ("hy_v4", ("HYV4ForCausalLM",)),
+        ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
+        ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
+        ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
+        ("muse_spark", ("MuseSparkForConditionalGeneration",)),
+        ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
+        ("step5", ("Step5ForCausalLM", "Step5ForConditionalGeneration")),
+    )
+    for arch in archs
+}
+# AliceAI has no config class in transformers (its config.json comes with the repository's own):
+# it is known by its architecture and read under this family name.
+_ALICE_AI = "AliceAIForCausalLM"
+_ALICE_AI_FAMILY = "alice_ai"
 # Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6, OLMo-hybrid), their text configs included.
 _GDN_FAMILIES = frozenset(
     {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid"}
@@ -351,7 +377,7 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           "kimi_linear", "bailing_hybrid", "zamba2",
+                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY,
                            *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
                              "bailing_moe_linear"})  # fmt: skip
@@ -430,6 +456,8 @@ def _layer_types(
             "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
         )
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
+    if layer_types is None and model_type == _ALICE_AI_FAMILY:
+        raise InvalidConfig("layer_types", "AliceAI's layers are read from layer_types, which is missing")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
             raise InvalidConfig("layer_types", "must be a list of strings")
@@ -682,6 +710,23 @@ def _mamba_state(
             conv_dtype=dtype,
             ssm_dtype=dtype,
         )
+    if model_type == _ALICE_AI_FAMILY:
+        # vllm/model_executor/models/alice_ai.py: KDA (as Kimi-Linear's) of linear_num_key_heads
+        # heads of linear_key_head_dim; the value heads and dims must match (_make_kimi_kda_config).
+        heads, dim = _cfg_dim(cfg, "linear_num_key_heads"), _cfg_dim(cfg, "linear_key_head_dim")
+        for key, same in (("linear_num_value_heads", heads), ("linear_value_head_dim", dim)):
+            if cfg.get(key, same) != same:
+                raise InvalidConfig(key, "AliceAI's KDA needs as many value heads and dims as key ones")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_cfg_dim(cfg, "linear_conv_kernel_dim"),
+            num_k_heads=heads,
+            num_v_heads=heads,
+            head_k_dim=dim,
+            head_v_dim=dim,
+            conv_dtype=dtype,
+            ssm_dtype="float32",
+        )
     if model_type == "kimi_linear":
         # KDA (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape): the gated delta
         # net's layout with as many key as value heads, all of head_dim; the recurrent state in
@@ -869,6 +914,15 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
     archs = top.get("architectures")
     archs = tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
+    if _ALICE_AI in archs:
+        model_type = _ALICE_AI_FAMILY
+    own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
+    if own is not None:
+        raise InvalidConfig(
+            "architectures",
+            f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
+            "that kvplan does not model yet; send the model as inline geometry",
+        )
     if model_type == "bailing_hybrid" and not {_BAILING_LINEAR, _BAILING_KDA} & set(archs):
         # Two models share the model_type; the multimodal V3 wraps it in a config of its own.
         raise InvalidConfig(
