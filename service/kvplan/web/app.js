@@ -19,7 +19,8 @@ let seq = 0;
 let gpus = {};
 
 function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
-function fmtGiB(bytes, digits = 4) { return (bytes / GiB).toLocaleString("en-US", { maximumFractionDigits: digits }) + " GiB"; }
+// GiB to two decimals everywhere, as the text answers state them.
+function fmtGiB(bytes) { return (bytes / GiB).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) + " GiB"; }
 function fmtBytes(n) {
   if (Math.abs(n) >= GiB) return fmtGiB(n);
   if (Math.abs(n) >= 1024 * 1024) return (n / 1024 / 1024).toLocaleString("en-US", { maximumFractionDigits: 4 }) + " MiB";
@@ -120,7 +121,7 @@ function render(b) {
   setText("out-per-token-x", fmtInt(b.per_token.bytes_per_token) + " B · " +
     b.per_token.mha_equivalent_ratio.toFixed(1) + "× smaller than the MHA form");
   setText("out-kv-request", fmtBytes(b.kv_bytes_per_request));
-  setText("out-budget", fmtGiB(b.available_kv_bytes, 3));
+  setText("out-budget", fmtGiB(b.available_kv_bytes));
   setText("out-budget-x", "(" + fmtInt(b.available_kv_bytes) + " B)");
   setText("out-blocks", fmtInt(b.num_blocks));
   const unrounded = b.available_kv_bytes > 0 ? b.available_kv_bytes / b.bytes_per_block : 0;
@@ -150,9 +151,9 @@ function render(b) {
   warn.hidden = ordered.length === 0;
   const m = b.memory;
   setText("out-nonkv", m && m.non_kv_source === "estimated"
-    ? fmtGiB(b.non_kv_bytes + b.cudagraph_bytes, 2) + " estimated (activation " + fmtGiB(m.activation_bytes, 2) +
-      ", non-torch " + fmtGiB(m.non_torch_bytes, 2) + (m.cudagraph_subtracted ? ", CUDA graphs " + fmtGiB(b.cudagraph_bytes, 2) : "") + ")"
-    : fmtGiB(b.non_kv_bytes + b.cudagraph_bytes, 2) + (m ? " (" + m.non_kv_source + ")" : ""));
+    ? fmtGiB(b.non_kv_bytes + b.cudagraph_bytes) + " estimated (activation " + fmtGiB(m.activation_bytes) +
+      ", non-torch " + fmtGiB(m.non_torch_bytes) + (m.cudagraph_subtracted ? ", CUDA graphs " + fmtGiB(b.cudagraph_bytes) : "") + ")"
+    : fmtGiB(b.non_kv_bytes + b.cudagraph_bytes) + (m ? " (" + m.non_kv_source + ")" : ""));
   setText("out-band", b.band ? fmtInt(b.band.concurrency_low) + "–" + fmtInt(b.band.concurrency_high) + " requests across the calibration band" : "—");
   renderDominance(b);
 }
@@ -615,7 +616,7 @@ async function resolveHubId() {
   try {
     const m = await api("/v1/models/" + modelPath(id));
     const sha = m.hub ? m.hub.sha.slice(0, 12) : "preset";
-    const weights = m.loaded_weights ? " · weights " + fmtGiB(m.loaded_weights.total_bytes, 2) + " as stored" : "";
+    const weights = m.loaded_weights ? " · weights " + fmtGiB(m.loaded_weights.total_bytes) + " as stored" : "";
     status.textContent = id + " → " + (m.hub ? "commit " + sha : "the preset " + m.id) + " · " + m.attention + weights;
     let option = [...$("model").options].find((o) => o.value === id);
     if (!option) { option = new Option(id + (m.hub ? " @ " + sha : ""), id); $("model").append(option); }
@@ -665,7 +666,7 @@ async function init() {
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
   for (const g of gpuList.gpus) {
     gpus[g.id] = g;
-    $("gpu").append(new Option(g.id + " · " + (g.memory_bytes / GiB).toFixed(1) + " GiB", g.id));
+    $("gpu").append(new Option(g.id + " · " + fmtGiB(g.memory_bytes), g.id));
   }
   buildFleetInputs(gpuList.gpus);
   for (const e of engines.engines) $("engine").append(new Option(e.id + (e.id === engines.default ? " (default)" : ""), e.id));
