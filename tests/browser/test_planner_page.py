@@ -680,3 +680,52 @@ def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, 
         shot(pg, f"fleet-page-{width}")
     finally:
         ctx.close()
+
+
+VIEWS = {  # each view of the page, by the element that holds it
+    "results": "#readouts",
+    "factors": "#dominance",
+    "chart": "#chart",
+    "ledger": "#ledger",
+    "blocks": "#blocktable",
+    "incident": "#incident",
+}
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server, width, height):
+    """No view is wider than the screen and no table cell cuts its text (the ledger's source column
+    was clipped); a screenshot of each view for a person to look at."""
+    from pathlib import Path
+
+    ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+    pg = ctx.new_page()
+    try:
+        open_page(pg, server)
+        pg.click("#preset-B")
+        settle(pg)
+        pg.click("#ledger-toggle")
+        pg.wait_for_selector("#ledger table")
+        log = (Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log").read_text()
+        pg.fill("#reconcile-log", log)
+        pg.fill("#reconcile-model", "llama-3.1-70b")
+        pg.click("#reconcile-go")
+        pg.wait_for_selector("#reconcile-table:not([hidden])", timeout=10_000)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= width + 1
+        for name, sel in VIEWS.items():
+            box = pg.locator(sel).first.bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (
+                f"{name} is wider than the view"
+            )
+            shot(pg, f"view-{name}-{width}", sel)
+        scrolls = pg.evaluate("""[...document.querySelectorAll(
+            '#ledger, #incident, #readouts, .table-scroll')]
+            .filter((el) => el.offsetParent && el.scrollWidth > el.clientWidth + 1)
+            .map((el) => (el.id || el.firstElementChild?.id) + ': ' + el.scrollWidth)""")
+        assert scrolls == []  # nothing to scroll sideways to: the ledger's columns all in view
+        clipped = pg.evaluate("""[...document.querySelectorAll('td, th')]
+            .filter((el) => el.offsetParent && el.scrollWidth > el.clientWidth + 1)
+            .map((el) => el.closest('[id]').id + ': ' + el.textContent.slice(0, 40))""")
+        assert clipped == []
+    finally:
+        ctx.close()

@@ -475,6 +475,11 @@ function renderChartTable(points) {
     for (const v of [fmtInt(p.value), fmtInt(p.guaranteed), p.vllm_reported.toFixed(2) + "x"]) tr.insertCell().textContent = v;
   }
 }
+// A table of class "cards" is a card a row on a phone (style.css): each cell says its column.
+function labelCells(table) {
+  const names = [...table.tHead.rows[0].cells].map((th) => th.textContent);
+  for (const row of table.tBodies[0].rows) [...row.cells].forEach((td, i) => { td.dataset.label = names[i]; });
+}
 function renderLedger(steps) {
   const table = document.createElement("table");
   const head = table.createTHead().insertRow();
@@ -491,6 +496,8 @@ function renderLedger(steps) {
       row.insertCell().textContent = v;
     }
   }
+  table.className = "cards";
+  labelCells(table);
   $("ledger").replaceChildren(table);
 }
 function renderBlockTable(snap) {
@@ -652,6 +659,7 @@ async function reconcileLog() {
       }
       tr.dataset.verdict = row.verdict;
     }
+    labelCells(table);
     table.hidden = false;
     const lines = [r.observed_non_kv_note];
     if (r.observed_non_kv_bytes != null) lines.unshift("overhead the engine saw: non_kv_bytes " + fmtInt(r.observed_non_kv_bytes));
