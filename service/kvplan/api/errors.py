@@ -14,6 +14,7 @@ anything else                                        → 500, logged with its tr
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -34,7 +35,7 @@ from kvplan.hub import (
     ModelTooLarge,
     ModelUnreadable,
 )
-from kvplan.schemas import Problem
+from kvplan.schemas import Problem, request_field_names
 
 from . import metrics
 
@@ -148,7 +149,16 @@ def _from_msgspec(message: str) -> Problem:
         key = message.split("`")[1]
         field = f"{path}.{key}" if path else key
     detail = f"{field}: {message}" if field else message
-    return Problem(title="Invalid value", status=400, detail=detail, field=field)
+    suggestions = None
+    if message.startswith(_NAMED[0]) and field:
+        suggestions = difflib.get_close_matches(
+            field.rsplit(".", 1)[-1], request_field_names(), n=1, cutoff=0.6
+        )
+        if suggestions:
+            detail += f"; did you mean `{suggestions[0]}`?"
+    return Problem(
+        title="Invalid value", status=400, detail=detail, field=field, suggestions=suggestions or None
+    )
 
 
 def _text_wanted(request: Request[Any, Any, Any]) -> bool:

@@ -36,6 +36,7 @@ from .common import (
     WeightDtype,
     Workload,
 )
+from .fields import request_field_names
 from .simulate import (
     SimulateRequest,
     SimWorkload,
@@ -77,4 +78,5 @@ __all__ = [
     "Tokens",
     "WeightDtype",
     "Workload",
+    "request_field_names",
 ]
