@@ -203,3 +203,18 @@ def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_atte
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(llama_shaped)
     assert e.value.field == "architectures" and arch in e.value.reason
+
+
+def test_flint_and_beam_without_layer_types_read_as_their_config_classes_fill_them():
+    """FlintConfig: every layer full; BeamConfig: every layer sliding (window 4096)."""
+    flint = {k: v for k, v in _config("synthetic--flint-shaped.json").items() if k != "layer_types"}
+    assert set(from_hf_config(flint).layer_pattern) == {"F"}
+    beam = from_hf_config({"architectures": ["BeamForCausalLM"], "model_type": "beam"})
+    assert beam.layer_counts() == {"sliding_attention": 24} and beam.sliding_window == 4096
+
+
+def test_a_window_beside_layer_types_of_only_full_attention_is_no_window():
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512,
+           "sliding_window": 4096, "layer_types": ["full_attention"] * 4}  # fmt: skip
+    g = from_hf_config(cfg)
+    assert set(g.layer_pattern) == {"F"} and g.sliding_window is None

@@ -43,6 +43,9 @@ ZAMBA2_DEFAULTS = "synthetic--zamba2-defaults.json"
 MINICPM_V46 = "synthetic--minicpm-v-4.6-defaults.json"
 BAILING_V3 = "synthetic--bailing-v3-shaped.json"
 ALICE_AI = "synthetic--alice-ai-shaped.json"
+BEAM = "synthetic--beam-shaped.json"
+FLINT = "synthetic--flint-shaped.json"
+FLINT_DEFAULTS = "synthetic--flint-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -178,6 +181,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                  "tensor_parallel_size": 2, "dtype": "fp8"}),
     ("alice-ai-shaped-32k-block64-tp4", ALICE_AI, {"available_memory_bytes": 8 * GiB, "max_model_len": 32768,
                                                     "block_size": 64, "tensor_parallel_size": 4}),
+    ("beam-shaped-32k", BEAM, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("beam-shaped-32k-tp2-fp8-block32", BEAM, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768,
+                                                "tensor_parallel_size": 2, "dtype": "fp8", "block_size": 32}),
+    ("flint-shaped-256k", FLINT, {"available_memory_bytes": 20 * GiB, "max_model_len": 262144}),
+    ("flint-shaped-64k-tp4", FLINT, {"available_memory_bytes": 8 * GiB, "max_model_len": 65536,
+                                     "tensor_parallel_size": 4}),
+    ("flint-defaults-32k", FLINT_DEFAULTS, {"available_memory_bytes": 8 * GiB, "max_model_len": 32768}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -82,6 +82,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
                 "sliding_window": 128},
+    # vLLM's own config classes (vllm/transformers_utils/configs/beam.py, vllm/models/flint/configs.py).
+    "beam": {"tie_word_embeddings": False, "num_hidden_layers": 24, "num_attention_heads": 32,
+             "num_key_value_heads": 4, "hidden_size": 2048, "max_position_embeddings": 32768,
+             "sliding_window": 4096},
+    "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
+              "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
+              "max_position_embeddings": 262144, "sliding_window": 513},
 }  # fmt: skip
 
 

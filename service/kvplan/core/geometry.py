@@ -350,11 +350,9 @@ _KV_HEAD_KEYS = (
 _OWN_LAYOUT_ARCHS = {
     arch: package
     for package, archs in (
-        ("beam", ("BeamForCausalLM",)),
         ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
-        ("flint", ("FlintForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("hy_v4", ("HYV4ForCausalLM",)),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
@@ -491,6 +489,8 @@ def _layer_types(
         if not isinstance(no_rope, list) or len(no_rope) != n:
             raise InvalidConfig("no_rope_layers", f"must list one flag for each of the {n} layers")
         return tuple("chunked_attention" if v else "full_attention" for v in no_rope)
+    if model_type == "flint":  # FlintConfig: no layer_types means every layer full
+        return tuple("full_attention" for _ in range(n))
     if not window:
         return None
     if model_type == "gpt_oss":
@@ -961,7 +961,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         if model_type == "cohere2" and window:
             window += 1  # vllm/model_executor/models/commandr.py: the window plus the current token
         if all(LAYER_TYPE_CODES[t] == FULL for t in layer_types):
-            layer_types = None
+            # Uniform full attention: vLLM applies a model-wide window only when layer_types is
+            # absent or all sliding (vllm/engine/arg_utils.py create_engine_config).
+            layer_types, window = None, None
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
 
     if is_mla:
