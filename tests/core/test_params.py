@@ -147,3 +147,14 @@ def test_a_llama_config_that_does_not_say_ties_nothing():
 def test_a_geometry_read_from_a_config_keeps_the_name_it_was_given():
     cfg = json.loads((BUILTIN_DIR / "models" / "llama-3.1-8b.json").read_text())["config"]
     assert from_hf_config(cfg, name="my-llama").name == "my-llama"
+
+
+@pytest.mark.parametrize(
+    ("mid", "within"), [("jamba-1.5-mini", 0.02), ("granite-4.0-h-small", 0.02), ("qwen3-next-80b-a3b", 0.02)]
+)
+def test_a_hybrids_recurrent_layers_count_their_mixers_weights_not_attention(mid, within):
+    """Read through the geometry, which knows which layers keep a state: Jamba-1.5-Mini was 92B
+    when every layer counted attention and an MoE block; it is 52B."""
+    doc = preset(mid)
+    total = from_hf_config(doc["config"]).params_total
+    assert abs(total - doc["params"]["total"]) / doc["params"]["total"] < within

@@ -849,7 +849,8 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     geo = _geometry_from_config(config, name)
     cfg = dict(language_config(config))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
-    est = estimate_params(config)
+    states = geo.layer_pattern.count(MAMBA)
+    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None

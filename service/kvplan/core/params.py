@@ -29,6 +29,7 @@ from .limits import (
     MAX_PARAMS,
     MAX_VOCAB_SIZE,
 )
+from .mamba import MambaState, Mixer
 
 
 class ParamCount(msgspec.Struct, frozen=True):
@@ -104,9 +105,13 @@ def moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
         )
     freq = _at_least_one(cfg, "moe_layer_freq")
     step = _at_least_one(cfg, "decoder_sparse_step")
+    period = _at_least_one(cfg, "expert_layer_period")  # Jamba (jamba.py): i % period == offset
+    offset = _int(cfg, "expert_layer_offset", maximum=MAX_LAYERS) % period
     dense_only = _layer_list(cfg, "mlp_only_layers", layers)
     return sum(
-        1 for i in range(first_dense, layers) if i % freq == 0 and (i + 1) % step == 0 and i not in dense_only
+        1
+        for i in range(first_dense, layers)
+        if i % freq == 0 and (i + 1) % step == 0 and i % period == offset and i not in dense_only
     )
 
 
@@ -138,16 +143,54 @@ def vision_tower_params(config: Mapping[str, Any], text_hidden: int) -> int:
     return layers * per_layer + 3 * patch * patch * h + projector
 
 
-def estimate_params(config: Mapping[str, Any]) -> ParamCount | None:
+def estimate_params(
+    config: Mapping[str, Any],
+    attention_layers: int | None = None,
+    state: MambaState | None = None,
+    state_layers: int = 0,
+) -> ParamCount | None:
     """None when the config lacks what the sum needs (hidden size, vocabulary, MLP width) or
-    gives a size per layer; InvalidConfig, naming the field, when a field it reads is out of range."""
+    gives a size per layer; InvalidConfig, naming the field, when a field it reads is out of range.
+    A hybrid's geometry says how many layers attend (`attention_layers`, every decoder layer when
+    None) and how many keep a recurrent `state` instead: those count their mixer's weights."""
     try:
-        return _estimate(config)
+        return _estimate(config, attention_layers, state, state_layers)
     except _PerLayerSizes:
         return None
 
 
-def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
+def mixer_params(s: MambaState, hidden: int, dt_rank: int) -> int:
+    """One recurrent layer's weights, as vLLM's mixers hold them (vllm/model_executor/layers/mamba/
+    mamba_mixer.py, mamba_mixer2.py, gdn/, short_conv.py; the linear attention of
+    bailing_moe_linear.py has the four projections of attention)."""
+    H, k = hidden, s.conv_kernel
+    if s.mixer is Mixer.MAMBA1:  # in, conv (+bias), x, dt (+bias), A, D, out
+        inner, n = s.intermediate_size, s.state_size
+        return (
+            H * 2 * inner
+            + inner * k
+            + inner
+            + inner * (dt_rank + 2 * n)
+            + dt_rank * inner
+            + 3 * inner
+            + inner * n
+            + inner * H
+        )
+    if s.mixer is Mixer.MAMBA2:  # in (z, x, B, C, dt), conv (+bias), A, D, dt bias, norm, out
+        inner, gn, heads = s.intermediate_size, 2 * s.n_groups * s.state_size, s.num_heads
+        return H * (2 * inner + gn + heads) + (inner + gn) * (k + 1) + 3 * heads + inner + inner * H
+    if s.mixer is Mixer.GATED_DELTA_NET:  # in (q, k, v, z; b, a), conv, dt bias, A, norm, out
+        kd, vd, hv = s.num_k_heads * s.head_k_dim, s.num_v_heads * s.head_v_dim, s.num_v_heads
+        return H * (2 * kd + 2 * vd) + H * 2 * hv + (2 * kd + vd) * k + 2 * hv + s.head_v_dim + vd * H
+    if s.mixer is Mixer.SHORT_CONV:  # in (B, C, x), conv, out
+        return H * 3 * s.intermediate_size + s.intermediate_size * k + s.intermediate_size * H
+    d = s.num_heads * s.head_dim  # LINEAR_ATTENTION: q, k, v, o
+    return 4 * H * d
+
+
+def _estimate(
+    config: Mapping[str, Any], attention_layers: int | None, state: MambaState | None, state_layers: int
+) -> ParamCount | None:
     text = config.get("text_config")
     cfg: Mapping[str, Any] = {**config, **text} if isinstance(text, Mapping) else config
     mt = str(cfg.get("model_type", ""))
@@ -222,7 +265,12 @@ def _estimate(config: Mapping[str, Any]) -> ParamCount | None:
         norms += L * 2 * H  # pre/post feed-forward norms
     tied = bool(cfg.get("tie_word_embeddings", True))  # the Hugging Face default
     emb = V * H * (1 if tied else 2)
-    total = emb + L * attn + mlp + norms + vision_tower_params(config, H)
+    mixers = 0
+    if state is not None and state_layers:
+        dt_rank = _int(cfg, "mamba_dt_rank", "time_step_rank", maximum=MAX_HIDDEN_SIZE) or math.ceil(H / 16)
+        mixers = state_layers * mixer_params(state, H, dt_rank)
+    attending = L if attention_layers is None else attention_layers
+    total = emb + attending * attn + mixers + mlp + norms + vision_tower_params(config, H)
     if total > MAX_PARAMS:
         raise InvalidConfig(
             "config", f"its sizes make {total:,} parameters, above the limit of {MAX_PARAMS:,} (MAX_PARAMS)"
