@@ -158,3 +158,15 @@ def test_a_hybrids_recurrent_layers_count_their_mixers_weights_not_attention(mid
     doc = preset(mid)
     total = from_hf_config(doc["config"]).params_total
     assert abs(total - doc["params"]["total"]) / doc["params"]["total"] < within
+
+
+@pytest.mark.parametrize(
+    ("name", "published"),
+    [("synthetic--nemotron-h-8b-shaped.json", 8e9), ("synthetic--zamba2-2.7b-shaped.json", 2.7e9)],
+)
+def test_only_the_layers_with_a_feed_forward_block_count_one(name, published):
+    """Nemotron-H's Mamba and attention layers have no MLP; Zamba2's shared blocks are two."""
+    total = from_hf_config(
+        json.loads((Path(__file__).parent / "data" / "hf-configs" / name).read_text())
+    ).params_total
+    assert abs(total - published) / published < 0.1

@@ -217,6 +217,16 @@ def _estimate(
     shared = _int(cfg, "n_shared_experts", "num_shared_experts", maximum=MAX_EXPERTS) * 3 * H * e_inter
     shared += 3 * H * _int(cfg, "shared_expert_intermediate_size", maximum=MAX_INTERMEDIATE_SIZE)
 
+    # Layers with a feed-forward block: every decoder layer, except where Nemotron-H's pattern
+    # has MLP (-) and MoE (E) layers apart from its Mamba and attention ones (nemotron_h.py, a
+    # two-matrix ReLU² MLP) and where Zamba2's shared transformer blocks are all there is
+    # (zamba2.py: num_mem_blocks blocks, their weights shared by every hybrid layer).
+    pattern = str(cfg.get("hybrid_override_pattern") or "") if mt == "nemotron_h" else ""
+    ffn_layers, mlp_matrices = L, 3
+    if pattern:
+        ffn_layers, mlp_matrices = pattern.count("-") + pattern.count("E"), 2
+    if mt == "zamba2":
+        ffn_layers = attention_layers = _at_least_one(cfg, "num_mem_blocks")
     if mt in MLA_MODEL_TYPES and cfg.get("kv_lora_rank"):
         r_kv = _int(cfg, "kv_lora_rank", maximum=MAX_HEAD_DIM)
         r_q = _int(cfg, "q_lora_rank", maximum=MAX_HEAD_DIM)
@@ -247,17 +257,17 @@ def _estimate(
             if mt in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm_moe_dsa")
             else 0
         )
-        moe_layers = moe_layer_count(cfg, L)
-        dense_layers = L - moe_layers
+        moe_layers = pattern.count("E") if pattern else moe_layer_count(cfg, L)
+        dense_layers = ffn_layers - moe_layers
         expert = moe_layers * experts * one_expert
-        mlp = expert + moe_layers * (shared + router) + dense_layers * 3 * H * inter
+        mlp = expert + moe_layers * (shared + router) + dense_layers * mlp_matrices * H * inter
         active_experts = moe_layers * per_tok * one_expert
     elif mt in _TWO_MATRIX_MLP:  # fc1 and fc2 with biases, no gate
         expert = active_experts = 0
         mlp = L * (2 * H * inter + inter + H)
     else:
         expert = active_experts = 0
-        mlp = L * 3 * H * inter
+        mlp = ffn_layers * mlp_matrices * H * inter
     norms = L * 2 * H + H
     if mt in _TWO_MATRIX_MLP:
         norms += H + (V if mt == "phi" else 0)  # the final norm's bias; Phi's LM head has one too
