@@ -218,3 +218,20 @@ def test_a_window_beside_layer_types_of_only_full_attention_is_no_window():
            "sliding_window": 4096, "layer_types": ["full_attention"] * 4}  # fmt: skip
     g = from_hf_config(cfg)
     assert set(g.layer_pattern) == {"F"} and g.sliding_window is None
+
+
+def test_a_refused_architecture_is_named_before_any_field_is_read():
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({"architectures": ["DeepseekV4ForCausalLM"]})
+    assert e.value.field == "architectures"
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({"architectures": "DeepseekV4ForCausalLM", "model_type": "llama",
+                        "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256})  # fmt: skip
+    assert e.value.field == "architectures"  # a string, not a list, is not read past
+
+
+def test_an_empty_zamba2_block_list_is_refused_not_replaced_by_the_default():
+    cfg = {**_config("synthetic--zamba2-defaults.json"), "layers_block_type": []}
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(cfg)
+    assert e.value.field == "layers_block_type"

@@ -14,6 +14,8 @@ V = TypeVar("V")
 # Bytes an entry costs beyond its key and value (the dict slot, the tuple, the bytes headers).
 ENTRY_OVERHEAD = 200
 # Keys `offer` has seen once (their hashes), cleared when full: a doorkeeper, as in TinyLFU.
+# 16,384 is more than one batch (1,000 scenarios) times the batches an autoscaler sends between
+# repeats, and as many hashes cost about 1 MiB beside the answer cache's own budget.
 DOORKEEPER_KEYS = 16384
 
 
@@ -63,6 +65,8 @@ class ByteBoundedCache(Generic[V]):
         """`put` on the key's second sight. A batch of distinct scenarios (a sweep, a one-off
         study) would otherwise evict every answer that repeats and churn the cache's memory for
         nothing; an autoscaler's repeated batch is kept from its second call."""
+        if len(key) > self.max_key_bytes:  # put would not keep it: it should not fill the doorkeeper
+            return
         h = hash(key)
         with self._lock:
             if h not in self._seen_once:

@@ -14,7 +14,6 @@ anything else                                        → 500, logged with its tr
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -35,7 +34,7 @@ from kvplan.hub import (
     ModelTooLarge,
     ModelUnreadable,
 )
-from kvplan.schemas import Problem, request_field_names
+from kvplan.schemas import Problem
 
 from . import metrics
 
@@ -145,20 +144,11 @@ def _from_msgspec(message: str) -> Problem:
     if m:
         message = message[: m.start()]
     field = path
-    if message.startswith(_NAMED) and "`" in message:
-        key = message.split("`")[1]
+    if message.startswith(_NAMED) and message.count("`") >= 2:
+        key = message[message.index("`") + 1 : message.rindex("`")]  # the key may hold backticks
         field = f"{path}.{key}" if path else key
     detail = f"{field}: {message}" if field else message
-    suggestions = None
-    if message.startswith(_NAMED[0]) and field:
-        suggestions = difflib.get_close_matches(
-            field.rsplit(".", 1)[-1], request_field_names(), n=1, cutoff=0.6
-        )
-        if suggestions:
-            detail += f"; did you mean `{suggestions[0]}`?"
-    return Problem(
-        title="Invalid value", status=400, detail=detail, field=field, suggestions=suggestions or None
-    )
+    return Problem(title="Invalid value", status=400, detail=detail, field=field)
 
 
 def _text_wanted(request: Request[Any, Any, Any]) -> bool:

@@ -13,6 +13,7 @@ from litestar import Request, Response
 from kvplan import __version__
 from kvplan.core.limits import MAX_QUERY_FIELDS
 from kvplan.presets import Registry
+from kvplan.schemas import unknown_field
 
 from .errors import ApiError
 
@@ -35,7 +36,10 @@ async def decode_body(request: Request[Any, Any, Any], t: type[T]) -> T:
     body = await request.body()
     if not body.strip():
         raise ApiError(400, "The request body is empty; send a JSON object.", title="Empty body")
-    return decoder(t).decode(body)
+    try:
+        return decoder(t).decode(body)
+    except msgspec.ValidationError as e:
+        raise unknown_field(e, t) or e from None
 
 
 def text_wanted(fmt: str | None, accept: str) -> bool:

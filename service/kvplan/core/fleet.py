@@ -682,7 +682,7 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
     if len(inp.mix) > 1:
         expected = sum(t.best.total_expected_concurrency or 0 for t in types if t.best)
     warns: list[w.Warning] = []
-    misleading = [  # the trap only where pooling would say more than a replica holds
+    misleading = [  # the trap only where pooling says other than what a replica holds
         f"{t.gpu} {p.name}"
         for t in types
         for p in t.layouts

@@ -387,8 +387,7 @@ _ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 
 # (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
 _QWEN35_SSM_DTYPE_ARCHS = frozenset({
     "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
-    "Qwen3_5MoeForConditionalGeneration", "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration",
-    "Qwen4ExpMTP", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
+    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
 # vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
 # linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
@@ -688,16 +687,7 @@ def _mamba_state(
         # vllm/model_executor/models/bailing_moe_v3.py: KDA (as Kimi-Linear's) over
         # num_attention_heads of head_dim, which BailingHybridConfig sets to qk_rope_head_dim.
         heads, dim = _cfg_dim(cfg, "num_attention_heads"), _cfg_dim(cfg, "qk_rope_head_dim")
-        return MambaState(
-            mixer=Mixer.GATED_DELTA_NET,
-            conv_kernel=_cfg_dim(cfg, "short_conv_kernel_size"),
-            num_k_heads=heads,
-            num_v_heads=heads,
-            head_k_dim=dim,
-            head_v_dim=dim,
-            conv_dtype=dtype,
-            ssm_dtype="float32",
-        )
+        return _kda_state(heads, dim, _cfg_dim(cfg, "short_conv_kernel_size"), dtype)
     if model_type == "bailing_hybrid":
         # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
         # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
@@ -717,40 +707,37 @@ def _mamba_state(
         for key, same in (("linear_num_value_heads", heads), ("linear_value_head_dim", dim)):
             if cfg.get(key, same) != same:
                 raise InvalidConfig(key, "AliceAI's KDA needs as many value heads and dims as key ones")
-        return MambaState(
-            mixer=Mixer.GATED_DELTA_NET,
-            conv_kernel=_cfg_dim(cfg, "linear_conv_kernel_dim"),
-            num_k_heads=heads,
-            num_v_heads=heads,
-            head_k_dim=dim,
-            head_v_dim=dim,
-            conv_dtype=dtype,
-            ssm_dtype="float32",
-        )
+        return _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
     if model_type == "kimi_linear":
-        # KDA (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape): the gated delta
-        # net's layout with as many key as value heads, all of head_dim; the recurrent state in
-        # float32 (kda_state_dtype, mamba_ssm_cache_dtype "auto"). No prefill checkpoint
-        # (KimiGatedDeltaNetAttention keeps MambaBase's spec).
         lac = _kimi_linear_config(cfg)
         p = "linear_attn_config."
         heads = _pos_int(lac.get("num_heads"), p + "num_heads", MAX_HEADS, InvalidConfig)
         dim = _pos_int(lac.get("head_dim"), p + "head_dim", MAX_HEAD_DIM, InvalidConfig)
-        kernel = lac.get("short_conv_kernel_size")
-        return MambaState(
-            mixer=Mixer.GATED_DELTA_NET,
-            conv_kernel=_pos_int(kernel, p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig),
-            num_k_heads=heads,
-            num_v_heads=heads,
-            head_k_dim=dim,
-            head_v_dim=dim,
-            conv_dtype=dtype,
-            ssm_dtype="float32",
+        kernel = _pos_int(
+            lac.get("short_conv_kernel_size"), p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig
         )
+        return _kda_state(heads, dim, kernel, dtype)
     raise InvalidConfig(
         "model_type",
         f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
         "read yet; send the model as inline geometry with mamba (state dims) or mamba_state_bytes",
+    )
+
+
+def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
+    """KDA, Kimi Delta Attention (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape
+    and kda_state_dtype): the gated delta net's layout with as many value heads as key heads, all
+    of one dim, the recurrent state in float32 (mamba_ssm_cache_dtype "auto"); no prefill
+    checkpoint (KimiGatedDeltaNetAttention keeps MambaBase's spec)."""
+    return MambaState(
+        mixer=Mixer.GATED_DELTA_NET,
+        conv_kernel=kernel,
+        num_k_heads=heads,
+        num_v_heads=heads,
+        head_k_dim=dim,
+        head_v_dim=dim,
+        conv_dtype=dtype,
+        ssm_dtype="float32",
     )
 
 
@@ -768,7 +755,8 @@ def _kv_slots(
     if model_type == "zamba2":
         # vllm/model_executor/models/zamba2.py: every block has a MambaMixer2; a hybrid block also
         # an Attention of its own (shared weights, but its own KV cache).
-        blocks = cfg.get("layers_block_type") or cfg.get("layer_types") or _ZAMBA2_BLOCKS
+        blocks = cfg.get("layers_block_type", cfg.get("layer_types"))
+        blocks = _ZAMBA2_BLOCKS if blocks is None else blocks
         # transformers remaps the legacy "mamba" to "linear_attention"; both are a Mamba2 layer.
         kv_layers = {
             "hybrid": ("full_attention", "mamba"),
@@ -872,6 +860,15 @@ def language_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**config, **text} if isinstance(text, Mapping) else config
 
 
+def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
+    archs = top.get("architectures")
+    if archs is None:
+        return ()
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise InvalidConfig("architectures", "must be a list of class names")
+    return tuple(archs)
+
+
 def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
@@ -883,6 +880,16 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     for alias, key in _ATTRIBUTE_MAP:  # transformers' attribute_map (FalconConfig and the like)
         if alias in cfg and key not in cfg:
             cfg[key] = cfg[alias]
+    archs = _architectures(top)
+    if _ALICE_AI in archs:
+        model_type = _ALICE_AI_FAMILY
+    own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
+    if own is not None:  # before any field is read: the refusal is the answer
+        raise InvalidConfig(
+            "architectures",
+            f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
+            "that kvplan does not model yet; send the model as inline geometry",
+        )
     cfg = with_defaults(cfg, model_type)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
@@ -913,17 +920,6 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         falcon_kv = _falcon_kv_heads(cfg, q_heads)
         if falcon_kv is not None:
             cfg = {**cfg, "num_kv_heads": falcon_kv}
-    archs = top.get("architectures")
-    archs = tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
-    if _ALICE_AI in archs:
-        model_type = _ALICE_AI_FAMILY
-    own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
-    if own is not None:
-        raise InvalidConfig(
-            "architectures",
-            f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
-            "that kvplan does not model yet; send the model as inline geometry",
-        )
     if model_type == "bailing_hybrid" and not {_BAILING_LINEAR, _BAILING_KDA} & set(archs):
         # Two models share the model_type; the multimodal V3 wraps it in a config of its own.
         raise InvalidConfig(

@@ -36,7 +36,7 @@ from .common import (
     WeightDtype,
     Workload,
 )
-from .fields import request_field_names
+from .fields import request_fields, unknown_field
 from .simulate import (
     SimulateRequest,
     SimWorkload,
@@ -78,5 +78,6 @@ __all__ = [
     "Tokens",
     "WeightDtype",
     "Workload",
-    "request_field_names",
+    "request_fields",
+    "unknown_field",
 ]

@@ -1,61 +1,53 @@
 """key=value pairs (GET query strings, CLI arguments) into a request type, under the same rules
 as a JSON body: an integer field takes digits only (8192.0, 1e3 and '²' are not integers, as
 they are not in a POST body), lists are comma-separated, nested fields are dotted. One
-convenience a body does not have: an integer field takes a binary K, M or G suffix, as people
-type context lengths and sizes (8k = 8,192; 128K = 131,072; 80G = 80 × 1024³)."""
+convenience a body does not have: an integer field reads a size as `vllm serve` reads
+--max-model-len (32k = 32,000; 32K = 32,768; 25.6k = 25,600; 80G = 80 × 1024³)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import cache
 from typing import Any, TypeVar
 
 import msgspec
-from msgspec import inspect as mi
 
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_NAME_LENGTH, MAX_QUERY_DEPTH
+from kvplan.schemas import request_fields, unknown_field
 
 T = TypeVar("T")
 RESERVED = frozenset({"format", "explain", "width"})
 LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
-_INTEGER = re.compile(r"-?[0-9]+\Z", re.ASCII)
-_SUFFIXED = re.compile(r"([0-9]+)([kKmMgG])\Z", re.ASCII)
-_SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+# Up to 30 digits: past int64 a figure is refused by its field's bound, and Python's int() of
+# thousands of digits would be slow or raise.
+_INTEGER = re.compile(r"-?[0-9]{1,30}\Z", re.ASCII)
+_HUMAN = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)([kKmMgGtT])\Z", re.ASCII)
+# vllm/utils/argparse_utils.py human_readable_int: lower case decimal, upper case binary.
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-@cache
-def _integer_fields(t: type) -> frozenset[tuple[str, ...]]:
-    """The (dotted) fields of t that hold an integer, nested Structs included."""
-    out: set[tuple[str, ...]] = set()
-
-    def walk(info: Any, path: tuple[str, ...], seen: frozenset[type]) -> None:
-        if isinstance(info, mi.Metadata):
-            walk(info.type, path, seen)
-        elif isinstance(info, mi.UnionType):
-            for u in info.types:
-                walk(u, path, seen)
-        elif isinstance(info, mi.IntType):
-            out.add(path)
-        elif isinstance(info, mi.StructType) and info.cls not in seen:
-            for f in info.fields:
-                walk(f.type, (*path, f.encode_name), seen | {info.cls})
-
-    walk(mi.type_info(t), (), frozenset())
-    return frozenset(out)
-
-
-def _integer_text(value: str, key: str) -> str:
-    """An integer field's value in digits: as given, or with its K, M or G suffix multiplied out."""
-    suffixed = _SUFFIXED.match(value)
-    if suffixed:
-        return str(int(suffixed.group(1)) * _SUFFIX[suffixed.group(2).lower()])
-    if not _INTEGER.match(value):
-        raise InvalidInput(
-            key, f"must be an integer written in digits (or with K, M, G: 8k = 8,192), got {value[:40]!r}"
-        )
-    return value
+def integer_text(value: str, key: str) -> str:
+    """An integer field's value in digits: as given, or as vLLM's human_readable_int reads it
+    (its float product for a decimal suffix, as vLLM computes it; no decimals with a binary one)."""
+    human = _HUMAN.match(value)
+    if human:
+        number, suffix = human.groups()
+        if suffix in _DECIMAL:
+            return str(int(float(number) * _DECIMAL[suffix]))
+        if "." in number:
+            raise InvalidInput(
+                key, f"decimals are not allowed with the binary suffix {suffix}; {number}{suffix.lower()}?"
+            )
+        return str(int(number) * _BINARY[suffix])
+    if value == "null" or _INTEGER.match(value):
+        return value
+    raise InvalidInput(
+        key,
+        f"must be an integer in digits or with vLLM's suffixes (32k = 32,000; 32K = 32,768), "
+        f"got {value[:40]!r}",
+    )
 
 
 def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
@@ -63,7 +55,7 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
     for key, value in pairs:
         grouped.setdefault(key, []).append(value)
     data: dict[str, Any] = {}
-    scalars: dict[tuple[str, ...], str] = {}
+    integers = request_fields(t).integers
     for key, values in grouped.items():
         if key in RESERVED:
             continue
@@ -76,9 +68,8 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
             value = [int(v) if _INTEGER.match(v) else v for v in items]
         else:
             value = values[-1]
-            if parts in _integer_fields(t):
-                value = _integer_text(value, key)
-            scalars[parts] = value
+            if parts in integers:
+                value = integer_text(value, key)
         node = data
         for part in parts[:-1]:
             child = node.setdefault(part, {})
@@ -88,15 +79,7 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
         if isinstance(node.get(parts[-1]), dict):
             raise InvalidInput(key, "conflicts with nested parameters")
         node[parts[-1]] = value
-    decoded = msgspec.convert(data, t, strict=False)
-    for parts, raw in scalars.items():
-        got = _lookup(decoded, parts)
-        if type(got) is int and not _INTEGER.match(raw):
-            raise InvalidInput(".".join(parts), f"must be an integer written in digits, got {raw[:40]!r}")
-    return decoded
-
-
-def _lookup(value: Any, parts: tuple[str, ...]) -> Any:
-    for part in parts:
-        value = getattr(value, part, None)
-    return value
+    try:
+        return msgspec.convert(data, t, strict=False)
+    except msgspec.ValidationError as e:
+        raise unknown_field(e, t) or e from None

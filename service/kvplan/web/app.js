@@ -317,7 +317,7 @@ function fleetParam() {
   const same = rows.every((tr) => tr.dataset.use === tr.dataset.default &&
     $("fleet-count-" + tr.dataset.gpu).value === FLEET_COUNT && $("fleet-cost-" + tr.dataset.gpu).value === FLEET_COST);
   if (same) return null;
-  return rows.filter((tr) => tr.dataset.use === "1")
+  return rows.filter((tr) => tr.dataset.use === "1" || tr.dataset.gpu === $("gpu").value)  // the chosen GPU is always in
     .map((tr) => [tr.dataset.gpu, $("fleet-count-" + tr.dataset.gpu).value, $("fleet-cost-" + tr.dataset.gpu).value].join(":")).join(",");
 }
 function applyFleetParam(text) {
@@ -360,6 +360,13 @@ async function updateFleet(body) {
 }
 function fmtCost(x) { return x == null ? "—" : x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }); }
 function plural(n, noun) { return fmtInt(n) + " " + noun + (n === 1 ? "" : "s"); }
+// Why the answer has no mix, from the answer itself: nothing fits, or what fits has no cost.
+function noMixReason(f) {
+  const fitting = (f.gpu_types || []).filter((t) => t.best);
+  if (!fitting.length) return "No mix: no layout of any GPU type in the fleet holds a request of this context.";
+  if (!fitting.some((t) => t.best.cost_per_hour != null)) return "No mix: the GPU types that fit have no cost; give one.";
+  return "No mix: see the warnings.";
+}
 function showFleet(f, status) {
   setText("fleet-status", status);
   $("fleet-mix-box").hidden = !(f && f.cheapest_mix);
@@ -369,8 +376,7 @@ function showFleet(f, status) {
   if (!f) return;
   const m = f.cheapest_mix;
   if (m) renderMix(f, m);
-  else setText("fleet-status", f.target_concurrency == null ? "Give a target to see the cheapest mix."
-    : "No mix: no GPU type with a cost serves this model.");
+  else setText("fleet-status", f.target_concurrency == null ? "Give a target to see the cheapest mix." : noMixReason(f));
   // Every warning the fleet answer carries, beside the mix it qualifies.
   const warn = $("fleet-warnings");
   warn.replaceChildren();

@@ -16,7 +16,7 @@ from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
 from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.render import batch_text, budget_text, per_token_text
-from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest
+from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest, unknown_field
 from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import model_layers
@@ -313,6 +313,8 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
             req = decode(raw)
             passes += model_layers(reg, req.model) + req.pipeline_parallel_size
             scenarios.append((req, key))
+        except msgspec.ValidationError as e:
+            scenarios.append(unknown_field(e, BudgetRequest) or e)
         except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
             scenarios.append(e)
     if passes > MAX_BATCH_LAYER_PASSES:

@@ -9,7 +9,7 @@ from litestar import Request, Response, get, post
 from kvplan.render import fleet_text, sweep_csv, sweep_text
 from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
 from kvplan.services.answers import encode_answer, fleet_answer, sweep_answer
-from kvplan.services.query import decode_pairs
+from kvplan.services.query import decode_pairs, integer_text
 from kvplan.services.scenarios import fleet_request_from_query
 
 from .. import metrics
@@ -66,6 +66,8 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     values = None
     if q.values is not None:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
+        if q.vary in ("context_tokens", "tensor_parallel_size"):  # sizes as vLLM reads them (32k)
+            values = [integer_text(v, f"values[{i}]") for i, v in enumerate(values)]
     await prefetch(reg, [req.model])
     series, labels = await run_heavy(
         request,

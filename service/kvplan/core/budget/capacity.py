@@ -21,7 +21,7 @@ from ..nonkv import estimate_non_kv
 from ..parallel import Parallel, valid_tensor_sizes
 from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
 from ..profiles import InflightRule
-from ..units import fmt_gib
+from ..units import fmt_bytes, fmt_gib
 from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
@@ -278,7 +278,7 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         out.append(w.Warning(
             w.WEIGHTS_DO_NOT_FIT,
             f"The weights ({fmt_gib(cap.weights_bytes_per_gpu)} per GPU) and reserved memory exceed "
-            f"what vLLM may use of this GPU ({fmt_gib(cap.requested_bytes)}) by {fmt_gib(over)}: "
+            f"what vLLM may use of this GPU ({fmt_gib(cap.requested_bytes)}) by {fmt_bytes(over)}: "
             "vLLM would not start. "
             + (f"Tensor-parallel sizes that fit: {', '.join(map(str, fits[:3]))}"
                + (" and larger." if len(fits) > 3 else ".") if fits

@@ -11,8 +11,10 @@ from ..pertoken import PerToken
 from ..profiles import EngineProfile
 
 
-# gc=False (here and below): a frozen value of numbers, strings and tuples of values cannot be
-# in a reference cycle; untracked, the thousands a batch builds cost the cycle collector nothing.
+# gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
+# gc=False values, or (a ledger step's inputs) a dict of scalars built once, cannot be in a
+# reference cycle; untracked, the thousands a batch builds cost the cycle collector nothing
+# (tests/core/test_value_types.py checks every such field).
 class BudgetInput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Everything the budget depends on. Bytes are per GPU worker unless named total; None means
     "the engine profile's default" (resolved in defaults.py)."""
