@@ -21,7 +21,8 @@ from typing import Any
 import msgspec
 
 from kvplan.core.budget import BudgetInput, compute_budget
-from kvplan.core.geometry import Geometry, from_hf_config
+from kvplan.core.geometry import Geometry
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.nonkv import MemoryRules, activation_peak, cudagraph_memory, non_torch_memory
 from kvplan.core.profiles import EngineProfile, profile_for_version
 from kvplan.core.units import GiB

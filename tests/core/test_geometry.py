@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig, InvalidInput
-from kvplan.core.geometry import from_hf_config, make_geometry
+from kvplan.core.geometry import make_geometry
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.pertoken import per_token
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "hf-configs"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.geometry import from_hf_config
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.units import cdiv
 
 H100 = dict(gpu="h100-sxm-80gb")  # max_num_batched_tokens defaults to 8192 here

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
-from kvplan.core.geometry import from_hf_config
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.profiles import get_profile
 from tests.oracle.generate import load_config
 

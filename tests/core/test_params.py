@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.geometry import from_hf_config
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.params import estimate_params
 from kvplan.presets.registry import BUILTIN_DIR
 

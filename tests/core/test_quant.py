@@ -7,7 +7,7 @@ import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.geometry import from_hf_config
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.profiles import get_profile
 from kvplan.core.quant import QuantScheme, quant_scheme
 from tests.hub.repos import AWQ, FP8_DYNAMIC, QWEN3_8B_BASE, W4A16, expected_total_bytes

@@ -74,7 +74,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                        "vocab_size": 157184,
                        "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 512,
                        "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 2},
-    # Zamba2Config; layers_block_type's default pattern is geometry._ZAMBA2_BLOCKS.
+    # Zamba2Config; layers_block_type's default pattern is hfconfig._ZAMBA2_BLOCKS.
     "zamba2": {"tie_word_embeddings": True, "num_hidden_layers": 54, "num_attention_heads": 32,
                "hidden_size": 2560, "max_position_embeddings": 4096, "vocab_size": 32000,
                "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1,

@@ -29,7 +29,7 @@ from huggingface_hub.errors import (
 )
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.geometry import language_config
+from kvplan.core.hfconfig import language_config
 from kvplan.core.weights import LoadedWeights, loaded_weights
 
 from .errors import (

@@ -22,7 +22,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput, UnknownPreset
-from kvplan.core.geometry import Geometry, from_hf_config
+from kvplan.core.geometry import Geometry
+from kvplan.core.hfconfig import from_hf_config
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 EXTRA_ENV = "KVPLAN_EXTRA_PRESETS"

@@ -14,7 +14,8 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, from_hf_config, language_config, make_geometry
+from kvplan.core.geometry import KIND_NAMES, Geometry, make_geometry
+from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
 from kvplan.core.profiles import get_profile

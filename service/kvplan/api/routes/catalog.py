@@ -9,7 +9,7 @@ from litestar import Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from kvplan.core.geometry import from_hf_config
+from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.parallel import valid_tensor_sizes
 from kvplan.core.pertoken import per_token
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile

@@ -1,0 +1,724 @@
+"""Reading a Hugging Face config.json into a Geometry as vLLM reads it through transformers
+(docs/vllm-rules.md §2; vllm/config/model.py, vllm/transformers_utils/config.py): the family
+rules for layer kinds, recurrent state, KV heads and the longest context."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from msgspec.structs import replace
+
+from .config_defaults import with_defaults
+from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
+from .errors import InvalidConfig, InvalidInput
+from .families import MLA_MODEL_TYPES
+from .geometry import (
+    FULL,
+    LAYER_TYPE_CODES,
+    MAMBA,
+    Geometry,
+    make_geometry,
+    non_neg_int,
+    pos_int,
+)
+from .limits import (
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_HIDDEN_SIZE,
+    MAX_LAYERS,
+    MAX_TOKENS,
+)
+from .mamba import MambaState, Mixer
+from .nonkv import model_shape
+from .params import estimate_params
+from .quant import quant_scheme
+
+
+def _cfg_int(cfg: Mapping[str, Any], key: str, maximum: int) -> int:
+    return pos_int(cfg.get(key), key, maximum, InvalidConfig)
+
+
+def _first_present(cfg: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    for k in keys:
+        if cfg.get(k) is not None:
+            return k, cfg[k]
+    return None
+
+
+_KV_HEAD_KEYS = (
+    "n_head_kv",
+    "num_kv_heads",
+    "num_key_value_heads",
+    "multi_query_group_num",
+    "num_attention_groups",
+)
+# Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
+# a config of the latter, or any config with state keys, is refused rather than read as attention.
+# Architectures vLLM 0.33 serves from vllm/models/<package> with KV layouts of their own (per-layer
+# windows from their own config keys, compressed or indexed sparse attention, their own
+# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention.
+_OWN_LAYOUT_ARCHS = {
+    arch: package
+    for package, archs in (
+        ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
+        ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
+        ("dots3_note", ("Dots3NoteForCausalLM",)),
+        ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
+        ("hy_v4", ("HYV4ForCausalLM",)),
+        ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
+        ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
+        ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
+        ("muse_spark", ("MuseSparkForConditionalGeneration",)),
+        ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
+        ("step5", ("Step5ForCausalLM", "Step5ForConditionalGeneration")),
+    )
+    for arch in archs
+}
+# AliceAI has no config class in transformers (its config.json comes with the repository's own):
+# it is known by its architecture and read under this family name.
+_ALICE_AI = "AliceAIForCausalLM"
+_ALICE_AI_FAMILY = "alice_ai"
+# Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6, OLMo-hybrid), their text configs included.
+_GDN_FAMILIES = frozenset(
+    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid"}
+)
+# Attention-free Mamba models: every layer keeps a state.
+_PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
+_READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
+                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY,
+                           *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
+_UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
+                             "bailing_moe_linear"})  # fmt: skip
+# Zamba2Config's layers_block_type when the config gives none: Mamba2 layers, and "hybrid" ones
+# that also run the shared attention block.
+_ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 4 + ("hybrid",) + \
+    ("mamba",) * 3 + ("hybrid",) + ("mamba",) * 2  # fmt: skip
+# The architectures whose Mamba SSM state vLLM keeps in the config's mamba_ssm_dtype
+# (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
+_QWEN35_SSM_DTYPE_ARCHS = frozenset({
+    "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
+# vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
+# linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
+_BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
+_BAILING_KDA = "BailingMoeV3ForCausalLM"
+_STATE_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
+# Old names transformers maps to their current ones, so the current defaults apply.
+_MODEL_TYPE_ALIASES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
+_ATTRIBUTE_MAP = (("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"))
+# The keys vLLM derives the longest context from, the smallest present winning
+# (vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key).
+_MAX_POS_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+# vLLM's context when a config names none of them (vllm/config/model.py _get_and_verify_max_len).
+DEFAULT_MAX_MODEL_LEN = 2048
+# RoPE types whose max_position_embeddings is already the scaled length; other types' factor
+# multiplies it (Gemma-3's too is already scaled).
+_ROPE_TYPES_ALREADY_SCALED = frozenset(
+    {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
+)
+
+
+def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
+    """The longest context vLLM allows without VLLM_ALLOW_LONG_MAX_MODEL_LEN: the smallest of
+    the length keys (model_max_length overriding them, as for Command-R), times the RoPE scaling
+    factor of types that do not scale max_position_embeddings themselves
+    (vllm/config/model.py _get_and_verify_max_len)."""
+    found = [(k, cfg[k]) for k in _MAX_POS_KEYS if cfg.get(k) is not None]
+    lengths = [(k, pos_int(v, k, MAX_TOKENS, InvalidConfig)) for k, v in found]
+    if cfg.get("model_max_length"):
+        derived = pos_int(cfg["model_max_length"], "model_max_length", MAX_TOKENS, InvalidConfig)
+    elif lengths:
+        derived = min(v for _, v in lengths)
+    else:
+        derived = DEFAULT_MAX_MODEL_LEN
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    if isinstance(rope, Mapping) and "gemma3" not in model_type:
+        kind = rope.get("rope_type") or rope.get("type") or "default"
+        factor = rope.get("factor")
+        if kind not in _ROPE_TYPES_ALREADY_SCALED and kind != "default" and factor is not None:
+            if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 << 20:
+                raise InvalidConfig("rope_scaling.factor", f"must be a positive number, got {factor!r}")
+            derived = min(MAX_TOKENS, int(derived * factor))
+    return derived
+
+
+def _layer_types(
+    cfg: Mapping[str, Any], model_type: str, n: int, window: int | None, archs: tuple[str, ...] = ()
+) -> tuple[str, ...] | None:
+    """Per-layer types from `layer_types`, or the family's own rule, or None for uniform. The
+    rules are the ones transformers applies when the config class fills `layer_types` in."""
+    if model_type == "kimi_linear":
+        # vllm/models/kimi_k3/nvidia/model.py (KimiLinearConfig.is_kda_layer): layer i is a KDA
+        # layer iff i + 1 is in kda_layers; the rest are MLA. layer_types is not read.
+        kda = set(_kimi_layer_list(_kimi_linear_config(cfg), "kda_layers"))
+        return tuple("linear_attention" if i + 1 in kda else "full_attention" for i in range(n))
+    if model_type == "bailing_hybrid":
+        # Every layer_group_size-th layer is MLA, the rest linear attention (bailing_moe_linear.py
+        # is_linear_layer); Bailing V3's layers past the last whole group are MLA too
+        # (bailing_moe_v3.py _is_kda_layer). layer_types is not read.
+        group = _cfg_count(cfg, "layer_group_size")
+        whole = n if _BAILING_KDA not in archs else n // group * group
+        return tuple(
+            "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
+        )
+    layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
+    if layer_types is None and model_type == _ALICE_AI_FAMILY:
+        raise InvalidConfig("layer_types", "AliceAI's layers are read from layer_types, which is missing")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or not all(isinstance(t, str) for t in layer_types):
+            raise InvalidConfig("layer_types", "must be a list of strings")
+        return tuple(layer_types)
+    if model_type in _PURE_MAMBA:
+        return tuple("mamba" for _ in range(n))
+    if model_type == "jamba":
+        # JambaConfig.layers_block_type: attention where i % period == offset, else Mamba.
+        period = _cfg_count(cfg, "attn_layer_period")
+        offset = non_neg_int(cfg.get("attn_layer_offset"), "attn_layer_offset", MAX_LAYERS)
+        return tuple("full_attention" if i % period == offset else "mamba" for i in range(n))
+    if model_type == "olmo_hybrid":
+        # OlmoHybridConfig: every 4th layer is full attention (it reads no interval), and the last
+        # one when that leaves none.
+        types = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(n)]
+        if "full_attention" not in types:
+            types[-1] = "full_attention"
+        return tuple(types)
+    if model_type in _GDN_FAMILIES:
+        # Qwen3NextConfig / Qwen3_5Config: every full_attention_interval-th layer (4 unless the
+        # config says) is full attention.
+        every = _cfg_count({"full_attention_interval": 4, **cfg}, "full_attention_interval")
+        return tuple("full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n))
+    if cfg.get("attention_chunk_size"):
+        # Llama-4 (vllm/model_executor/models/llama4.py): layers with RoPE attend within their
+        # chunk; the NoPE layers (no_rope_layers[i] == 0, every 4th by default) are global.
+        no_rope = cfg.get("no_rope_layers")
+        if not no_rope:
+            every = _cfg_count({"no_rope_layer_interval": 4, **cfg}, "no_rope_layer_interval")
+            no_rope = [int((i + 1) % every != 0) for i in range(n)]
+        if not isinstance(no_rope, list) or len(no_rope) != n:
+            raise InvalidConfig("no_rope_layers", f"must list one flag for each of the {n} layers")
+        return tuple("chunked_attention" if v else "full_attention" for v in no_rope)
+    if model_type == "flint":  # FlintConfig: no layer_types means every layer full
+        return tuple("full_attention" for _ in range(n))
+    if not window:
+        return None
+    if model_type == "gpt_oss":
+        # gpt-oss: even layer indices use the sliding window.
+        return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
+    if model_type in ("gemma3", "gemma3_text", "cohere2"):
+        # Every sliding_window_pattern-th layer is global (Gemma3Config, Cohere2Config).
+        period = cfg.get("sliding_window_pattern", 6 if model_type != "cohere2" else 4)
+        period = pos_int(period, "sliding_window_pattern", n + 1, InvalidConfig)
+        return tuple("full_attention" if (i + 1) % period == 0 else "sliding_attention" for i in range(n))
+    if model_type == "gemma2":
+        return tuple("sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n))
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        # Layers from max_window_layers on slide (vllm/model_executor/models/qwen2.py); unset or
+        # null: none does, so the uniform pattern stays.
+        start_raw = cfg.get("max_window_layers")
+        start = n if start_raw is None else non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
+        return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
+    return tuple("sliding_attention" for _ in range(n))
+
+
+def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Kimi-Linear's linear_attn_config, which vLLM 0.33 needs to build the model (its hybrid
+    block-size alignment reads the KDA state from it)."""
+    lac = cfg.get("linear_attn_config")
+    if not isinstance(lac, Mapping):
+        raise InvalidConfig("linear_attn_config", "must be an object (kda_layers, num_heads, head_dim, ...)")
+    if lac.get("use_full_rank_gate"):
+        # Kimi-K3's KDA layer: whether it exports a prefill checkpoint depends on the prefill
+        # backend vLLM picks on the GPU (vllm/models/kimi_k3/nvidia/kda.py), not on the config.
+        raise InvalidConfig(
+            "linear_attn_config.use_full_rank_gate",
+            "Kimi-K3's full-rank-gate KDA keeps a state kvplan does not read from config.json; "
+            "send the model as inline geometry",
+        )
+    return lac
+
+
+def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
+    layers = lac.get(key)
+    if not isinstance(layers, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in layers):
+        raise InvalidConfig(f"linear_attn_config.{key}", "must be a list of 1-based layer numbers")
+    return layers
+
+
+def _cfg_count(cfg: Mapping[str, Any], key: str) -> int:
+    return pos_int(cfg.get(key), key, MAX_LAYERS, InvalidConfig)
+
+
+def _cfg_dim(cfg: Mapping[str, Any], key: str) -> int:
+    return pos_int(cfg.get(key), key, MAX_HIDDEN_SIZE, InvalidConfig)
+
+
+def _mamba_state(
+    cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...] = ()
+) -> MambaState:
+    """The recurrent state a family keeps, read as its vLLM model class reads it
+    (get_mamba_state_shape_from_config in vllm/model_executor/models/<family>.py). The state
+    is kept in the model dtype (mamba_cache_dtype "auto")."""
+    if model_type == "jamba":
+        return MambaState(
+            mixer=Mixer.MAMBA1,
+            intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type in ("mamba", "falcon_mamba"):  # vllm/model_executor/models/mamba.py
+        inner = cfg.get("intermediate_size") or int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size"))
+        return MambaState(
+            mixer=Mixer.MAMBA1,
+            intermediate_size=pos_int(inner, "intermediate_size", MAX_HIDDEN_SIZE, InvalidConfig),
+            state_size=_cfg_dim(cfg, "state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == "mamba2":  # vllm/model_executor/models/mamba2.py
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size")),
+            state_size=_cfg_dim(cfg, "state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            n_groups=_cfg_dim(cfg, "n_groups"),
+            num_heads=_cfg_dim(cfg, "num_heads"),
+            head_dim=_cfg_dim(cfg, "head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,
+        )
+    if model_type in ("lfm2", "lfm2_moe"):  # vllm/model_executor/models/lfm2*.py: a short convolution
+        return MambaState(
+            mixer=Mixer.SHORT_CONV,
+            # LFM2 reads conv_dim, LFM2-MoE the hidden size.
+            intermediate_size=_cfg_dim(cfg, "conv_dim" if model_type == "lfm2" else "hidden_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_L_cache"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == "granitemoehybrid":
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
+            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
+            head_dim=_cfg_dim(cfg, "mamba_d_head"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,  # MambaMixer2 exports a prefill checkpoint
+        )
+    if model_type == "falcon_h1":
+        d_ssm = cfg.get("mamba_d_ssm")
+        inner = (
+            int(cfg.get("mamba_expand", 2) * _cfg_dim(cfg, "hidden_size"))
+            if d_ssm is None
+            else _cfg_dim(cfg, "mamba_d_ssm")
+        )
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=inner,
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
+            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
+            # FalconH1Config: "auto" is the inner width over the heads.
+            head_dim=inner // _cfg_dim(cfg, "mamba_n_heads")
+            if cfg.get("mamba_d_head") == "auto"
+            else _cfg_dim(cfg, "mamba_d_head"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,
+        )
+    if model_type == "nemotron_h":
+        heads, head_dim = _cfg_dim(cfg, "mamba_num_heads"), _cfg_dim(cfg, "mamba_head_dim")
+        # vllm/model_executor/models/config.py NemotronHForCausalLMConfig: the SSM state is kept
+        # in float32 unless the config names its own mamba_ssm_cache_dtype.
+        ssm_dtype = MODEL_DTYPE_ALIASES.get(str(cfg.get("mamba_ssm_cache_dtype", "float32")),
+                                            str(cfg.get("mamba_ssm_cache_dtype", "float32")))  # fmt: skip
+        if ssm_dtype not in MODEL_DTYPES:
+            raise InvalidConfig("mamba_ssm_cache_dtype", f"unsupported dtype {ssm_dtype!r}")
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=heads * head_dim,
+            state_size=_cfg_dim(cfg, "ssm_state_size"),
+            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
+            n_groups=_cfg_dim(cfg, "n_groups"),
+            num_heads=heads,
+            head_dim=head_dim,
+            conv_dtype=dtype,
+            ssm_dtype=ssm_dtype,
+            checkpoint_blocks=1,
+        )
+    if model_type in _GDN_FAMILIES:
+        # Qwen3.5 keeps the state in its config's mamba_ssm_dtype (vllm/model_executor/models/
+        # config.py Qwen3_5ForConditionalGenerationConfig), an update vLLM makes for the Qwen3.5
+        # architectures only: Qwen3-Next, and MiniCPM-V 4.6 around a Qwen3.5 text model, keep it
+        # in the model dtype.
+        own = not archs or any(a in _QWEN35_SSM_DTYPE_ARCHS for a in archs)
+        ssm = str((cfg.get("mamba_ssm_dtype") if own else None) or dtype)
+        ssm = MODEL_DTYPE_ALIASES.get(ssm, ssm)
+        if ssm not in MODEL_DTYPES:
+            raise InvalidConfig("mamba_ssm_dtype", f"unsupported dtype {ssm!r}")
+        return MambaState(
+            mixer=Mixer.GATED_DELTA_NET,
+            conv_kernel=_cfg_dim(cfg, "linear_conv_kernel_dim"),
+            num_k_heads=_cfg_dim(cfg, "linear_num_key_heads"),
+            num_v_heads=_cfg_dim(cfg, "linear_num_value_heads"),
+            head_k_dim=_cfg_dim(cfg, "linear_key_head_dim"),
+            head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=ssm,
+        )
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py get_mamba_state_shape_from_config; Zamba2Config
+        # derives mamba_headdim from the inner width when the config does not state it.
+        inner = _cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size")
+        heads = _cfg_dim(cfg, "n_mamba_heads")
+        head_dim = cfg.get("mamba_headdim") or inner // heads
+        return MambaState(
+            mixer=Mixer.MAMBA2,
+            intermediate_size=inner,
+            state_size=_cfg_dim(cfg, "mamba_d_state"),
+            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
+            n_groups=_cfg_dim(cfg, "mamba_ngroups"),
+            num_heads=heads,
+            head_dim=pos_int(head_dim, "mamba_headdim", MAX_HIDDEN_SIZE, InvalidConfig),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+            checkpoint_blocks=1,  # MambaMixer2
+        )
+    if model_type == "bailing_hybrid" and _BAILING_KDA in archs:
+        # vllm/model_executor/models/bailing_moe_v3.py: KDA (as Kimi-Linear's) over
+        # num_attention_heads of head_dim, which BailingHybridConfig sets to qk_rope_head_dim.
+        heads, dim = _cfg_dim(cfg, "num_attention_heads"), _cfg_dim(cfg, "qk_rope_head_dim")
+        return _kda_state(heads, dim, _cfg_dim(cfg, "short_conv_kernel_size"), dtype)
+    if model_type == "bailing_hybrid":
+        # vllm/model_executor/models/bailing_moe_linear.py: one (heads, head_dim, head_dim) state
+        # in the model dtype. Its head_dim is transformers' BailingHybridConfig.head_dim, which
+        # the config class sets to qk_rope_head_dim whatever config.json says.
+        return MambaState(
+            mixer=Mixer.LINEAR_ATTENTION,
+            conv_kernel=1,  # no convolution
+            num_heads=_cfg_dim(cfg, "num_attention_heads"),
+            head_dim=_cfg_dim(cfg, "qk_rope_head_dim"),
+            conv_dtype=dtype,
+            ssm_dtype=dtype,
+        )
+    if model_type == _ALICE_AI_FAMILY:
+        # vllm/model_executor/models/alice_ai.py: KDA (as Kimi-Linear's) of linear_num_key_heads
+        # heads of linear_key_head_dim; the value heads and dims must match (_make_kimi_kda_config).
+        heads, dim = _cfg_dim(cfg, "linear_num_key_heads"), _cfg_dim(cfg, "linear_key_head_dim")
+        for key, same in (("linear_num_value_heads", heads), ("linear_value_head_dim", dim)):
+            if cfg.get(key, same) != same:
+                raise InvalidConfig(key, "AliceAI's KDA needs as many value heads and dims as key ones")
+        return _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
+    if model_type == "kimi_linear":
+        lac = _kimi_linear_config(cfg)
+        p = "linear_attn_config."
+        heads = pos_int(lac.get("num_heads"), p + "num_heads", MAX_HEADS, InvalidConfig)
+        dim = pos_int(lac.get("head_dim"), p + "head_dim", MAX_HEAD_DIM, InvalidConfig)
+        kernel = pos_int(
+            lac.get("short_conv_kernel_size"), p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig
+        )
+        return _kda_state(heads, dim, kernel, dtype)
+    raise InvalidConfig(
+        "model_type",
+        f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
+        "read yet; send the model as inline geometry with mamba (state dims) or mamba_state_bytes",
+    )
+
+
+def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
+    """KDA, Kimi Delta Attention (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape
+    and kda_state_dtype): the gated delta net's layout with as many value heads as key heads, all
+    of one dim, the recurrent state in float32 (mamba_ssm_cache_dtype "auto"); no prefill
+    checkpoint (KimiGatedDeltaNetAttention keeps MambaBase's spec)."""
+    return MambaState(
+        mixer=Mixer.GATED_DELTA_NET,
+        conv_kernel=kernel,
+        num_k_heads=heads,
+        num_v_heads=heads,
+        head_k_dim=dim,
+        head_v_dim=dim,
+        conv_dtype=dtype,
+        ssm_dtype="float32",
+    )
+
+
+def _kv_slots(
+    cfg: Mapping[str, Any], model_type: str, n: int
+) -> tuple[tuple[tuple[str, int], ...] | None, int]:
+    """For families whose KV layers are not one per decoder layer: (kind, decoder layer) of each
+    KV layer in order, and the decoder's layer count. Falcon-H1 runs attention and Mamba side by
+    side in every layer (vllm/model_executor/models/falcon_h1.py); Nemotron-H's
+    hybrid_override_pattern has Mamba (M), attention (*) and MLP or MoE layers (-, E) that keep
+    no KV (vllm/model_executor/models/nemotron_h.py); Zamba2's hybrid layers keep an attention
+    layer beside their Mamba layer."""
+    if model_type == "falcon_h1":
+        return tuple(s for i in range(n) for s in (("full_attention", i), ("mamba", i))), n
+    if model_type == "zamba2":
+        # vllm/model_executor/models/zamba2.py: every block has a MambaMixer2; a hybrid block also
+        # an Attention of its own (shared weights, but its own KV cache).
+        blocks = cfg.get("layers_block_type", cfg.get("layer_types"))
+        blocks = _ZAMBA2_BLOCKS if blocks is None else blocks
+        # transformers remaps the legacy "mamba" to "linear_attention"; both are a Mamba2 layer.
+        kv_layers = {
+            "hybrid": ("full_attention", "mamba"),
+            "mamba": ("mamba",),
+            "linear_attention": ("mamba",),
+        }
+        if (
+            not isinstance(blocks, list | tuple)
+            or not blocks
+            or any(not isinstance(b, str) or b not in kv_layers for b in blocks)
+        ):
+            raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
+        return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
+    if model_type == "nemotron_h":
+        pattern = cfg.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+            raise InvalidConfig(
+                "hybrid_override_pattern", f"must be one of M, *, -, E for each of the {n} layers"
+            )
+        kinds = {"M": "mamba", "*": "full_attention"}
+        slots = tuple((kinds[c], i) for i, c in enumerate(pattern) if c in kinds)
+        if not slots:
+            raise InvalidConfig("hybrid_override_pattern", "has no Mamba or attention layer")
+        return slots, n
+    return None, n
+
+
+def _attention_dims(cfg: Mapping[str, Any], model_type: str, q_heads: int) -> tuple[int, int]:
+    """(KV heads, head dim) of a non-MLA attention layer."""
+    if model_type == "zamba2":
+        # zamba2.py Zamba2Attention: Attention(num_heads, attention_head_dim), no KV-head count of
+        # its own; Zamba2Config makes the head 2 × hidden / heads unless the config states it.
+        key = next((k for k in ("attention_head_dim", "head_dim") if cfg.get(k) is not None), None)
+        dim = cfg[key] if key else 2 * _cfg_dim(cfg, "hidden_size") // q_heads
+        return q_heads, pos_int(dim, key or "hidden_size", MAX_HEAD_DIM, InvalidConfig)
+    kv = _first_present(cfg, _KV_HEAD_KEYS)
+    kv_heads = q_heads if kv is None else pos_int(kv[1], kv[0], MAX_HEADS, InvalidConfig)
+    hd = cfg.get("head_dim")
+    if hd is not None:  # 0 or null: derived from the hidden size below
+        hd = non_neg_int(hd, "head_dim", MAX_HEAD_DIM)
+    if hd:
+        return kv_heads, hd
+    if cfg.get("hidden_size_per_head") is not None:
+        return kv_heads, _cfg_int(cfg, "hidden_size_per_head", MAX_HEAD_DIM)
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    if hidden // q_heads < 1:
+        raise InvalidConfig("hidden_size", f"{hidden} is smaller than num_attention_heads")
+    return kv_heads, hidden // q_heads
+
+
+def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
+    """Falcon (vllm/config/model.py get_total_num_kv_heads): the old decoder with multi_query
+    keeps one KV head; the new decoder reads num_kv_heads / n_head_kv."""
+    if cfg.get("new_decoder_architecture"):
+        return None
+    return 1 if cfg.get("multi_query") else q_heads
+
+
+def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(weight dtype, expert weight dtype) implied by `quantization_config`, if any."""
+    q = cfg.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return None, None
+    method = str(q.get("quant_method", "")).lower()
+    if method == "fp8":
+        return "fp8", None
+    if method == "mxfp4":
+        return None, "mxfp4"
+    if method in ("awq", "gptq") and q.get("bits") == 4:
+        return "int4", None
+    return None, None
+
+
+def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization: bool = True) -> Geometry:
+    """Derive the geometry from a Hugging Face config.json (multi-modal: from `text_config`),
+    with parameter counts estimated from the architecture. `quantization=False` when the
+    weights are known otherwise (the checkpoint's tensors): its quantization_config is not read."""
+    geo = _geometry_from_config(config, name)
+    cfg = dict(language_config(config))
+    geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
+    states = geo.layer_pattern.count(MAMBA)
+    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
+    if est is None:
+        return geo
+    scheme = quant_scheme(language_config(config)) if quantization else None
+    return replace(
+        geo,
+        params_total=est.total,
+        params_active=est.active,
+        params_expert=est.expert or None,
+        params_estimated=True,
+        quant=scheme,
+        params_unquantized=est.unquantized,
+    )
+
+
+def language_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The fields the attention geometry is read from: a multi-modal config's `text_config` over
+    its top level, else the config itself."""
+    text = config.get("text_config")
+    return {**config, **text} if isinstance(text, Mapping) else config
+
+
+def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
+    archs = top.get("architectures")
+    if archs is None:
+        return ()
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise InvalidConfig("architectures", "must be a list of class names")
+    return tuple(archs)
+
+
+def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
+    if not isinstance(config, Mapping):
+        raise InvalidConfig("config", "must be a JSON object")
+    top = config
+    cfg = language_config(config)
+    model_type = str(cfg.get("model_type") or top.get("model_type") or "unknown")
+    model_type = _MODEL_TYPE_ALIASES.get(model_type, model_type)
+    cfg = dict(cfg)
+    for alias, key in _ATTRIBUTE_MAP:  # transformers' attribute_map (FalconConfig and the like)
+        if alias in cfg and key not in cfg:
+            cfg[key] = cfg[alias]
+    archs = _architectures(top)
+    if _ALICE_AI in archs:
+        model_type = _ALICE_AI_FAMILY
+    own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
+    if own is not None:  # before any field is read: the refusal is the answer
+        raise InvalidConfig(
+            "architectures",
+            f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
+            "that kvplan does not model yet; send the model as inline geometry",
+        )
+    cfg = with_defaults(cfg, model_type)
+    if model_type == "zamba2" and cfg.get("use_long_context"):
+        cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
+
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
+        # No attention: placeholder heads (the layout checks skip attention-free models; the
+        # state's own widths are checked against TP in core/mamba.py).
+        cfg = {"head_dim": 1, **cfg, "num_attention_heads": 1}
+    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
+    is_mla = model_type in MLA_MODEL_TYPES and cfg.get("kv_lora_rank") is not None
+
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        # vLLM's dtype="auto" serves float32 checkpoints in 16-bit (vllm/config/model.py).
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+
+    max_pos = derived_max_model_len(cfg, model_type)
+
+    window_raw = cfg.get("sliding_window")
+    if cfg.get("use_sliding_window") is False:
+        window_raw = None
+    window = None if not window_raw else pos_int(window_raw, "sliding_window", MAX_TOKENS, InvalidConfig)
+    if model_type == "falcon" and cfg.get("n_head_kv") is None:
+        falcon_kv = _falcon_kv_heads(cfg, q_heads)
+        if falcon_kv is not None:
+            cfg = {**cfg, "num_kv_heads": falcon_kv}
+    if model_type == "bailing_hybrid" and not {_BAILING_LINEAR, _BAILING_KDA} & set(archs):
+        # Two models share the model_type; the multimodal V3 wraps it in a config of its own.
+        raise InvalidConfig(
+            "architectures",
+            f"kvplan reads model_type 'bailing_hybrid' as {_BAILING_LINEAR} or {_BAILING_KDA}; "
+            "send other Bailing hybrids as inline geometry",
+        )
+    if model_type in _UNREAD_HYBRIDS or (
+        model_type not in _READ_HYBRIDS and any(k.startswith(_STATE_KEY_PREFIXES) for k in cfg)
+    ):
+        raise InvalidConfig(
+            "model_type",
+            f"{model_type!r} keeps a recurrent (Mamba or linear-attention) state beside its attention "
+            "that kvplan does not read from config.json yet; send the model as inline geometry "
+            "(layer_types with mamba layers and their state)",
+        )
+    kv_slots, n_decoder = _kv_slots(cfg, model_type, n)
+    slots: tuple[int, ...] | None
+    if kv_slots is not None:
+        layer_types: tuple[str, ...] | None = tuple(t for t, _ in kv_slots)
+        slots = tuple(i for _, i in kv_slots)
+        n = len(slots)
+    else:
+        layer_types, slots = _layer_types(cfg, model_type, n, window, archs), None
+    if layer_types is not None and len(layer_types) != n:
+        raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
+    mamba = chunk = None
+    if layer_types is not None:
+        for i, t in enumerate(layer_types):
+            if t not in LAYER_TYPE_CODES:
+                raise InvalidConfig(f"layer_types[{i}]", f"unknown layer type {t!r}")
+        if any(LAYER_TYPE_CODES[t] == MAMBA for t in layer_types):
+            mamba = _mamba_state(cfg, model_type, dtype, archs)
+        if "chunked_attention" in layer_types:
+            chunk = _cfg_int(cfg, "attention_chunk_size", MAX_TOKENS)
+        if model_type == "cohere2" and window:
+            window += 1  # vllm/model_executor/models/commandr.py: the window plus the current token
+        if all(LAYER_TYPE_CODES[t] == FULL for t in layer_types):
+            # Uniform full attention: vLLM applies a model-wide window only when layer_types is
+            # absent or all sliding (vllm/engine/arg_utils.py create_engine_config).
+            layer_types, window = None, None
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+
+    if is_mla:
+        rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
+        rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+        idx = cfg.get("index_head_dim")
+        return make_geometry(
+            name=name,
+            model_type=model_type,
+            num_layers=n,
+            num_attention_heads=q_heads,
+            kv_lora_rank=rank,
+            qk_rope_head_dim=rope,
+            qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
+            mla_v_head_dim=cfg.get("v_head_dim"),
+            index_head_dim=idx if cfg.get("index_topk") is not None or idx is not None else None,
+            dtype=dtype,
+            max_position_embeddings=max_pos,
+            layer_types=layer_types,
+            mamba=mamba,
+            weight_dtype=weight_dtype,
+            expert_weight_dtype=expert_dtype,
+            prefix="",
+        )
+
+    kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
+    try:
+        return make_geometry(
+            name=name,
+            model_type=model_type,
+            num_layers=n,
+            num_attention_heads=q_heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            layer_types=layer_types,
+            sliding_window=window,
+            dtype=dtype,
+            max_position_embeddings=max_pos,
+            mamba=mamba,
+            attention_chunk_size=chunk,
+            decoder_layers=slots,
+            num_decoder_layers=n_decoder if slots is not None else None,
+            weight_dtype=weight_dtype,
+            expert_weight_dtype=expert_dtype,
+            prefix="",
+        )
+    except InvalidConfig:
+        raise
+    except InvalidInput as e:
+        raise InvalidConfig(e.field, e.reason) from None
