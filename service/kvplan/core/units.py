@@ -29,13 +29,13 @@ def fmt_gib(n: int | float) -> str:
 
 
 def fmt_bytes(n: int | float) -> str:
-    """Human-readable binary size: GiB as `fmt_gib`; MiB and KiB exact where the value is a round
-    number of units."""
+    """Human-readable binary size: GiB as `fmt_gib`; MiB and KiB whole where the value is a round
+    number of units, else to the same two decimals."""
     a = abs(n)
     if a >= GiB:
         return fmt_gib(n)
     for unit, size in (("MiB", MiB), ("KiB", KiB)):
         if a >= size:
             v = n / size
-            return f"{v:,.0f} {unit}" if v == int(v) else f"{v:,.4f}".rstrip("0") + f" {unit}"
+            return f"{v:,.0f} {unit}" if v == int(v) else f"{v:,.{GIB_DECIMALS}f} {unit}"
     return f"{n:,} B" if isinstance(n, int) else f"{n:,.2f} B"

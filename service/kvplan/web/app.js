@@ -19,12 +19,16 @@ let seq = 0;
 let gpus = {};
 
 function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
-// GiB to two decimals everywhere, as the text answers state them.
+// GiB to two decimals everywhere, as the text answers state them (core/units.py); MiB and KiB
+// whole when they are, else to two decimals too.
 function fmtGiB(bytes) { return (bytes / GiB).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) + " GiB"; }
+function fmtUnit(v, unit) {
+  return v.toLocaleString("en-US", Number.isInteger(v) ? {} : { minimumFractionDigits: 2, maximumFractionDigits: 2 }) + " " + unit;
+}
 function fmtBytes(n) {
   if (Math.abs(n) >= GiB) return fmtGiB(n);
-  if (Math.abs(n) >= 1024 * 1024) return (n / 1024 / 1024).toLocaleString("en-US", { maximumFractionDigits: 4 }) + " MiB";
-  if (Math.abs(n) >= 1024) return (n / 1024).toLocaleString("en-US", { maximumFractionDigits: 4 }) + " KiB";
+  if (Math.abs(n) >= 1024 * 1024) return fmtUnit(n / 1024 / 1024, "MiB");
+  if (Math.abs(n) >= 1024) return fmtUnit(n / 1024, "KiB");
   return fmtInt(n) + " B";
 }
 function setText(id, text) { $(id).textContent = text; }
