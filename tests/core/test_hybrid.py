@@ -235,3 +235,23 @@ def test_an_empty_zamba2_block_list_is_refused_not_replaced_by_the_default():
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(cfg)
     assert e.value.field == "layers_block_type"
+
+
+def test_gemma_3n_kv_shared_layers_keep_no_kv_cache_of_their_own():
+    g = from_hf_config(_config("synthetic--gemma-3n-defaults.json"))
+    assert (g.num_layers, g.decoder_layer_count) == (20, 35)  # the last 15 read earlier layers' KV
+    assert g.layer_counts() == {"full_attention": 4, "sliding_attention": 16}
+
+
+def test_gemma_4_full_layers_with_their_own_head_dim_are_refused_naming_the_field():
+    text = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 2304, "sliding_window": 512,
+            "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}  # fmt: skip
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(text)  # global_head_dim is 512 unless the config says
+    assert e.value.field == "global_head_dim"
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**text, "per_layer_config": {"5": {"head_dim": 512}}})
+    assert e.value.field == "per_layer_config"
+    same = from_hf_config({**text, "global_head_dim": 256, "num_kv_shared_layers": 2})
+    assert (same.num_layers, same.decoder_layer_count, same.head_dim) == (4, 6, 256)

@@ -46,6 +46,7 @@ ALICE_AI = "synthetic--alice-ai-shaped.json"
 BEAM = "synthetic--beam-shaped.json"
 FLINT = "synthetic--flint-shaped.json"
 FLINT_DEFAULTS = "synthetic--flint-defaults.json"
+GEMMA3N = "synthetic--gemma-3n-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -188,6 +189,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("flint-shaped-64k-tp4", FLINT, {"available_memory_bytes": 8 * GiB, "max_model_len": 65536,
                                      "tensor_parallel_size": 4}),
     ("flint-defaults-32k", FLINT_DEFAULTS, {"available_memory_bytes": 8 * GiB, "max_model_len": 32768}),
+    ("gemma-3n-defaults-32k", GEMMA3N, {"available_memory_bytes": 4 * GiB, "max_model_len": 32768}),
+    ("gemma-3n-defaults-8k-tp2-fp8", GEMMA3N, {"available_memory_bytes": 2 * GiB, "max_model_len": 8192,
+                                               "tensor_parallel_size": 2, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

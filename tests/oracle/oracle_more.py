@@ -20,6 +20,8 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   Zamba2 (vllm/model_executor/models/zamba2.py): every layer of layers_block_type has a
       MambaMixer2 (checkpoint 1); a "hybrid" layer also runs the shared attention block, with an
       Attention of its own (`.attn.{j}`, one KV cache per hybrid layer though weights are shared).
+  Gemma-3n / Gemma-4 (gemma3n.py, gemma4.py): the last num_kv_shared_layers read an earlier
+      layer's KV cache (kv_sharing_target_layer_name) and keep none of their own.
   AliceAI (vllm/model_executor/models/alice_ai.py): layer_types' "linear_attention" layers are
       KDA (KimiGatedDeltaNetAttention: a MambaSpec, no checkpoint), oracle_ext finds them itself;
       its config loads as a plain PretrainedConfig (below).
@@ -70,6 +72,13 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         # Zamba2Attention builds Attention(num_heads, attention_head_dim): as many KV heads as
         # query heads, whatever num_key_value_heads says.
         req["num_kv_heads"] = int(hf.num_attention_heads)
+    if getattr(hf, "model_type", None) in ("gemma3n_text", "gemma4_text") and getattr(
+        hf, "num_kv_shared_layers", 0
+    ):
+        # gemma3n.py / gemma4.py: the last num_kv_shared_layers attend with an earlier layer's KV
+        # (kv_sharing_target_layer_name), so the runner gives them no KV cache spec of their own.
+        n = int(hf.num_hidden_layers)
+        ext["no_kv_layers"] = list(range(n - int(hf.num_kv_shared_layers), n))
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
     if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):

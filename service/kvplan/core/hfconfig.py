@@ -75,6 +75,7 @@ _OWN_LAYOUT_ARCHS = {
     )
     for arch in archs
 }
+_KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # AliceAI has no config class in transformers (its config.json comes with the repository's own):
 # it is known by its architecture and read under this family name.
 _ALICE_AI = "AliceAIForCausalLM"
@@ -435,6 +436,37 @@ def _mamba_state(
     )
 
 
+def _kv_shared_layers(cfg: Mapping[str, Any], model_type: str, n: int) -> int:
+    """How many of the last layers share an earlier layer's KV cache (Gemma-3n, Gemma-4). Gemma-4's
+    full-attention layers take their own head dim and KV heads (Gemma4TextConfig's
+    per_layer_config, global_head_dim 512 by default): a per-kind head size kvplan does not model
+    yet, so a config that has one is refused naming it."""
+    if model_type not in _KV_SHARING_FAMILIES:
+        return 0
+    if model_type.startswith("gemma4"):
+        base = {"head_dim": cfg.get("head_dim"), "num_key_value_heads": cfg.get("num_key_value_heads")}
+        given = cfg.get("per_layer_config")
+        overrides = list(given.values()) if isinstance(given, Mapping) else None
+        if overrides is None:  # Gemma4TextConfig builds them: full layers get global_head_dim
+            field = "global_head_dim"
+            overrides = [{"head_dim": cfg.get("global_head_dim", 512),
+                          "num_key_value_heads": cfg.get("num_global_key_value_heads")}]  # fmt: skip
+        else:
+            field = "per_layer_config"
+        for o in overrides:
+            if not isinstance(o, Mapping) or any(o.get(k) not in (None, v) for k, v in base.items()):
+                raise InvalidConfig(
+                    field,
+                    "Gemma 4's full-attention layers have a head dim or KV heads of their own "
+                    "(global_head_dim is 512 unless the config says); kvplan does not model per-kind "
+                    "head sizes yet: send the model as inline geometry",
+                )
+    shared = cfg.get("num_kv_shared_layers") or 0
+    if shared and pos_int(shared, "num_kv_shared_layers", n - 1, InvalidConfig) >= n:
+        raise InvalidConfig("num_kv_shared_layers", f"must leave a layer of its own of the {n}")
+    return int(shared)
+
+
 def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
     """KDA, Kimi Delta Attention (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape
     and kda_state_dtype): the gated delta net's layout with as many value heads as key heads, all
@@ -657,6 +689,13 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         layer_types, slots = _layer_types(cfg, model_type, n, window, archs), None
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
+    shared = _kv_shared_layers(cfg, model_type, n)
+    if shared:
+        # Gemma-3n / Gemma-4 (vllm/model_executor/models/gemma3n.py, gemma4.py): the last
+        # num_kv_shared_layers read the KV cache of an earlier layer of their kind and keep none.
+        keep = n - shared
+        layer_types = (layer_types or ("full_attention",) * n)[:keep]
+        slots, n_decoder, n = tuple(range(keep)), n, keep
     mamba = chunk = None
     if layer_types is not None:
         for i, t in enumerate(layer_types):
