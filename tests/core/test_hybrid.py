@@ -243,15 +243,21 @@ def test_gemma_3n_kv_shared_layers_keep_no_kv_cache_of_their_own():
     assert g.layer_counts() == {"full_attention": 4, "sliding_attention": 16}
 
 
-def test_gemma_4_full_layers_with_their_own_head_dim_are_refused_naming_the_field():
+def test_gemma_4_full_layers_keep_their_own_head_dim_and_kv_heads():
     text = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_attention_heads": 8,
             "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 2304, "sliding_window": 512,
             "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}  # fmt: skip
+    g = from_hf_config(text)  # global_head_dim is 512 unless the config says
+    assert (g.head_dim, g.full_head_dim, g.full_kv_heads) == (256, 512, 4)
+    g = from_hf_config({**text, "per_layer_config": {"5": {"head_dim": 512, "num_key_value_heads": 2}}})
+    assert (g.full_head_dim, g.full_kv_heads) == (512, 2)
+    last_forced = from_hf_config({**text, "layer_types": ["sliding_attention"] * 6})
+    assert last_forced.layer_pattern.endswith("F")  # Gemma4TextConfig makes the last layer full
     with pytest.raises(InvalidConfig) as e:
-        from_hf_config(text)  # global_head_dim is 512 unless the config says
-    assert e.value.field == "global_head_dim"
-    with pytest.raises(InvalidConfig) as e:
-        from_hf_config({**text, "per_layer_config": {"5": {"head_dim": 512}}})
-    assert e.value.field == "per_layer_config"
-    same = from_hf_config({**text, "global_head_dim": 256, "num_kv_shared_layers": 2})
-    assert (same.num_layers, same.decoder_layer_count, same.head_dim) == (4, 6, 256)
+        from_hf_config({**text, "per_layer_config": {"2": {"head_dim": 512}}})
+    assert e.value.field == "per_layer_config.2"  # a sliding layer's override is not read
+    eight = {**text, "num_hidden_layers": 8, "num_kv_shared_layers": 2,
+             "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2}  # fmt: skip
+    shared = from_hf_config(eight)  # layers 6 and 7 read layers 2's and 3's KV
+    assert (shared.num_layers, shared.decoder_layer_count, shared.full_head_dim) == (6, 8, 512)
+    assert shared.layer_counts() == {"full_attention": 1, "sliding_attention": 5}

@@ -47,6 +47,8 @@ BEAM = "synthetic--beam-shaped.json"
 FLINT = "synthetic--flint-shaped.json"
 FLINT_DEFAULTS = "synthetic--flint-defaults.json"
 GEMMA3N = "synthetic--gemma-3n-defaults.json"
+GEMMA4 = "synthetic--gemma-4-defaults.json"
+GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -192,6 +194,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("gemma-3n-defaults-32k", GEMMA3N, {"available_memory_bytes": 4 * GiB, "max_model_len": 32768}),
     ("gemma-3n-defaults-8k-tp2-fp8", GEMMA3N, {"available_memory_bytes": 2 * GiB, "max_model_len": 8192,
                                                "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("gemma-4-defaults-32k", GEMMA4, {"available_memory_bytes": 8 * GiB, "max_model_len": 32768}),
+    ("gemma-4-defaults-128k-tp2-fp8", GEMMA4, {"available_memory_bytes": 6 * GiB, "max_model_len": 131072,
+                                               "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("gemma-4-shared-shaped-64k-block32", GEMMA4_SHARED, {"available_memory_bytes": 6 * GiB,
+                                                          "max_model_len": 65536, "block_size": 32}),
+    ("gemma-4-shared-shaped-32k-tp4", GEMMA4_SHARED, {"available_memory_bytes": 4 * GiB,
+                                                      "max_model_len": 32768, "tensor_parallel_size": 4}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

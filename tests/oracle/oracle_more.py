@@ -79,6 +79,10 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         # (kv_sharing_target_layer_name), so the runner gives them no KV cache spec of their own.
         n = int(hf.num_hidden_layers)
         ext["no_kv_layers"] = list(range(n - int(hf.num_kv_shared_layers), n))
+    if getattr(hf, "is_heterogeneous", False):
+        # Gemma-4 (gemma4.py Gemma4DecoderLayer): each layer's Attention takes its head dim and KV
+        # heads from config.per_layer_config[i], which vLLM reads as model_arch_config[i].
+        ext["per_layer_heads"] = True
     if getattr(hf, "model_type", None) == "nemotron_h":
         ext["no_kv_layers"] = [i for i, c in enumerate(hf.hybrid_override_pattern) if c in "-E"]
     if getattr(hf, "model_type", None) in ("lfm2", "lfm2_moe"):
@@ -142,6 +146,15 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+    if ext.get("per_layer_heads"):
+        mc = vc.model_config
+        for name, spec in specs.items():
+            if name.endswith(".self_attn.attn"):
+                arch = mc.model_arch_config[int(name.split(".")[2])]
+                kv = mc.get_num_kv_heads(vc.parallel_config, arch_config=arch)
+                specs[name] = replace(
+                    spec, head_size=arch.head_size, head_size_v=arch.head_size, num_kv_heads=kv
+                )
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
     return specs, cache_dtype, torch_dtype

@@ -86,6 +86,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # Full-attention layers with a head dim and KV heads of their own beside sliding ones (Gemma-4:
+    # per_layer_config, global_head_dim); None where every attention layer has the same.
+    full_head_dim: int | None = None
+    full_kv_heads: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -164,7 +168,7 @@ def non_neg_int(value: Any, field: str, maximum: int) -> int:
     return pos_int(value, field, maximum, InvalidConfig)
 
 
-def _optpos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int | None:
+def _opt_pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int | None:
     return None if value is None else pos_int(value, field, maximum, err)
 
 
@@ -188,6 +192,8 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    full_head_dim: int | None = None,
+    full_kv_heads: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -223,7 +229,7 @@ def make_geometry(
         dtype = MODEL_DTYPE_ALIASES.get(dtype, "")
         if not dtype:
             raise InvalidInput(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
-    sliding_window = _optpos_int(sliding_window or None, p + "sliding_window", MAX_TOKENS)
+    sliding_window = _opt_pos_int(sliding_window or None, p + "sliding_window", MAX_TOKENS)
     if layer_types is None:
         pattern = (MLA if mla else (SLIDING if sliding_window else FULL)) * num_layers
     else:
@@ -252,6 +258,7 @@ def make_geometry(
             mamba_state_bytes = None
     if CHUNKED in pattern:
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
+    own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     if decoder_layers is not None:
         num_decoder_layers = pos_int(num_decoder_layers, p + "num_decoder_layers", MAX_LAYERS)
@@ -280,16 +287,20 @@ def make_geometry(
         max_position_embeddings=max_position_embeddings,
         kv_lora_rank=kv_lora_rank if mla else None,
         qk_rope_head_dim=qk_rope_head_dim if mla else None,
-        qk_nope_head_dim=_optpos_int(qk_nope_head_dim, p + "qk_nope_head_dim", MAX_HEAD_DIM) if mla else None,
-        mla_v_head_dim=_optpos_int(mla_v_head_dim, p + "mla_v_head_dim", MAX_HEAD_DIM) if mla else None,
-        index_head_dim=_optpos_int(index_head_dim, p + "index_head_dim", MAX_HEAD_DIM) if mla else None,
+        qk_nope_head_dim=_opt_pos_int(qk_nope_head_dim, p + "qk_nope_head_dim", MAX_HEAD_DIM)
+        if mla
+        else None,
+        mla_v_head_dim=_opt_pos_int(mla_v_head_dim, p + "mla_v_head_dim", MAX_HEAD_DIM) if mla else None,
+        index_head_dim=_opt_pos_int(index_head_dim, p + "index_head_dim", MAX_HEAD_DIM) if mla else None,
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
+        full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
-        params_total=_optpos_int(params_total, p + "params_total", MAX_PARAMS),
-        params_active=_optpos_int(params_active, p + "params_active", MAX_PARAMS),
+        params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
+        params_active=_opt_pos_int(params_active, p + "params_active", MAX_PARAMS),
         params_expert=None
         if params_expert is None or params_expert == 0
         else pos_int(params_expert, p + "params_expert", MAX_PARAMS),

@@ -437,34 +437,48 @@ def _mamba_state(
 
 
 def _kv_shared_layers(cfg: Mapping[str, Any], model_type: str, n: int) -> int:
-    """How many of the last layers share an earlier layer's KV cache (Gemma-3n, Gemma-4). Gemma-4's
-    full-attention layers take their own head dim and KV heads (Gemma4TextConfig's
-    per_layer_config, global_head_dim 512 by default): a per-kind head size kvplan does not model
-    yet, so a config that has one is refused naming it."""
+    """How many of the last layers share an earlier layer's KV cache (Gemma-3n, Gemma-4)."""
     if model_type not in _KV_SHARING_FAMILIES:
         return 0
-    if model_type.startswith("gemma4"):
-        base = {"head_dim": cfg.get("head_dim"), "num_key_value_heads": cfg.get("num_key_value_heads")}
-        given = cfg.get("per_layer_config")
-        overrides = list(given.values()) if isinstance(given, Mapping) else None
-        if overrides is None:  # Gemma4TextConfig builds them: full layers get global_head_dim
-            field = "global_head_dim"
-            overrides = [{"head_dim": cfg.get("global_head_dim", 512),
-                          "num_key_value_heads": cfg.get("num_global_key_value_heads")}]  # fmt: skip
-        else:
-            field = "per_layer_config"
-        for o in overrides:
-            if not isinstance(o, Mapping) or any(o.get(k) not in (None, v) for k, v in base.items()):
-                raise InvalidConfig(
-                    field,
-                    "Gemma 4's full-attention layers have a head dim or KV heads of their own "
-                    "(global_head_dim is 512 unless the config says); kvplan does not model per-kind "
-                    "head sizes yet: send the model as inline geometry",
-                )
     shared = cfg.get("num_kv_shared_layers") or 0
     if shared and pos_int(shared, "num_kv_shared_layers", n - 1, InvalidConfig) >= n:
         raise InvalidConfig("num_kv_shared_layers", f"must leave a layer of its own of the {n}")
     return int(shared)
+
+
+def _gemma4_full_heads(
+    cfg: Mapping[str, Any], layer_types: tuple[str, ...], head_dim: int, kv_heads: int
+) -> tuple[int, int]:
+    """Gemma-4's full-attention layers' own (head dim, KV heads), as Gemma4TextConfig builds its
+    per_layer_config (transformers' configuration_gemma4.py: global_head_dim, 512 by default; the
+    KV heads num_global_key_value_heads where attention_k_eq_v allows) and vLLM's Gemma4DecoderLayer
+    reads it. Given per layer, the overrides must be the full layers' and alike."""
+    given = cfg.get("per_layer_config")
+    if given is None:
+        dim = pos_int(cfg.get("global_head_dim", 512), "global_head_dim", MAX_HEAD_DIM, InvalidConfig)
+        kv = cfg.get("num_global_key_value_heads") if cfg.get("attention_k_eq_v", True) else None
+        if kv is None:
+            return dim, kv_heads
+        return dim, pos_int(kv, "num_global_key_value_heads", MAX_HEADS, InvalidConfig)
+    if not isinstance(given, Mapping):
+        raise InvalidConfig("per_layer_config", "must map layer indices to overrides")
+    found: set[tuple[int, int]] = set()
+    for key, o in given.items():
+        f = f"per_layer_config.{key}"
+        i = int(key) if isinstance(key, str) and key.isdigit() else -1
+        full = 0 <= i < len(layer_types) and layer_types[i] == "full_attention"
+        if not full or not isinstance(o, Mapping):
+            raise InvalidConfig(f, "kvplan reads overrides of full-attention layers only")
+        dim = pos_int(o.get("head_dim", head_dim), f + ".head_dim", MAX_HEAD_DIM, InvalidConfig)
+        kv = pos_int(
+            o.get("num_key_value_heads", kv_heads), f + ".num_key_value_heads", MAX_HEADS, InvalidConfig
+        )
+        found.add((dim, kv))
+    if len(found) > 1:
+        raise InvalidConfig(
+            "per_layer_config", "full-attention layers with different sizes: not modelled yet"
+        )
+    return found.pop() if found else (head_dim, kv_heads)
 
 
 def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
@@ -689,6 +703,10 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         layer_types, slots = _layer_types(cfg, model_type, n, window, archs), None
     if layer_types is not None and len(layer_types) != n:
         raise InvalidConfig("layer_types", f"has {len(layer_types)} entries for {n} layers")
+    gemma4_types = None
+    if model_type.startswith("gemma4") and layer_types:
+        # Gemma4TextConfig: the last layer is full attention whatever layer_types says.
+        layer_types = gemma4_types = (*layer_types[:-1], "full_attention")
     shared = _kv_shared_layers(cfg, model_type, n)
     if shared:
         # Gemma-3n / Gemma-4 (vllm/model_executor/models/gemma3n.py, gemma4.py): the last
@@ -737,6 +755,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         )
 
     kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
+    full_dim = full_kv = None
+    if gemma4_types is not None:
+        full_dim, full_kv = _gemma4_full_heads(cfg, gemma4_types, head_dim, kv_heads)
     try:
         return make_geometry(
             name=name,
@@ -751,6 +772,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             max_position_embeddings=max_pos,
             mamba=mamba,
             attention_chunk_size=chunk,
+            full_head_dim=full_dim,
+            full_kv_heads=full_kv,
             decoder_layers=slots,
             num_decoder_layers=n_decoder if slots is not None else None,
             weight_dtype=weight_dtype,

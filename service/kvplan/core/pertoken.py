@@ -18,7 +18,7 @@ from .dtypes import (
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import CHUNKED, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .geometry import CHUNKED, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
@@ -125,10 +125,16 @@ def _per_layer(
                 v = mla_cell_bytes(dtype, geometry.mla_latent_dim, geometry.index_head_dim is not None)
                 if geometry.index_head_dim is not None:
                     v += geometry.index_head_dim + INDEXER_SCALE_BYTES
+            elif kind == FULL and geometry.full_head_dim is not None:
+                v = attention_cell_bytes(dtype, geometry.full_head_dim, geometry.full_head_dim)
             else:
                 v = attention_cell_bytes(dtype, geometry.head_dim, geometry.v_head_dim)
             cell_cache[key] = v
         return v
+
+    # Full layers with KV heads of their own (Gemma-4): vLLM shards them as any heads, max(1, H // TP).
+    full_kv = geometry.full_kv_heads or geometry.num_kv_heads
+    full_kv_gpu = max(1, full_kv // tensor)
 
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
@@ -144,6 +150,9 @@ def _per_layer(
         if kind == MLA:
             gpu.append(c)
             model.append(c)
+        elif kind == FULL and geometry.full_kv_heads is not None:
+            gpu.append(full_kv_gpu * c)
+            model.append(full_kv * c)
         else:
             gpu.append(hkv_gpu * c)
             model.append(geometry.num_kv_heads * c)

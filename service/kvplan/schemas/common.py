@@ -145,6 +145,16 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ) = None
     mamba: MambaStateSpec | None = None
     attention_chunk_size: Tokens | None = None
+    full_head_dim: (
+        Annotated[
+            int, Meta(ge=1, le=MAX_HEAD_DIM, description="full-attention layers' own head dim (Gemma-4)")
+        ]
+        | None
+    ) = None
+    full_kv_heads: (
+        Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
+        | None
+    ) = None
     decoder_layers: (
         Annotated[
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
