@@ -261,3 +261,15 @@ def test_gemma_4_full_layers_keep_their_own_head_dim_and_kv_heads():
     shared = from_hf_config(eight)  # layers 6 and 7 read layers 2's and 3's KV
     assert (shared.num_layers, shared.decoder_layer_count, shared.full_head_dim) == (6, 8, 512)
     assert shared.layer_counts() == {"full_attention": 1, "sliding_attention": 5}
+
+
+def test_the_ledger_states_gemma_4_full_layers_own_head_dim_and_kv_heads():
+    from kvplan.core.parallel import Parallel
+    from kvplan.core.pertoken import per_token
+
+    g = from_hf_config(_config("synthetic--gemma-4-shared-shaped.json"))
+    steps = {s.name: s for s in per_token(g, "auto", (), Parallel(2), 8192, explain=True).ledger}
+    for kind in ("sliding_attention", "full_attention"):
+        s = steps[f"bytes_per_token_per_layer[{kind}]"]
+        assert s.value == s.inputs["Hkv_per_gpu"] * (s.inputs["D_k"] + s.inputs["D_v"]) * 2  # bf16
+    assert steps["bytes_per_token_per_layer[full_attention]"].inputs["D_k"] == 512

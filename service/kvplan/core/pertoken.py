@@ -457,15 +457,17 @@ def per_token_ledger(
                 TP=par.tensor,
             )
         else:
+            own = kb.kind == KIND_NAMES[FULL] and geometry.full_head_dim is not None  # Gemma-4's full layers
+            hkv = max(1, (geometry.full_kv_heads or geometry.num_kv_heads) // par.tensor) if own else None
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
                 "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2",
                 kb.bytes_per_token_per_layer,
                 "B",
                 SRC_PAGE,
-                Hkv_per_gpu=lb.kv_heads_per_gpu,
-                D_k=geometry.head_dim,
-                D_v=geometry.v_head_dim,
+                Hkv_per_gpu=hkv or lb.kv_heads_per_gpu,
+                D_k=geometry.full_head_dim if own else geometry.head_dim,
+                D_v=geometry.full_head_dim if own else geometry.v_head_dim,
                 kv_cache_dtype=kb.kv_dtype,
             )
         led.add(
