@@ -273,3 +273,20 @@ def test_the_ledger_states_gemma_4_full_layers_own_head_dim_and_kv_heads():
         s = steps[f"bytes_per_token_per_layer[{kind}]"]
         assert s.value == s.inputs["Hkv_per_gpu"] * (s.inputs["D_k"] + s.inputs["D_v"]) * 2  # bf16
     assert steps["bytes_per_token_per_layer[full_attention]"].inputs["D_k"] == 512
+
+
+def _deci(groups: list[int]) -> dict:
+    """A Nemotron-NAS (DeciLM) config: n_heads_in_group per layer, 0 for a no-op attention."""
+    blocks = [{"attention": {"no_op": True} if g == 0 else {"n_heads_in_group": g, "no_op": False},
+               "ffn": {"ffn_mult": 2.0}} for g in groups]  # fmt: skip
+    return {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas",
+            "num_hidden_layers": len(groups), "num_attention_heads": 64, "hidden_size": 8192,
+            "block_configs": blocks}  # fmt: skip
+
+
+def test_nemotron_nas_no_op_attention_blocks_keep_no_kv_and_the_rest_share_one_kv_width():
+    g = from_hf_config(_deci([8, 0, 8, 8, 0, 8]))  # vllm/model_executor/models/nemotron_nas.py
+    assert (g.num_layers, g.decoder_layer_count, g.num_kv_heads, g.head_dim) == (4, 6, 8, 128)
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(_deci([8, 4, 8]))
+    assert e.value.field == "block_configs"  # KV widths per layer: not read as one

@@ -481,6 +481,36 @@ def _gemma4_full_heads(
     return found.pop() if found else (head_dim, kv_heads)
 
 
+def _deci_blocks(cfg: Mapping[str, Any], n: int) -> list[int]:
+    """Nemotron-NAS (DeciLM) block_configs: each layer's attention n_heads_in_group, 0 where the
+    attention is a no-op."""
+    blocks = cfg.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != n:
+        raise InvalidConfig("block_configs", f"must list one block for each of the {n} layers")
+    out = []
+    for i, b in enumerate(blocks):
+        a = b.get("attention") if isinstance(b, Mapping) else None
+        f = f"block_configs[{i}].attention"
+        if not isinstance(a, Mapping):
+            raise InvalidConfig(f, "must be an object")
+        out.append(0 if a.get("no_op") else pos_int(a.get("n_heads_in_group"), f + ".n_heads_in_group",
+                                                     MAX_HEADS, InvalidConfig))  # fmt: skip
+    return out
+
+
+def _deci_kv_heads(cfg: Mapping[str, Any], n: int, q_heads: int) -> int:
+    """num_attention_heads // n_heads_in_group, alike for every attention layer (vLLM's
+    NemotronNasModelArchConfigConvertor reads the first; layers of other KV widths would need
+    per-layer page sizes kvplan does not model yet, so they are refused)."""
+    groups = {g for g in _deci_blocks(cfg, n) if g}
+    if len(groups) != 1:
+        raise InvalidConfig("block_configs", "attention layers with different n_heads_in_group: not modelled")
+    group = groups.pop()
+    if q_heads % group:
+        raise InvalidConfig("block_configs", f"n_heads_in_group {group} does not divide {q_heads} heads")
+    return q_heads // group
+
+
 def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
     """KDA, Kimi Delta Attention (vllm/model_executor/layers/mamba/mamba_utils.py kda_state_shape
     and kda_state_dtype): the gated delta net's layout with as many value heads as key heads, all
@@ -527,6 +557,13 @@ def _kv_slots(
         ):
             raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
         return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
+    if model_type == "nemotron-nas":
+        # vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer: a block whose attention
+        # is a no-op has no attention layer, so no KV cache.
+        kept = tuple(("full_attention", i) for i, g in enumerate(_deci_blocks(cfg, n)) if g)
+        if not kept:
+            raise InvalidConfig("block_configs", "has no attention layer")
+        return kept, n
     if model_type == "nemotron_h":
         pattern = cfg.get("hybrid_override_pattern")
         if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
@@ -693,6 +730,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             "that kvplan does not read from config.json yet; send the model as inline geometry "
             "(layer_types with mamba layers and their state)",
         )
+    if model_type == "nemotron-nas":
+        cfg = {**cfg, "num_key_value_heads": _deci_kv_heads(cfg, n, q_heads)}
     kv_slots, n_decoder = _kv_slots(cfg, model_type, n)
     slots: tuple[int, ...] | None
     if kv_slots is not None:
