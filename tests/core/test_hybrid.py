@@ -196,7 +196,9 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
     assert e.value.field == "linear_value_head_dim"
 
 
-@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "Step5ForCausalLM"])
+@pytest.mark.parametrize(
+    "arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "Step5ForCausalLM", "Dots3NoteForCausalLM"]
+)
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
                     "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512}  # fmt: skip
@@ -211,6 +213,41 @@ def test_flint_and_beam_without_layer_types_read_as_their_config_classes_fill_th
     assert set(from_hf_config(flint).layer_pattern) == {"F"}
     beam = from_hf_config({"architectures": ["BeamForCausalLM"], "model_type": "beam"})
     assert beam.layer_counts() == {"sliding_attention": 24} and beam.sliding_window == 4096
+
+
+HY_V4 = {"architectures": ["HYV4ForCausalLM"], "model_type": "hy_v4", "num_hidden_layers": 8}
+OWN = ["full"] * 8  # indexer_types: every layer computes its own top-k
+
+
+def test_hy_v4_with_no_sparse_layer_is_dense_mla_without_an_indexer_though_index_topk_is_set():
+    """HYV4Config's defaults: 34 layers, no layer_types, index_topk 2048 (vllm/models/hy_v4)."""
+    defaults = from_hf_config({"architectures": ["HYV4ForCausalLM"], "model_type": "hy_v4"})
+    assert defaults.layer_counts() == {"mla": 34} and defaults.head_dim == 512 + 64
+    assert defaults.index_head_dim is None
+    full = from_hf_config({**HY_V4, "layer_types": ["full_attention"] * 8})
+    assert full.layer_counts() == {"mla": 8} and full.index_head_dim is None
+
+
+def test_hy_v4_with_every_layer_sparse_and_its_own_indexer_is_the_deepseek_v32_layout():
+    g = from_hf_config({**HY_V4, "layer_types": ["sparse_attention"] * 4 + ["indexed_attention"] * 4,
+                        "indexer_types": OWN})  # fmt: skip
+    assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        # The config class's indexer_types: layers 2-4, 6-8 share another layer's top-k.
+        ({"layer_types": ["sparse"] * 8}, "indexer_types"),
+        ({"layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}, "layer_types"),
+        ({"layer_types": ["sparse"] * 8, "indexer_types": OWN, "learnable_sink": False}, "learnable_sink"),
+        ({"layer_types": ["sliding_attention"] * 8}, "layer_types[0]"),
+    ],
+)
+def test_hy_v4_layouts_kvplan_does_not_model_are_refused_naming_the_field(changes, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**HY_V4, **changes})
+    assert e.value.field == field
 
 
 def test_a_window_beside_layer_types_of_only_full_attention_is_no_window():

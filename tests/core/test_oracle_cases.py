@@ -24,6 +24,8 @@ KIND_OF_SPEC = {
     "ChunkedLocalAttentionSpec": "chunked_attention",
     "MambaSpec": "mamba",
     "MLAAttentionSpec": "mla",
+    # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
+    "UniformTypeKVCacheSpecs": "mla",
 }
 
 

@@ -49,6 +49,8 @@ FLINT_DEFAULTS = "synthetic--flint-defaults.json"
 GEMMA3N = "synthetic--gemma-3n-defaults.json"
 GEMMA4 = "synthetic--gemma-4-defaults.json"
 GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
+HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
+HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -201,6 +203,18 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                           "max_model_len": 65536, "block_size": 32}),
     ("gemma-4-shared-shaped-32k-tp4", GEMMA4_SHARED, {"available_memory_bytes": 4 * GiB,
                                                       "max_model_len": 32768, "tensor_parallel_size": 4}),
+    # HY-V4: HYV4Config's defaults (no layer_types: dense MLA on every layer, no indexer cache
+    # though index_topk is set), and 16 layers all sparse, each with its own indexer (the
+    # DeepSeek-V3.2 layout: block sizes multiples of 64, fp8 as fp8_ds_mla).
+    ("hy-v4-defaults-64k", HY_V4_DEFAULTS, {"available_memory_bytes": 30 * GiB, "max_model_len": 65536}),
+    ("hy-v4-defaults-256k-tp8-fp8", HY_V4_DEFAULTS, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 262144, "tensor_parallel_size": 8,
+                                                    "dtype": "fp8"}),
+    ("hy-v4-sparse-shaped-64k-block64", HY_V4_SPARSE, {"available_memory_bytes": 20 * GiB,
+                                                       "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-sparse-shaped-128k-tp4-fp8-block64", HY_V4_SPARSE, {"available_memory_bytes": 20 * GiB,
+                                                                "max_model_len": 131072, "block_size": 64,
+                                                                "tensor_parallel_size": 4, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

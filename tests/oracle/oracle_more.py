@@ -25,6 +25,14 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   AliceAI (vllm/model_executor/models/alice_ai.py): layer_types' "linear_attention" layers are
       KDA (KimiGatedDeltaNetAttention: a MambaSpec, no checkpoint), oracle_ext finds them itself;
       its config loads as a plain PretrainedConfig (below).
+  HY-V4 (vllm/models/hy_v4/nvidia/attention.py): a layer is sparse MLA with an indexer only
+      when layer_types names it sparse (_SPARSE_LAYER_TYPES); with none, every layer is dense
+      MLA and keeps no indexer cache, though the config class always sets index_topk, which
+      oracle_ext reads as the DeepSeek-V3.2 indexer on every layer. Every layer sparse with
+      its own indexer is oracle_ext's V3.2 layout (the learnable sink binds HY-V4's
+      FLASHMLA_SPARSE subclass, whose spec is its parent's), with the KV cache dtype that
+      MLAAttention canonicalises for that backend (fp8 served as fp8_ds_mla), which oracle_ext
+      leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -103,6 +111,18 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         n = int(hf.num_hidden_layers)
         ext["mamba_layers"] = [i for i in range(n) if _is_kda_layer(i, hf.layer_group_size, n)]
         ext["arch"] = mc.architecture
+    if getattr(hf, "model_type", None) == "hy_v4":
+        from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES
+
+        if not any(t in _SPARSE_LAYER_TYPES for t in hf.layer_types or ()):
+            ext.pop("indexer_head", None)
+        else:
+            from vllm.model_executor.layers.attention.mla_attention import (
+                _canonicalize_sparse_mla_kv_cache_dtype,
+            )
+            from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
+
+            req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
     if mc.is_attention_free:
         ext["attention_free"] = True
     E._CTX["ext"] = ext

@@ -79,6 +79,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                "hidden_size": 2560, "max_position_embeddings": 4096, "vocab_size": 32000,
                "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1,
                "n_mamba_heads": 8},
+    # HYV4Config (vllm/transformers_utils/configs/hy_v4.py): no layer_types, so no sparse layer.
+    "hy_v4": {"tie_word_embeddings": False, "num_hidden_layers": 34, "num_attention_heads": 32,
+              "hidden_size": 2816, "max_position_embeddings": 262144, "kv_lora_rank": 512,
+              "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256, "q_lora_rank": 1536,
+              "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 16, "learnable_sink": True,
+              "vocab_size": 120832, "intermediate_size": 6912, "moe_intermediate_size": 768,
+              "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8},
     "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
                 "sliding_window": 128},

@@ -18,5 +18,6 @@ MLA_MODEL_TYPES = frozenset(
         "longcat_flash",
         "pangu_ultra_moe",
         "mistral_large_3",
+        "hy_v4",
     }
 )

@@ -65,7 +65,6 @@ _OWN_LAYOUT_ARCHS = {
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
-        ("hy_v4", ("HYV4ForCausalLM",)),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
@@ -76,6 +75,10 @@ _OWN_LAYOUT_ARCHS = {
     for arch in archs
 }
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
+# HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
+# (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
+_HY_V4 = "hy_v4"
+_HY_V4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention"})
 # AliceAI has no config class in transformers (its config.json comes with the repository's own):
 # it is known by its architecture and read under this family name.
 _ALICE_AI = "AliceAIForCausalLM"
@@ -164,6 +167,8 @@ def _layer_types(
         return tuple(
             "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
         )
+    if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_indexed's
+        return None
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is None and model_type == _ALICE_AI_FAMILY:
         raise InvalidConfig("layer_types", "AliceAI's layers are read from layer_types, which is missing")
@@ -221,6 +226,52 @@ def _layer_types(
         start = n if start_raw is None else non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
         return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
     return tuple("sliding_attention" for _ in range(n))
+
+
+def _hy_v4_indexed(cfg: Mapping[str, Any], n: int) -> bool:
+    """Whether HY-V4's layers carry an indexer cache: none when no layer is sparse (dense MLA,
+    though index_topk is set), each when every layer is sparse with an indexer of its own (the
+    DeepSeek-V3.2 layout). Sparse layers that share another layer's top-k keep no indexer cache,
+    and sparse beside dense layers canonicalise the shared cache dtype mid-build: refused
+    (vllm/models/hy_v4/nvidia/attention.py HYV4Attention, compute_skip_topk_layers)."""
+    types = cfg.get("layer_types")
+    if types is None:
+        return False
+    if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+        raise InvalidConfig("layer_types", f"must list one layer type for each of the {n} layers")
+    for i, t in enumerate(types):
+        if t not in _HY_V4_SPARSE and t != "full_attention":
+            raise InvalidConfig(f"layer_types[{i}]", f"HY-V4 layers are full_attention or sparse, got {t!r}")
+    sparse = sum(t in _HY_V4_SPARSE for t in types)
+    if sparse == 0:
+        return False
+    if sparse != n:
+        raise InvalidConfig(
+            "layer_types",
+            "HY-V4 with sparse beside dense MLA layers keeps per-layer caches kvplan does not model; "
+            "send the model as inline geometry",
+        )
+    # HYV4Config.__post_init__: the first layer and every 4th from the second compute their top-k.
+    indexers = cfg.get("indexer_types")
+    if indexers is None:
+        indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
+    if not isinstance(indexers, list) or len(indexers) != n or set(indexers) - {"full", "shared"}:
+        raise InvalidConfig("indexer_types", f"must be full or shared for each of the {n} layers")
+    if "shared" in indexers:
+        raise InvalidConfig(
+            "indexer_types",
+            "HY-V4 layers that share another layer's top-k keep no indexer cache, which kvplan "
+            "does not model beside layers that do; send the model as inline geometry",
+        )
+    if not cfg.get("learnable_sink"):
+        # The sink binds FLASHMLA_SPARSE; without it a bf16 cache on Hopper takes
+        # FLASH_ATTN_MLA_SPARSE, whose block layout kvplan does not model.
+        raise InvalidConfig(
+            "learnable_sink",
+            "HY-V4 sparse MLA without the learnable sink runs on a backend kvplan does not model; "
+            "send the model as inline geometry",
+        )
+    return True
 
 
 def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -774,6 +825,10 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
         rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
         idx = cfg.get("index_head_dim")
+        if model_type == _HY_V4:
+            indexed = _hy_v4_indexed(cfg, n)
+        else:
+            indexed = cfg.get("index_topk") is not None or idx is not None
         return make_geometry(
             name=name,
             model_type=model_type,
@@ -783,7 +838,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             qk_rope_head_dim=rope,
             qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
             mla_v_head_dim=cfg.get("v_head_dim"),
-            index_head_dim=idx if cfg.get("index_topk") is not None or idx is not None else None,
+            index_head_dim=idx if indexed else None,
             dtype=dtype,
             max_position_embeddings=max_pos,
             layer_types=layer_types,
