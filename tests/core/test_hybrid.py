@@ -327,3 +327,14 @@ def test_nemotron_nas_no_op_attention_blocks_keep_no_kv_and_the_rest_share_one_k
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(_deci([8, 4, 8]))
     assert e.value.field == "block_configs"  # KV widths per layer: not read as one
+
+
+def test_aliceai_runs_without_pipeline_parallelism_as_vllm_refuses_it():
+    from kvplan.core.errors import InvalidLayout
+    from kvplan.core.parallel import Parallel, validate
+
+    g = from_hf_config(_config("synthetic--alice-ai-shaped.json"))
+    validate(g, Parallel(2, 1))
+    with pytest.raises(InvalidLayout) as e:
+        validate(g, Parallel(1, 2))
+    assert e.value.field == "pipeline_parallel_size"

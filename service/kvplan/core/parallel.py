@@ -35,6 +35,10 @@ def check_sizes(par: Parallel) -> None:
     _check_size(par.decode_context, "decode_context_parallel_size")
 
 
+# Families whose vLLM config update refuses more than one pipeline stage.
+SINGLE_STAGE_MODEL_TYPES = frozenset({"alice_ai"})
+
+
 def validate(geometry: Geometry, par: Parallel) -> None:
     """Raise InvalidLayout for a layout vLLM refuses (vllm/config/model.py verify_with_parallel_config)."""
     check_sizes(par)
@@ -56,6 +60,12 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                 f"{tp} and the model's {kv} KV heads do not divide one another; "
                 "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
             )
+    if pp > 1 and geometry.model_type in SINGLE_STAGE_MODEL_TYPES:
+        raise InvalidLayout(
+            "pipeline_parallel_size",
+            f"vLLM runs {geometry.model_type} without pipeline parallelism; use 1 "
+            "(vllm/model_executor/models/config.py AliceAIForCausalLMConfig)",
+        )
     if pp > geometry.decoder_layer_count:
         raise InvalidLayout(
             "pipeline_parallel_size", f"{pp} stages for {geometry.decoder_layer_count} layers"
