@@ -50,6 +50,7 @@ GEMMA3N = "synthetic--gemma-3n-defaults.json"
 GEMMA4 = "synthetic--gemma-4-defaults.json"
 GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
+STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
@@ -215,6 +216,10 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("hy-v4-sparse-shaped-128k-tp4-fp8-block64", HY_V4_SPARSE, {"available_memory_bytes": 20 * GiB,
                                                                 "max_model_len": 131072, "block_size": 64,
                                                                 "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("step-3.5-shaped-64k-tp4", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                         "tensor_parallel_size": 4}),
+    ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
+                                              "tensor_parallel_size": 8, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
