@@ -332,18 +332,9 @@ def _mamba_state(
             ssm_dtype=dtype,
         )
     if model_type == "mamba2":  # vllm/model_executor/models/mamba2.py
-        return MambaState(
-            mixer=Mixer.MAMBA2,
-            intermediate_size=int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size")),
-            state_size=_cfg_dim(cfg, "state_size"),
-            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
-            n_groups=_cfg_dim(cfg, "n_groups"),
-            num_heads=_cfg_dim(cfg, "num_heads"),
-            head_dim=_cfg_dim(cfg, "head_dim"),
-            conv_dtype=dtype,
-            ssm_dtype=dtype,
-            checkpoint_blocks=1,
-        )
+        inner = int(cfg.get("expand", 2) * _cfg_dim(cfg, "hidden_size"))
+        heads, head_dim = _cfg_dim(cfg, "num_heads"), _cfg_dim(cfg, "head_dim")
+        return _mamba2_state(cfg, ("state_size", "conv_kernel", "n_groups"), inner, heads, head_dim, dtype)
     if model_type in ("lfm2", "lfm2_moe"):  # vllm/model_executor/models/lfm2*.py: a short convolution
         return MambaState(
             mixer=Mixer.SHORT_CONV,
@@ -354,18 +345,9 @@ def _mamba_state(
             ssm_dtype=dtype,
         )
     if model_type == "granitemoehybrid":
-        return MambaState(
-            mixer=Mixer.MAMBA2,
-            intermediate_size=_cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size"),
-            state_size=_cfg_dim(cfg, "mamba_d_state"),
-            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
-            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
-            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
-            head_dim=_cfg_dim(cfg, "mamba_d_head"),
-            conv_dtype=dtype,
-            ssm_dtype=dtype,
-            checkpoint_blocks=1,  # MambaMixer2 exports a prefill checkpoint
-        )
+        inner = _cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size")
+        heads, head_dim = _cfg_dim(cfg, "mamba_n_heads"), _cfg_dim(cfg, "mamba_d_head")
+        return _mamba2_state(cfg, _MAMBA_D_KEYS, inner, heads, head_dim, dtype)
     if model_type == "falcon_h1":
         d_ssm = cfg.get("mamba_d_ssm")
         inner = (
@@ -373,21 +355,10 @@ def _mamba_state(
             if d_ssm is None
             else _cfg_dim(cfg, "mamba_d_ssm")
         )
-        return MambaState(
-            mixer=Mixer.MAMBA2,
-            intermediate_size=inner,
-            state_size=_cfg_dim(cfg, "mamba_d_state"),
-            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
-            n_groups=_cfg_dim(cfg, "mamba_n_groups"),
-            num_heads=_cfg_dim(cfg, "mamba_n_heads"),
-            # FalconH1Config: "auto" is the inner width over the heads.
-            head_dim=inner // _cfg_dim(cfg, "mamba_n_heads")
-            if cfg.get("mamba_d_head") == "auto"
-            else _cfg_dim(cfg, "mamba_d_head"),
-            conv_dtype=dtype,
-            ssm_dtype=dtype,
-            checkpoint_blocks=1,
-        )
+        heads = _cfg_dim(cfg, "mamba_n_heads")
+        # FalconH1Config: "auto" is the inner width over the heads.
+        head_dim = inner // heads if cfg.get("mamba_d_head") == "auto" else _cfg_dim(cfg, "mamba_d_head")
+        return _mamba2_state(cfg, _MAMBA_D_KEYS, inner, heads, head_dim, dtype)
     if model_type == "nemotron_h":
         heads, head_dim = _cfg_dim(cfg, "mamba_num_heads"), _cfg_dim(cfg, "mamba_head_dim")
         # vllm/model_executor/models/config.py NemotronHForCausalLMConfig: the SSM state is kept
@@ -396,18 +367,8 @@ def _mamba_state(
                                             str(cfg.get("mamba_ssm_cache_dtype", "float32")))  # fmt: skip
         if ssm_dtype not in MODEL_DTYPES:
             raise InvalidConfig("mamba_ssm_cache_dtype", f"unsupported dtype {ssm_dtype!r}")
-        return MambaState(
-            mixer=Mixer.MAMBA2,
-            intermediate_size=heads * head_dim,
-            state_size=_cfg_dim(cfg, "ssm_state_size"),
-            conv_kernel=_cfg_dim(cfg, "conv_kernel"),
-            n_groups=_cfg_dim(cfg, "n_groups"),
-            num_heads=heads,
-            head_dim=head_dim,
-            conv_dtype=dtype,
-            ssm_dtype=ssm_dtype,
-            checkpoint_blocks=1,
-        )
+        keys = ("ssm_state_size", "conv_kernel", "n_groups")
+        return _mamba2_state(cfg, keys, heads * head_dim, heads, head_dim, dtype, ssm_dtype)
     if model_type in _GDN_FAMILIES:
         # Qwen3.5 keeps the state in its config's mamba_ssm_dtype (vllm/model_executor/models/
         # config.py Qwen3_5ForConditionalGenerationConfig), an update vLLM makes for the Qwen3.5
@@ -434,18 +395,9 @@ def _mamba_state(
         inner = _cfg_dim(cfg, "mamba_expand") * _cfg_dim(cfg, "hidden_size")
         heads = _cfg_dim(cfg, "n_mamba_heads")
         head_dim = cfg.get("mamba_headdim") or inner // heads
-        return MambaState(
-            mixer=Mixer.MAMBA2,
-            intermediate_size=inner,
-            state_size=_cfg_dim(cfg, "mamba_d_state"),
-            conv_kernel=_cfg_dim(cfg, "mamba_d_conv"),
-            n_groups=_cfg_dim(cfg, "mamba_ngroups"),
-            num_heads=heads,
-            head_dim=pos_int(head_dim, "mamba_headdim", MAX_HIDDEN_SIZE, InvalidConfig),
-            conv_dtype=dtype,
-            ssm_dtype=dtype,
-            checkpoint_blocks=1,  # MambaMixer2
-        )
+        head_dim = pos_int(head_dim, "mamba_headdim", MAX_HIDDEN_SIZE, InvalidConfig)
+        keys = ("mamba_d_state", "mamba_d_conv", "mamba_ngroups")
+        return _mamba2_state(cfg, keys, inner, heads, head_dim, dtype)
     if model_type == "bailing_hybrid" and _BAILING_KDA in archs:
         # vllm/model_executor/models/bailing_moe_v3.py: KDA (as Kimi-Linear's) over
         # num_attention_heads of head_dim, which BailingHybridConfig sets to qk_rope_head_dim.
@@ -560,6 +512,36 @@ def _deci_kv_heads(cfg: Mapping[str, Any], n: int, q_heads: int) -> int:
     if q_heads % group:
         raise InvalidConfig("block_configs", f"n_heads_in_group {group} does not divide {q_heads} heads")
     return q_heads // group
+
+
+# Granite-4.0-H and Falcon-H1 name their Mamba2 state, conv kernel and groups alike.
+_MAMBA_D_KEYS = ("mamba_d_state", "mamba_d_conv", "mamba_n_groups")
+
+
+def _mamba2_state(
+    cfg: Mapping[str, Any],
+    keys: tuple[str, str, str],
+    inner: int,
+    heads: int,
+    head_dim: int,
+    dtype: str,
+    ssm_dtype: str | None = None,
+) -> MambaState:
+    """A MambaMixer2 layer's state from a family's (state size, conv kernel, groups) keys; the
+    mixer exports a prefill checkpoint, one block (vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
+    state_key, conv_key, groups_key = keys
+    return MambaState(
+        mixer=Mixer.MAMBA2,
+        intermediate_size=inner,
+        state_size=_cfg_dim(cfg, state_key),
+        conv_kernel=_cfg_dim(cfg, conv_key),
+        n_groups=_cfg_dim(cfg, groups_key),
+        num_heads=heads,
+        head_dim=head_dim,
+        conv_dtype=dtype,
+        ssm_dtype=ssm_dtype or dtype,
+        checkpoint_blocks=1,
+    )
 
 
 def _kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
