@@ -343,11 +343,9 @@ def test_the_chart_has_labelled_axes_from_zero_and_labels_that_do_not_overlap(br
         ctx.close()
 
 
-def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
-    """The first request is held back until the second has answered; the page keeps the second."""
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+def race(page, url: str, slow: tuple[str, str], fast: tuple[str, str], shown: str) -> None:
+    """Send a slow request (held back) then a fast one; let the slow one answer last. The page must
+    still show the fast one's answer: `shown` is a JS condition that holds once it does."""
     held: list[object] = []
 
     def hold_the_first(route):  # type: ignore[no-untyped-def]
@@ -356,15 +354,24 @@ def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
         else:
             route.continue_()
 
-    page.route("**/v1/budget", hold_the_first)
-    page.fill("#T", "4096")  # the slow one
+    page.route(url, hold_the_first)
+    page.fill(*slow)
     page.wait_for_timeout(500)
-    assert held, "the first budget request was not intercepted"
-    page.fill("#T", "2048")  # the fast one
-    page.wait_for_function("document.querySelector('#out-vllm').textContent.includes('2,048 tokens')")
+    assert held, f"the first request to {url} was not intercepted"
+    page.fill(*fast)
+    page.wait_for_function(shown)
     held[0].continue_()  # type: ignore[attr-defined]
     page.wait_for_timeout(800)
-    assert "2,048 tokens per request" in page.text_content("#out-vllm")
+    assert page.evaluate(shown)
+
+
+def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
+    """The first request is held back until the second has answered; the page keeps the second."""
+    open_page(page, server)
+    page.click("#preset-A")
+    settle(page)
+    race(page, "**/v1/budget", ("#T", "4096"), ("#T", "2048"),
+         "document.querySelector('#out-vllm').textContent.includes('2,048 tokens per request')")  # fmt: skip
 
 
 def test_the_preset_in_use_is_pressed_and_stops_being_when_an_input_changes(page, server):
@@ -628,23 +635,9 @@ def test_a_slow_fleet_answer_never_overwrites_a_newer_one(page, server):
     open_page(page, server)
     page.click("#preset-A")
     settle(page)
-    held: list[object] = []
-
-    def hold_the_first(route):  # type: ignore[no-untyped-def]
-        if not held:
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/v1/fleet", hold_the_first)
-    page.fill("#fleet-target", "3000")  # the slow one
-    page.wait_for_timeout(500)
-    assert held, "the first fleet request was not intercepted"
-    page.fill("#fleet-target", "700")  # the fast one (100, the default, is already shown)
-    page.wait_for_function("document.querySelector('#mix-target').textContent === '700'")
-    held[0].continue_()  # type: ignore[attr-defined]
-    page.wait_for_timeout(800)
-    assert page.text_content("#mix-target") == "700"
+    # 100, the default target, is already shown: 3000 is held back, 700 answers first.
+    race(page, "**/v1/fleet", ("#fleet-target", "3000"), ("#fleet-target", "700"),
+         "document.querySelector('#mix-target').textContent === '700'")  # fmt: skip
 
 
 def test_a_copied_url_restores_the_fleet(page, server, browser):
