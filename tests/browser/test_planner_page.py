@@ -414,7 +414,8 @@ def test_the_block_table_follows_the_block_size_and_the_figures_are_explained(pa
     assert "null block" in page.text_content("#glossary")
 
 
-def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
+def open_llama_3_70b_on_h100(page, server) -> None:  # type: ignore[no-untyped-def]
+    """Llama-3-70B on one H100 node, weights from its parameters: TP 1 does not fit."""
     open_page(page, server)
     page.select_option("#model", "llama-3-70b")
     settle(page)
@@ -422,6 +423,10 @@ def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
     page.fill("#weights", "")
     settle(page)
     page.wait_for_selector("#fleet-table:not([hidden])")
+
+
+def test_the_fleet_view_lists_each_layout_of_a_node_with_why_not(page, server):
+    open_llama_3_70b_on_h100(page, server)
     first = page.locator("#fleet-table tbody").first.get_attribute("data-gpu")
     assert first == "h100-sxm-80gb"  # the chosen GPU leads
     rows = page.locator("#fleet-table tbody[data-gpu='h100-sxm-80gb'] tr[data-layout]")
@@ -580,13 +585,7 @@ def test_changing_the_target_changes_the_mix_with_one_fleet_request(page, server
 def test_an_infeasible_layout_shows_the_apis_reason(page, server):
     import httpx
 
-    open_page(page, server)
-    page.select_option("#model", "llama-3-70b")
-    settle(page)
-    page.select_option("#gpu", "h100-sxm-80gb")
-    page.fill("#weights", "")
-    settle(page)
-    page.wait_for_selector("#fleet-table:not([hidden])")
+    open_llama_3_70b_on_h100(page, server)
     answer = httpx.post(f"{server.url}/v1/fleet", json=fleet_request(server, page, 100)).json()
     infeasible = [(t["gpu"], lay) for t in answer["gpu_types"] for lay in t["layouts"] if not lay["feasible"]]
     assert infeasible
