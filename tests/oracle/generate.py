@@ -5,6 +5,8 @@ plain data that `make test` asserts kvplan against (tests/core/test_oracle_cases
     make oracle                      # needs the oracle installed: install_lean.sh DIR
     ORACLE_PYTHON=DIR/venv-lean/bin/python ORACLE_DIR=../shared/tools/vllm-oracle make oracle
 
+    ORACLE_ONLY=kimi make oracle     # only the cases whose name holds "kimi"; the rest are kept
+
 Not part of `make test`: it needs a 2 GB install and runs for minutes."""
 
 from __future__ import annotations
@@ -340,7 +342,12 @@ def main() -> int:
     if not python:
         print("set ORACLE_PYTHON to the oracle's python (install_lean.sh DIR → DIR/venv-lean/bin/python)")
         return 2
+    only = os.environ.get("ORACLE_ONLY", "")
     reqs = oracle_requests()
+    scenarios = list(SCENARIOS)
+    if only:  # a quick rerun of some families: every other case and probe is kept as it was
+        picked = [i for i, (n, _, _) in enumerate(SCENARIOS) if only in n]
+        reqs, scenarios = [reqs[i] for i in picked], [scenarios[i] for i in picked]
     env = {**os.environ, "PYTHONPATH": str(STUBS)}
     run = subprocess.run(
         [python, str(HERE / "oracle_more.py"), str(oracle_dir)],
@@ -351,8 +358,17 @@ def main() -> int:
         env=env,
     )
     answers = json.loads(run.stdout)
-    cases = [summarise(n, c, i, a) for (n, c, i), a in zip(SCENARIOS, answers, strict=True)]
+    cases = [summarise(n, c, i, a) for (n, c, i), a in zip(scenarios, answers, strict=True)]
     version = next((a.get("vllm_version") for a in answers if "vllm_version" in a), "unknown")
+    if only:
+        data = json.loads(OUT.read_text())
+        fresh = {c["name"]: c for c in cases}
+        order = [n for n, _, _ in SCENARIOS]
+        kept = {c["name"]: c for c in data["cases"] if c["name"] in order}
+        data["cases"] = [fresh.get(n) or kept[n] for n in order if n in fresh or n in kept]
+        OUT.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"{len(cases)} of {len(data['cases'])} cases rerun with vLLM {version} → {OUT}")
+        return 0
     probe = subprocess.run(
         [python, "-c", PIPELINE_PROBE, str(oracle_dir)], capture_output=True, text=True, check=True
     )
