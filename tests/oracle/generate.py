@@ -54,6 +54,8 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
+DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -222,6 +224,27 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
+    # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
+    # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
+    # compressor rings are packed into block-outermost groups; the KV cache is fp8_ds_mla whatever
+    # the dtype asked (auto included), and the block a multiple of 256 (vLLM's own pick is 256).
+    ("dsv4-flash-shaped-64k-block256", DSV4_FLASH, {"available_memory_bytes": 40 * GiB, "max_model_len": 65536,
+                                                    "block_size": 256}),
+    ("dsv4-flash-shaped-1m-tp8-fp8-block256", DSV4_FLASH, {"available_memory_bytes": 30 * GiB,
+                                                           "max_model_len": 1048576, "block_size": 256,
+                                                           "tensor_parallel_size": 8, "dtype": "fp8"}),
+    ("dsv4-flash-shaped-8k-block256-tight", DSV4_FLASH, {"available_memory_bytes": 7 * GiB // 2,
+                                                         "max_model_len": 8192, "block_size": 256}),
+    ("dsv4-flash-shaped-128k-block512-mnbt2048", DSV4_FLASH, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 131072, "block_size": 512,
+                                                              "max_num_batched_tokens": 2048}),
+    ("dsv4-defaults-256k-tp4-block256", DSV4_DEFAULTS, {"available_memory_bytes": 50 * GiB,
+                                                        "max_model_len": 262144, "block_size": 256,
+                                                        "tensor_parallel_size": 4}),
+    ("dsv4-defaults-32k-block1024-fp8-sync", DSV4_DEFAULTS, {"available_memory_bytes": 14 * GiB,
+                                                             "max_model_len": 32768, "block_size": 1024,
+                                                             "dtype": "fp8", "async_scheduling": False}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
@@ -236,6 +259,12 @@ def oracle_requests() -> list[dict[str, object]]:
     return out
 
 
+# The layers' own spec, named in a case where a group of several layer specs
+# (UniformTypeKVCacheSpecs) does not keep every token: DeepSeek-V4's sliding-window MLA caches and
+# compressor rings.
+LAYER_SPECS_SHOWN = ("SlidingWindowMLASpec", "CircularBufferSpec")
+
+
 def summarise(
     name: str, config: str, inputs: dict[str, object], answer: dict[str, object]
 ) -> dict[str, object]:
@@ -245,6 +274,7 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
+        | ({"layer_spec": g["layer_spec"]} if g.get("layer_spec") in LAYER_SPECS_SHOWN else {})
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

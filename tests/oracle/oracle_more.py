@@ -183,5 +183,107 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
 STOCK._fill_from_model_config = _fill
 STOCK.build_specs = _build
 
+
+# DeepSeek-V4 (vllm/models/deepseek_v4, DeepseekV4ForCausalLM / ...ForConditionalGeneration, the
+# CUDA path: DeepseekV4FlashMLAAttention on SM 9x/10x). Every decoder layer keeps a sliding-window
+# cache (DeepseekV4SWACache, 64-token blocks); a compressed layer (compress_rates of its
+# layer_types entry > 1) also keeps its compressed MLA cache (DeepseekV4Attention, tokens_per_state
+# = the ratio) and its compressor's state ring (CompressorStateCache), and a ratio-4 layer an
+# indexer K cache (DeepseekV4IndexerCache) with a compressor of its own. The specs are vLLM's own
+# get_kv_cache_spec, passed through customize_attention_spec with each layer's backend, in the
+# order the layers register (indexer, SWA, attention, compressor); the layout is the one
+# resolve_kv_cache_layout picks from those backends (the indexer asks for a block-outermost one).
+_dsv4_prev_fill = STOCK._fill_from_model_config
+_dsv4_prev_build = STOCK.build_specs
+
+
+def _dsv4_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) != "deepseek_v4":
+        return _dsv4_prev_fill(req, mc, tp)
+    req = dict(req)
+    # The stock reader would make MLA layers sliding from layer_types; DeepSeek-V4 builds its own.
+    req["sliding_window"] = None
+    req = _dsv4_prev_fill(req, mc, tp)
+    req.pop("sliding_window", None)
+    ext = req["_ext"]
+    ext.pop("indexer_head", None)
+    ext["dsv4"] = True
+    E._CTX["ext"] = ext
+    return req
+
+
+def _dsv4_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("dsv4"):
+        return _dsv4_prev_build(req, vc, model_dtype)
+    import types
+
+    import torch
+    from vllm.config.vllm import set_current_vllm_config
+    from vllm.models.deepseek_v4.attention import (
+        DeepseekV4Attention,
+        DeepseekV4IndexerCache,
+        _resolve_dsv4_kv_cache_dtype,
+    )
+    from vllm.models.deepseek_v4.common.ops.fused_indexer_q import MXFP4_BLOCK_SIZE
+    from vllm.models.deepseek_v4.compressor import CompressorStateCache
+    from vllm.models.deepseek_v4.nvidia.flashmla import DeepseekV4FlashMLAAttention
+    from vllm.v1.attention.backends.mla.indexer import dsa_indexer_uses_fp4
+    from vllm.v1.attention.backends.mla.sparse_swa import DeepseekV4SWACache
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    attn_cls = DeepseekV4FlashMLAAttention  # nvidia/model.py _select_dsv4_attn_cls on SM 9x/10x
+    hf, cc = vc.model_config.hf_config, vc.cache_config
+    specs, backends = {}, []
+
+    def add(layer):  # type: ignore[no-untyped-def]
+        backend = layer.get_attn_backend()
+        specs[layer.prefix] = customize_attention_spec(backend, layer.get_kv_cache_spec(vc))
+        if backend not in backends:
+            backends.append(backend)
+
+    with set_current_vllm_config(vc):
+        # DeepseekV4Attention.__init__: the backend's block format fixes the cache dtype (fp8 and
+        # auto become fp8_ds_mla, written back onto the cache config).
+        kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc)
+        use_fp4 = dsa_indexer_uses_fp4(vc)
+        ihd = int(hf.index_head_dim)
+        index_head = ihd // 2 + ihd // MXFP4_BLOCK_SIZE if use_fp4 else ihd + ihd // 128 * 4
+        for i in range(int(hf.num_hidden_layers)):
+            p = f"model.layers.{i}.attn"
+            ratio = max(1, hf.compress_rates.get(hf.layer_types[i], 0))
+            if ratio == 4:  # DeepseekV4Indexer: its K cache, then its compressor's state
+                add(DeepseekV4IndexerCache(head_dim=index_head, dtype=torch.uint8, prefix=f"{p}.indexer.k_cache",
+                                           cache_config=cc, compress_ratio=ratio))  # fmt: skip
+                add(CompressorStateCache(state_dim=2 * 2 * ihd, dtype=torch.float32, compress_ratio=ratio,
+                                         prefix=f"{p}.indexer.compressor.state_cache"))  # fmt: skip
+            add(DeepseekV4SWACache(head_dim=int(hf.head_dim), window_size=int(hf.sliding_window), dtype=kv_torch,
+                                   prefix=f"{p}.swa_cache", cache_config=cc,
+                                   backend_cls=attn_cls.swa_backend_cls))  # fmt: skip
+            if ratio > 1:
+                # The attention layer itself (too heavy to build here): its own get_kv_cache_spec
+                # on the fields it reads.
+                me = types.SimpleNamespace(compress_ratio=ratio, head_dim=int(hf.head_dim),
+                                           kv_cache_dtype=kv_dtype, kv_cache_torch_dtype=kv_torch)  # fmt: skip
+                spec = DeepseekV4Attention.get_kv_cache_spec(me, vc)
+                specs[p] = customize_attention_spec(attn_cls.backend_cls, spec)
+                if attn_cls.backend_cls not in backends:
+                    backends.append(attn_cls.backend_cls)
+                coff = 1 + (ratio == 4)
+                add(CompressorStateCache(state_dim=2 * coff * int(hf.head_dim), dtype=torch.float32,
+                                         compress_ratio=ratio, prefix=f"{p}.compressor.state_cache"))  # fmt: skip
+        layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+        layout = resolve_kv_cache_layout(vc, [layouts], specs.values())
+    ext["kv_cache_dtype"] = kv_dtype
+    ext["kv_cache_layout"] = layout.name
+    ext["backends"] = [b.get_name() for b in backends]
+    return specs, kv_dtype, kv_torch
+
+
+STOCK._fill_from_model_config = _dsv4_fill
+STOCK.build_specs = _dsv4_build
+
 if __name__ == "__main__":
     E.main()
