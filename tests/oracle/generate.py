@@ -229,8 +229,8 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
     # compressor rings are packed into block-outermost groups; the KV cache is fp8_ds_mla whatever
     # the dtype asked (auto included), and the block a multiple of 256 (vLLM's own pick is 256).
-    ("dsv4-flash-shaped-64k-block256", DSV4_FLASH, {"available_memory_bytes": 40 * GiB, "max_model_len": 65536,
-                                                    "block_size": 256}),
+    ("dsv4-flash-shaped-64k-block256", DSV4_FLASH, {"available_memory_bytes": 40 * GiB,
+                                                    "max_model_len": 65536, "block_size": 256}),
     ("dsv4-flash-shaped-1m-tp8-fp8-block256", DSV4_FLASH, {"available_memory_bytes": 30 * GiB,
                                                            "max_model_len": 1048576, "block_size": 256,
                                                            "tensor_parallel_size": 8, "dtype": "fp8"}),

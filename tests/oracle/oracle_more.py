@@ -255,25 +255,55 @@ def _dsv4_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             p = f"model.layers.{i}.attn"
             ratio = max(1, hf.compress_rates.get(hf.layer_types[i], 0))
             if ratio == 4:  # DeepseekV4Indexer: its K cache, then its compressor's state
-                add(DeepseekV4IndexerCache(head_dim=index_head, dtype=torch.uint8, prefix=f"{p}.indexer.k_cache",
-                                           cache_config=cc, compress_ratio=ratio))  # fmt: skip
-                add(CompressorStateCache(state_dim=2 * 2 * ihd, dtype=torch.float32, compress_ratio=ratio,
-                                         prefix=f"{p}.indexer.compressor.state_cache"))  # fmt: skip
-            add(DeepseekV4SWACache(head_dim=int(hf.head_dim), window_size=int(hf.sliding_window), dtype=kv_torch,
-                                   prefix=f"{p}.swa_cache", cache_config=cc,
-                                   backend_cls=attn_cls.swa_backend_cls))  # fmt: skip
+                add(
+                    DeepseekV4IndexerCache(
+                        head_dim=index_head,
+                        dtype=torch.uint8,
+                        prefix=f"{p}.indexer.k_cache",
+                        cache_config=cc,
+                        compress_ratio=ratio,
+                    )
+                )
+                add(
+                    CompressorStateCache(
+                        state_dim=2 * 2 * ihd,
+                        dtype=torch.float32,
+                        compress_ratio=ratio,
+                        prefix=f"{p}.indexer.compressor.state_cache",
+                    )
+                )
+            add(
+                DeepseekV4SWACache(
+                    head_dim=int(hf.head_dim),
+                    window_size=int(hf.sliding_window),
+                    dtype=kv_torch,
+                    prefix=f"{p}.swa_cache",
+                    cache_config=cc,
+                    backend_cls=attn_cls.swa_backend_cls,
+                )
+            )
             if ratio > 1:
                 # The attention layer itself (too heavy to build here): its own get_kv_cache_spec
                 # on the fields it reads.
-                me = types.SimpleNamespace(compress_ratio=ratio, head_dim=int(hf.head_dim),
-                                           kv_cache_dtype=kv_dtype, kv_cache_torch_dtype=kv_torch)  # fmt: skip
+                me = types.SimpleNamespace(
+                    compress_ratio=ratio,
+                    head_dim=int(hf.head_dim),
+                    kv_cache_dtype=kv_dtype,
+                    kv_cache_torch_dtype=kv_torch,
+                )
                 spec = DeepseekV4Attention.get_kv_cache_spec(me, vc)
                 specs[p] = customize_attention_spec(attn_cls.backend_cls, spec)
                 if attn_cls.backend_cls not in backends:
                     backends.append(attn_cls.backend_cls)
                 coff = 1 + (ratio == 4)
-                add(CompressorStateCache(state_dim=2 * coff * int(hf.head_dim), dtype=torch.float32,
-                                         compress_ratio=ratio, prefix=f"{p}.compressor.state_cache"))  # fmt: skip
+                add(
+                    CompressorStateCache(
+                        state_dim=2 * coff * int(hf.head_dim),
+                        dtype=torch.float32,
+                        compress_ratio=ratio,
+                        prefix=f"{p}.compressor.state_cache",
+                    )
+                )
         layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
         layout = resolve_kv_cache_layout(vc, [layouts], specs.values())
     ext["kv_cache_dtype"] = kv_dtype

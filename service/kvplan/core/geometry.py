@@ -37,6 +37,10 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
+    # DeepSeek-V4 (core/dsv4.py): a layer's sliding-window MLA cache (SlidingWindowMLASpec), and
+    # a compressed layer's MLA cache of one state per `ratio` tokens beside it.
+    SLIDING_MLA = "W"
+    COMPRESSED_MLA = "Z"
 
 
 FULL = LayerKind.FULL
@@ -44,12 +48,16 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
+SLIDING_MLA = LayerKind.SLIDING_MLA
+COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
+    SLIDING_MLA: "sliding_window_mla",
+    COMPRESSED_MLA: "compressed_mla",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -64,6 +72,22 @@ LAYER_TYPE_CODES = {
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Dsv4Layout(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """DeepSeek-V4's caches (core/dsv4.py): per decoder layer its compression ratio (1: the
+    sliding-window cache alone, 4: with an indexer, 128), the window, the latent and indexer
+    head dims."""
+
+    ratios: tuple[int, ...]
+    sliding_window: int
+    head_dim: int
+    index_head_dim: int
+
+    @property
+    def index_cell_bytes(self) -> int:
+        """The indexer's fp8 K and its fp32 scales a state (DeepseekV4Indexer, FP8 cache)."""
+        return self.index_head_dim + self.index_head_dim // 128 * 4
+
+
 class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Everything about a model that KV sizing needs. Immutable and hashable."""
 
@@ -109,10 +133,13 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     params_unquantized: int | None = None
     # What the profiling run's activations scale with (None for inline geometries).
     shape: ModelShape | None = None
+    # DeepSeek-V4's caches (core/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
+    # layer and a COMPRESSED_MLA entry a compressed layer (decoder_layers maps them).
+    dsv4: Dsv4Layout | None = None
 
     @property
     def is_mla(self) -> bool:
-        return MLA in self.layer_pattern
+        return MLA in self.layer_pattern or self.dsv4 is not None
 
     @property
     def is_hybrid(self) -> bool:
@@ -120,6 +147,8 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     @property
     def mla_latent_dim(self) -> int:
+        if self.dsv4 is not None:
+            return self.dsv4.head_dim
         return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
 
     @property
@@ -133,7 +162,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SLIDING_MLA, COMPRESSED_MLA)
             if k in self.layer_pattern
         }
 

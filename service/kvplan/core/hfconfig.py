@@ -14,9 +14,12 @@ from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
 from .families import MLA_MODEL_TYPES
 from .geometry import (
+    COMPRESSED_MLA,
     FULL,
     LAYER_TYPE_CODES,
     MAMBA,
+    SLIDING_MLA,
+    Dsv4Layout,
     Geometry,
     make_geometry,
     non_neg_int,
@@ -61,7 +64,6 @@ _KV_HEAD_KEYS = (
 _OWN_LAYOUT_ARCHS = {
     arch: package
     for package, archs in (
-        ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
@@ -665,7 +667,8 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     cfg = dict(language_config(config))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
-    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
+    attention = geo.decoder_layer_count if geo.dsv4 is not None else len(geo.layer_pattern) - states
+    est = estimate_params(config, attention, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None
@@ -696,6 +699,127 @@ def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(archs)
 
 
+# DeepSeek-V4 (vllm/models/deepseek_v4; transformers' DeepseekV4Config): the layer types and what
+# the legacy per-layer compress_ratios of the Hub files become (DeepseekV4Config.__post_init__).
+_DSV4 = "deepseek_v4"
+_DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"})
+_DSV4_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
+_DSV4_TYPE_OF_RATIO = {0: _DSV4_TYPES[0], 4: _DSV4_TYPES[1], 128: _DSV4_TYPES[2]}
+_DSV4_RATES = {_DSV4_TYPES[1]: 4, _DSV4_TYPES[2]: 128}
+
+
+def _dsv4_layer_types(cfg: Mapping[str, Any], n: int) -> list[str]:
+    """DeepseekV4Config.__post_init__ (transformers 5.20.2): layer_types as given, else from the
+    legacy compress_ratios (0, 4 or 128 a layer, the MTP layer's entry past the last dropped), else
+    2 heavily compressed layers then compressed sparse and heavily compressed alternating."""
+    types = cfg.get("layer_types")
+    legacy = cfg.get("compress_ratios")
+    if types is None and legacy is not None:
+        if not isinstance(legacy, list):
+            raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
+        for i, r in enumerate(legacy):
+            if isinstance(r, bool) or r not in _DSV4_TYPE_OF_RATIO:
+                raise InvalidConfig(f"compress_ratios[{i}]", f"must be 0, 4 or 128, got {r!r}")
+        types = [_DSV4_TYPE_OF_RATIO[r] for r in legacy]
+    if types is None:
+        types = [_DSV4_TYPES[2]] * min(n, 2) + [
+            _DSV4_TYPES[1] if i % 2 else _DSV4_TYPES[2] for i in range(n - 2)
+        ]
+    if not isinstance(types, list):
+        raise InvalidConfig("layer_types", "must be a list of layer types")
+    field = "layer_types" if cfg.get("layer_types") is not None else "compress_ratios"
+    if len(types) < n:
+        raise InvalidConfig(field, f"has {len(types)} entries for {n} layers")
+    for i, t in enumerate(types[:n]):
+        if t not in _DSV4_TYPES:
+            raise InvalidConfig(f"layer_types[{i}]", f"must be one of {', '.join(_DSV4_TYPES)}, got {t!r}")
+    return list(types[:n])
+
+
+def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
+    """Each layer's compression ratio as DeepseekV4Attention takes it: max(1,
+    compress_rates.get(layer_types[i], 0)), the rates defaulting to 4 and 128 (legacy
+    compress_rate_csa / compress_rate_hca override them)."""
+    rates_raw = cfg.get("compress_rates")
+    if rates_raw is not None and not isinstance(rates_raw, Mapping):
+        raise InvalidConfig("compress_rates", "must map layer types to ratios")
+    rates = dict(_DSV4_RATES if rates_raw is None else rates_raw)
+    for key, t in (("compress_rate_csa", _DSV4_TYPES[1]), ("compress_rate_hca", _DSV4_TYPES[2])):
+        if cfg.get(key) is not None:
+            rates[t] = cfg[key]
+    out = []
+    for t in _dsv4_layer_types(cfg, n):
+        r = rates.get(t, 0)
+        if isinstance(r, bool) or not isinstance(r, int) or max(1, r) not in (1, 4, 128):
+            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
+            raise InvalidConfig(
+                "compress_rates", f"{t}: vLLM's compressor takes ratios 4 and 128 (0 for none), got {r!r}"
+            )
+        out.append(max(1, r))
+    if 128 in out and 4 not in out:
+        # Without an indexer layer the layout is not block-outermost, and vLLM cannot unify the
+        # compressed MLA pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises).
+        raise InvalidConfig(
+            "layer_types",
+            "heavily compressed layers with no compressed sparse (ratio 4) layer: vLLM 0.33.0 cannot "
+            "unify their pages (NotImplementedError) and does not start",
+        )
+    return tuple(out)
+
+
+def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
+    """DeepSeek-V4 (core/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
+    and a COMPRESSED_MLA entry a compressed layer, its compressed MLA cache."""
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
+    head_dim = _cfg_int(cfg, "head_dim", MAX_HEAD_DIM)
+    if head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
+        raise InvalidConfig("head_dim", f"DeepSeek-V4's sparse MLA kernels take 512, got {head_dim}")
+    index_head_dim = _cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM)
+    if index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
+        raise InvalidConfig(
+            "index_head_dim", f"DeepSeek-V4's indexer compressor takes 128, got {index_head_dim}"
+        )
+    window = _cfg_int(cfg, "sliding_window", MAX_TOKENS)
+    ratios = _dsv4_ratios(cfg, n)
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    pattern, owners = [], []
+    for i, r in enumerate(ratios):
+        pattern.append(SLIDING_MLA)
+        owners.append(i)
+        if r > 1:
+            pattern.append(COMPRESSED_MLA)
+            owners.append(i)
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return Geometry(
+        name=name,
+        model_type=_DSV4,
+        num_layers=len(pattern),
+        num_attention_heads=q_heads,
+        num_kv_heads=1,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        layer_pattern="".join(pattern),
+        sliding_window=window,
+        dtype=dtype,
+        # DeepseekV4Config nests its RoPE parameters by kind (main / compress): vLLM applies no
+        # scaling factor to max_position_embeddings.
+        max_position_embeddings=_cfg_int(cfg, "max_position_embeddings", MAX_TOKENS),
+        decoder_layers=tuple(owners),
+        num_decoder_layers=n,
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        dsv4=Dsv4Layout(
+            ratios=ratios, sliding_window=window, head_dim=head_dim, index_head_dim=index_head_dim
+        ),
+    )
+
+
 def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
@@ -718,6 +842,15 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             "that kvplan does not model yet; send the model as inline geometry",
         )
     cfg = with_defaults(cfg, model_type)
+    dsv4_arch = next((a for a in archs if a in _DSV4_ARCHS), None)
+    if dsv4_arch is not None and model_type != _DSV4:
+        raise InvalidConfig(
+            "architectures",
+            f"{dsv4_arch} is DeepSeek-V4 (vllm/models/deepseek_v4), read from a deepseek_v4 config; "
+            f"this one says model_type {model_type!r}",
+        )
+    if model_type == _DSV4:
+        return _deepseek_v4_geometry(cfg, top, name)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec.structs import replace
 
+from . import dsv4
 from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
@@ -18,7 +19,7 @@ from .dtypes import (
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import CHUNKED, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .geometry import CHUNKED, COMPRESSED_MLA, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, SLIDING_MLA, Geometry
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
@@ -139,6 +140,12 @@ def _per_layer(
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
         dtype = model_dtype if i in skip else base
+        if geometry.dsv4 is not None:  # DeepSeek-V4: every cache fp8_ds_mla (core/dsv4.py)
+            c = dsv4_token_bytes(geometry, i, kv_cache_dtype)
+            gpu.append(c)
+            model.append(c)
+            dtypes.append("fp8_ds_mla")
+            continue
         if kind == MAMBA:
             gpu.append(0)
             model.append(0)
@@ -179,7 +186,7 @@ def _layer_bytes(
         full = sliding = mamba = chunked = 0
         for i in range(a, b):
             k = pattern[i]
-            if k == SLIDING:
+            if k in (SLIDING, SLIDING_MLA):
                 sliding += values[i]
             elif k == MAMBA:
                 mamba += 1
@@ -218,6 +225,20 @@ def _layer_bytes(
     )
 
 
+def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
+    """A DeepSeek-V4 entry's bytes a token: its sliding-window cache's 584 B (kept for the window),
+    or a compressed layer's MLA state (and indexer K state at ratio 4) spread over the `ratio`
+    tokens it stands for, rounded up. The pages the budget uses are exact (core/dsv4.py)."""
+    assert geometry.dsv4 is not None and geometry.decoder_layers is not None
+    dsv4.check_kv_dtype(kv_dtype)
+    if geometry.layer_pattern[entry] == SLIDING_MLA:
+        return dsv4.TOKEN_BYTES
+    layout = geometry.dsv4
+    ratio = layout.ratios[geometry.decoder_layers[entry]]
+    state = dsv4.TOKEN_BYTES + (layout.index_cell_bytes if ratio == 4 else 0)
+    return cdiv(state, ratio)
+
+
 def _by_kind(kinds: str, dtypes: tuple[str, ...], gpu: tuple[int, ...]) -> tuple[KindBytes, ...]:
     """Per-GPU bytes grouped by (layer kind, dtype), whole model after TP."""
     acc: dict[tuple[str, str, int], int] = {}
@@ -235,7 +256,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind == MAMBA:
+        if kind in (MAMBA, COMPRESSED_MLA):  # DeepSeek-V4: one attention a layer, its SWA entry
             continue
         if kind == MLA:
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
@@ -348,7 +369,9 @@ def per_token_of(
     """The per-token answer from an already computed layout (no per-layer work)."""
     model = lb.model_total
     base = PerToken(
-        kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
+        kv_cache_dtype="fp8_ds_mla"
+        if geometry.dsv4 is not None
+        else resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
         bytes_per_token=lb.by_stage[lb.worst_stage],
         bytes_per_token_model=model,
         by_kind=lb.by_kind,
@@ -424,6 +447,19 @@ def per_token_ledger(
                 kv_lora_rank=geometry.kv_lora_rank,
                 qk_rope_head_dim=geometry.qk_rope_head_dim,
                 kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind in (KIND_NAMES[SLIDING_MLA], KIND_NAMES[COMPRESSED_MLA]):
+            d = geometry.dsv4
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "fp8_ds_mla: 584 B a token, kept for the sliding window"
+                if kb.kind == KIND_NAMES[SLIDING_MLA]
+                else "⌈(584 B + indexer K state at ratio 4) / compress ratio⌉ (pages are exact)",
+                kb.bytes_per_token_per_layer,
+                "B",
+                dsv4.SRC_ATTN,
+                sliding_window=d.sliding_window if d is not None else None,
+                index_state_bytes=d.index_cell_bytes if d is not None else None,
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:
             m = geometry.mamba

@@ -9,10 +9,11 @@ from functools import lru_cache
 import msgspec
 from msgspec.structs import replace
 
+from .. import dsv4
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING
+from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING, SLIDING_MLA
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -112,6 +113,28 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
         )
 
 
+def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
+    """The part of DeepSeek-V4's layout space kvplan plans: one stage, no DCP, the hybrid manager
+    on, one cache dtype (the oracle checks nothing else)."""
+    if par.pipeline > 1:
+        raise InvalidInput(
+            "pipeline_parallel_size",
+            "DeepSeek-V4 with pipeline stages is not modelled yet (each stage packs its own caches)",
+        )
+    if par.decode_context > 1:
+        raise InvalidInput("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
+    if not inp.hybrid_kv_cache_manager:
+        raise InvalidInput(
+            "hybrid_kv_cache_manager",
+            "DeepSeek-V4 without the hybrid KV cache manager is not modelled yet",
+        )
+    if inp.kv_cache_dtype_skip_layers:
+        raise InvalidInput(
+            "kv_cache_dtype_skip_layers",
+            "DeepSeek-V4 keeps every cache in fp8_ds_mla; no layer can be skipped",
+        )
+
+
 def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel) -> int:
     """F, the tokens a sliding-window or chunked-local layer may hold beyond its window (profile
     rule; vllm/config/vllm.py max_in_flight_tokens, read by SlidingWindowSpec and
@@ -165,17 +188,24 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
-    plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
+    if g.dsv4 is not None:
+        check_dsv4_layout(inp, par)
+        plan = dsv4.plan(g.dsv4, block)
+    else:
+        plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    if any(kind in (SLIDING, CHUNKED) for kind, _, _ in plan.classes):
+    if any(kind in (SLIDING, CHUNKED, SLIDING_MLA) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
     }
-    shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
+    shapes = tuple(
+        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
+        for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
+    )
 
     weights, weights_how = resolve_weights(inp)
     weights_per_gpu = weights_per_worker(inp, weights, par)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from .. import dsv4
 from ..errors import InvalidInput
 from ..geometry import Geometry
 from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
@@ -104,6 +105,10 @@ def settings_for(
         block_size = positive_int(block_size, "block_size", MAX_BLOCK_SIZE)
         if geometry is not None and geometry.index_head_dim is not None:
             check_sparse_mla_block(block_size)
+        if geometry is not None and geometry.dsv4 is not None:
+            dsv4.check_block_size(block_size)
+    if block_size is None and geometry is not None and geometry.dsv4 is not None:
+        block_size = dsv4.KERNEL_BLOCK  # the block vLLM picks for DeepSeek-V4's backends
     return Settings(
         gpu_memory_utilization=util,
         block_size=profile.default_block_size_for(is_mla) if block_size is None else block_size,

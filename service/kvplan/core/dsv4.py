@@ -1,0 +1,211 @@
+"""DeepSeek-V4's KV caches and how vLLM 0.33.0 packs them into groups (docs/vllm-rules.md §8.6).
+
+Every decoder layer keeps a sliding-window cache of its last `sliding_window` tokens; a compressed
+layer (ratio r = compress_rates[layer_types[i]] > 1) also keeps its compressed MLA cache (one
+state per r tokens) and its compressor's ring of pending states, and a ratio-4 layer an indexer
+K cache with a compressor ring of its own. vLLM sizes each of them as a spec of its own, with a
+fixed block for the rings and the window, and packs them into block-outermost groups. The CUDA
+path is modelled (DeepseekV4FlashMLAAttention, SM 9x / 10x), whose cache is fp8_ds_mla."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import InvalidInput
+from .geometry import MLA, SLIDING_MLA, Dsv4Layout
+from .units import cdiv
+
+if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token bytes
+    from .groups import GroupPlan
+
+SRC_ATTN = "vllm/models/deepseek_v4/attention.py"
+SRC_SWA = "vllm/v1/attention/backends/mla/sparse_swa.py (DeepseekV4SWACache)"
+SRC_COMPRESSOR = "vllm/models/deepseek_v4/compressor.py (CompressorStateCache)"
+SRC_PACKING = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups)"
+
+# DeepseekV4Attention: 448 B NoPE + 128 B RoPE + 8 B scale a token in fp8_ds_mla, pages padded to
+# 576 B (MLAAttentionSpec / SlidingWindowMLASpec alignment).
+TOKEN_BYTES = 584
+PAGE_ALIGNMENT = 576
+SWA_BLOCK = 64  # DeepseekV4SWACache's fixed block
+# FLASHMLA_SPARSE_DSV4 and DEEPSEEK_V4_INDEXER take kernel blocks of 256 tokens: the manager block
+# must be a multiple (vllm/v1/worker/utils.py select_common_block_size), and 256 is what vLLM picks
+# when none is given (vllm/platforms/interface.py _preferred_block_size_for_backends).
+KERNEL_BLOCK = 256
+COMPRESSOR_BLOCK = {4: 4, 128: 8}  # CompressorStateCache: ratio 4 → 4, ratio 128 → 8
+STATE_BYTES = 4  # compressor states are float32
+# kv_cache_dtype values vLLM turns into fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype).
+FP8_DS_MLA_INPUTS = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSpec:
+    """One layer's cache as vLLM specs it: kind (MLA grows with the context, SLIDING_MLA keeps a
+    window), block, page bytes (padded), window and the stride a block must be a multiple of."""
+
+    layer: int
+    role: str
+    kind: str
+    block_size: int
+    page_bytes: int
+    window: int | None
+    stride_alignment: int
+
+
+def _page(states: int, cell: int) -> int:
+    """_apply_alignment_padding in vllm/v1/kv_cache_interface.py: the page rounded up to 576 B."""
+    return -(-states * cell // PAGE_ALIGNMENT) * PAGE_ALIGNMENT
+
+
+def check_kv_dtype(kv_cache_dtype: str) -> str:
+    """The cache dtype DeepSeek-V4 runs with: fp8_ds_mla, for auto and every fp8 (attention.py
+    _resolve_dsv4_kv_cache_dtype raises for anything else)."""
+    if kv_cache_dtype not in FP8_DS_MLA_INPUTS:
+        raise InvalidInput(
+            "kv_cache_dtype",
+            f"DeepSeek-V4's FlashMLA cache is fp8_ds_mla only: vLLM refuses {kv_cache_dtype!r} "
+            "(use auto or fp8)",
+        )
+    return "fp8_ds_mla"
+
+
+def check_block_size(block_size: int) -> None:
+    if block_size % KERNEL_BLOCK:
+        raise InvalidInput(
+            "block_size",
+            f"DeepSeek-V4's sparse MLA and indexer kernels take blocks of {KERNEL_BLOCK} tokens: "
+            f"vLLM finds no kernel block for {block_size} (use a multiple of {KERNEL_BLOCK})",
+        )
+
+
+def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
+    """Every cache, in the order the layers register them (indexer K cache, its compressor, the
+    sliding-window cache, the compressed MLA cache, the compressor): vLLM buckets them in it."""
+    check_block_size(block_size)
+    hd, out = layout.head_dim, []
+
+    def stride(states_at_kernel_block: int, cell: int) -> int:
+        # KVCacheSpec.get_block_stride_alignment: blocks split into 256-token kernel blocks keep a
+        # whole kernel page each.
+        return 1 if block_size == KERNEL_BLOCK else _page(states_at_kernel_block, cell)
+
+    for i, r in enumerate(layout.ratios):
+        if r == 4:
+            cell = layout.index_cell_bytes
+            out.append(CacheSpec(i, "indexer", MLA, block_size, _page(block_size // 4, cell), None,
+                                 stride(KERNEL_BLOCK // 4, cell)))  # fmt: skip
+            ring = 2 * 2 * layout.index_head_dim * STATE_BYTES
+            out.append(CacheSpec(i, "indexer_compressor", SLIDING_MLA, 4, _page(4, ring), 8, 1))
+        out.append(CacheSpec(i, "swa", SLIDING_MLA, SWA_BLOCK, _page(SWA_BLOCK, TOKEN_BYTES),
+                             layout.sliding_window, 1))  # fmt: skip
+        if r > 1:
+            coff = 1 + (r == 4)  # the ratio-4 compressor overlaps two windows
+            out.append(CacheSpec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
+                                 stride(KERNEL_BLOCK // r, TOKEN_BYTES)))  # fmt: skip
+            b = COMPRESSOR_BLOCK[r]
+            out.append(CacheSpec(i, "compressor", SLIDING_MLA, b, _page(b, 2 * coff * hd * STATE_BYTES),
+                                 coff * r, 1))  # fmt: skip
+    return tuple(out)
+
+
+def approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
+    """_approximate_gcd (kv_cache_planning.py): the d ≥ lower_bound with the least total padding
+    of the values up to multiples of d, the larger on a tie."""
+    lo, hi = max(1, lower_bound), max(values)
+    if lo > hi:
+        return lo
+    best, best_pad = lo, -1
+    for d in range(lo, hi + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad < 0 or pad < best_pad or pad == best_pad:
+            best, best_pad = d, pad
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class PackedGroup:
+    kind: str
+    block_size: int
+    window: int | None
+    specs: tuple[CacheSpec, ...]
+
+    @property
+    def page_bytes(self) -> int:
+        return sum(s.page_bytes for s in self.specs)
+
+
+def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
+    """The groups and the bytes a block takes (get_kv_cache_groups: one group when every cache is
+    the same, else _get_packed_kv_cache_groups for the block-outermost layout the indexer asks
+    for; then _get_kv_cache_bytes_per_block)."""
+    first = specs[0]
+    key = (first.kind, first.block_size, first.window, first.page_bytes)
+    if all((s.kind, s.block_size, s.window, s.page_bytes) == key for s in specs):
+        group = PackedGroup(first.kind, first.block_size, first.window, tuple(specs))
+        return (group,), group.page_bytes
+    # Buckets of one type (UniformTypeKVCacheSpecs.is_uniform_type: one block size; all growing,
+    # or all sliding with one window), in first-seen order.
+    buckets: dict[tuple[str, int, int | None], list[CacheSpec]] = {}
+    for s in specs:
+        buckets.setdefault((s.kind, s.block_size, s.window), []).append(s)
+    info = []
+    for bucket in buckets.values():
+        by_page: dict[int, list[CacheSpec]] = {}
+        for s in bucket:
+            by_page.setdefault(s.page_bytes, []).append(s)
+        balanced = len({len(v) for v in by_page.values()}) == 1
+        most = max(len(v) for v in by_page.values())
+        info.append((bucket, by_page, balanced, most))
+    floor = max((most for _, by_page, balanced, most in info if balanced and len(by_page) > 1), default=0)
+    repeats = approximate_gcd([most for _, _, balanced, most in info if balanced], floor) if floor else None
+
+    def n_groups(balanced: bool, most: int) -> int:
+        return cdiv(most, repeats) if balanced and repeats is not None else 1
+
+    def is_state(bucket: list[CacheSpec]) -> bool:
+        # Unsplit sliding buckets may go down to one layer a group (there are no Mamba or ring
+        # buckets here).
+        return repeats is None and bucket[0].kind == SLIDING_MLA
+
+    def widest(by_page: dict[int, list[CacheSpec]], n: int) -> int:
+        return sum(cdiv(len(v), n) * page for page, v in by_page.items())
+
+    anchor = max(
+        widest(by_page, len(bucket) if is_state(bucket) else n_groups(balanced, most))
+        for bucket, by_page, balanced, most in info
+    )
+    groups: list[PackedGroup] = []
+    for bucket, by_page, balanced, most in info:
+        n = n_groups(balanced, most)
+        if anchor and is_state(bucket):
+            n = max(n, cdiv(len(bucket), max(anchor // bucket[0].page_bytes, 1)))
+        s0 = bucket[0]
+        if n == 1:
+            groups.append(PackedGroup(s0.kind, s0.block_size, s0.window, tuple(bucket)))
+            continue
+        pattern = list(zip(*by_page.values(), strict=False))
+        for j in range(n):
+            members = tuple(s for repeat in pattern[j::n] for s in repeat)
+            groups.append(PackedGroup(s0.kind, s0.block_size, s0.window, members))
+    widest_block = max(g.page_bytes for g in groups)
+    align = math.lcm(*(s.stride_alignment for s in specs))
+    return tuple(groups), -(-widest_block // align) * align
+
+
+def plan(layout: Dsv4Layout, block_size: int) -> GroupPlan:
+    """The KV groups of a DeepSeek-V4 model as a GroupPlan: one KvGroup a packed group, its layers
+    the decoder layers of its caches, its window the ring's or the sliding window."""
+    from .groups import GroupPlan, KvGroup
+
+    specs = cache_specs(layout, block_size)
+    groups, bytes_per_block = pack(specs)
+    kv_groups = tuple(
+        KvGroup(g.kind, g.block_size, tuple(sorted({s.layer for s in g.specs})), g.window, len(g.specs))
+        for g in groups
+    )
+    page = max(g.page_bytes for g in groups)
+    padding = sum(page - g.page_bytes for g in groups)
+    return GroupPlan(kv_groups, 0, padding, page, (bytes_per_block,), (), False)
