@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .concurrency import blocks_for_shape
 from .errors import InvalidInput
 from .geometry import MLA, SLIDING_MLA, Dsv4Layout
+from .ledger import LedgerBuilder
 from .units import cdiv
 
 if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token bytes
@@ -209,3 +211,63 @@ def plan(layout: Dsv4Layout, block_size: int) -> GroupPlan:
     page = max(g.page_bytes for g in groups)
     padding = sum(page - g.page_bytes for g in groups)
     return GroupPlan(kv_groups, 0, padding, page, (bytes_per_block,), (), False)
+
+
+_ROLE_NAMES = {
+    "swa": "sliding-window cache",
+    "compressed": "compressed MLA cache",
+    "indexer": "indexer K cache",
+    "compressor": "compressor ring",
+    "indexer_compressor": "indexer compressor ring",
+}
+
+
+def explain(
+    led: LedgerBuilder, layout: Dsv4Layout, block_size: int, bytes_per_block: int, inflight: int, tokens: int
+) -> None:
+    """Ledger steps: what the caches are, each packed group (its caches, page, padding to the
+    widest group, blocks a request of `tokens` needs) and the bytes a block takes."""
+    specs = cache_specs(layout, block_size)
+    groups, _ = pack(specs)
+    led.add(
+        "kv_cache_groups[dsv4]",
+        "every layer a sliding-window cache; ratio r > 1 a compressed MLA cache (r tokens a state) and "
+        "a compressor ring; r = 4 an indexer K cache and its ring; packed block-outermost",
+        len(groups),
+        "groups",
+        SRC_PACKING,
+        layers=len(layout.ratios),
+        ratio_4_layers=layout.ratios.count(4),
+        ratio_128_layers=layout.ratios.count(128),
+        caches=len(specs),
+        kv_cache_dtype="fp8_ds_mla",
+    )
+    for j, g in enumerate(groups):
+        bound = None if g.window is None else g.window - 1 + inflight
+        blocks = blocks_for_shape(g.kind, g.block_size, bound or 0, tokens, 1)
+        led.add(
+            f"kv_cache_group[{j}]",
+            "Σ its caches' pages (576-B aligned); blocks a request: cdiv(min(W − 1 + F, T), block) + 1"
+            if g.window is not None
+            else "Σ its caches' pages (576-B aligned); blocks a request: cdiv(T, block)",
+            g.page_bytes,
+            "B",
+            SRC_SWA if g.window is not None else SRC_ATTN,
+            caches=len(g.specs),
+            of=", ".join(_ROLE_NAMES[r] for r in dict.fromkeys(s.role for s in g.specs)),
+            layers=len({s.layer for s in g.specs}),
+            block_size=g.block_size,
+            window=g.window,
+            F=inflight if g.window is not None else None,
+            T=tokens,
+            padding_to_widest=bytes_per_block - g.page_bytes,
+            blocks_per_request=blocks,
+        )
+    led.add(
+        "bytes_per_block",
+        "the widest group's pages, rounded up to the lcm of the compressed caches' 256-token pages",
+        bytes_per_block,
+        "B",
+        "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block)",
+        block_size=block_size,
+    )

@@ -458,8 +458,11 @@ def per_token_ledger(
                 kb.bytes_per_token_per_layer,
                 "B",
                 dsv4.SRC_ATTN,
-                sliding_window=d.sliding_window if d is not None else None,
-                index_state_bytes=d.index_cell_bytes if d is not None else None,
+                **(
+                    {"sliding_window": d.sliding_window if d is not None else None}
+                    if kb.kind == KIND_NAMES[SLIDING_MLA]
+                    else {"index_state_bytes": d.index_cell_bytes if d is not None else None}
+                ),
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:
             m = geometry.mamba

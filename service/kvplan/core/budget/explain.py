@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import dsv4
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -171,7 +172,11 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             shortfall=b.kv_memory_shortfall_bytes or None,
             GiB=round(b.available_kv_bytes / GiB, 6),
         )
-    if plan.uniform:
+    if g.dsv4 is not None:
+        dsv4.explain(
+            led, g.dsv4, b.block_size, b.bytes_per_block, b.sliding_inflight_tokens or 0, b.context_tokens
+        )
+    elif plan.uniform:
         led.add(
             "bytes_per_block",
             "Σ layers' pages = bytes_per_token × block_size",
@@ -279,8 +284,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             async_scheduling=cap.settings.async_scheduling,
             PP=par.pipeline,
         )
-    for gr in b.groups:
-        if gr.kind == "sliding_attention":
+    for gr, own_window in zip(b.groups, cap.plan.class_windows, strict=True):
+        window = own_window if own_window is not None else g.sliding_window
+        if gr.kind in ("sliding_attention", "sliding_window_mla"):
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
         elif gr.kind == "chunked_attention":
@@ -302,9 +308,11 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             src,
             T=b.context_tokens,
             block_size=gr.block_size,
-            W=g.sliding_window if gr.kind == "sliding_attention" else None,
+            W=window if gr.kind in ("sliding_attention", "sliding_window_mla") else None,
             chunk=g.attention_chunk_size if gr.kind == "chunked_attention" else None,
-            F=b.sliding_inflight_tokens if gr.kind in ("sliding_attention", "chunked_attention") else None,
+            F=b.sliding_inflight_tokens
+            if gr.kind in ("sliding_attention", "chunked_attention", "sliding_window_mla")
+            else None,
             DCP=par.decode_context,
         )
     led.add(
