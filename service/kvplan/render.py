@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Sequence
 
-from kvplan.core.budget import Budget
+from kvplan.core.budget import Budget, GroupResult
 from kvplan.core.fleet import MIX_EXACT, FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
@@ -115,14 +115,25 @@ def _block_sizes(b: Budget) -> str:
     used = sorted({g.block_size for g in b.groups})
     if used == [b.block_size]:
         return f"{b.block_size} tokens"
+    if not b.group_size:  # packed groups (DeepSeek-V4): the windows and rings keep blocks of their own
+        others = " / ".join(f"{s:,}" for s in used if s != b.block_size)
+        return f"{b.block_size} tokens (sliding-window caches and rings: {others})"
     return " / ".join(f"{s:,}" for s in used) + f" tokens (raised from {b.block_size} to unify pages)"
 
 
 _CHARGE = {
     "sliding_attention": "the window's blocks",
+    "sliding_window_mla": "the window's blocks",
     "chunked_attention": "the chunk's blocks",
     "mamba": "state blocks, whatever T",
 }
+
+
+def _group_count(b: Budget, g: GroupResult) -> str:
+    plural = "s" if g.groups > 1 else ""
+    if not b.group_size:  # packed groups (DeepSeek-V4): several caches a layer
+        return f"{g.layers} caches in {g.groups} packed group{plural} · "
+    return f"{g.layers} layers in {g.groups} group{plural} of {b.group_size} slots · "
 
 
 def _group_rows(b: Budget) -> list[tuple[str, str]]:
@@ -132,8 +143,8 @@ def _group_rows(b: Budget) -> list[tuple[str, str]]:
     return [
         (
             f"  {g.groups} × {g.kind}",
-            f"{g.layers} layers in {g.groups} group{'s' if g.groups > 1 else ''} of {b.group_size} slots · "
-            f"{g.blocks_per_request:,} blocks each per request"
+            _group_count(b, g)
+            + f"{g.blocks_per_request:,} blocks each per request"
             + (f" ({_CHARGE[g.kind]})" if g.kind in _CHARGE else ""),
         )
         for g in b.groups

@@ -235,3 +235,28 @@ def test_the_text_answer_names_each_hybrid_group_and_what_it_charges(client):
     assert "block 544 tokens (raised from 16 to unify pages)" in " ".join(text.split())  # wrapped at 100
     assert "3 × mamba" in text and "36 layers in 3 groups of 12 slots · 2 blocks each per request" in text
     assert "12 layers in 1 group of 12 slots · 61 blocks each per request" in text
+
+
+@pytest.mark.parametrize("name", ["dsv4-flash-shaped-64k-block256", "dsv4-defaults-256k-tp4-block256"])
+def test_deepseek_v4_config_and_its_inline_compress_ratios_plan_as_vllm_does(client, name):
+    """DeepSeek-V4's resolved geometry is its per-layer compress_ratios (0 for sliding-only layers)."""
+    case = oracle_case(name)
+    cfg = load_config(case["config"])
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert len(geometry["compress_ratios"]) == geometry["num_layers"] == 43
+    for model in ({"hf_config": cfg}, {"geometry": geometry}):
+        r = client.post("/v1/budget", json=budget_request(model, case))
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert (body["num_blocks"], body["blocks_per_request"], body["bytes_per_block"]) == (
+            case["vllm"]["num_blocks"],
+            case["vllm"]["blocks_per_request"],
+            case["vllm"]["bytes_per_block"],
+        )
+
+
+def test_deepseek_v4_with_a_bf16_cache_is_refused_naming_the_dtype(client):
+    case = oracle_case("dsv4-flash-shaped-64k-block256")
+    req = budget_request({"hf_config": load_config(case["config"])}, case) | {"kv_cache_dtype": "bfloat16"}
+    r = client.post("/v1/budget", json=req)
+    assert r.status_code == 400 and r.json()["field"] == "kv_cache_dtype"

@@ -208,9 +208,10 @@ def plan(layout: Dsv4Layout, block_size: int) -> GroupPlan:
         KvGroup(g.kind, g.block_size, tuple(sorted({s.layer for s in g.specs})), g.window, len(g.specs))
         for g in groups
     )
+    # No layer slots are padded (group_size 0 marks packed groups); each group's bytes short of
+    # the widest are in the ledger (explain).
     page = max(g.page_bytes for g in groups)
-    padding = sum(page - g.page_bytes for g in groups)
-    return GroupPlan(kv_groups, 0, padding, page, (bytes_per_block,), (), False)
+    return GroupPlan(kv_groups, 0, 0, page, (bytes_per_block,), (), False)
 
 
 _ROLE_NAMES = {

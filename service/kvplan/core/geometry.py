@@ -338,6 +338,76 @@ def make_geometry(
     )
 
 
+def make_dsv4_geometry(
+    *,
+    name: str,
+    compress_ratios: tuple[int, ...],
+    num_attention_heads: int,
+    head_dim: int,
+    index_head_dim: int,
+    sliding_window: int,
+    dtype: str,
+    max_position_embeddings: int,
+    weight_dtype: str | None = None,
+    expert_weight_dtype: str | None = None,
+    err: type[InvalidInput] = InvalidInput,
+    prefix: str = "model.geometry.",
+) -> Geometry:
+    """DeepSeek-V4 (core/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
+    and a COMPRESSED_MLA entry a compressed layer (ratio 4 or 128; 0 or 1: sliding only)."""
+    p = prefix
+    if not 1 <= len(compress_ratios) <= MAX_LAYERS:
+        raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
+    ratios = tuple(max(1, r) for r in compress_ratios)
+    for i, r in enumerate(compress_ratios):
+        if isinstance(r, bool) or r not in (0, 1, 4, 128):
+            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
+            raise err(f"{p}compress_ratios[{i}]", f"vLLM's compressor takes 4 and 128 (0: none), got {r!r}")
+    if 128 in ratios and 4 not in ratios:
+        # No indexer: the layout is not block-outermost and vLLM cannot unify the compressed MLA
+        # pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises NotImplementedError).
+        raise err(
+            p + "compress_ratios",
+            "ratio-128 layers with no ratio-4 layer: vLLM 0.33.0 cannot unify their pages and does not start",
+        )
+    if head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
+        raise err(p + "head_dim", f"DeepSeek-V4's sparse MLA kernels take 512, got {head_dim}")
+    if index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
+        raise err(p + "index_head_dim", f"DeepSeek-V4's indexer compressor takes 128, got {index_head_dim}")
+    pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
+    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
+    pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
+    if dtype not in MODEL_DTYPES:
+        raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
+    pattern, owners = [], []
+    for i, r in enumerate(ratios):
+        pattern.append(SLIDING_MLA)
+        owners.append(i)
+        if r > 1:
+            pattern.append(COMPRESSED_MLA)
+            owners.append(i)
+    return Geometry(
+        name=name,
+        model_type="deepseek_v4",
+        num_layers=len(pattern),
+        num_attention_heads=num_attention_heads,
+        num_kv_heads=1,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        layer_pattern="".join(pattern),
+        sliding_window=sliding_window,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        decoder_layers=tuple(owners),
+        num_decoder_layers=len(ratios),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_weight_dtype,
+        dsv4=Dsv4Layout(
+            ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
+        ),
+    )
+
+
 def check_mamba(m: MambaState, p: str) -> None:
     """Every dimension the mixer's shape formula reads is a positive integer in bounds."""
     needed = {

@@ -14,13 +14,11 @@ from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from .errors import InvalidConfig, InvalidInput
 from .families import MLA_MODEL_TYPES
 from .geometry import (
-    COMPRESSED_MLA,
     FULL,
     LAYER_TYPE_CODES,
     MAMBA,
-    SLIDING_MLA,
-    Dsv4Layout,
     Geometry,
+    make_dsv4_geometry,
     make_geometry,
     non_neg_int,
     pos_int,
@@ -737,9 +735,9 @@ def _dsv4_layer_types(cfg: Mapping[str, Any], n: int) -> list[str]:
 
 
 def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
-    """Each layer's compression ratio as DeepseekV4Attention takes it: max(1,
-    compress_rates.get(layer_types[i], 0)), the rates defaulting to 4 and 128 (legacy
-    compress_rate_csa / compress_rate_hca override them)."""
+    """Each layer's compression ratio as DeepseekV4Attention takes it: compress_rates of its layer
+    type (0 for none), the rates defaulting to 4 and 128 (legacy compress_rate_csa /
+    compress_rate_hca override them)."""
     rates_raw = cfg.get("compress_rates")
     if rates_raw is not None and not isinstance(rates_raw, Mapping):
         raise InvalidConfig("compress_rates", "must map layer types to ratios")
@@ -757,8 +755,6 @@ def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
             )
         out.append(max(1, r))
     if 128 in out and 4 not in out:
-        # Without an indexer layer the layout is not block-outermost, and vLLM cannot unify the
-        # compressed MLA pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises).
         raise InvalidConfig(
             "layer_types",
             "heavily compressed layers with no compressed sparse (ratio 4) layer: vLLM 0.33.0 cannot "
@@ -768,55 +764,30 @@ def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
 
 
 def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
-    """DeepSeek-V4 (core/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
-    and a COMPRESSED_MLA entry a compressed layer, its compressed MLA cache."""
+    """DeepSeek-V4 (core/dsv4.py) from its config: the ratios, dims and window it keeps."""
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
-    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
-    head_dim = _cfg_int(cfg, "head_dim", MAX_HEAD_DIM)
-    if head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
-        raise InvalidConfig("head_dim", f"DeepSeek-V4's sparse MLA kernels take 512, got {head_dim}")
-    index_head_dim = _cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM)
-    if index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
-        raise InvalidConfig(
-            "index_head_dim", f"DeepSeek-V4's indexer compressor takes 128, got {index_head_dim}"
-        )
-    window = _cfg_int(cfg, "sliding_window", MAX_TOKENS)
-    ratios = _dsv4_ratios(cfg, n)
     raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
     dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
     if dtype == "float32":
         dtype = "bfloat16"
     if dtype not in MODEL_DTYPES:
         raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
-    pattern, owners = [], []
-    for i, r in enumerate(ratios):
-        pattern.append(SLIDING_MLA)
-        owners.append(i)
-        if r > 1:
-            pattern.append(COMPRESSED_MLA)
-            owners.append(i)
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
-    return Geometry(
+    return make_dsv4_geometry(
         name=name,
-        model_type=_DSV4,
-        num_layers=len(pattern),
-        num_attention_heads=q_heads,
-        num_kv_heads=1,
-        head_dim=head_dim,
-        v_head_dim=head_dim,
-        layer_pattern="".join(pattern),
-        sliding_window=window,
+        compress_ratios=_dsv4_ratios(cfg, n),
+        num_attention_heads=_cfg_int(cfg, "num_attention_heads", MAX_HEADS),
+        head_dim=_cfg_int(cfg, "head_dim", MAX_HEAD_DIM),
+        index_head_dim=_cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM),
+        sliding_window=_cfg_int(cfg, "sliding_window", MAX_TOKENS),
         dtype=dtype,
         # DeepseekV4Config nests its RoPE parameters by kind (main / compress): vLLM applies no
         # scaling factor to max_position_embeddings.
         max_position_embeddings=_cfg_int(cfg, "max_position_embeddings", MAX_TOKENS),
-        decoder_layers=tuple(owners),
-        num_decoder_layers=n,
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_dtype,
-        dsv4=Dsv4Layout(
-            ratios=ratios, sliding_window=window, head_dim=head_dim, index_head_dim=index_head_dim
-        ),
+        err=InvalidConfig,
+        prefix="",
     )
 
 

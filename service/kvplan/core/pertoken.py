@@ -325,7 +325,8 @@ def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -
                 "GPU holds one replicated KV head.",
             )
         )
-    if dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
+    # DeepSeek-V4's fp8_ds_mla keeps a scale a token (block-scaled), not a default of 1.0.
+    if geometry.dsv4 is None and dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
         out.append(
             w.Warning(
                 w.FP8_DEFAULT_SCALES,

@@ -167,6 +167,17 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     params_active: Params | None = None
     params_expert: Params | None = None
     weight_dtype: WeightDtype | None = None
+    compress_ratios: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=128)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="DeepSeek-V4: each decoder layer's compression ratio (0: sliding window only, "
+                "4 with an indexer, 128), num_layers of them; head_dim 512, index_head_dim 128",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class ModelSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -14,7 +14,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, make_geometry
+from kvplan.core.geometry import KIND_NAMES, Geometry, make_dsv4_geometry, make_geometry
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -129,6 +129,8 @@ def _dtype(name: str) -> str:
 
 
 def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
+    if g.compress_ratios is not None:
+        return _dsv4_from_spec(g, name)
     mamba = None
     if g.mamba is not None:
         mamba = MambaState(
@@ -149,8 +151,54 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
     )
 
 
+def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
+    """DeepSeek-V4 inline: its decoder layers' ratios (core/dsv4.py)."""
+    p = "model.geometry."
+    assert g.compress_ratios is not None
+    if len(g.compress_ratios) != g.num_layers:
+        raise InvalidInput(
+            p + "compress_ratios", f"has {len(g.compress_ratios)} entries for {g.num_layers} layers"
+        )
+    if g.layer_types is not None or g.decoder_layers is not None:
+        raise InvalidInput(
+            p + "layer_types", "DeepSeek-V4's layers follow from compress_ratios: give no layer_types"
+        )
+    return msgspec.structs.replace(
+        make_dsv4_geometry(
+            name=name or g.name,
+            compress_ratios=tuple(g.compress_ratios),
+            num_attention_heads=g.num_attention_heads,
+            head_dim=g.head_dim or 512,
+            index_head_dim=g.index_head_dim or 128,
+            sliding_window=g.sliding_window or 128,
+            dtype=_dtype(g.dtype),
+            max_position_embeddings=g.max_position_embeddings,
+            weight_dtype=g.weight_dtype,
+        ),
+        params_total=g.params_total,
+        params_active=g.params_active,
+        params_expert=g.params_expert,
+    )
+
+
 def spec_from_geometry(g: Geometry) -> GeometrySpec:
     """The inline form of a geometry, which `model: {geometry: …}` accepts back."""
+    if g.dsv4 is not None:
+        return GeometrySpec(
+            name=g.name,
+            num_layers=g.decoder_layer_count,
+            num_attention_heads=g.num_attention_heads,
+            head_dim=g.dsv4.head_dim,
+            index_head_dim=g.dsv4.index_head_dim,
+            sliding_window=g.dsv4.sliding_window,
+            dtype=g.dtype,  # type: ignore[arg-type]
+            max_position_embeddings=g.max_position_embeddings,
+            compress_ratios=[0 if r == 1 else r for r in g.dsv4.ratios],
+            params_total=g.params_total,
+            params_active=g.params_active,
+            params_expert=g.params_expert,
+            weight_dtype=g.weight_dtype,  # type: ignore[arg-type]
+        )
     uniform = len(set(g.layer_pattern)) == 1
     return GeometrySpec(
         name=g.name,
