@@ -175,3 +175,10 @@ def test_the_ledger_explains_each_deepseek_v4_group():
     assert "kv_cache_groups[dsv4]" in names
     groups = [s for s in b.ledger if s.name.startswith("kv_cache_group[")]
     assert len(groups) == 5 and all("vllm/" in s.source for s in groups)
+
+
+def test_the_vision_architecture_keeps_the_text_model_caches():
+    """DeepseekV4ForConditionalGeneration (a config with vision_n_layers) wraps the same decoder:
+    its vision tower's attention keeps no KV cache."""
+    vl = {**FLASH, "architectures": ["DeepseekV4ForConditionalGeneration"], "vision_n_layers": 24}
+    assert from_hf_config(vl).dsv4 == from_hf_config(FLASH).dsv4
