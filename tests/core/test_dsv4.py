@@ -182,3 +182,12 @@ def test_the_vision_architecture_keeps_the_text_model_caches():
     its vision tower's attention keeps no KV cache."""
     vl = {**FLASH, "architectures": ["DeepseekV4ForConditionalGeneration"], "vision_n_layers": 24}
     assert from_hf_config(vl).dsv4 == from_hf_config(FLASH).dsv4
+
+
+def test_deepseek_v41_is_refused_naming_what_its_layout_depends_on():
+    v41 = {"architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41",
+           "text_config": {"num_hidden_layers": 4, "compress_ratios": [0, 2, 2, 1]}}  # fmt: skip
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(v41)
+    assert e.value.field == "architectures"
+    assert "kv_source_layer_ids" in e.value.reason and "SM100" in e.value.reason

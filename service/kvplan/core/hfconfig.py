@@ -700,6 +700,15 @@ def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
 # DeepSeek-V4 (vllm/models/deepseek_v4; transformers' DeepseekV4Config): the layer types and what
 # the legacy per-layer compress_ratios of the Hub files become (DeepseekV4Config.__post_init__).
 _DSV4 = "deepseek_v4"
+# DeepSeek-V4.1 (vllm/models/deepseek_v41): refused with the reasons it is not modelled.
+_DSV41_ARCH = "DeepseekV41ForCausalLM"
+_DSV41_REFUSAL = (
+    "DeepseekV41ForCausalLM (vllm/models/deepseek_v41) keeps caches kvplan does not model yet: their "
+    "format follows the GPU (SM100 runs FlashMLA mega attention, NVFP4 compressed and MXFP8 window "
+    "records; SM90 FlashMLA with fp8_ds_mla records and 64-token kernel blocks; SM120 FlashInfer), "
+    "compressed and indexer caches are shared from kv_source_layer_ids / index_source_layer_ids, "
+    "and the compressor rings (CircularBufferSpec) grow with the speculative tokens"
+)
 _DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"})
 _DSV4_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
 _DSV4_TYPE_OF_RATIO = {0: _DSV4_TYPES[0], 4: _DSV4_TYPES[1], 128: _DSV4_TYPES[2]}
@@ -805,6 +814,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     archs = _architectures(top)
     if _ALICE_AI in archs:
         model_type = _ALICE_AI_FAMILY
+    if _DSV41_ARCH in archs:  # before any field is read: the refusal is the answer
+        raise InvalidConfig("architectures", _DSV41_REFUSAL)
     own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
     if own is not None:  # before any field is read: the refusal is the answer
         raise InvalidConfig(
