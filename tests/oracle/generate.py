@@ -56,6 +56,8 @@ STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
 DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
+DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
+DSV4_SLIDING = "synthetic--deepseek-v4-sliding-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -245,6 +247,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("dsv4-defaults-32k-block1024-fp8-sync", DSV4_DEFAULTS, {"available_memory_bytes": 14 * GiB,
                                                              "max_model_len": 32768, "block_size": 1024,
                                                              "dtype": "fp8", "async_scheduling": False}),
+    # compress_rates sending heavily_compressed_attention to 0 (those layers keep the window alone:
+    # ratio-4 layers and sliding ones are packed), and every layer sliding (one group of all).
+    ("dsv4-no-hca-shaped-128k-tp2-block256", DSV4_NO_HCA, {"available_memory_bytes": 6 * GiB,
+                                                           "max_model_len": 131072, "block_size": 256,
+                                                           "tensor_parallel_size": 2}),
+    ("dsv4-sliding-shaped-32k-block512", DSV4_SLIDING, {"available_memory_bytes": 2 * GiB,
+                                                        "max_model_len": 32768, "block_size": 512}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
