@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from .. import dsv4
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
-from ..errors import InvalidInput
+from ..errors import InvalidInput, InvalidLayout
 from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING, SLIDING_MLA
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
@@ -116,13 +116,14 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
 def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
     """The part of DeepSeek-V4's layout space kvplan plans: one stage, no DCP, the hybrid manager
     on, one cache dtype (the oracle checks nothing else)."""
+    # InvalidLayout: a fleet plan marks such a layout infeasible and plans the others.
     if par.pipeline > 1:
-        raise InvalidInput(
+        raise InvalidLayout(
             "pipeline_parallel_size",
             "DeepSeek-V4 with pipeline stages is not modelled yet (each stage packs its own caches)",
         )
     if par.decode_context > 1:
-        raise InvalidInput("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
+        raise InvalidLayout("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
     if not inp.hybrid_kv_cache_manager:
         raise InvalidInput(
             "hybrid_kv_cache_manager",
