@@ -114,8 +114,8 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
 
 
 def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
-    """The part of DeepSeek-V4's layout space kvplan plans: one stage, no DCP, the hybrid manager
-    on, one cache dtype (the oracle checks nothing else)."""
+    """The part of DeepSeek-V4's layout space kvplan plans: one stage, no DCP (the oracle checks
+    one worker), the hybrid manager on (vLLM fails without it), one cache dtype."""
     # InvalidLayout: a fleet plan marks such a layout infeasible and plans the others.
     if par.pipeline > 1:
         raise InvalidLayout(
@@ -125,9 +125,12 @@ def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
     if par.decode_context > 1:
         raise InvalidLayout("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
     if not inp.hybrid_kv_cache_manager:
+        # unify_hybrid_kv_cache_specs rebuilds the sliding-window MLA specs as MLAAttentionSpec,
+        # which has no bounded_replay field: vLLM 0.33.0 raises TypeError (checked with the oracle).
         raise InvalidInput(
             "hybrid_kv_cache_manager",
-            "DeepSeek-V4 without the hybrid KV cache manager is not modelled yet",
+            "vLLM 0.33.0 does not start DeepSeek-V4 with the hybrid KV cache manager off (it cannot "
+            "promote the sliding-window MLA caches to full attention)",
         )
     if inp.kv_cache_dtype_skip_layers:
         raise InvalidInput(
