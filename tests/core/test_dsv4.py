@@ -98,12 +98,12 @@ def test_a_cache_dtype_other_than_fp8_is_refused(kv_dtype):
 @pytest.mark.parametrize(
     ("kw", "field"),
     [
-        ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+        ({"tensor_parallel_size": 2, "decode_context_parallel_size": 2}, "decode_context_parallel_size"),
         ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
         ({"kv_cache_dtype_skip_layers": [0]}, "kv_cache_dtype_skip_layers"),
     ],
 )
-def test_the_layouts_not_modelled_yet_are_refused_naming_their_field(kw, field):
+def test_the_layouts_vllm_fails_on_or_not_modelled_yet_are_refused_naming_their_field(kw, field):
     with pytest.raises(InvalidInput) as e:
         _budget(FLASH, **kw)
     assert e.value.field == field
@@ -191,3 +191,11 @@ def test_deepseek_v41_is_refused_naming_what_its_layout_depends_on():
         from_hf_config(v41)
     assert e.value.field == "architectures"
     assert "kv_source_layer_ids" in e.value.reason and "SM100" in e.value.reason
+
+
+def test_each_pipeline_stage_holds_its_own_layers_share_of_every_group():
+    """dsv4-flash-shaped-64k-pp2-block256: layers 0–21 and 22–42; the second stage's block is the
+    wider (11 ratio-4 layers with their indexers, against 10)."""
+    b = _budget(FLASH, pipeline_parallel_size=2, max_num_batched_tokens=8192, kv_cache_memory_bytes=20 << 30)
+    assert b.bytes_per_block_by_stage == (478_080, 524_160) and b.bytes_per_block == 524_160
+    assert b.blocks_per_request == 10_266  # 3 batches in flight at PP 2

@@ -42,6 +42,7 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             block_size=i["block_size"],
             kv_cache_dtype=i["dtype"],
             tensor_parallel_size=i["tensor_parallel_size"],
+            pipeline_parallel_size=i.get("pipeline_parallel_size", 1),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
         )

@@ -254,6 +254,15 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                            "tensor_parallel_size": 2}),
     ("dsv4-sliding-shaped-32k-block512", DSV4_SLIDING, {"available_memory_bytes": 2 * GiB,
                                                         "max_model_len": 32768, "block_size": 512}),
+    # Pipeline stages: each stage packs its own layers' caches into the global groups; every stage
+    # gets the smallest stage's block count (PP + 1 batches in flight).
+    ("dsv4-flash-shaped-64k-pp2-block256", DSV4_FLASH, {"available_memory_bytes": 20 * GiB,
+                                                        "max_model_len": 65536, "block_size": 256,
+                                                        "pipeline_parallel_size": 2}),
+    ("dsv4-defaults-128k-pp3-tp2-fp8-block256", DSV4_DEFAULTS, {"available_memory_bytes": 12 * GiB,
+                                                                "max_model_len": 131072, "block_size": 256,
+                                                                "pipeline_parallel_size": 3,
+                                                                "tensor_parallel_size": 2, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

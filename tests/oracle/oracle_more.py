@@ -315,5 +315,94 @@ def _dsv4_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
 STOCK._fill_from_model_config = _dsv4_fill
 STOCK.build_specs = _dsv4_build
 
+
+# DeepSeek-V4 with pipeline stages (pipeline_parallel_size > 1): every stage is a worker with the
+# caches of its own decoder layers (vllm/distributed/utils.py get_pp_indices); vLLM groups the
+# merged specs once, projects the groups onto each worker and gives every worker the smallest
+# worker's block count (vllm/v1/core/kv_cache_planning.py get_global_kv_cache_groups,
+# get_kv_cache_configs). oracle.plan plans one worker, so this is its multi-worker form; the
+# figures of the worker with the widest block are the ones reported.
+_one_worker_plan = STOCK.plan
+
+
+def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
+    pp = int(req.get("pipeline_parallel_size", 1))
+    if pp == 1:
+        return _one_worker_plan(req)
+    import vllm
+    from vllm.distributed.utils import get_pp_indices
+    from vllm.v1.core import kv_cache_planning as P
+    from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
+    from vllm.v1.core.kv_cache_utils import generate_scheduler_kv_cache_config, get_kv_cache_capacity
+
+    model_config = STOCK._real_model_config(req)
+    req = STOCK._fill_from_model_config(req, model_config, int(req.get("tensor_parallel_size", 1)))
+    if not (req.get("_ext") or {}).get("dsv4"):
+        raise ValueError("pipeline stages are planned for DeepSeek-V4 only")
+    vc = STOCK.make_vllm_config(req, model_config)
+    vc.parallel_config.pipeline_parallel_size = pp
+    specs, cache_dtype, _ = STOCK.build_specs(req, vc, vc.model_config.dtype)
+    n = int(vc.model_config.hf_config.num_hidden_layers)
+    workers = []
+    for rank in range(pp):
+        a, b = get_pp_indices(n, rank, pp)
+        workers.append({k: v for k, v in specs.items() if a <= int(k.split(".")[2]) < b})
+    avail = int(req["available_memory_bytes"])
+    groups = P.get_global_kv_cache_groups(vc, workers)
+    builder = get_kv_cache_config_builder(vc)
+    projected = [P._project_kv_cache_groups_to_worker(groups, w) for w in workers]
+    per_worker = [P._pool_bytes_per_block_from_builder(builder, vc, g) for g in projected]
+    widest = max(range(pp), key=lambda i: per_worker[i])
+    out = {
+        "name": req.get("name"),
+        "vllm_version": vllm.__version__,
+        "kv_cache_dtype": cache_dtype,
+        "max_in_flight_tokens": vc.max_in_flight_tokens,
+        "max_model_len": vc.model_config.max_model_len,
+        "bytes_per_block": per_worker[widest],
+        "bytes_per_block_by_stage": per_worker,
+        "oracle_ext": {k: v for k, v in (req.get("_ext") or {}).items()},
+    }
+    gdesc = []
+    for g in groups:
+        spec, rep = g.kv_cache_spec, next(iter(g.kv_cache_spec.kv_cache_specs.values()))
+        pages = spec.max_memory_usage_pages(vc)
+        gdesc.append(
+            {
+                "spec": type(spec).__name__,
+                "layer_spec": type(rep).__name__,
+                "num_layers": len(g.layer_names),
+                "block_size": spec.block_size,
+                "page_size_bytes": spec.page_size_bytes,
+                "sliding_window": getattr(rep, "sliding_window", None),
+                "blocks_per_request": pages,
+            }
+        )
+    out["kv_cache_groups"] = gdesc
+    out["blocks_per_request"] = sum(g["blocks_per_request"] for g in gdesc)
+    out["estimated_max_model_len"] = min(
+        P._estimate_max_model_len_from_groups(builder, vc, g, avail - bpb)
+        for g, bpb in zip(projected, per_worker, strict=True)
+    )
+    try:
+        cfgs = P.get_kv_cache_configs(vc, workers, [avail] * pp, groups)
+    except ValueError as e:
+        out["error"], out["enough_memory"] = str(e), False
+        return out
+    sched = generate_scheduler_kv_cache_config(cfgs)
+    num_tokens, max_conc = get_kv_cache_capacity(vc, sched)
+    out.update(
+        enough_memory=True,
+        num_blocks=cfgs[0].num_blocks,
+        kv_cache_size_tokens=num_tokens,
+        max_concurrency=max_conc,
+        vllm_log_line=f"GPU KV cache size: {num_tokens:,} tokens; Maximum concurrency for "
+        f"{vc.model_config.max_model_len:,} tokens per request: {max_conc:.2f}x",
+    )
+    return out
+
+
+STOCK.plan = _dsv4_pp_plan
+
 if __name__ == "__main__":
     E.main()

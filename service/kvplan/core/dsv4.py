@@ -139,6 +139,16 @@ class PackedGroup:
         return sum(s.page_bytes for s in self.specs)
 
 
+def bytes_per_block(groups: Sequence[PackedGroup], first: int = 0, end: int | None = None) -> int:
+    """_get_kv_cache_bytes_per_block over the caches of decoder layers [first, end) (a pipeline
+    stage's worker holds its own layers' share of every group): the widest group's pages, rounded
+    up to the lcm of the caches' block-stride alignments."""
+    mine = [[s for s in g.specs if first <= s.layer and (end is None or s.layer < end)] for g in groups]
+    widest = max(sum(s.page_bytes for s in specs) for specs in mine)
+    align = math.lcm(*(s.stride_alignment for specs in mine for s in specs))
+    return -(-widest // align) * align
+
+
 def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
     """The groups and the bytes a block takes (get_kv_cache_groups: one group when every cache is
     the same, else _get_packed_kv_cache_groups for the block-outermost layout the indexer asks
@@ -192,18 +202,19 @@ def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
         for j in range(n):
             members = tuple(s for repeat in pattern[j::n] for s in repeat)
             groups.append(PackedGroup(s0.kind, s0.block_size, s0.window, members))
-    widest_block = max(g.page_bytes for g in groups)
-    align = math.lcm(*(s.stride_alignment for s in specs))
-    return tuple(groups), -(-widest_block // align) * align
+    return tuple(groups), bytes_per_block(groups)
 
 
-def plan(layout: Dsv4Layout, block_size: int) -> GroupPlan:
+def plan(layout: Dsv4Layout, block_size: int, stages: Sequence[tuple[int, int]] = ()) -> GroupPlan:
     """The KV groups of a DeepSeek-V4 model as a GroupPlan: one KvGroup a packed group, its layers
-    the decoder layers of its caches, its window the ring's or the sliding window."""
+    the decoder layers of its caches, its window the ring's or the sliding window. With pipeline
+    `stages` (decoder layer ranges), vLLM groups the whole model once and each stage's worker
+    holds its layers' share (kv_cache_planning.py _project_kv_cache_groups_to_worker)."""
     from .groups import GroupPlan, KvGroup
 
     specs = cache_specs(layout, block_size)
-    groups, bytes_per_block = pack(specs)
+    groups, _ = pack(specs)
+    by_stage = tuple(bytes_per_block(groups, a, b) for a, b in stages or ((0, len(layout.ratios)),))
     kv_groups = tuple(
         KvGroup(g.kind, g.block_size, tuple(sorted({s.layer for s in g.specs})), g.window, len(g.specs))
         for g in groups
@@ -211,7 +222,7 @@ def plan(layout: Dsv4Layout, block_size: int) -> GroupPlan:
     # No layer slots are padded (group_size 0 marks packed groups); each group's bytes short of
     # the widest are in the ledger (explain).
     page = max(g.page_bytes for g in groups)
-    return GroupPlan(kv_groups, 0, 0, page, (bytes_per_block,), (), False)
+    return GroupPlan(kv_groups, 0, 0, page, by_stage, (), False)
 
 
 _ROLE_NAMES = {
@@ -230,6 +241,7 @@ def explain(
     widest group, blocks a request of `tokens` needs) and the bytes a block takes."""
     specs = cache_specs(layout, block_size)
     groups, _ = pack(specs)
+    widest = max(g.page_bytes for g in groups)
     led.add(
         "kv_cache_groups[dsv4]",
         "every layer a sliding-window cache; ratio r > 1 a compressed MLA cache (r tokens a state) and "
@@ -261,14 +273,17 @@ def explain(
             window=g.window,
             F=inflight if g.window is not None else None,
             T=tokens,
-            padding_to_widest=bytes_per_block - g.page_bytes,
+            padding_to_widest=widest - g.page_bytes,
             blocks_per_request=blocks,
         )
     led.add(
         "bytes_per_block",
-        "the widest group's pages, rounded up to the lcm of the compressed caches' 256-token pages",
+        "the widest group's pages (a pipeline stage: its own layers' share), rounded up to the lcm of "
+        "the compressed caches' 256-token pages; the widest stage",
         bytes_per_block,
         "B",
-        "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block)",
+        "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block, "
+        "_project_kv_cache_groups_to_worker)",
         block_size=block_size,
+        widest_group_page=widest,
     )

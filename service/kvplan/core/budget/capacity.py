@@ -19,7 +19,7 @@ from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
 from ..memo import register_clear
 from ..nonkv import estimate_non_kv
-from ..parallel import Parallel, valid_tensor_sizes
+from ..parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
 from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
 from ..profiles import InflightRule
 from ..units import fmt_bytes, fmt_gib
@@ -114,14 +114,9 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
 
 
 def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
-    """The part of DeepSeek-V4's layout space kvplan plans: one stage, no DCP (the oracle checks
-    one worker), the hybrid manager on (vLLM fails without it), one cache dtype."""
+    """The part of DeepSeek-V4's layout space kvplan plans: no DCP (not checked against vLLM), the
+    hybrid manager on (vLLM fails without it), one cache dtype."""
     # InvalidLayout: a fleet plan marks such a layout infeasible and plans the others.
-    if par.pipeline > 1:
-        raise InvalidLayout(
-            "pipeline_parallel_size",
-            "DeepSeek-V4 with pipeline stages is not modelled yet (each stage packs its own caches)",
-        )
     if par.decode_context > 1:
         raise InvalidLayout("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
     if not inp.hybrid_kv_cache_manager:
@@ -194,7 +189,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     block = settings.max_model_len if g.attention_free else settings.block_size
     if g.dsv4 is not None:
         check_dsv4_layout(inp, par)
-        plan = dsv4.plan(g.dsv4, block)
+        plan = dsv4.plan(g.dsv4, block, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
     else:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
