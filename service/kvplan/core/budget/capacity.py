@@ -114,11 +114,16 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
 
 
 def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
-    """The part of DeepSeek-V4's layout space kvplan plans: no DCP (not checked against vLLM), the
-    hybrid manager on (vLLM fails without it), one cache dtype."""
+    """DeepSeek-V4's layouts vLLM 0.33.0 fails on (DCP, the hybrid manager off) and the skip
+    layers kvplan does not model."""
     # InvalidLayout: a fleet plan marks such a layout infeasible and plans the others.
     if par.decode_context > 1:
-        raise InvalidLayout("decode_context_parallel_size", "DeepSeek-V4 with DCP is not modelled yet")
+        # Its sliding-window caches are DCP-sharded specs (AttentionSpec's default), whose
+        # SlidingWindowSpec.max_memory_usage_bytes asserts "DCP not support sliding window".
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "vLLM 0.33.0 does not plan DeepSeek-V4 with DCP: its sliding-window caches assert DCP 1",
+        )
     if not inp.hybrid_kv_cache_manager:
         # unify_hybrid_kv_cache_specs rebuilds the sliding-window MLA specs as MLAAttentionSpec,
         # which has no bounded_replay field: vLLM 0.33.0 raises TypeError (checked with the oracle).
