@@ -404,5 +404,137 @@ def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
 
 STOCK.plan = _dsv4_pp_plan
 
+
+# DeepSeek-V4.1 (vllm/models/deepseek_v41, DeepseekV41ForCausalLM) on an SM90 GPU (H100 / H200 /
+# H20), where nvidia/model.py _select_dsv4_attn_cls picks FlashMLA (mega attention is SM100 only)
+# and the records are V4's (_use_v41_mxfp8_kv_record is SM100 only). The oracle runs on CPU, so
+# the platform answers capability 9.0 while the specs are built. Every layer keeps a
+# sliding-window cache (32-token blocks); a kv-source layer (kv_source_layer_ids) its compressed
+# MLA cache (tokens_per_state = its ratio, 1 or 2), at ratio 2 its compressor ring
+# (CircularBufferSpec), and if it is an index source too the indexer K cache; consumer layers read
+# their source's caches and keep none.
+_dsv41_prev_fill = STOCK._fill_from_model_config
+_dsv41_prev_build = STOCK.build_specs
+
+
+def _dsv41_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    if getattr(mc.hf_config, "model_type", None) != "deepseek_v41":
+        return _dsv41_prev_fill(req, mc, tp)
+    req = dict(req)
+    req["sliding_window"] = None
+    req = _dsv41_prev_fill(req, mc, tp)
+    req.pop("sliding_window", None)
+    req.pop("sliding_window_pattern", None)
+    ext = req["_ext"]
+    ext.pop("indexer_head", None)
+    ext["dsv41"] = True
+    E._CTX["ext"] = ext
+    return req
+
+
+def _dsv41_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("dsv41"):
+        return _dsv41_prev_build(req, vc, model_dtype)
+    import types
+
+    import torch
+    from vllm.config.vllm import set_current_vllm_config
+    from vllm.models.deepseek_v41.attention import (
+        DeepseekV4Attention,
+        DeepseekV4IndexerCache,
+        _indexer_k_cache_head_dim,
+        _resolve_dsv4_kv_cache_dtype,
+        _use_v41_mxfp8_kv_record,
+    )
+    from vllm.models.deepseek_v41.compressor import CompressorStateCache
+    from vllm.models.deepseek_v41.nvidia.flashmla import DeepseekV4FlashMLAAttention
+    from vllm.platforms import current_platform
+    from vllm.platforms.interface import DeviceCapability
+    from vllm.v1.attention.backends.mla.indexer import dsa_indexer_uses_fp4
+    from vllm.v1.attention.backends.mla.sparse_swa import DeepseekV4SWACache
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    platform_cls = type(current_platform)
+    saved = platform_cls.__dict__.get("get_device_capability")
+    platform_cls.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(9, 0))
+    try:
+        attn_cls = DeepseekV4FlashMLAAttention
+        hf, cc = vc.model_config.hf_config, vc.cache_config
+        n = int(hf.num_hidden_layers)
+        ratios = [int(r) for r in hf.compress_ratios[:n]]
+        kv_sources, index_sources = set(hf.kv_source_layer_ids), set(hf.index_source_layer_ids)
+        specs, backends = {}, []
+
+        def add(prefix, spec, backend):  # type: ignore[no-untyped-def]
+            if spec is not None:
+                specs[prefix] = customize_attention_spec(backend, spec)
+            if backend not in backends:
+                backends.append(backend)
+
+        with set_current_vllm_config(vc):
+            kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc)
+            mxfp8 = _use_v41_mxfp8_kv_record()
+            record = 528 if mxfp8 else 584
+            alignment = 512 if mxfp8 else 576
+            index_head = _indexer_k_cache_head_dim(int(hf.index_head_dim), dsa_indexer_uses_fp4(vc))
+            for i in range(n):
+                p = f"model.layers.{i}.attn"
+                r = ratios[i]
+                me = types.SimpleNamespace(
+                    is_kv_source=i in kv_sources,
+                    head_dim=int(hf.head_dim),
+                    compress_ratio=r,
+                    kv_cache_dtype=kv_dtype,
+                    kv_cache_torch_dtype=kv_torch,
+                    kv_page_alignment=alignment,
+                    compressed_bytes_per_token=record,
+                )
+                add(p, DeepseekV4Attention.get_kv_cache_spec(me, vc), attn_cls.backend_cls)
+                if i in index_sources and i in kv_sources:
+                    k = DeepseekV4IndexerCache(
+                        head_dim=index_head,
+                        dtype=torch.uint8,
+                        prefix=f"{p}.indexer.k_cache",
+                        cache_config=cc,
+                        compress_ratio=r,
+                    )
+                    add(k.prefix, k.get_kv_cache_spec(vc), k.get_attn_backend())
+                swa = DeepseekV4SWACache(
+                    head_dim=int(hf.head_dim),
+                    window_size=int(hf.sliding_window),
+                    dtype=kv_torch,
+                    prefix=f"{p}.swa_cache",
+                    cache_config=cc,
+                    backend_cls=attn_cls.swa_backend_cls,
+                    block_size=32,
+                    packed_bytes_per_token=record,
+                    packed_page_alignment=alignment,
+                    packed_block_stride_alignment=None,
+                    bounded_replay=cc.swa_bounded_replay,
+                )
+                add(swa.prefix, swa.get_kv_cache_spec(vc), swa.get_attn_backend())
+                if i in kv_sources and r > 1:
+                    ring = CompressorStateCache(
+                        state_dim=2 * int(hf.head_dim), dtype=torch.float32, prefix=f"{p}.compressor.state_cache"
+                    )
+                    add(ring.prefix, ring.get_kv_cache_spec(vc), ring.get_attn_backend())
+            layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+            layout = resolve_kv_cache_layout(vc, [layouts], specs.values())
+    finally:
+        if saved is None:
+            del platform_cls.get_device_capability
+        else:
+            platform_cls.get_device_capability = saved
+    ext["kv_cache_dtype"] = kv_dtype
+    ext["kv_cache_layout"] = layout.name
+    ext["backends"] = [b.get_name() for b in backends]
+    return specs, kv_dtype, kv_torch
+
+
+STOCK._fill_from_model_config = _dsv41_fill
+STOCK.build_specs = _dsv41_build
+
 if __name__ == "__main__":
     E.main()
