@@ -184,13 +184,38 @@ def test_the_vision_architecture_keeps_the_text_model_caches():
     assert from_hf_config(vl).dsv4 == from_hf_config(FLASH).dsv4
 
 
-def test_deepseek_v41_is_refused_naming_what_its_layout_depends_on():
-    v41 = {"architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41",
-           "text_config": {"num_hidden_layers": 4, "compress_ratios": [0, 2, 2, 1]}}  # fmt: skip
+V41 = _config("synthetic--deepseek-v4.1-shaped.json")
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def test_deepseek_v41_kv_sources_own_the_compressed_caches_the_next_layers_read():
+    g = from_hf_config(V41)
+    assert g.dsv4 is not None and g.dsv4.v41
+    assert g.layer_counts() == {"sliding_window_mla": 40, "compressed_mla": 6}
+    roles = [(s.layer, s.role) for s in dsv4.cache_specs(g.dsv4, 64) if 2 <= s.layer <= 3]
+    assert roles == [(2, "compressed"), (2, "indexer"), (2, "swa"), (2, "ring"), (3, "swa")]
+
+
+@pytest.mark.parametrize("gpu", ["", "NVIDIA B200", "NVIDIA GeForce RTX 5090"])
+def test_deepseek_v41_is_planned_on_sm90_and_refused_naming_the_gpu_elsewhere(gpu):
+    with pytest.raises(InvalidInput) as e:
+        _budget(V41, gpu_name=gpu)
+    assert e.value.field == "gpu"
+    assert _budget(V41, gpu_name=H100).block_size == 64
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"compress_ratios": [0, 0, 4] + [1] * 37}, "compress_ratios[2]"),
+        ({"kv_source_layer_ids": [8, 14, 20, 26, 32]}, "kv_source_layer_ids"),
+        ({"kv_source_layer_ids": [0, 2, 8, 14, 20, 26, 32]}, "kv_source_layer_ids"),
+    ],
+)
+def test_a_deepseek_v41_topology_vllm_refuses_is_refused_naming_its_field(change, field):
     with pytest.raises(InvalidConfig) as e:
-        from_hf_config(v41)
-    assert e.value.field == "architectures"
-    assert "kv_source_layer_ids" in e.value.reason and "SM100" in e.value.reason
+        from_hf_config({**V41, "text_config": {**V41["text_config"], **change}})
+    assert e.value.field == field
 
 
 def test_each_pipeline_stage_holds_its_own_layers_share_of_every_group():
@@ -199,3 +224,13 @@ def test_each_pipeline_stage_holds_its_own_layers_share_of_every_group():
     b = _budget(FLASH, pipeline_parallel_size=2, max_num_batched_tokens=8192, kv_cache_memory_bytes=20 << 30)
     assert b.bytes_per_block_by_stage == (478_080, 524_160) and b.bytes_per_block == 524_160
     assert b.blocks_per_request == 10_266  # 3 batches in flight at PP 2
+
+
+def test_a_pipeline_split_inside_a_deepseek_v41_kv_sharing_group_is_refused():
+    """40 layers on 3 stages start stage 3 at layer 27, whose kv source (26) is on stage 2."""
+    from kvplan.core.errors import InvalidLayout
+
+    with pytest.raises(InvalidLayout) as e:
+        _budget(V41, gpu_name=H100, pipeline_parallel_size=3)
+    assert e.value.field == "pipeline_parallel_size" and "layer 27" in e.value.reason
+    assert _budget(V41, gpu_name=H100, pipeline_parallel_size=2).num_blocks > 0

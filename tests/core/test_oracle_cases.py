@@ -28,6 +28,7 @@ KIND_OF_SPEC = {
     "UniformTypeKVCacheSpecs": "mla",
     # DeepSeek-V4's sliding-window caches and compressor rings (named by the case's layer_spec).
     "SlidingWindowMLASpec": "sliding_window_mla",
+    "CircularBufferSpec": "circular_buffer",
 }
 
 
@@ -43,6 +44,7 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             kv_cache_dtype=i["dtype"],
             tensor_parallel_size=i["tensor_parallel_size"],
             pipeline_parallel_size=i.get("pipeline_parallel_size", 1),
+            gpu_name=i.get("gpu_name", ""),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
         )

@@ -58,6 +58,8 @@ DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
 DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
 DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
 DSV4_SLIDING = "synthetic--deepseek-v4-sliding-shaped.json"
+DSV41 = "synthetic--deepseek-v4.1-shaped.json"
+H100 = "NVIDIA H100 80GB HBM3"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -263,6 +265,25 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                                 "max_model_len": 131072, "block_size": 256,
                                                                 "pipeline_parallel_size": 3,
                                                                 "tensor_parallel_size": 2, "dtype": "fp8"}),
+    # DeepSeek-V4.1 on an SM90 GPU (gpu_name: kvplan plans that GPU's layout, the oracle builds it):
+    # kv-source layers own the compressed and indexer caches the layers after them read, every
+    # layer a 32-token-block window cache, ratio-2 sources a compressor ring (one block a request).
+    # Blocks are multiples of 64 (vLLM's pick); above 64 a block's stride aligns to every
+    # compressed cache's 64-token page.
+    ("dsv41-shaped-64k-h100-block64", DSV41, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                              "block_size": 64, "gpu_name": H100}),
+    ("dsv41-shaped-256k-tp8-fp8-h100-block64", DSV41, {"available_memory_bytes": 30 * GiB,
+                                                       "max_model_len": 262144, "block_size": 64,
+                                                       "tensor_parallel_size": 8, "dtype": "fp8",
+                                                       "gpu_name": H100}),
+    ("dsv41-shaped-16k-h100-block128-mnbt2048", DSV41, {"available_memory_bytes": 24 * GiB,
+                                                        "max_model_len": 16384, "block_size": 128,
+                                                        "max_num_batched_tokens": 2048, "gpu_name": H100}),
+    # Two stages split the 40 layers at 20, where a kv-sharing group starts (a split inside one is
+    # refused: vLLM raises NotImplementedError).
+    ("dsv41-shaped-64k-pp2-h100-block64", DSV41, {"available_memory_bytes": 10 * GiB, "max_model_len": 65536,
+                                                  "block_size": 64, "pipeline_parallel_size": 2,
+                                                  "gpu_name": H100}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

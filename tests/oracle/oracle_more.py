@@ -337,8 +337,8 @@ def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
 
     model_config = STOCK._real_model_config(req)
     req = STOCK._fill_from_model_config(req, model_config, int(req.get("tensor_parallel_size", 1)))
-    if not (req.get("_ext") or {}).get("dsv4"):
-        raise ValueError("pipeline stages are planned for DeepSeek-V4 only")
+    if not any((req.get("_ext") or {}).get(k) for k in ("dsv4", "dsv41")):
+        raise ValueError("pipeline stages are planned for DeepSeek-V4 and V4.1 only")
     vc = STOCK.make_vllm_config(req, model_config)
     vc.parallel_config.pipeline_parallel_size = pp
     specs, cache_dtype, _ = STOCK.build_specs(req, vc, vc.model_config.dtype)
@@ -474,7 +474,9 @@ def _dsv41_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
                 backends.append(backend)
 
         with set_current_vllm_config(vc):
-            kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc)
+            kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(
+                attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc
+            )
             mxfp8 = _use_v41_mxfp8_kv_record()
             record = 528 if mxfp8 else 584
             alignment = 512 if mxfp8 else 576
@@ -517,7 +519,9 @@ def _dsv41_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
                 add(swa.prefix, swa.get_kv_cache_spec(vc), swa.get_attn_backend())
                 if i in kv_sources and r > 1:
                     ring = CompressorStateCache(
-                        state_dim=2 * int(hf.head_dim), dtype=torch.float32, prefix=f"{p}.compressor.state_cache"
+                        state_dim=2 * int(hf.head_dim),
+                        dtype=torch.float32,
+                        prefix=f"{p}.compressor.state_cache",
                     )
                     add(ring.prefix, ring.get_kv_cache_spec(vc), ring.get_attn_backend())
             layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]

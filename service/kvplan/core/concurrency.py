@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, MAMBA, SLIDING, SLIDING_MLA
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, SLIDING, SLIDING_MLA
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
@@ -18,7 +18,7 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, CHUNKED, MAMBA, SLIDING_MLA)
+_BOUNDED = (SLIDING, CHUNKED, MAMBA, SLIDING_MLA, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -30,6 +30,8 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
         return -(-min(bound, tokens) // bs)
     if kind == MAMBA:
         return bound
+    if kind == CIRCULAR_BUFFER:  # CircularBufferSpec: one block for the request's lifetime
+        return 1
     return -(-tokens // (bs * dcp))
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .concurrency import blocks_for_shape
-from .errors import InvalidInput
-from .geometry import MLA, SLIDING_MLA, Dsv4Layout
+from .errors import InvalidInput, InvalidLayout
+from .geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
 from .ledger import LedgerBuilder
 from .units import cdiv
 
@@ -39,6 +39,16 @@ SWA_BLOCK = 64  # DeepseekV4SWACache's fixed block
 KERNEL_BLOCK = 256
 COMPRESSOR_BLOCK = {4: 4, 128: 8}  # CompressorStateCache: ratio 4 → 4, ratio 128 → 8
 STATE_BYTES = 4  # compressor states are float32
+# DeepSeek-V4.1 on SM90 (vllm/models/deepseek_v41): FlashMLA and the V4.1 indexer take 64-token
+# kernel blocks there (sparse_mla.py, backends/mla/indexer.py), the window cache 32-token blocks
+# (attention.py), the ratio-2 compressor a ring of 8 rows without speculative tokens
+# (compressor.py CompressorStateCache: max(8, next power of two of drafts + 2)).
+V41_KERNEL_BLOCK = 64
+V41_SWA_BLOCK = 32
+V41_RING_ROWS = 8
+# GPUs of compute capability 9.x, the one V4.1 layout kvplan plans (by the name vLLM sees).
+SM90_NAMES = ("H100", "H200", "H20", "H800", "GH200")
+SRC_V41 = "vllm/models/deepseek_v41/attention.py"
 # kv_cache_dtype values vLLM turns into fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype).
 FP8_DS_MLA_INPUTS = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 
@@ -74,19 +84,38 @@ def check_kv_dtype(kv_cache_dtype: str) -> str:
     return "fp8_ds_mla"
 
 
-def check_block_size(block_size: int) -> None:
-    if block_size % KERNEL_BLOCK:
+def kernel_block(layout: Dsv4Layout) -> int:
+    """The kernel block of the sparse MLA and indexer backends, and the block vLLM picks."""
+    return V41_KERNEL_BLOCK if layout.v41 else KERNEL_BLOCK
+
+
+def check_block_size(block_size: int, layout: Dsv4Layout) -> None:
+    k = kernel_block(layout)
+    if block_size % k:
         raise InvalidInput(
             "block_size",
-            f"DeepSeek-V4's sparse MLA and indexer kernels take blocks of {KERNEL_BLOCK} tokens: "
-            f"vLLM finds no kernel block for {block_size} (use a multiple of {KERNEL_BLOCK})",
+            f"DeepSeek-V4{'.1' if layout.v41 else ''}'s sparse MLA and indexer kernels take blocks of {k} "
+            f"tokens: vLLM finds no kernel block for {block_size} (use a multiple of {k})",
+        )
+
+
+def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
+    """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one."""
+    if layout.v41 and not any(n in gpu_name.upper() for n in SM90_NAMES):
+        raise InvalidInput(
+            "gpu",
+            "DeepSeek-V4.1's caches follow the GPU (SM100 runs FlashMLA mega attention with NVFP4 and MXFP8 "
+            "records, SM120 FlashInfer); kvplan plans SM90 (H100, H200, H20): name one as the gpu"
+            + (f", not {gpu_name!r}" if gpu_name else ""),
         )
 
 
 def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
     """Every cache, in the order the layers register them (indexer K cache, its compressor, the
     sliding-window cache, the compressed MLA cache, the compressor): vLLM buckets them in it."""
-    check_block_size(block_size)
+    check_block_size(block_size, layout)
+    if layout.v41:
+        return _v41_cache_specs(layout, block_size)
     hd, out = layout.head_dim, []
 
     def stride(states_at_kernel_block: int, cell: int) -> int:
@@ -110,6 +139,47 @@ def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
             b = COMPRESSOR_BLOCK[r]
             out.append(CacheSpec(i, "compressor", SLIDING_MLA, b, _page(b, 2 * coff * hd * STATE_BYTES),
                                  coff * r, 1))  # fmt: skip
+    return tuple(out)
+
+
+def check_stages(layout: Dsv4Layout, stages: Sequence[tuple[int, int]]) -> None:
+    """DeepSeek-V4.1: a stage must hold the kv source of every compressed layer it has (attention.py
+    raises NotImplementedError for a pipeline split inside a kv-sharing group)."""
+    if not layout.v41:
+        return
+    for a, b in stages:
+        for i in range(a, b):
+            if layout.ratios[i] and max(s for s in layout.kv_sources if s <= i) < a:
+                raise InvalidLayout(
+                    "pipeline_parallel_size",
+                    f"the stage from layer {a} splits a DeepSeek-V4.1 kv-sharing group (layer {i} reads the "
+                    "caches of a layer on the stage before): vLLM raises NotImplementedError",
+                )
+
+
+def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
+    """DeepSeek-V4.1 on SM90, in registration order: a kv source's compressed MLA cache (the
+    attention layer registers first), its indexer K cache when it is an index source too, every
+    layer's window cache, and at ratio 2 the compressor ring (CircularBufferSpec: one block a
+    request, no page padding)."""
+    out = []
+
+    def stride(states_at_kernel_block: int, cell: int) -> int:
+        return 1 if block_size == V41_KERNEL_BLOCK else _page(states_at_kernel_block, cell)
+
+    for i, r in enumerate(layout.ratios):
+        if i in layout.kv_sources:
+            out.append(CacheSpec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
+                                 stride(V41_KERNEL_BLOCK // r, TOKEN_BYTES)))  # fmt: skip
+            if i in layout.index_sources:
+                cell = layout.index_cell_bytes
+                out.append(CacheSpec(i, "indexer", MLA, block_size, _page(block_size // r, cell), None,
+                                     stride(V41_KERNEL_BLOCK // r, cell)))  # fmt: skip
+        out.append(CacheSpec(i, "swa", SLIDING_MLA, V41_SWA_BLOCK, _page(V41_SWA_BLOCK, TOKEN_BYTES),
+                             layout.sliding_window, 1))  # fmt: skip
+        if i in layout.kv_sources and r > 1:
+            ring = V41_RING_ROWS * 2 * layout.head_dim * STATE_BYTES
+            out.append(CacheSpec(i, "ring", CIRCULAR_BUFFER, V41_RING_ROWS, ring, None, 1))
     return tuple(out)
 
 
@@ -178,9 +248,9 @@ def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
         return cdiv(most, repeats) if balanced and repeats is not None else 1
 
     def is_state(bucket: list[CacheSpec]) -> bool:
-        # Unsplit sliding buckets may go down to one layer a group (there are no Mamba or ring
-        # buckets here).
-        return repeats is None and bucket[0].kind == SLIDING_MLA
+        # Rings (and Mamba, not here) may go down to one layer a group; so may unsplit sliding
+        # buckets.
+        return bucket[0].kind == CIRCULAR_BUFFER or (repeats is None and bucket[0].kind == SLIDING_MLA)
 
     def widest(by_page: dict[int, list[CacheSpec]], n: int) -> int:
         return sum(cdiv(len(v), n) * page for page, v in by_page.items())
@@ -226,6 +296,7 @@ def plan(layout: Dsv4Layout, block_size: int, stages: Sequence[tuple[int, int]] 
 
 
 _ROLE_NAMES = {
+    "ring": "compressor ring",
     "swa": "sliding-window cache",
     "compressed": "compressed MLA cache",
     "indexer": "indexer K cache",
@@ -258,14 +329,19 @@ def explain(
     for j, g in enumerate(groups):
         bound = None if g.window is None else g.window - 1 + inflight
         blocks = blocks_for_shape(g.kind, g.block_size, bound or 0, tokens, 1)
+        rule = (
+            "cdiv(min(W − 1 + F, T), block) + 1"
+            if g.window is not None
+            else "1 (a ring)"
+            if g.kind == CIRCULAR_BUFFER
+            else "cdiv(T, block)"
+        )
         led.add(
             f"kv_cache_group[{j}]",
-            "Σ its caches' pages (576-B aligned); blocks a request: cdiv(min(W − 1 + F, T), block) + 1"
-            if g.window is not None
-            else "Σ its caches' pages (576-B aligned); blocks a request: cdiv(T, block)",
+            f"Σ its caches' pages (576-B aligned); blocks a request: {rule}",
             g.page_bytes,
             "B",
-            SRC_SWA if g.window is not None else SRC_ATTN,
+            SRC_V41 if layout.v41 else SRC_SWA if g.window is not None else SRC_ATTN,
             caches=len(g.specs),
             of=", ".join(_ROLE_NAMES[r] for r in dict.fromkeys(s.role for s in g.specs)),
             layers=len({s.layer for s in g.specs}),

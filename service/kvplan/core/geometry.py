@@ -41,6 +41,8 @@ class LayerKind(StrEnum):
     # a compressed layer's MLA cache of one state per `ratio` tokens beside it.
     SLIDING_MLA = "W"
     COMPRESSED_MLA = "Z"
+    # A per-request ring of fixed size (CircularBufferSpec): DeepSeek-V4.1's compressor state.
+    CIRCULAR_BUFFER = "B"
 
 
 FULL = LayerKind.FULL
@@ -50,6 +52,7 @@ MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
 SLIDING_MLA = LayerKind.SLIDING_MLA
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
+CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -58,6 +61,7 @@ KIND_NAMES: dict[str, str] = {
     CHUNKED: "chunked_attention",
     SLIDING_MLA: "sliding_window_mla",
     COMPRESSED_MLA: "compressed_mla",
+    CIRCULAR_BUFFER: "circular_buffer",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -75,12 +79,16 @@ LAYER_TYPE_CODES = {
 class Dsv4Layout(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """DeepSeek-V4's caches (core/dsv4.py): per decoder layer its compression ratio (1: the
     sliding-window cache alone, 4: with an indexer, 128), the window, the latent and indexer
-    head dims."""
+    head dims. DeepSeek-V4.1 (v41): the ratios as its config gives them (0: sliding only, 1, 2),
+    compressed caches only on kv_sources, indexer K caches on kv sources that are index_sources."""
 
     ratios: tuple[int, ...]
     sliding_window: int
     head_dim: int
     index_head_dim: int
+    v41: bool = False
+    kv_sources: tuple[int, ...] = ()
+    index_sources: tuple[int, ...] = ()
 
     @property
     def index_cell_bytes(self) -> int:
@@ -162,7 +170,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SLIDING_MLA, COMPRESSED_MLA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SLIDING_MLA, COMPRESSED_MLA, CIRCULAR_BUFFER)
             if k in self.layer_pattern
         }
 
@@ -404,6 +412,92 @@ def make_dsv4_geometry(
         expert_weight_dtype=expert_weight_dtype,
         dsv4=Dsv4Layout(
             ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
+        ),
+    )
+
+
+def make_dsv41_geometry(
+    *,
+    name: str,
+    compress_ratios: tuple[int, ...],
+    kv_sources: tuple[int, ...],
+    index_sources: tuple[int, ...],
+    num_attention_heads: int,
+    head_dim: int,
+    index_head_dim: int,
+    sliding_window: int,
+    dtype: str,
+    max_position_embeddings: int,
+    weight_dtype: str | None = None,
+    expert_weight_dtype: str | None = None,
+    err: type[InvalidInput] = InvalidInput,
+    prefix: str = "model.geometry.",
+) -> Geometry:
+    """DeepSeek-V4.1 (core/dsv4.py): a SLIDING_MLA entry a decoder layer and a COMPRESSED_MLA entry
+    a kv-source layer (the layers after it read its caches), as vllm/models/deepseek_v41/attention.py
+    checks them."""
+    p, n = prefix, len(compress_ratios)
+    if not 1 <= n <= MAX_LAYERS:
+        raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
+    for i, r in enumerate(compress_ratios):
+        if isinstance(r, bool) or r not in (0, 1, 2):
+            raise err(
+                f"{p}compress_ratios[{i}]", f"DeepSeek-V4.1 takes 0 (sliding window), 1 and 2, got {r!r}"
+            )
+    for field, ids in (("kv_source_layer_ids", kv_sources), ("index_source_layer_ids", index_sources)):
+        for j, i in enumerate(ids):
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i:
+                raise err(f"{p}{field}[{j}]", f"must be a layer index, got {i!r}")
+    for i in kv_sources:
+        if i < n and compress_ratios[i] == 0:
+            raise err(p + "kv_source_layer_ids", f"layer {i} is a kv source with compress ratio 0")
+    for i, r in enumerate(compress_ratios):
+        if r and not (any(s <= i for s in kv_sources) and any(s <= i for s in index_sources)):
+            # DeepseekV4Attention.__init__ raises: a compressed layer reads the latest source below it.
+            raise err(
+                p + "kv_source_layer_ids", f"compressed layer {i} has no kv and index source at or below it"
+            )
+    if head_dim != 512:
+        raise err(p + "head_dim", f"DeepSeek-V4.1's sparse MLA kernels take 512, got {head_dim}")
+    if index_head_dim != 128:
+        raise err(p + "index_head_dim", f"DeepSeek-V4.1's indexer takes 128, got {index_head_dim}")
+    pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
+    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
+    pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
+    if dtype not in MODEL_DTYPES:
+        raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
+    kv = tuple(sorted({i for i in kv_sources if i < n}))
+    pattern, owners = [], []
+    for i in range(n):
+        pattern.append(SLIDING_MLA)
+        owners.append(i)
+        if i in kv:
+            pattern.append(COMPRESSED_MLA)
+            owners.append(i)
+    return Geometry(
+        name=name,
+        model_type="deepseek_v41",
+        num_layers=len(pattern),
+        num_attention_heads=num_attention_heads,
+        num_kv_heads=1,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        layer_pattern="".join(pattern),
+        sliding_window=sliding_window,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        decoder_layers=tuple(owners),
+        num_decoder_layers=n,
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_weight_dtype,
+        dsv4=Dsv4Layout(
+            ratios=tuple(compress_ratios),
+            sliding_window=sliding_window,
+            head_dim=head_dim,
+            index_head_dim=index_head_dim,
+            v41=True,
+            kv_sources=kv,
+            index_sources=tuple(sorted({i for i in index_sources if i < n})),
         ),
     )
 

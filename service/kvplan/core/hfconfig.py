@@ -19,6 +19,7 @@ from .geometry import (
     MAMBA,
     Geometry,
     make_dsv4_geometry,
+    make_dsv41_geometry,
     make_geometry,
     non_neg_int,
     pos_int,
@@ -62,7 +63,6 @@ _KV_HEAD_KEYS = (
 _OWN_LAYOUT_ARCHS = {
     arch: package
     for package, archs in (
-        ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
@@ -700,15 +700,8 @@ def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
 # DeepSeek-V4 (vllm/models/deepseek_v4; transformers' DeepseekV4Config): the layer types and what
 # the legacy per-layer compress_ratios of the Hub files become (DeepseekV4Config.__post_init__).
 _DSV4 = "deepseek_v4"
-# DeepSeek-V4.1 (vllm/models/deepseek_v41): refused with the reasons it is not modelled.
+# DeepSeek-V4.1 (vllm/models/deepseek_v41; vLLM's DeepseekV41Config lays text_config flat).
 _DSV41_ARCH = "DeepseekV41ForCausalLM"
-_DSV41_REFUSAL = (
-    "DeepseekV41ForCausalLM (vllm/models/deepseek_v41) keeps caches kvplan does not model yet: their "
-    "format follows the GPU (SM100 runs FlashMLA mega attention, NVFP4 compressed and MXFP8 window "
-    "records; SM90 FlashMLA with fp8_ds_mla records and 64-token kernel blocks; SM120 FlashInfer), "
-    "compressed and indexer caches are shared from kv_source_layer_ids / index_source_layer_ids, "
-    "and the compressor rings (CircularBufferSpec) grow with the speculative tokens"
-)
 _DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"})
 _DSV4_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
 _DSV4_TYPE_OF_RATIO = {0: _DSV4_TYPES[0], 4: _DSV4_TYPES[1], 128: _DSV4_TYPES[2]}
@@ -800,6 +793,46 @@ def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: 
     )
 
 
+def _layer_ids(cfg: Mapping[str, Any], key: str) -> tuple[int, ...]:
+    ids = cfg.get(key) or []
+    if not isinstance(ids, list):
+        raise InvalidConfig(key, "must be a list of layer indices")
+    return tuple(ids)
+
+
+def _deepseek_v41_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
+    """DeepSeek-V4.1 (core/dsv4.py): each layer's compress_ratios entry (0 past the list, as
+    DeepseekV4Attention reads it), the kv and index source layers, the dims and the window."""
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    raw = cfg.get("compress_ratios") or []
+    if not isinstance(raw, list):
+        raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
+    ratios = tuple(raw[:n]) + (0,) * max(0, n - len(raw))
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return make_dsv41_geometry(
+        name=name,
+        compress_ratios=ratios,
+        kv_sources=_layer_ids(cfg, "kv_source_layer_ids"),
+        index_sources=_layer_ids(cfg, "index_source_layer_ids"),
+        num_attention_heads=_cfg_int(cfg, "num_attention_heads", MAX_HEADS),
+        head_dim=_cfg_int(cfg, "head_dim", MAX_HEAD_DIM),
+        index_head_dim=_cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM),
+        sliding_window=_cfg_int(cfg, "sliding_window", MAX_TOKENS),
+        dtype=dtype,
+        max_position_embeddings=derived_max_model_len(cfg, "deepseek_v41"),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        err=InvalidConfig,
+        prefix="",
+    )
+
+
 def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
@@ -814,8 +847,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     archs = _architectures(top)
     if _ALICE_AI in archs:
         model_type = _ALICE_AI_FAMILY
-    if _DSV41_ARCH in archs:  # before any field is read: the refusal is the answer
-        raise InvalidConfig("architectures", _DSV41_REFUSAL)
+    if _DSV41_ARCH in archs:
+        return _deepseek_v41_geometry(cfg, top, name)
     own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
     if own is not None:  # before any field is read: the refusal is the answer
         raise InvalidConfig(

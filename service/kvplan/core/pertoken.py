@@ -234,8 +234,10 @@ def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
     if geometry.layer_pattern[entry] == SLIDING_MLA:
         return dsv4.TOKEN_BYTES
     layout = geometry.dsv4
-    ratio = layout.ratios[geometry.decoder_layers[entry]]
-    state = dsv4.TOKEN_BYTES + (layout.index_cell_bytes if ratio == 4 else 0)
+    layer = geometry.decoder_layers[entry]
+    ratio = layout.ratios[layer]
+    indexed = layer in layout.index_sources if layout.v41 else ratio == 4
+    state = dsv4.TOKEN_BYTES + (layout.index_cell_bytes if indexed else 0)
     return cdiv(state, ratio)
 
 

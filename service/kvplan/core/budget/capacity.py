@@ -194,6 +194,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     block = settings.max_model_len if g.attention_free else settings.block_size
     if g.dsv4 is not None:
         check_dsv4_layout(inp, par)
+        dsv4.check_gpu(g.dsv4, inp.gpu_name)
+        dsv4.check_stages(g.dsv4, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
         plan = dsv4.plan(g.dsv4, block, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
     else:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)

@@ -106,9 +106,9 @@ def settings_for(
         if geometry is not None and geometry.index_head_dim is not None:
             check_sparse_mla_block(block_size)
         if geometry is not None and geometry.dsv4 is not None:
-            dsv4.check_block_size(block_size)
+            dsv4.check_block_size(block_size, geometry.dsv4)
     if block_size is None and geometry is not None and geometry.dsv4 is not None:
-        block_size = dsv4.KERNEL_BLOCK  # the block vLLM picks for DeepSeek-V4's backends
+        block_size = dsv4.kernel_block(geometry.dsv4)  # the block vLLM picks for DeepSeek-V4's backends
     return Settings(
         gpu_memory_utilization=util,
         block_size=profile.default_block_size_for(is_mla) if block_size is None else block_size,
