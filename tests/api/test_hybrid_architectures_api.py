@@ -260,3 +260,22 @@ def test_deepseek_v4_with_a_bf16_cache_is_refused_naming_the_dtype(client):
     req = budget_request({"hf_config": load_config(case["config"])}, case) | {"kv_cache_dtype": "bfloat16"}
     r = client.post("/v1/budget", json=req)
     assert r.status_code == 400 and r.json()["field"] == "kv_cache_dtype"
+
+
+def test_deepseek_v41_on_an_h100_plans_as_vllm_does_from_its_config_and_inline_sources(client):
+    """DeepSeek-V4.1's inline form adds kv_source_layer_ids / index_source_layer_ids; its layout is
+    the SM90 one, so the request names an SM90 GPU (any other is refused naming gpu)."""
+    case = oracle_case("dsv41-shaped-64k-h100-block64")
+    cfg = load_config(case["config"])
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert geometry["kv_source_layer_ids"] == [2, 8, 14, 20, 26, 32]
+    for model in ({"hf_config": cfg}, {"geometry": geometry}):
+        req = budget_request(model, case) | {"gpu": "h100-sxm-80gb"}
+        body = client.post("/v1/budget", json=req).json()
+        assert (body["num_blocks"], body["blocks_per_request"], body["bytes_per_block"]) == (
+            case["vllm"]["num_blocks"],
+            case["vllm"]["blocks_per_request"],
+            case["vllm"]["bytes_per_block"],
+        ), body
+    r = client.post("/v1/budget", json=budget_request({"hf_config": cfg}, case) | {"gpu": "b200-180gb"})
+    assert r.status_code == 400 and r.json()["field"] == "gpu"

@@ -14,7 +14,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, make_dsv4_geometry, make_geometry
+from kvplan.core.geometry import KIND_NAMES, Geometry, make_dsv4_geometry, make_dsv41_geometry, make_geometry
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -163,18 +163,27 @@ def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
         raise InvalidInput(
             p + "layer_types", "DeepSeek-V4's layers follow from compress_ratios: give no layer_types"
         )
+    common: dict[str, Any] = {
+        "name": name or g.name,
+        "compress_ratios": tuple(g.compress_ratios),
+        "num_attention_heads": g.num_attention_heads,
+        "head_dim": g.head_dim or 512,
+        "index_head_dim": g.index_head_dim or 128,
+        "sliding_window": g.sliding_window or 128,
+        "dtype": _dtype(g.dtype),
+        "max_position_embeddings": g.max_position_embeddings,
+        "weight_dtype": g.weight_dtype,
+    }
+    if g.kv_source_layer_ids is not None:  # DeepSeek-V4.1
+        geometry = make_dsv41_geometry(
+            kv_sources=tuple(g.kv_source_layer_ids),
+            index_sources=tuple(g.index_source_layer_ids or ()),
+            **common,
+        )
+    else:
+        geometry = make_dsv4_geometry(**common)
     return msgspec.structs.replace(
-        make_dsv4_geometry(
-            name=name or g.name,
-            compress_ratios=tuple(g.compress_ratios),
-            num_attention_heads=g.num_attention_heads,
-            head_dim=g.head_dim or 512,
-            index_head_dim=g.index_head_dim or 128,
-            sliding_window=g.sliding_window or 128,
-            dtype=_dtype(g.dtype),
-            max_position_embeddings=g.max_position_embeddings,
-            weight_dtype=g.weight_dtype,
-        ),
+        geometry,
         params_total=g.params_total,
         params_active=g.params_active,
         params_expert=g.params_expert,
@@ -193,7 +202,11 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
             sliding_window=g.dsv4.sliding_window,
             dtype=g.dtype,  # type: ignore[arg-type]
             max_position_embeddings=g.max_position_embeddings,
-            compress_ratios=[0 if r == 1 else r for r in g.dsv4.ratios],
+            compress_ratios=list(g.dsv4.ratios)
+            if g.dsv4.v41
+            else [0 if r == 1 else r for r in g.dsv4.ratios],
+            kv_source_layer_ids=list(g.dsv4.kv_sources) if g.dsv4.v41 else None,
+            index_source_layer_ids=list(g.dsv4.index_sources) if g.dsv4.v41 else None,
             params_total=g.params_total,
             params_active=g.params_active,
             params_expert=g.params_expert,
