@@ -235,3 +235,17 @@ def test_a_pipeline_split_inside_a_deepseek_v41_kv_sharing_group_is_refused():
         _budget(V41, gpu_name=H100, pipeline_parallel_size=3)
     assert e.value.field == "pipeline_parallel_size" and "layer 13" in e.value.reason
     assert _budget(V41, gpu_name=H100, pipeline_parallel_size=2).num_blocks > 0
+
+
+@pytest.mark.parametrize(
+    ("gpu", "planned"),
+    [("", True), ("NVIDIA H100 80GB HBM3", True), ("NVIDIA B200", True), ("80 GiB pool (seed)", True),
+     ("NVIDIA A100-SXM4-80GB", False), ("NVIDIA L40S", False), ("AMD Instinct MI300X", False)],
+)  # fmt: skip
+def test_deepseek_v4_is_planned_for_flashmla_gpus_and_refused_on_another_named_gpu(gpu, planned):
+    if planned:
+        assert _budget(FLASH, gpu_name=gpu).bytes_per_block == 1_002_240
+        return
+    with pytest.raises(InvalidInput) as e:
+        _budget(FLASH, gpu_name=gpu)
+    assert e.value.field == "gpu"

@@ -46,8 +46,12 @@ STATE_BYTES = 4  # compressor states are float32
 V41_KERNEL_BLOCK = 64
 V41_SWA_BLOCK = 32
 V41_RING_ROWS = 8
-# GPUs of compute capability 9.x, the one V4.1 layout kvplan plans (by the name vLLM sees).
+# GPUs of compute capability 9.x, the one V4.1 layout kvplan plans, and 10.x, where V4's is the
+# same (FlashMLA); by the name vLLM sees. A named GPU of another vendor or generation does not run
+# these layouts (V4's FlashMLA backends support capability 9 and 10 only; SM12x takes FlashInfer).
 SM90_NAMES = ("H100", "H200", "H20", "H800", "GH200")
+SM100_NAMES = ("B200", "B300")
+GPU_VENDORS = ("NVIDIA", "AMD")
 SRC_V41 = "vllm/models/deepseek_v41/attention.py"
 # kv_cache_dtype values vLLM turns into fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype).
 FP8_DS_MLA_INPUTS = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
@@ -100,9 +104,20 @@ def check_block_size(block_size: int, layout: Dsv4Layout) -> None:
 
 
 def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
-    """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one."""
-    if layout.v41 and not any(n in gpu_name.upper() for n in SM90_NAMES):
-        raise InvalidInput(
+    """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one. DeepSeek-V4's
+    are one on SM90 and SM100 (assumed where the GPU is not named); another named GPU is refused
+    (InvalidLayout: a fleet plan marks that GPU infeasible)."""
+    name = gpu_name.upper()
+    if not layout.v41:
+        if any(v in name for v in GPU_VENDORS) and not any(n in name for n in SM90_NAMES + SM100_NAMES):
+            raise InvalidLayout(
+                "gpu",
+                f"DeepSeek-V4's FlashMLA caches are planned for SM90 and SM100 GPUs (H100, H200, B200); "
+                f"{gpu_name!r} runs another backend or none (SM120: FlashInfer; ROCm: its own)",
+            )
+        return
+    if not any(n in name for n in SM90_NAMES):
+        raise InvalidLayout(
             "gpu",
             "DeepSeek-V4.1's caches follow the GPU (SM100 runs FlashMLA mega attention with NVFP4 and MXFP8 "
             "records, SM120 FlashInfer); kvplan plans SM90 (H100, H200, H20): name one as the gpu"
