@@ -328,19 +328,35 @@ def explain(
     specs = cache_specs(layout, block_size)
     groups, _ = pack(specs)
     widest = max(g.page_bytes for g in groups)
-    led.add(
-        "kv_cache_groups[dsv4]",
-        "every layer a sliding-window cache; ratio r > 1 a compressed MLA cache (r tokens a state) and "
-        "a compressor ring; r = 4 an indexer K cache and its ring; packed block-outermost",
-        len(groups),
-        "groups",
-        SRC_PACKING,
-        layers=len(layout.ratios),
-        ratio_4_layers=layout.ratios.count(4),
-        ratio_128_layers=layout.ratios.count(128),
-        caches=len(specs),
-        kv_cache_dtype="fp8_ds_mla",
-    )
+    if layout.v41:
+        led.add(
+            "kv_cache_groups[dsv4.1]",
+            "every layer a sliding-window cache; a kv-source layer its compressed MLA cache (r tokens a "
+            "state), an indexer K cache if also an index source, at r = 2 a compressor ring; the layers "
+            "after a source read its caches; SM90 records; packed block-outermost",
+            len(groups),
+            "groups",
+            SRC_PACKING,
+            layers=len(layout.ratios),
+            kv_source_layers=len(layout.kv_sources),
+            index_source_layers=len(layout.index_sources),
+            caches=len(specs),
+            kv_cache_dtype="fp8_ds_mla",
+        )
+    else:
+        led.add(
+            "kv_cache_groups[dsv4]",
+            "every layer a sliding-window cache; ratio r > 1 a compressed MLA cache (r tokens a state) and "
+            "a compressor ring; r = 4 an indexer K cache and its ring; packed block-outermost",
+            len(groups),
+            "groups",
+            SRC_PACKING,
+            layers=len(layout.ratios),
+            ratio_4_layers=layout.ratios.count(4),
+            ratio_128_layers=layout.ratios.count(128),
+            caches=len(specs),
+            kv_cache_dtype="fp8_ds_mla",
+        )
     for j, g in enumerate(groups):
         bound = None if g.window is None else g.window - 1 + inflight
         blocks = blocks_for_shape(g.kind, g.block_size, bound or 0, tokens, 1)
@@ -353,7 +369,9 @@ def explain(
         )
         led.add(
             f"kv_cache_group[{j}]",
-            f"Σ its caches' pages (576-B aligned); blocks a request: {rule}",
+            f"Σ its caches' pages (576-B aligned, a ring's unpadded); blocks a request: {rule}"
+            if g.kind == CIRCULAR_BUFFER
+            else f"Σ its caches' pages (576-B aligned); blocks a request: {rule}",
             g.page_bytes,
             "B",
             SRC_V41 if layout.v41 else SRC_SWA if g.window is not None else SRC_ATTN,
