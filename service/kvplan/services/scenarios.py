@@ -453,7 +453,8 @@ def simulation_input(
             raise InvalidInput("model", "required unless num_blocks is given")
         inp, _, _ = budget_input(registry, BudgetRequest(**shared))
         b = compute_budget(inp)
-        if len(b.groups) != 1 or b.groups[0].groups != 1:
+        # One group of the requested block (DeepSeek-V4's lone sliding group keeps 64-token blocks).
+        if len(b.groups) != 1 or b.groups[0].groups != 1 or b.groups[0].block_size != b.block_size:
             raise InvalidInput(
                 "model",
                 "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
