@@ -334,6 +334,7 @@ def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
     from vllm.v1.core import kv_cache_planning as P
     from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
     from vllm.v1.core.kv_cache_utils import generate_scheduler_kv_cache_config, get_kv_cache_capacity
+    from vllm.v1.kv_cache_interface import UniformTypeKVCacheSpecs
 
     model_config = STOCK._real_model_config(req)
     req = STOCK._fill_from_model_config(req, model_config, int(req.get("tensor_parallel_size", 1)))
@@ -365,8 +366,11 @@ def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
     }
     gdesc = []
     for g in groups:
-        spec, rep = g.kv_cache_spec, next(iter(g.kv_cache_spec.kv_cache_specs.values()))
-        pages = spec.max_memory_usage_pages(vc)
+        spec = g.kv_cache_spec
+        if isinstance(spec, UniformTypeKVCacheSpecs):
+            rep, pages = next(iter(spec.kv_cache_specs.values())), spec.max_memory_usage_pages(vc)
+        else:  # every layer one spec (vLLM's uniform path)
+            rep, pages = spec, -(-spec.max_memory_usage_bytes(vc) // spec.page_size_bytes)
         gdesc.append(
             {
                 "spec": type(spec).__name__,
