@@ -35,6 +35,15 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
+  MiniMax-M3 (vllm/models/minimax_m3/nvidia/model.py): layer i runs MiniMaxM3SparseAttention when
+      sparse_attention_config.sparse_attention_freq[i] != 0 (_sparse_attention_layer_ids), else a
+      plain Attention. A sparse layer keeps its K/V as a FullAttentionSpec bound to
+      MiniMaxM3SparseBackend (Triton on Hopper: select_main_backend_and_impl_cls), and its
+      indexer a key-only MLAAttentionSpec (MiniMaxM3IndexerCache.get_kv_cache_spec: one head of
+      sparse_index_dim, bf16 unless attention_config.indexer_kv_dtype says otherwise,
+      cache_role INDEXER) bound to MiniMaxM3IndexerBackend; both pass through
+      customize_attention_spec, whose kernel block of exactly 128 sets the block stride
+      alignment. The index cache registers before its layer's main cache.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -123,6 +132,12 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
 
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+    if getattr(hf, "model_type", None) == "minimax_m3_text":
+        from vllm.models.minimax_m3.nvidia.model import _sparse_attention_layer_ids
+
+        ext["minimax_m3_sparse"] = sorted(_sparse_attention_layer_ids(hf))
+        ext["minimax_m3_index_dim"] = int(hf.sparse_attention_config["sparse_index_dim"])
+        ext["minimax_m3_topk_blocks"] = int(hf.sparse_attention_config["sparse_topk_blocks"])
     if mc.is_attention_free:
         ext["attention_free"] = True
     E._CTX["ext"] = ext
@@ -166,6 +181,8 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+    if ext.get("minimax_m3_sparse"):
+        specs = _minimax_m3(specs, ext, vc, cache_dtype)
     if ext.get("per_layer_heads"):
         mc = vc.model_config
         for name, spec in specs.items():
@@ -178,6 +195,43 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
     return specs, cache_dtype, torch_dtype
+
+
+def _minimax_m3(specs, ext, vc, cache_dtype):  # type: ignore[no-untyped-def]
+    """MiniMax-M3's sparse layers: the main K/V on MiniMaxM3SparseBackend and the indexer's side
+    cache (built by vLLM's own MiniMaxM3IndexerCache), in vLLM's registration order."""
+    from vllm.config import set_current_vllm_config
+    from vllm.models.minimax_m3.common.indexer import MiniMaxM3IndexerCache, select_indexer_impl_cls
+    from vllm.models.minimax_m3.common.sparse_attention import select_main_backend_and_impl_cls
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    sparse = set(ext["minimax_m3_sparse"])
+    out = {}
+    with set_current_vllm_config(vc):
+        dtype = vc.attention_config.resolve_indexer_kv_dtype("bf16")
+        for name, s in specs.items():
+            i = int(name.split(".")[2])
+            if i not in sparse:
+                out[name] = s
+                continue
+            backend, _ = select_main_backend_and_impl_cls(
+                topk_blocks=ext["minimax_m3_topk_blocks"],
+                kv_cache_dtype=cache_dtype,
+                num_kv_heads=s.num_kv_heads,
+            )
+            impl = select_indexer_impl_cls(topk_blocks=ext["minimax_m3_topk_blocks"], indexer_kv_dtype=dtype)
+            cache = MiniMaxM3IndexerCache(
+                head_dim=ext["minimax_m3_index_dim"],
+                prefix=f"{name}.index_cache",
+                cache_config=vc.cache_config,
+                indexer_kv_dtype=dtype,
+                backend_cls=impl.indexer_backend_cls,
+            )
+            out[f"{name}.index_cache"] = customize_attention_spec(
+                impl.indexer_backend_cls, cache.get_kv_cache_spec(vc)
+            )
+            out[name] = customize_attention_spec(backend, s)
+    return out
 
 
 STOCK._fill_from_model_config = _fill

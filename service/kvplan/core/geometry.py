@@ -90,6 +90,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
+    # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
+    indexer_layers: tuple[int, ...] | None = None
+    indexer_dim: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -194,6 +198,8 @@ def make_geometry(
     attention_chunk_size: int | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    indexer_layers: tuple[int, ...] | None = None,
+    indexer_dim: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -258,6 +264,7 @@ def make_geometry(
             mamba_state_bytes = None
     if CHUNKED in pattern:
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
+    indexer_layers, indexer_dim = _indexer(indexer_layers, indexer_dim, pattern, p)
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     if decoder_layers is not None:
@@ -297,6 +304,8 @@ def make_geometry(
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        indexer_layers=indexer_layers,
+        indexer_dim=indexer_dim,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
@@ -307,6 +316,23 @@ def make_geometry(
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
     )
+
+
+def _indexer(
+    layers: tuple[int, ...] | None, dim: int | None, pattern: str, p: str
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The full-attention layers with an indexer cache, checked (None when there are none)."""
+    if not layers:
+        return None, None
+    dim = pos_int(dim, p + "indexer_dim", MAX_HEAD_DIM)
+    if list(layers) != sorted(set(layers)) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pattern) or pattern[i] != FULL
+        for i in layers
+    ):
+        raise InvalidInput(
+            p + "indexer_layers", "must list, in order and once each, full-attention layers (0-based)"
+        )
+    return tuple(layers), dim
 
 
 def check_mamba(m: MambaState, p: str) -> None:

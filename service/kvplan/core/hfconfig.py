@@ -67,13 +67,17 @@ _OWN_LAYOUT_ARCHS = {
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
-        ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
         ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
         ("step5", ("Step5ForCausalLM", "Step5ForConditionalGeneration")),
     )
     for arch in archs
 }
+# MiniMax-M3: vLLM reads only the text_config of a minimax_m3_vl config, through its own
+# MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py), the top level's dtype aside.
+_MINIMAX_M3 = "minimax_m3_text"
+_MINIMAX_M3_VL = "minimax_m3_vl"
+_MINIMAX_M3_SPARSE = "sparse_attention_config"
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -642,6 +646,46 @@ def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
     return 1 if cfg.get("multi_query") else q_heads
 
 
+def _minimax_m3_text(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields vLLM reads for MiniMax-M3: a minimax_m3_vl config's text_config (absent: every
+    default), with the top level's dtype."""
+    if config.get("model_type") != _MINIMAX_M3_VL:
+        return dict(config)
+    text = config.get("text_config")
+    if text is not None and not isinstance(text, Mapping):
+        raise InvalidConfig("text_config", "must be an object")
+    dtypes = {k: config[k] for k in ("torch_dtype", "dtype") if config.get(k) is not None}
+    return {**(text or {}), **dtypes}
+
+
+def _minimax_m3_indexer(cfg: Mapping[str, Any], n: int) -> tuple[tuple[int, ...] | None, int | None]:
+    """MiniMax-M3's sparse layers (each keeps an indexer cache beside its K/V) and the indexer's
+    key width: layer i is sparse when sparse_attention_config.sparse_attention_freq[i] != 0
+    (vllm/models/minimax_m3/nvidia/model.py _sparse_attention_layer_ids). A null
+    sparse_attention_config is the config class's default; an empty one has no sparse layer."""
+    sparse = cfg.get(_MINIMAX_M3_SPARSE)
+    if sparse is None:
+        sparse = with_defaults({}, _MINIMAX_M3)[_MINIMAX_M3_SPARSE]
+    if not isinstance(sparse, Mapping):
+        raise InvalidConfig(_MINIMAX_M3_SPARSE, "must be an object")
+    freq = sparse.get("sparse_attention_freq") if sparse else None
+    if freq is None:
+        return None, None
+    field = f"{_MINIMAX_M3_SPARSE}.sparse_attention_freq"
+    if not isinstance(freq, list) or not all(isinstance(f, (int, float)) for f in freq):
+        raise InvalidConfig(field, "must be a list of numbers, one a layer (non-zero: sparse)")
+    layers = tuple(i for i, f in enumerate(freq[:n]) if f != 0)
+    if not layers:
+        return None, None
+    for key in ("sparse_num_index_heads", "sparse_topk_blocks", "sparse_block_size"):
+        if sparse.get(key) is None:  # the model reads them for every sparse layer
+            raise InvalidConfig(f"{_MINIMAX_M3_SPARSE}.{key}", "required when a layer is sparse")
+    dim = sparse.get("sparse_index_dim")
+    if dim is None:
+        raise InvalidConfig(f"{_MINIMAX_M3_SPARSE}.sparse_index_dim", "required when a layer is sparse")
+    return layers, pos_int(dim, f"{_MINIMAX_M3_SPARSE}.sparse_index_dim", MAX_HEAD_DIM, InvalidConfig)
+
+
 def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(weight dtype, expert weight dtype) implied by `quantization_config`, if any."""
     q = cfg.get("quantization_config")
@@ -717,6 +761,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
             "that kvplan does not model yet; send the model as inline geometry",
         )
+    if model_type in (_MINIMAX_M3, _MINIMAX_M3_VL):
+        cfg, model_type = _minimax_m3_text(config), _MINIMAX_M3
     cfg = with_defaults(cfg, model_type)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
@@ -831,6 +877,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         )
 
     kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
+    indexer_layers, indexer_dim = _minimax_m3_indexer(cfg, n) if model_type == _MINIMAX_M3 else (None, None)
     full_dim = full_kv = None
     if gemma4_types is not None:
         full_dim, full_kv = _gemma4_full_heads(cfg, gemma4_types, head_dim, kv_heads)
@@ -850,6 +897,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             attention_chunk_size=chunk,
             full_head_dim=full_dim,
             full_kv_heads=full_kv,
+            indexer_layers=indexer_layers,
+            indexer_dim=indexer_dim,
             decoder_layers=slots,
             num_decoder_layers=n_decoder if slots is not None else None,
             weight_dtype=weight_dtype,

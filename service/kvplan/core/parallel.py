@@ -72,6 +72,12 @@ def validate(geometry: Geometry, par: Parallel) -> None:
         )
     if tp % dcp:
         raise InvalidLayout("decode_context_parallel_size", f"{dcp} must divide tensor_parallel_size {tp}")
+    if dcp > 1 and geometry.indexer_layers:
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "MiniMax-M3's sparse attention does not return the softmax LSE that decode context "
+            "parallel needs; vLLM refuses it (vllm/v1/worker/cp_utils.py); use 1",
+        )
 
 
 def valid_tensor_sizes(geometry: Geometry, limit: int) -> list[int]:

@@ -12,6 +12,7 @@ from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
     INDEXER_SCALE_BYTES,
+    MODEL_DTYPES,
     attention_cell_bytes,
     check_kv_dtype,
     mla_cell_bytes,
@@ -29,6 +30,12 @@ SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
 SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)"
 
 SKIP_SLIDING = "sliding_window"
+# MiniMax-M3's indexer cache: one key of indexer_dim a token, in bf16 whatever the KV dtype
+# (attention_config.indexer_kv_dtype "auto"; vllm/models/minimax_m3/common/indexer.py).
+INDEXER_CACHE_DTYPE = "bfloat16"
+# The KV dtypes MiniMax-M3's sparse attention takes on CUDA before Blackwell (Triton:
+# vllm/models/minimax_m3/common/sparse_attention.py MiniMaxM3SparseBackend); nvfp4 needs SM100.
+SPARSE_FULL_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"})
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -115,6 +122,7 @@ def _per_layer(
     base = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     model_dtype = geometry.dtype
     hkv_gpu = kv_heads_per_gpu(geometry, tensor)
+    indexed = _check_indexer(geometry, base, skip)
     cell_cache: dict[tuple[str, str], int] = {}
 
     def cell(kind: str, dtype: str) -> int:
@@ -156,10 +164,35 @@ def _per_layer(
         else:
             gpu.append(hkv_gpu * c)
             model.append(geometry.num_kv_heads * c)
+        if i in indexed:  # one key-only head, kept whole on every TP rank
+            gpu[-1] += indexed[i]
+            model[-1] += indexed[i]
         dtypes.append(dtype)
     g, d = tuple(gpu), tuple(dtypes)
     kinds = _by_kind(geometry.layer_pattern, d, g)
     return g, tuple(model), d, hkv_gpu, kinds, mha_equivalent_bytes(geometry, kv_cache_dtype)
+
+
+def _check_indexer(geometry: Geometry, kv_dtype: str, skip: frozenset[int]) -> dict[int, int]:
+    """Layer → its indexer cache's bytes per token (MiniMax-M3's sparse layers), once the KV
+    settings are ones vLLM serves those layers with."""
+    if not geometry.indexer_layers or geometry.indexer_dim is None:
+        return {}
+    if kv_dtype not in SPARSE_FULL_KV_DTYPES:
+        raise InvalidInput(
+            "kv_cache_dtype",
+            f"{kv_dtype} is not a KV cache dtype MiniMax-M3's sparse attention takes on this platform "
+            f"(vllm/models/minimax_m3/common/sparse_attention.py): use auto, "
+            + ", ".join(sorted(SPARSE_FULL_KV_DTYPES)),
+        )
+    if skip:
+        raise InvalidInput(
+            "kv_cache_dtype_skip_layers",
+            "MiniMax-M3's sparse layers keep the KV cache dtype whatever the skip list says, and vLLM "
+            "realigns the block for skipped layers; kvplan does not model the mix",
+        )
+    per_token = geometry.indexer_dim * MODEL_DTYPES[INDEXER_CACHE_DTYPE]
+    return dict.fromkeys(geometry.indexer_layers, per_token)
 
 
 @memo_bounded(4096, lambda geometry, *_: geometry.num_layers)
