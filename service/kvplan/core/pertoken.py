@@ -438,6 +438,18 @@ def per_token_ledger(
             Hkv=geometry.num_kv_heads,
             TP=par.tensor,
         )
+    if geometry.indexer_layers and geometry.indexer_dim is not None:
+        led.add(
+            "indexer_bytes_per_token_per_layer",
+            "one key-only head of indexer_dim in bf16, whole on every TP rank, on each sparse layer "
+            "beside its K/V (its page shares the layer's group and block)",
+            geometry.indexer_dim * MODEL_DTYPES[INDEXER_CACHE_DTYPE],
+            "B",
+            "vllm/models/minimax_m3/common/indexer.py (MiniMaxM3IndexerCache)",
+            indexer_dim=geometry.indexer_dim,
+            sparse_layers=len(geometry.indexer_layers),
+            dense_layers=geometry.layer_pattern.count(FULL) - len(geometry.indexer_layers),
+        )
     for kb in lb.by_kind:
         if kb.kind == "mla":
             idx = geometry.index_head_dim
@@ -492,9 +504,19 @@ def per_token_ledger(
         else:
             own = kb.kind == KIND_NAMES[FULL] and geometry.full_head_dim is not None  # Gemma-4's full layers
             hkv = max(1, (geometry.full_kv_heads or geometry.num_kv_heads) // par.tensor) if own else None
+            indexed = (
+                kb.kind == KIND_NAMES[FULL]
+                and kb.layers == len(geometry.indexer_layers or ())
+                and (
+                    kb.bytes_per_token_per_layer
+                    > lb.kv_heads_per_gpu
+                    * attention_cell_bytes(kb.kv_dtype, geometry.head_dim, geometry.v_head_dim)
+                )
+            )
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
-                "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2",
+                "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2"
+                + (" + indexer_bytes_per_token_per_layer (sparse layers)" if indexed else ""),
                 kb.bytes_per_token_per_layer,
                 "B",
                 SRC_PAGE,

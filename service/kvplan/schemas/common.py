@@ -155,6 +155,20 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
         | None
     ) = None
+    indexer_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
+            ),
+        ]
+        | None
+    ) = None
+    indexer_dim: (
+        Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="the indexer key's width (sparse_index_dim)")]
+        | None
+    ) = None
     decoder_layers: (
         Annotated[
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
