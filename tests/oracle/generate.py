@@ -56,6 +56,8 @@ STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 MINIMAX_M3_DEFAULTS = "synthetic--minimax-m3-defaults.json"
 MINIMAX_M3 = "synthetic--minimax-m3-shaped.json"
+INKLING_DEFAULTS = "synthetic--inkling-defaults.json"
+INKLING = "synthetic--inkling-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -238,6 +240,21 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("minimax-m3-shaped-32k-tp8-fp8-block128", MINIMAX_M3,
      {"available_memory_bytes": 6 * GiB, "max_model_len": 32768, "block_size": 128,
       "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Inkling: InklingMMConfig's defaults (16 full-attention layers, no local layer, no context
+    # length: 2048) and a 24-layer text config with 20 local (sliding, 512) layers of fewer KV
+    # heads. Every layer also keeps its short-convolution state as a sliding window of
+    # sconv_kernel_size tokens in blocks of that size, which the page unification scales.
+    ("inkling-defaults-auto-len", INKLING_DEFAULTS,
+     {"available_memory_bytes": 10 * GiB, "auto_fit_max_model_len": True}),
+    ("inkling-defaults-2k-tp2-fp8", INKLING_DEFAULTS,
+     {"available_memory_bytes": 4 * GiB, "max_model_len": 2048, "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("inkling-shaped-32k", INKLING, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("inkling-shaped-128k-tp4-fp8", INKLING,
+     {"available_memory_bytes": 12 * GiB, "max_model_len": 131072, "tensor_parallel_size": 4,
+      "dtype": "fp8"}),
+    ("inkling-shaped-16k-block32-mnbt2048", INKLING,
+     {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
+      "max_num_batched_tokens": 2048}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

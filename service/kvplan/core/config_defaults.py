@@ -108,6 +108,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                             "sparse_disable_index_value": [0] * 3 + [1] * 57, "sparse_score_type": "max",
                             "sparse_init_block": 0, "sparse_local_block": 1,
                             "sparse_attention_freq": [0] * 3 + [1] * 57}},
+    # InklingModelConfig (vllm/models/inkling/configs.py): head_dim is hidden ÷ heads, the swa_ heads
+    # and dims are the full layers' own, no layer is local and the conv kernel is 4 unless given.
+    "inkling_model": {"tie_word_embeddings": False, "vocab_size": 201024, "hidden_size": 1536,
+                      "num_hidden_layers": 16, "num_attention_heads": 12, "num_key_value_heads": 4,
+                      "sliding_window_size": 512, "intermediate_size": 768},
 }  # fmt: skip
 
 

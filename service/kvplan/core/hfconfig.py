@@ -17,6 +17,7 @@ from .geometry import (
     FULL,
     LAYER_TYPE_CODES,
     MAMBA,
+    SCONV,
     Geometry,
     make_geometry,
     non_neg_int,
@@ -65,7 +66,6 @@ _OWN_LAYOUT_ARCHS = {
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
-        ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
         ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
@@ -78,6 +78,10 @@ _OWN_LAYOUT_ARCHS = {
 _MINIMAX_M3 = "minimax_m3_text"
 _MINIMAX_M3_VL = "minimax_m3_vl"
 _MINIMAX_M3_SPARSE = "sparse_attention_config"
+# Inkling: vLLM reads an inkling_mm_model config's text_config (none: every default) through its
+# own InklingModelConfig (vllm/models/inkling/configs.py), the top level's dtype aside.
+_INKLING = "inkling_model"
+_INKLING_MM = "inkling_mm_model"
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -646,10 +650,68 @@ def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
     return 1 if cfg.get("multi_query") else q_heads
 
 
-def _minimax_m3_text(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields vLLM reads for MiniMax-M3: a minimax_m3_vl config's text_config (absent: every
-    default), with the top level's dtype."""
-    if config.get("model_type") != _MINIMAX_M3_VL:
+def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
+    """Inkling (vllm/models/inkling): every decoder layer keeps a short-convolution state (an
+    SCONV entry) ahead of its attention, sliding (sliding_window_size) on local_layer_ids with the
+    swa_ heads and dims, full elsewhere. vLLM reads neither layer_types nor sliding_window here."""
+    cfg = _text_of(config, _INKLING_MM)
+    cfg = {**with_defaults({}, _INKLING), **{k: v for k, v in cfg.items() if v is not None}}
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    kv = _cfg_int(cfg, "num_key_value_heads", MAX_HEADS)
+    head = _cfg_int(cfg, "head_dim", MAX_HEAD_DIM) if "head_dim" in cfg else hidden // q_heads
+    swa_kv = _cfg_int(cfg, "swa_num_key_value_heads", MAX_HEADS) if "swa_num_key_value_heads" in cfg else kv
+    swa_head = _cfg_int(cfg, "swa_head_dim", MAX_HEAD_DIM) if "swa_head_dim" in cfg else head
+    kernel_key = "sconv_kernel_size" if "sconv_kernel_size" in cfg else "conv_kernel_size"
+    kernel = _cfg_int(cfg, kernel_key, MAX_TOKENS) if kernel_key in cfg else 4
+    local_ids = cfg.get("local_layer_ids") or []
+    if not isinstance(local_ids, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in local_ids
+    ):
+        raise InvalidConfig("local_layer_ids", "must be a list of layer indices")
+    local = set(local_ids)
+    window = _cfg_int(cfg, "sliding_window_size", MAX_TOKENS) if local & set(range(n)) else None
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype not in ("bfloat16", "float32"):  # float32 checkpoints are served in bfloat16
+        raise InvalidConfig(
+            "torch_dtype",
+            f"Inkling runs in bfloat16 only (its short-conv state asserts it; "
+            f"vllm/models/inkling/nvidia/sconv_swa_attn.py), got {raw_dtype!r}",
+        )
+    types: list[str] = []
+    for i in range(n):
+        types += ["sconv", "sliding_attention" if i in local else "full_attention"]
+    try:
+        return make_geometry(
+            name=name,
+            model_type=_INKLING,
+            num_layers=2 * n,
+            num_attention_heads=q_heads,
+            num_kv_heads=swa_kv,
+            head_dim=swa_head,
+            layer_types=tuple(types),
+            sliding_window=window,
+            max_position_embeddings=derived_max_model_len(cfg, _INKLING),
+            full_head_dim=head,
+            full_kv_heads=kv,
+            sconv_kernel_size=kernel,
+            sconv_hidden_size=hidden,
+            decoder_layers=tuple(i // 2 for i in range(2 * n)),
+            num_decoder_layers=n,
+            prefix="",
+        )
+    except InvalidConfig:
+        raise
+    except InvalidInput as e:
+        raise InvalidConfig(e.field, e.reason) from None
+
+
+def _text_of(config: Mapping[str, Any], wrapper: str) -> dict[str, Any]:
+    """A multimodal wrapper's text_config (absent: every default) with the top level's dtype,
+    as vLLM reads families whose config class builds the text config itself; else the config."""
+    if config.get("model_type") != wrapper:
         return dict(config)
     text = config.get("text_config")
     if text is not None and not isinstance(text, Mapping):
@@ -709,7 +771,8 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     cfg = dict(language_config(config))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
-    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
+    attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
+    est = estimate_params(config, attention, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None
@@ -762,7 +825,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             "that kvplan does not model yet; send the model as inline geometry",
         )
     if model_type in (_MINIMAX_M3, _MINIMAX_M3_VL):
-        cfg, model_type = _minimax_m3_text(config), _MINIMAX_M3
+        cfg, model_type = _text_of(config, _MINIMAX_M3_VL), _MINIMAX_M3
+    if model_type in (_INKLING, _INKLING_MM):
+        return _inkling(config, name)
     cfg = with_defaults(cfg, model_type)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
