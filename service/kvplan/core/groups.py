@@ -115,7 +115,7 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
             continue
         if page == 0 or max_page % page:
             raise InvalidInput(
-                "kv_cache_dtype_skip_layers",
+                "block_size" if SCONV in kinds else "kv_cache_dtype_skip_layers",
                 f"page sizes {page} and {max_page} bytes cannot be unified by "
                 "raising the block size (vLLM raises NotImplementedError)",
             )

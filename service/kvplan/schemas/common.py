@@ -50,7 +50,7 @@ EngineId = Annotated[
     ),
 ]
 LayerType = Literal[
-    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention"
+    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention", "sconv"
 ]
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
@@ -162,6 +162,17 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
                 max_length=MAX_LAYERS,
                 description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
             ),
+        ]
+        | None
+    ) = None
+    sconv_kernel_size: (
+        Annotated[int, Meta(ge=1, le=MAX_TOKENS, description="the short-conv states' kernel (Inkling)")]
+        | None
+    ) = None
+    sconv_hidden_size: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_HIDDEN_SIZE, description="the hidden size the short-conv streams are cut from"),
         ]
         | None
     ) = None

@@ -118,7 +118,7 @@ def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = 
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
          "mamba_state_bytes", "attention_chunk_size", "full_head_dim", "full_kv_heads",
-         "indexer_dim", "num_decoder_layers", "params_total",
+         "indexer_dim", "sconv_kernel_size", "sconv_hidden_size", "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
                "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
