@@ -252,6 +252,8 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("inkling-shaped-128k-tp4-fp8", INKLING,
      {"available_memory_bytes": 12 * GiB, "max_model_len": 131072, "tensor_parallel_size": 4,
       "dtype": "fp8"}),
+    ("inkling-defaults-2k-block64", INKLING_DEFAULTS,
+     {"available_memory_bytes": 1 * GiB, "max_model_len": 2048, "block_size": 64}),
     ("inkling-shaped-16k-block32-mnbt2048", INKLING,
      {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
       "max_num_batched_tokens": 2048}),
