@@ -72,6 +72,11 @@ def test_the_conv_kernel_and_hidden_layout_keys_of_transformers_are_read_too():
     assert from_hf_config({**TEXT, "conv_kernel_size": 3, "sconv_kernel_size": 5}).sconv_kernel_size == 5
 
 
+def test_the_family_is_known_by_its_architecture_whatever_the_text_config_calls_itself():
+    g = from_hf_config({**MM, "text_config": {"model_type": "inkling_text", "num_hidden_layers": 2}})
+    assert g.layer_counts() == {"full_attention": 2, "sconv": 2}
+
+
 def test_layer_types_and_sliding_window_are_not_read_as_vllm_does_not_read_them():
     g = from_hf_config(
         {**TEXT, "local_layer_ids": [], "layer_types": ["hybrid_sliding"] * 6, "sliding_window": 64}

@@ -54,6 +54,11 @@ def test_the_text_config_alone_is_read_not_the_top_level():
     assert g.num_layers == 6 and g.max_position_embeddings == 524288
 
 
+def test_the_family_is_known_by_its_architecture_whatever_the_text_config_calls_itself():
+    g = from_hf_config({**VL, "text_config": {"model_type": "minimax_m3_vl_text", "num_hidden_layers": 6}})
+    assert g.indexer_layers == (3, 4, 5)
+
+
 def test_a_null_sparse_attention_config_is_the_class_default_and_an_empty_one_has_no_sparse_layer():
     assert from_hf_config(text(sparse_attention_config=None)).indexer_layers == (3, 4, 5)
     assert from_hf_config(text(sparse_attention_config={})).indexer_layers is None

@@ -78,10 +78,12 @@ _OWN_LAYOUT_ARCHS = {
 _MINIMAX_M3 = "minimax_m3_text"
 _MINIMAX_M3_VL = "minimax_m3_vl"
 _MINIMAX_M3_SPARSE = "sparse_attention_config"
+_MINIMAX_M3_ARCHS = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 # Inkling: vLLM reads an inkling_mm_model config's text_config (none: every default) through its
 # own InklingModelConfig (vllm/models/inkling/configs.py), the top level's dtype aside.
 _INKLING = "inkling_model"
 _INKLING_MM = "inkling_mm_model"
+_INKLING_ARCHS = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -824,9 +826,12 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
             "that kvplan does not model yet; send the model as inline geometry",
         )
-    if model_type in (_MINIMAX_M3, _MINIMAX_M3_VL):
+    # Known by the top level's model_type or the architecture: a text_config may name the
+    # family otherwise (transformers' minimax_m3_vl_text), which vLLM's own config class ignores.
+    families = {str(top.get("model_type") or ""), model_type}
+    if families & {_MINIMAX_M3, _MINIMAX_M3_VL} or set(archs) & _MINIMAX_M3_ARCHS:
         cfg, model_type = _text_of(config, _MINIMAX_M3_VL), _MINIMAX_M3
-    if model_type in (_INKLING, _INKLING_MM):
+    if families & {_INKLING, _INKLING_MM} or set(archs) & _INKLING_ARCHS:
         return _inkling(config, name)
     cfg = with_defaults(cfg, model_type)
     if model_type == "zamba2" and cfg.get("use_long_context"):
