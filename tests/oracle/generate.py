@@ -58,6 +58,7 @@ MINIMAX_M3_DEFAULTS = "synthetic--minimax-m3-defaults.json"
 MINIMAX_M3 = "synthetic--minimax-m3-shaped.json"
 INKLING_DEFAULTS = "synthetic--inkling-defaults.json"
 INKLING = "synthetic--inkling-shaped.json"
+INKLING_7 = "synthetic--inkling-7-layers.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -254,6 +255,7 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
       "dtype": "fp8"}),
     ("inkling-defaults-2k-block64", INKLING_DEFAULTS,
      {"available_memory_bytes": 1 * GiB, "max_model_len": 2048, "block_size": 64}),
+    ("inkling-7-layers-8k", INKLING_7, {"available_memory_bytes": 8 * GiB, "max_model_len": 8192}),
     ("inkling-shaped-16k-block32-mnbt2048", INKLING,
      {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
       "max_num_batched_tokens": 2048}),
