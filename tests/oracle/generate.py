@@ -54,6 +54,8 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+KIMI_K3 = "synthetic--kimi-k3-shaped.json"
+KIMI_K3_DEFAULTS = "synthetic--kimi-k3-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -222,6 +224,20 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Kimi-K3 (KimiK3ForConditionalGeneration): Kimi-Linear's layout in a text_config, its KDA with
+    # the full-rank gate (KimiK3DeltaAttention). FlashKDA, which it prefills with on SM 9.0+ when
+    # the KDA head dim is 128, the model bf16 and gate_lower_bound set, keeps a prefill checkpoint:
+    # a third state block a request. The defaults config (KimiLinearConfig's defaults, no gate
+    # bound) prefills with Triton: no checkpoint.
+    ("kimi-k3-shaped-256k", KIMI_K3, {"available_memory_bytes": 40 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-shaped-128k-tp8-fp8", KIMI_K3, {"available_memory_bytes": 4 * GiB, "max_model_len": 131072,
+                                              "tensor_parallel_size": 8, "dtype": "fp8"}),
+    ("kimi-k3-shaped-64k-tp4-block768", KIMI_K3, {"available_memory_bytes": 12 * GiB, "max_model_len": 65536,
+                                                  "tensor_parallel_size": 4, "block_size": 768}),
+    ("kimi-k3-shaped-256k-tight", KIMI_K3, {"available_memory_bytes": 6 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-defaults-4k", KIMI_K3_DEFAULTS, {"available_memory_bytes": 2 * GiB, "max_model_len": 4096}),
+    ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB, "max_model_len": 4096,
+                                                       "tensor_parallel_size": 2, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -35,6 +35,12 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
+  Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py, kda.py): KimiK3Config wraps a KimiLinearConfig
+      text_config, read as Kimi-Linear's; with linear_attn_config.use_full_rank_gate the KDA
+      layers are KimiK3DeltaAttention, whose MambaSpec keeps a prefill checkpoint block when
+      resolve_kda_prefill_backend picks FlashKDA (kda_prefill_checkpoint_alignment). That pick
+      reads the GPU, so it is made here as on the CUDA platform of an SM 9.0 GPU (H100; the
+      oracle's other backend choices are Hopper's too); the rest of the rule is vLLM's own code.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -125,6 +131,9 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
     if mc.is_attention_free:
         ext["attention_free"] = True
+    lac = getattr(hf, "linear_attn_config", None) if getattr(hf, "model_type", None) == "kimi_linear" else None
+    if lac and lac.get("use_full_rank_gate"):
+        ext["kda_full_rank_gate"] = True
     E._CTX["ext"] = ext
     return req
 
@@ -177,7 +186,38 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
                 )
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
+    if ext.get("kda_full_rank_gate"):
+        alignment = _kimi_k3_kda_checkpoint_alignment(vc)
+        ext["kda_prefill_checkpoint_alignment"] = alignment
+        for name, spec in specs.items():
+            if name.endswith(".mixer"):
+                specs[name] = replace(
+                    spec,
+                    num_prefill_checkpoint_blocks=int(alignment is not None),
+                    prefill_checkpoint_alignment=alignment,
+                )
     return specs, cache_dtype, torch_dtype
+
+
+def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+    """KimiK3DeltaAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
+    resolved ("auto", no additional_config) as on an SM 9.0 CUDA GPU."""
+    from unittest import mock
+
+    from vllm.models.kimi_k3.nvidia import kda
+    from vllm.models.kimi_k3.nvidia.model import KimiLinearForCausalLM
+    from vllm.platforms.interface import DeviceCapability
+
+    text = vc.model_config.hf_text_config
+    lac = text.linear_attn_config
+    vc_text = vc.with_hf_config(text) if text is not vc.model_config.hf_config else vc
+    recurrent_dtype = KimiLinearForCausalLM.get_mamba_state_dtype_from_config(vc_text)[1]
+    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
+    with mock.patch.object(kda, "current_platform", hopper):
+        backend = kda.resolve_kda_prefill_backend(
+            "auto", lac["head_dim"], vc.model_config.dtype, recurrent_dtype, lac.get("gate_lower_bound")
+        )
+    return kda.kda_prefill_checkpoint_alignment(backend)
 
 
 STOCK._fill_from_model_config = _fill
