@@ -148,8 +148,9 @@ def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
     [
         ({"linear_attn_config": None}, "linear_attn_config"),
         ({"linear_attn_config": {"kda_layers": [1], "num_heads": 32, "head_dim": 128,
-                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True}},
-         "linear_attn_config.use_full_rank_gate"),
+                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True,
+                                 "gate_lower_bound": 1.0}},
+         "linear_attn_config.gate_lower_bound"),
         ({"linear_attn_config": {"kda_layers": "1,2", "num_heads": 32}}, "linear_attn_config.kda_layers"),
         ({"linear_attn_config": {"kda_layers": [1], "num_heads": 0, "head_dim": 128,
                                  "short_conv_kernel_size": 4}}, "linear_attn_config.num_heads"),

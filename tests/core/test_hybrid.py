@@ -338,3 +338,60 @@ def test_aliceai_runs_without_pipeline_parallelism_as_vllm_refuses_it():
     with pytest.raises(InvalidLayout) as e:
         validate(g, Parallel(1, 2))
     assert e.value.field == "pipeline_parallel_size"
+
+
+K3 = "synthetic--kimi-k3-shaped.json"
+
+
+def _k3(text: dict | None = None, lac: dict | None = None, top: dict | None = None) -> dict:
+    """The Kimi-K3-shaped config with text_config / linear_attn_config keys changed."""
+    cfg = _config(K3)
+    t = cfg["text_config"]
+    t = {**t, "linear_attn_config": {**t["linear_attn_config"], **(lac or {})}, **(text or {})}
+    return {**cfg, **(top or {}), "text_config": t}
+
+
+def test_kimi_k3_is_read_from_its_text_config_as_kimi_linear_with_a_flashkda_checkpoint():
+    """KimiK3Config's text_config is a KimiLinearConfig: every 4th layer MLA, the rest KDA, whose
+    full-rank gate prefills with FlashKDA (head dim 128, bf16, a gate bound) and so keeps a
+    prefill checkpoint (vllm/models/kimi_k3/nvidia/kda.py)."""
+    g = from_hf_config(_config(K3))
+    assert g.layer_counts() == {"mla": 16, "mamba": 48} and g.head_dim == 512 + 64
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 1
+    assert (g.mamba.num_v_heads, g.mamba.head_v_dim, g.mamba.ssm_dtype) == (64, 128, "float32")
+
+
+@pytest.mark.parametrize(
+    "text, lac, top",
+    [
+        ({}, {"gate_lower_bound": None}, {}),  # FlashKDA needs a bounded gate
+        ({}, {"head_dim": 64}, {}),  # and a head dim of 128
+        ({"torch_dtype": "float16"}, {}, {"torch_dtype": "float16"}),  # and a bf16 model
+        ({}, {"use_full_rank_gate": False}, {}),  # Kimi-Linear's low-rank-gate KDA: never
+    ],
+)
+def test_kimi_k3_kda_keeps_no_checkpoint_where_flashkda_does_not_prefill_it(text, lac, top):
+    g = from_hf_config(_k3(text, lac, top))
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 0
+
+
+def test_kimi_k3_reads_what_its_text_config_leaves_out_from_kimi_linear_config():
+    """KimiLinearConfig's defaults: 32 layers, 32 heads, 4096 positions."""
+    g = from_hf_config(_config("synthetic--kimi-k3-defaults.json"))
+    assert g.layer_counts() == {"mla": 8, "mamba": 24}
+    assert g.max_position_embeddings == 4096 and g.num_attention_heads == 32
+
+
+@pytest.mark.parametrize(
+    "cfg, field",
+    [
+        (_k3(lac={"gate_lower_bound": 0.5}), "linear_attn_config.gate_lower_bound"),
+        (_k3(lac={"gate_lower_bound": -6}), "linear_attn_config.gate_lower_bound"),
+        (_k3(text={"model_type": "kimi_k3_text"}), "text_config.model_type"),
+        (_k3(text={"linear_attn_config": None}), "linear_attn_config"),
+    ],
+)
+def test_a_kimi_k3_config_vllm_would_not_build_is_refused_naming_the_field(cfg, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(cfg)
+    assert e.value.field == field

@@ -236,8 +236,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                   "tensor_parallel_size": 4, "block_size": 768}),
     ("kimi-k3-shaped-256k-tight", KIMI_K3, {"available_memory_bytes": 6 * GiB, "max_model_len": 262144}),
     ("kimi-k3-defaults-4k", KIMI_K3_DEFAULTS, {"available_memory_bytes": 2 * GiB, "max_model_len": 4096}),
-    ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB, "max_model_len": 4096,
-                                                       "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB,
+                                                       "max_model_len": 4096, "tensor_parallel_size": 2,
+                                                       "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -131,7 +131,8 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
     if mc.is_attention_free:
         ext["attention_free"] = True
-    lac = getattr(hf, "linear_attn_config", None) if getattr(hf, "model_type", None) == "kimi_linear" else None
+    kimi = getattr(hf, "model_type", None) == "kimi_linear"
+    lac = getattr(hf, "linear_attn_config", None) if kimi else None
     if lac and lac.get("use_full_rank_gate"):
         ext["kda_full_rank_gate"] = True
     E._CTX["ext"] = ext

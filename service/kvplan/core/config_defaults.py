@@ -93,6 +93,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "beam": {"tie_word_embeddings": False, "num_hidden_layers": 24, "num_attention_heads": 32,
              "num_key_value_heads": 4, "hidden_size": 2048, "max_position_embeddings": 32768,
              "sliding_window": 4096},
+    # vLLM's KimiLinearConfig (vllm/transformers_utils/configs/kimi_linear.py), Kimi-K3's text_config.
+    "kimi_linear": {"tie_word_embeddings": False, "num_hidden_layers": 32, "num_attention_heads": 32,
+                    "hidden_size": 4096, "intermediate_size": 11008, "max_position_embeddings": 4096,
+                    "vocab_size": 163840},
     "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
               "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
               "max_position_embeddings": 262144, "sliding_window": 513},

@@ -66,7 +66,6 @@ _OWN_LAYOUT_ARCHS = {
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
-        ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
         ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
@@ -74,6 +73,14 @@ _OWN_LAYOUT_ARCHS = {
     )
     for arch in archs
 }
+# Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py): KimiK3Config wraps a KimiLinearConfig
+# text_config, which the Kimi-Linear model reads (vllm/transformers_utils/configs/kimi_k3.py).
+_KIMI_K3 = "KimiK3ForConditionalGeneration"
+# FlashKDA, the prefill backend the full-rank-gate KDA picks on SM 9.x / 10.x / 12.x GPUs, takes
+# this head dim only (vllm/models/kimi_k3/nvidia/kda.py is_flashkda_supported); the gate's lower
+# bound must lie in [−5, 0) (KimiK3DeltaAttention asserts it).
+_FLASHKDA_HEAD_DIM = 128
+_KDA_GATE_LOGBOUND_MIN = -5.0
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -280,15 +287,39 @@ def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     lac = cfg.get("linear_attn_config")
     if not isinstance(lac, Mapping):
         raise InvalidConfig("linear_attn_config", "must be an object (kda_layers, num_heads, head_dim, ...)")
-    if lac.get("use_full_rank_gate"):
-        # Kimi-K3's KDA layer: whether it exports a prefill checkpoint depends on the prefill
-        # backend vLLM picks on the GPU (vllm/models/kimi_k3/nvidia/kda.py), not on the config.
-        raise InvalidConfig(
-            "linear_attn_config.use_full_rank_gate",
-            "Kimi-K3's full-rank-gate KDA keeps a state kvplan does not read from config.json; "
-            "send the model as inline geometry",
-        )
     return lac
+
+
+def _kimi_k3_text_model_type(config: Mapping[str, Any]) -> str:
+    """Kimi-K3 is read as Kimi-Linear: KimiK3Config builds its text_config as a KimiLinearConfig,
+    whose model_type vLLM's MLA check reads (vllm/config/model.py is_deepseek_mla)."""
+    text = config.get("text_config")
+    text_type = text.get("model_type", "kimi_linear") if isinstance(text, Mapping) else "kimi_linear"
+    if text_type != "kimi_linear":
+        raise InvalidConfig(
+            "text_config.model_type", f"Kimi-K3's text model is kimi_linear, got {text_type!r}"
+        )
+    return "kimi_linear"
+
+
+def _kda_checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
+    """Kimi-K3's KDA (use_full_rank_gate: KimiK3DeltaAttention) keeps a prefill checkpoint block
+    when it prefills with FlashKDA (vllm/models/kimi_k3/nvidia/kda.py get_kv_cache_spec,
+    resolve_kda_prefill_backend): on the SM 9.x / 10.x / 12.x GPUs kvplan plans for, with a head
+    dim of 128, a bf16 model and a gate lower bound (the recurrent state is float32). Else Triton
+    prefills it, without one; Kimi-Linear's low-rank-gate KDA never keeps one."""
+    if not lac.get("use_full_rank_gate"):
+        return 0
+    bound = lac.get("gate_lower_bound")
+    if bound is None:
+        return 0
+    number = not isinstance(bound, bool) and isinstance(bound, int | float)
+    if not number or not _KDA_GATE_LOGBOUND_MIN <= bound < 0:
+        raise InvalidConfig(
+            "linear_attn_config.gate_lower_bound",
+            f"must lie in [{_KDA_GATE_LOGBOUND_MIN}, 0) (KimiK3DeltaAttention asserts it), got {bound!r}",
+        )
+    return int(dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
 
 
 def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
@@ -431,7 +462,8 @@ def _mamba_state(
         kernel = pos_int(
             lac.get("short_conv_kernel_size"), p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig
         )
-        return _kda_state(heads, dim, kernel, dtype)
+        state = _kda_state(heads, dim, kernel, dtype)
+        return replace(state, checkpoint_blocks=_kda_checkpoint_blocks(lac, dim, dtype))
     raise InvalidConfig(
         "model_type",
         f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
@@ -710,6 +742,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     archs = _architectures(top)
     if _ALICE_AI in archs:
         model_type = _ALICE_AI_FAMILY
+    if _KIMI_K3 in archs:
+        model_type = _kimi_k3_text_model_type(config)
     own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
     if own is not None:  # before any field is read: the refusal is the answer
         raise InvalidConfig(
