@@ -236,3 +236,18 @@ def test_the_text_answer_names_each_hybrid_group_and_what_it_charges(client):
     assert "block 544 tokens (raised from 16 to unify pages)" in " ".join(text.split())  # wrapped at 100
     assert "3 × mamba" in text and "36 layers in 3 groups of 12 slots · 2 blocks each per request" in text
     assert "12 layers in 1 group of 12 slots · 61 blocks each per request" in text
+
+
+def test_kimi_k3_plans_its_kda_groups_with_three_state_blocks_and_says_why(client):
+    """Kimi-K3's full-rank-gate KDA prefills with FlashKDA on an H100 and keeps a prefill
+    checkpoint: 2 state blocks a request + 1 (vllm/models/kimi_k3/nvidia/kda.py)."""
+    cfg = load_config("synthetic--kimi-k3-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 16, "mamba": 48}
+    assert body["geometry"]["mamba"]["checkpoint_blocks"] == 1
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 40 << 30, "engine": "vllm@0.33",
+           "max_model_len": 262144}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    step = next(s for s in r.json()["ledger"] if s["name"].startswith("blocks_per_request[mamba"))
+    assert step["value"] == 3 and "+ 1 prefill checkpoint" in step["formula"]
