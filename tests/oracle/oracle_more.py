@@ -265,7 +265,8 @@ def _glm5next_make_vc(req, model_config=None):  # type: ignore[no-untyped-def]
     cc.mamba_cache_mode = "align"
     cc.user_specified_block_size = int(req["block_size"]) != 16
     cc.mamba_block_size = cc.block_size
-    with mock.patch.object(Platform, "_find_non_ssm_backends", classmethod(lambda cls, v: _glm5next_backends())):
+    backends = classmethod(lambda cls, v: _glm5next_backends())
+    with mock.patch.object(Platform, "_find_non_ssm_backends", backends):
         Platform.update_block_size_for_backend(vc)
     cc.mamba_block_size = cc.block_size
     model_cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
@@ -285,6 +286,7 @@ def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     from vllm.model_executor.layers.attention.mla_attention import _canonicalize_sparse_mla_kv_cache_dtype
     from vllm.models.glm5next.common.model import get_sparse_topk_buffer_width
     from vllm.utils.math_utils import cdiv, next_power_of_2
+    from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
     from vllm.v1.kv_cache_interface import (
         CircularBufferSpec,
         MLAAttentionSpec,
@@ -292,8 +294,6 @@ def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
         get_kv_quant_mode,
     )
     from vllm.v1.worker.utils import customize_attention_spec
-
-    from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
 
     hf = vc.model_config.hf_text_config
     indexer_be, tail_be, mla_be = _glm5next_backends()
@@ -314,25 +314,39 @@ def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
         out[base + ".indexer.k_cache"] = customize_attention_spec(
             indexer_be,
             MLAAttentionSpec(
-                block_size=bs, num_kv_heads=1, max_tp_shards=1, head_size=ihd + ihd // 128 * 4,
-                dtype=torch.uint8, cache_role=SparseCacheRole.INDEXER, tokens_per_state=kpool,
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=ihd + ihd // 128 * 4,
+                dtype=torch.uint8,
+                cache_role=SparseCacheRole.INDEXER,
+                tokens_per_state=kpool,
             ),
         )
         out[base + ".indexer.tail_cache"] = customize_attention_spec(
             tail_be,
             CircularBufferSpec(
-                block_size=ring, num_kv_heads=2, head_size=ihd, head_size_v=0, dtype=torch.bfloat16,
+                block_size=ring,
+                num_kv_heads=2,
+                head_size=ihd,
+                head_size_v=0,
+                dtype=torch.bfloat16,
                 dcp_sharded=False,
             ),
         )
         out[name] = customize_attention_spec(
             mla_be,
             MLAAttentionSpec(
-                block_size=bs, num_kv_heads=1, max_tp_shards=1,
-                head_size=int(hf.kv_lora_rank) + int(hf.qk_rope_head_dim), dtype=kv_dtype,
-                cache_dtype_str=kv_dtype_str, kv_quant_mode=get_kv_quant_mode(kv_dtype_str),
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=int(hf.kv_lora_rank) + int(hf.qk_rope_head_dim),
+                dtype=kv_dtype,
+                cache_dtype_str=kv_dtype_str,
+                kv_quant_mode=get_kv_quant_mode(kv_dtype_str),
                 state_content_bytes={"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}.get(kv_dtype_str),
-                topk_buffer_width=get_sparse_topk_buffer_width(hf), is_index_group_leader=True,
+                topk_buffer_width=get_sparse_topk_buffer_width(hf),
+                is_index_group_leader=True,
             ),
         )
     # The layout the engine core resolves from the workers' backends (KPOOL_TAIL reads BLHNC only):
@@ -346,7 +360,9 @@ def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     for name, s in out.items():
         if name.endswith(".mixer"):
             out[name] = replace(
-                s, num_prefill_checkpoint_blocks=int(alignment is not None), prefill_checkpoint_alignment=alignment
+                s,
+                num_prefill_checkpoint_blocks=int(alignment is not None),
+                prefill_checkpoint_alignment=alignment,
             )
     return out, cache_dtype, torch_dtype
 
