@@ -37,6 +37,8 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
+    # A group kind only, never in layer_pattern: GLM-5-next's indexer rings (CircularBufferSpec).
+    CIRCULAR_BUFFER = "B"
 
 
 FULL = LayerKind.FULL
@@ -44,12 +46,14 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
+CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
+    CIRCULAR_BUFFER: "circular_buffer",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -86,6 +90,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # GLM-5-next's kpool indexer beside each sparse MLA layer: (index_head_dim, index_kpool), one
+    # indexer state a pool of index_kpool tokens and a ring of the open pool's raw keys
+    # (vllm/models/glm5next/common/attention.py); vLLM packs its pages block-outermost.
+    kpool_indexer: tuple[int, int] | None = None
     # Full-attention layers with a head dim and KV heads of their own beside sliding ones (Gemma-4:
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
@@ -192,6 +200,7 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
@@ -213,7 +222,9 @@ def make_geometry(
         kv_lora_rank = pos_int(kv_lora_rank, p + "kv_lora_rank", MAX_HEAD_DIM)
         if qk_rope_head_dim is None:
             raise InvalidInput(p + "qk_rope_head_dim", "required for MLA (with kv_lora_rank)")
-        qk_rope_head_dim = pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
+        # 0: NoPE MLA (GLM-5-next), the latent alone.
+        nope = qk_rope_head_dim == 0 and not isinstance(qk_rope_head_dim, bool)
+        qk_rope_head_dim = 0 if nope else pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
         num_kv_heads = 1
         head_dim = kv_lora_rank + qk_rope_head_dim
         v_head_dim = 0
@@ -295,6 +306,7 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        kpool_indexer=kpool_indexer if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         decoder_layers=decoder_layers,

@@ -64,7 +64,6 @@ _OWN_LAYOUT_ARCHS = {
         ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
-        ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
@@ -81,6 +80,10 @@ _KIMI_K3 = "KimiK3ForConditionalGeneration"
 # bound must lie in [−5, 0) (KimiK3DeltaAttention asserts it).
 _FLASHKDA_HEAD_DIM = 128
 _KDA_GATE_LOGBOUND_MIN = -5.0
+# GLM-5-next (vllm/models/glm5next): transformers' Glm5NextTextConfig, also the text_config of
+# the multimodal model. Its MLA layers are sparse with a kpool indexer (index_topk is an int).
+_GLM5_NEXT = "glm5_next_text"
+_GLM5_NEXT_ARCHS = frozenset({"Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"})
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -97,7 +100,7 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY,
+                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY, _GLM5_NEXT,
                            *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
                              "bailing_moe_linear"})  # fmt: skip
@@ -176,6 +179,8 @@ def _layer_types(
         )
     if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_indexed's
         return None
+    if model_type == _GLM5_NEXT:
+        return _glm5_next_layer_types(cfg, n)
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is None and model_type == _ALICE_AI_FAMILY:
         raise InvalidConfig("layer_types", "AliceAI's layers are read from layer_types, which is missing")
@@ -322,6 +327,65 @@ def _kda_checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
     return int(dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
 
 
+def _glm5_next_linear_keys(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Glm5NextTextConfig.__post_init__: a linear_attn_config object overrides the linear_* keys,
+    and its safe_gate (on unless said) bounds an unbounded gate at −5."""
+    lac = cfg.get("linear_attn_config")
+    if lac is None:
+        return cfg
+    if not isinstance(lac, Mapping):
+        raise InvalidConfig("linear_attn_config", "must be an object (head_dim, num_heads, ...)")
+    out = dict(cfg)
+    for key, name in (("head_dim", "linear_head_dim"), ("num_heads", "linear_num_heads"),
+                      ("short_conv_kernel_size", "linear_conv_kernel_dim"),
+                      ("gate_lower_bound", "linear_lower_bound")):  # fmt: skip
+        if key in lac:
+            out[name] = lac[key]
+    if lac.get("safe_gate", True) and out.get("linear_lower_bound") is None:
+        out["linear_lower_bound"] = -5.0
+    return out
+
+
+def _glm5_next_layer_types(cfg: Mapping[str, Any], n: int) -> tuple[str, ...]:
+    """Glm5NextTextConfig's layer_types (every 4th layer indexed attention when none is given);
+    vLLM makes a layer KDA when it says linear_attention, else sparse MLA
+    (vllm/models/glm5next/common/model.py _is_kda_layer)."""
+    types = cfg.get("layer_types")
+    if types is None:
+        types = ["linear_attention" if i % 4 != 3 else "indexed_attention" for i in range(n)]
+    if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+        raise InvalidConfig("layer_types", f"must list one layer type for each of the {n} layers")
+    out = tuple("linear_attention" if t == "linear_attention" else "full_attention" for t in types)
+    if "linear_attention" not in out:
+        raise InvalidConfig(
+            "layer_types", "GLM-5-next without KDA layers is a layout kvplan does not model; send it inline"
+        )
+    return out
+
+
+def _glm5_next_kpool_indexer(cfg: Mapping[str, Any], q_heads: int) -> tuple[int, int]:
+    """(index_head_dim, index_kpool) of GLM-5-next's sparse MLA layers, with the checks
+    Glm5NextTextConfig.validate_architecture and vLLM's model make (a config failing them does not
+    load)."""
+    topk = cfg.get("index_topk")
+    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+        raise InvalidConfig("index_topk", f"must be a positive integer (Glm5NextTextConfig), got {topk!r}")
+    kpool = pos_int(cfg.get("index_kpool"), "index_kpool", MAX_HEAD_DIM, InvalidConfig)
+    if kpool < 2:  # vllm/models/glm5next/common/attention.py Glm5NextIndexerCache
+        raise InvalidConfig("index_kpool", "vLLM's kpool indexer needs index_kpool > 1")
+    if topk % kpool:
+        raise InvalidConfig("index_topk", f"must be a multiple of index_kpool ({kpool})")
+    if not cfg.get("index_kpool_always_select_tail", True):
+        raise InvalidConfig("index_kpool_always_select_tail", "vLLM 0.33 serves GLM-5-next only with true")
+    if cfg.get("qk_rope_head_dim"):
+        raise InvalidConfig("qk_rope_head_dim", "GLM-5-next's sparse MLA layers are NoPE (0)")
+    kv = cfg.get("num_key_value_heads", q_heads)
+    if kv != q_heads:
+        raise InvalidConfig("num_key_value_heads", "Glm5NextTextConfig needs as many as num_attention_heads")
+    ihd = pos_int(cfg.get("index_head_dim"), "index_head_dim", MAX_HEAD_DIM, InvalidConfig)
+    return ihd, kpool
+
+
 def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
     layers = lac.get(key)
     if not isinstance(layers, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in layers):
@@ -454,6 +518,15 @@ def _mamba_state(
             if cfg.get(key, same) != same:
                 raise InvalidConfig(key, "AliceAI's KDA needs as many value heads and dims as key ones")
         return _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
+    if model_type == _GLM5_NEXT:
+        # vllm/models/glm5next/common/kda.py Glm5NextLinearAttention: KDA of linear_num_heads heads
+        # of linear_head_dim; FlashKDA (SM 9.x/10.x/12.x, head dim 128, bf16, a gate bound) keeps
+        # a prefill checkpoint (_resolve_kda_prefill_backend).
+        heads, dim = _cfg_dim(cfg, "linear_num_heads"), _cfg_dim(cfg, "linear_head_dim")
+        state = _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
+        bounded = cfg.get("linear_lower_bound") is not None
+        flashkda = dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16" and bounded
+        return replace(state, checkpoint_blocks=int(flashkda))
     if model_type == "kimi_linear":
         lac = _kimi_linear_config(cfg)
         p = "linear_attn_config."
@@ -744,6 +817,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         model_type = _ALICE_AI_FAMILY
     if _KIMI_K3 in archs:
         model_type = _kimi_k3_text_model_type(config)
+    if _GLM5_NEXT_ARCHS & set(archs):
+        model_type = _GLM5_NEXT
+        cfg = _glm5_next_linear_keys(cfg)
     own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
     if own is not None:  # before any field is read: the refusal is the answer
         raise InvalidConfig(
@@ -839,10 +915,16 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
 
     if is_mla:
         rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
-        rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+        if model_type == _GLM5_NEXT:  # NoPE: the latent alone (Glm5NextTextConfig: 0)
+            rope = non_neg_int(cfg.get("qk_rope_head_dim"), "qk_rope_head_dim", MAX_HEAD_DIM)
+        else:
+            rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
         idx = cfg.get("index_head_dim")
+        kpool = None
         if model_type == _HY_V4:
             indexed = _hy_v4_indexed(cfg, n)
+        elif model_type == _GLM5_NEXT:
+            kpool, indexed = _glm5_next_kpool_indexer(cfg, q_heads), False
         else:
             indexed = cfg.get("index_topk") is not None or idx is not None
         return make_geometry(
@@ -855,6 +937,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
             mla_v_head_dim=cfg.get("v_head_dim"),
             index_head_dim=idx if indexed else None,
+            kpool_indexer=kpool,
             dtype=dtype,
             max_position_embeddings=max_pos,
             layer_types=layer_types,

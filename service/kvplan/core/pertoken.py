@@ -69,6 +69,9 @@ class LayerBytes:
     by_kind: tuple[KindBytes, ...]
     mha_bytes: int
     warnings: tuple[w.Warning, ...]
+    # GLM-5-next's kpool indexer (index_head_dim, index_kpool) beside its MLA layers: its pages
+    # are not per token, and vLLM packs them block-outermost (groups.py _packed).
+    kpool_indexer: tuple[int, int] | None = None
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -215,6 +218,7 @@ def _layer_bytes(
         by_kind=kinds,
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
+        kpool_indexer=geometry.kpool_indexer,
     )
 
 

@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING
+from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -165,6 +165,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
+    if g.kpool_indexer is not None and par.decode_context > 1:
+        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout is modelled without DCP")
     plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
@@ -174,6 +176,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
     }
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 
