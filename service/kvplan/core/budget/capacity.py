@@ -166,7 +166,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
     if g.kpool_indexer is not None and par.decode_context > 1:
-        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout is modelled without DCP")
+        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
     plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
