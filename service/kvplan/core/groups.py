@@ -163,6 +163,25 @@ def _approximate_gcd(values: list[int], lower_bound: int) -> int:
     return best_d
 
 
+def packed_pages(lb: LayerBytes, bs: int) -> tuple[int, int, int, int]:
+    """(latent page, indexer page, ring page, block-stride step) of one GLM-5-next MLA layer at
+    block size bs. The sparse MLA reads whole latent rows (align_blocks_to_rows); the indexer whole
+    kernel blocks of up to index_kpool × 64 tokens (vllm/v1/worker/utils.py
+    customize_attention_spec); a block's bytes are a multiple of both."""
+    assert lb.kpool_indexer is not None
+    head, kpool = lb.kpool_indexer
+    latent = next(b for k, b in zip(lb.kinds, lb.gpu, strict=True) if k == MLA)
+    state_bytes = head + head // 128 * 4
+    kernel_block = math.gcd(kpool * _PAGED_MQA_STATES[-1], bs)
+    index_align = 1 if kernel_block == bs else kernel_block // kpool * state_bytes
+    return (
+        bs * latent,
+        bs // kpool * state_bytes,
+        kpool * head * _RING_ROW_BYTES,
+        math.lcm(latent, index_align),
+    )
+
+
 def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
     """GLM-5-next on an SM 9.x GPU: KDA layers (Mamba states), sparse MLA layers each with a kpool
     indexer and a ring. The ring's backend reads the block-outermost layout only, so vLLM packs the
@@ -173,11 +192,10 @@ def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
         raise InvalidInput("pipeline_parallel_size", "GLM-5-next's packed layout is modelled without stages")
     if not hybrid_manager:
         raise InvalidInput("hybrid_kv_cache_manager", "GLM-5-next's packed layout needs the hybrid manager")
-    head, kpool = lb.kpool_indexer
+    kpool = lb.kpool_indexer[1]
     mla_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MLA)
     mamba_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MAMBA)
     latent = lb.gpu[mla_layers[0]]  # bytes a token of one MLA layer (one latent row)
-    state_bytes = head + head // 128 * 4
     # Platform.update_block_size_for_backend (vllm/platforms/interface.py): the indexer backend,
     # registered first, takes index_kpool × 32 or 64 tokens; the block holds a KDA state
     # (_align_hybrid_block_size, MLA: at least 128) in multiples of every backend's smallest block.
@@ -188,9 +206,7 @@ def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
     bs = backends * cdiv(bs, backends)
     # Glm5NextTailCache: a ring of index_kpool tokens (no speculative tokens); it must divide the block.
     ring = kpool
-    page = bs * latent  # the latent page; the KDA state is padded to it
-    index_page = bs // kpool * state_bytes
-    ring_page = ring * head * _RING_ROW_BYTES
+    page, index_page, ring_page, step = packed_pages(lb, bs)
     m, k = len(mla_layers), len(mamba_layers)
     # Buckets: the KDA states; the latents with their indexers (a 1:1 pattern, kept whole); the rings.
     repeats = _approximate_gcd([c for c in (k, m, m) if c], lower_bound=m)
@@ -205,11 +221,6 @@ def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
         max((cdiv(k, mamba_groups) * page for _ in (0,) if mamba_groups), default=0),
         cdiv(m, ring_groups) * ring_page,
     )
-    # Block-stride alignments: the sparse MLA reads whole latent rows (align_blocks_to_rows); the
-    # indexer whole kernel blocks of up to index_kpool × 64 tokens (customize_attention_spec).
-    kernel_block = math.gcd(kpool * _PAGED_MQA_STATES[-1], bs)
-    index_align = 1 if kernel_block == bs else kernel_block // kpool * state_bytes
-    step = math.lcm(latent, index_align)
     bytes_per_block = step * cdiv(widest, step)
     raised = (("attention", requested, bs),) if requested < bs else ()
     return GroupPlan(tuple(groups), m, 0, page, (bytes_per_block,), raised, False)
