@@ -251,3 +251,18 @@ def test_kimi_k3_plans_its_kda_groups_with_three_state_blocks_and_says_why(clien
     assert r.status_code == 200, r.text
     step = next(s for s in r.json()["ledger"] if s["name"].startswith("blocks_per_request[mamba"))
     assert step["value"] == 3 and "+ 1 prefill checkpoint" in step["formula"]
+
+
+def test_glm5_next_packs_kda_states_sparse_mla_and_rings_as_vllm_does(client):
+    """GLM-5-next (Glm5NextTextConfig's defaults) at 128K on 20 GiB: 4 KDA groups of 3 blocks, one
+    MLA group of 29 blocks of 4,608 tokens, one ring group of 1 block; 52,343,808 B a block."""
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 131072}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    ledger = {s["name"]: s for s in r.json()["ledger"]}
+    assert ledger["bytes_per_block"]["value"] == 52_343_808
+    assert ledger["packed_groups"]["value"] == 6
+    assert ledger["blocks_per_request[circular_buffer × 1 groups]"]["value"] == 1
+    assert ledger["blocks_per_request"]["value"] == 4 * 3 + 29 + 1

@@ -395,3 +395,70 @@ def test_a_kimi_k3_config_vllm_would_not_build_is_refused_naming_the_field(cfg, 
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(cfg)
     assert e.value.field == field
+
+
+GLM5_NEXT = {"architectures": ["Glm5NextForCausalLM"], "model_type": "glm5_next_text",
+             "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_glm5_next_reads_glm5_next_text_config_defaults_with_every_fourth_layer_sparse_mla():
+    """Glm5NextTextConfig: 45 layers, layer i sparse MLA when i % 4 == 3, the rest KDA; NoPE MLA
+    (a 512 latent); a kpool indexer of 128 dims a pool of 16 tokens."""
+    g = from_hf_config(GLM5_NEXT)
+    assert g.layer_counts() == {"mla": 11, "mamba": 34}
+    assert g.layer_pattern[3::4] == "M" * 11 and g.head_dim == 512
+    assert g.kpool_indexer == (128, 16) and g.index_head_dim is None
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 1  # FlashKDA: bounded gate, 128, bf16
+
+
+@pytest.mark.parametrize(
+    "changes, checkpoint",
+    [
+        ({"linear_lower_bound": None}, 0),  # an unbounded gate prefills with Triton
+        ({"linear_attn_config": {"gate_lower_bound": None}}, 1),  # safe_gate bounds it at −5
+        ({"linear_attn_config": {"gate_lower_bound": None, "safe_gate": False}}, 0),
+        ({"linear_head_dim": 64}, 0),
+    ],
+)
+def test_glm5_next_kda_keeps_flashkdas_checkpoint_only_where_flashkda_prefills(changes, checkpoint):
+    g = from_hf_config({**GLM5_NEXT, **changes})
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == checkpoint
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"index_topk": None}, "index_topk"),  # the config class types it int: always sparse
+        ({"index_topk": 2040}, "index_topk"),  # not a multiple of index_kpool
+        ({"index_kpool": 1}, "index_kpool"),
+        ({"index_kpool_always_select_tail": False}, "index_kpool_always_select_tail"),
+        ({"qk_rope_head_dim": 64}, "qk_rope_head_dim"),
+        ({"num_key_value_heads": 8}, "num_key_value_heads"),
+        ({"layer_types": ["indexed_attention"] * 45}, "layer_types"),
+        ({"layer_types": ["linear_attention"] * 44}, "layer_types"),
+    ],
+)
+def test_a_glm5_next_config_vllm_would_not_serve_or_kvplan_does_not_model_names_the_field(changes, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**GLM5_NEXT, **changes})
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    "setting, field",
+    [
+        ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+        ({"decode_context_parallel_size": 2, "tensor_parallel_size": 2}, "decode_context_parallel_size"),
+        ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
+    ],
+)
+def test_glm5_next_packed_layout_is_refused_where_kvplan_does_not_model_it(setting, field):
+    from kvplan.core.budget import BudgetInput, compute_budget
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.profiles import get_profile
+
+    inp = BudgetInput(geometry=from_hf_config(GLM5_NEXT), profile=get_profile("vllm@0.33"),
+                      kv_cache_memory_bytes=40 << 30, max_model_len=8192, **setting)  # fmt: skip
+    with pytest.raises(InvalidInput) as e:
+        compute_budget(inp)
+    assert e.value.field == field and "GLM-5-next" in e.value.reason
