@@ -41,6 +41,14 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       resolve_kda_prefill_backend picks FlashKDA (kda_prefill_checkpoint_alignment). That pick
       reads the GPU, so it is made here as on the CUDA platform of an SM 9.0 GPU (H100; the
       oracle's other backend choices are Hopper's too); the rest of the rule is vLLM's own code.
+  GLM-5-next (vllm/models/glm5next/common/model.py, attention.py, kda.py): layer_types'
+      linear_attention layers are Glm5NextLinearAttention (a MambaSpec; FlashKDA's checkpoint as
+      Kimi-K3's, resolved as on SM 9.0), the others Glm5NextMLAAttention: sparse MLA on
+      FLASHINFER_MLA_SPARSE_SM90 (Hopper's first sparse backend for a 512 head), its kpool
+      indexer (Glm5NextIndexerCache: tokens_per_state = index_kpool) and the tail ring
+      (Glm5NextTailCache: CircularBufferSpec), each through customize_attention_spec; the block
+      size settled by Platform.update_block_size_for_backend over those backends, and the layout
+      resolved from them (KPOOL_TAIL reads BLHNC only), which makes vLLM pack the groups.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
