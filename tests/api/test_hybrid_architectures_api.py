@@ -266,3 +266,24 @@ def test_glm5_next_packs_kda_states_sparse_mla_and_rings_as_vllm_does(client):
     assert ledger["packed_groups"]["value"] == 6
     assert ledger["blocks_per_request[circular_buffer × 1 groups]"]["value"] == 1
     assert ledger["blocks_per_request"]["value"] == 4 * 3 + 29 + 1
+
+
+def test_glm5_next_resolved_geometry_sent_back_inline_plans_the_same(client):
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert (geometry["index_kpool"], geometry["index_head_dim"], geometry["qk_rope_head_dim"]) == (16, 128, 0)
+    ask = {"kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33", "max_model_len": 131072}
+    by_config = client.post("/v1/budget", json={**ask, "model": {"hf_config": cfg}}).json()
+    inline = client.post("/v1/budget", json={**ask, "model": {"geometry": geometry}})
+    assert inline.status_code == 200, inline.text
+    keys = ("bytes_per_block", "num_blocks", "blocks_per_request", "groups")
+    assert {k: inline.json()[k] for k in keys} == {k: by_config[k] for k in keys}
+
+
+def test_glm5_next_text_answer_names_the_ring_group_and_what_it_charges(client):
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 131072}  # fmt: skip
+    r = client.post("/v1/budget?format=text", json=ask)
+    assert r.status_code == 200, r.text
+    assert "1 × circular_buffer" in r.text and "(one ring," in r.text

@@ -169,6 +169,19 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
     return int(value)
 
 
+def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    if value is None:
+        return None
+    if MLA not in pattern or MAMBA not in pattern:
+        raise InvalidInput(p + "index_kpool", "modelled beside MLA and Mamba (KDA) layers only")
+    head = pos_int(value[0], p + "index_head_dim", MAX_HEAD_DIM)
+    kpool = pos_int(value[1], p + "index_kpool", MAX_HEAD_DIM)
+    if kpool < 2:
+        raise InvalidInput(p + "index_kpool", "must be at least 2")
+    return head, kpool
+
+
 def non_neg_int(value: Any, field: str, maximum: int) -> int:
     """A config count that may be 0 (meaning "derive it"), as InvalidConfig when it is not."""
     if value == 0 and not isinstance(value, bool):
@@ -306,7 +319,7 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
-        kpool_indexer=kpool_indexer if mla else None,
+        kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         decoder_layers=decoder_layers,
