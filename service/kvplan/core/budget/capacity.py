@@ -339,7 +339,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,
             f"{KIND_NAMES.get(kind, kind)} layers use block size {new} instead of {old} so that every "
-            "group's page has the same size.",
+            + ("group's page has the same size." if inp.geometry.kpool_indexer is None
+               else "latent page holds a KDA state, in whole indexer kernel blocks."),
         ))  # fmt: skip
     if inp.num_gpu_blocks_override is not None:
         out.append(w.Warning(
