@@ -287,3 +287,22 @@ def test_glm5_next_text_answer_names_the_ring_group_and_what_it_charges(client):
     r = client.post("/v1/budget?format=text", json=ask)
     assert r.status_code == 200, r.text
     assert "1 × circular_buffer" in r.text and "(one ring," in r.text
+
+
+@pytest.mark.parametrize(
+    ("config", "gpu", "warned"),
+    [
+        ("synthetic--kimi-k3-shaped.json", "h100-sxm-80gb", False),
+        ("synthetic--kimi-k3-shaped.json", "b200-180gb", False),  # FlashKDA runs on SM 10.x too
+        ("synthetic--kimi-k3-shaped.json", "a100-80gb", True),  # Triton prefill: no checkpoint
+        ("synthetic--kimi-k3-defaults.json", "a100-80gb", False),  # no checkpoint anywhere
+        ("synthetic--glm-5-next-defaults.json", "h200-141gb", False),
+        ("synthetic--glm-5-next-defaults.json", "b200-180gb", True),  # other sparse kernels, fp8
+    ],
+)
+def test_a_layout_planned_for_other_gpus_says_so_on_the_named_gpu(client, config, gpu, warned):
+    ask = {"model": {"hf_config": load_config(config)}, "gpu": gpu, "engine": "vllm@0.33",
+           "max_model_len": 4096}  # fmt: skip
+    r = client.post("/v1/budget", json=ask)
+    assert r.status_code == 200, r.text
+    assert ("planned_for_other_gpu" in {x["code"] for x in r.json()["warnings"]}) is warned

@@ -767,10 +767,13 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     with parameter counts estimated from the architecture. `quantization=False` when the
     weights are known otherwise (the checkpoint's tensors): its quantization_config is not read."""
     geo = _geometry_from_config(config, name)
-    cfg = dict(language_config(config))
+    base = config
+    if _KIMI_K3 in _architectures(config):  # its text_config is a KimiLinearConfig, defaults and all
+        base = {**config, "model_type": "kimi_linear"}
+    cfg = dict(language_config(base))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
-    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
+    est = estimate_params(base, len(geo.layer_pattern) - states, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None

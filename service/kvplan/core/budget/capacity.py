@@ -13,6 +13,7 @@ from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
 from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, SLIDING
+from ..gpu_arch import planned_arch_warning
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -287,6 +288,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
                + (" and larger." if len(fits) > 3 else ".") if fits
                else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
         ))  # fmt: skip
+    if (arch := planned_arch_warning(inp.geometry, inp.gpu_name)) is not None:
+        out.append(arch)
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
     if mml > derived:
