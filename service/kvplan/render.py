@@ -122,6 +122,7 @@ _CHARGE = {
     "sliding_attention": "the window's blocks",
     "chunked_attention": "the chunk's blocks",
     "mamba": "state blocks, whatever T",
+    "circular_buffer": "one ring, whatever T",
 }
 
 

@@ -26,6 +26,7 @@ KIND_OF_SPEC = {
     "MLAAttentionSpec": "mla",
     # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
     "UniformTypeKVCacheSpecs": "mla",
+    "CircularBufferSpec": "circular_buffer",
 }
 # kvplan's kinds that vLLM keeps under another kind's spec class: Inkling's short-conv state is a
 # SlidingWindowSpec (of the kernel's width and block).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, MAMBA, SCONV, SLIDING
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, SCONV, SLIDING
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
@@ -18,7 +18,7 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA)
+_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -28,7 +28,7 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind == MAMBA:
+    if kind in (MAMBA, CIRCULAR_BUFFER):  # states; a ring holds one block (CircularBufferSpec)
         return bound
     return -(-tokens // (bs * dcp))
 

@@ -40,6 +40,8 @@ class LayerKind(StrEnum):
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
     SCONV = "V"
+    # A group kind only, never in layer_pattern: GLM-5-next's indexer rings (CircularBufferSpec).
+    CIRCULAR_BUFFER = "B"
 
 
 FULL = LayerKind.FULL
@@ -48,6 +50,7 @@ MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
 SCONV = LayerKind.SCONV
+CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -55,6 +58,7 @@ KIND_NAMES: dict[str, str] = {
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
     SCONV: "sconv",
+    CIRCULAR_BUFFER: "circular_buffer",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -92,6 +96,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # GLM-5-next's kpool indexer beside each sparse MLA layer: (index_head_dim, index_kpool), one
+    # indexer state a pool of index_kpool tokens and a ring of the open pool's raw keys
+    # (vllm/models/glm5next/common/attention.py); vLLM packs its pages block-outermost.
+    kpool_indexer: tuple[int, int] | None = None
     # Full-attention layers with a head dim and KV heads of their own beside sliding ones (Gemma-4:
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
@@ -175,6 +183,19 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
     return int(value)
 
 
+def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    if value is None:
+        return None
+    if MLA not in pattern or MAMBA not in pattern:
+        raise InvalidInput(p + "index_kpool", "modelled beside MLA and Mamba (KDA) layers only")
+    head = pos_int(value[0], p + "index_head_dim", MAX_HEAD_DIM)
+    kpool = pos_int(value[1], p + "index_kpool", MAX_HEAD_DIM)
+    if kpool < 2:
+        raise InvalidInput(p + "index_kpool", "must be at least 2")
+    return head, kpool
+
+
 def non_neg_int(value: Any, field: str, maximum: int) -> int:
     """A config count that may be 0 (meaning "derive it"), as InvalidConfig when it is not."""
     if value == 0 and not isinstance(value, bool):
@@ -206,6 +227,7 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
     indexer_layers: tuple[int, ...] | None = None,
@@ -231,7 +253,9 @@ def make_geometry(
         kv_lora_rank = pos_int(kv_lora_rank, p + "kv_lora_rank", MAX_HEAD_DIM)
         if qk_rope_head_dim is None:
             raise InvalidInput(p + "qk_rope_head_dim", "required for MLA (with kv_lora_rank)")
-        qk_rope_head_dim = pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
+        # 0: NoPE MLA (GLM-5-next), the latent alone.
+        nope = qk_rope_head_dim == 0 and not isinstance(qk_rope_head_dim, bool)
+        qk_rope_head_dim = 0 if nope else pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
         num_kv_heads = 1
         head_dim = kv_lora_rank + qk_rope_head_dim
         v_head_dim = 0
@@ -323,6 +347,7 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         indexer_layers=indexer_layers,
