@@ -124,9 +124,9 @@ def _block_sizes(b: Budget) -> str:
 _CHARGE = {
     "sliding_attention": "the window's blocks",
     "sliding_window_mla": "the window's blocks",
-    "circular_buffer": "one ring block, whatever T",
     "chunked_attention": "the chunk's blocks",
     "mamba": "state blocks, whatever T",
+    "circular_buffer": "one ring, whatever T",
 }
 
 

@@ -54,6 +54,15 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+MINIMAX_M3_DEFAULTS = "synthetic--minimax-m3-defaults.json"
+MINIMAX_M3 = "synthetic--minimax-m3-shaped.json"
+INKLING_DEFAULTS = "synthetic--inkling-defaults.json"
+INKLING = "synthetic--inkling-shaped.json"
+INKLING_7 = "synthetic--inkling-7-layers.json"
+KIMI_K3 = "synthetic--kimi-k3-shaped.json"
+KIMI_K3_DEFAULTS = "synthetic--kimi-k3-defaults.json"
+GLM5_NEXT = "synthetic--glm-5-next-defaults.json"
+GLM5_NEXT_VL = "synthetic--glm-5-next-vl-shaped.json"
 DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
 DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
 DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
@@ -228,6 +237,71 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # MiniMax-M3: MiniMaxM3Config's defaults (60 layers, the first 3 dense, 57 sparse with an
+    # indexer cache each) and a 40-layer text config with dense layers between the sparse ones.
+    # Every layer's K/V and every index cache share one group (pages of two sizes); the sparse
+    # kernels take blocks of exactly 128, vLLM's pick when --block-size is not given.
+    ("minimax-m3-defaults-128k-block128", MINIMAX_M3_DEFAULTS,
+     {"available_memory_bytes": 30 * GiB, "max_model_len": 131072, "block_size": 128}),
+    ("minimax-m3-defaults-512k-tp4-fp8-block128", MINIMAX_M3_DEFAULTS,
+     {"available_memory_bytes": 20 * GiB, "max_model_len": 524288, "block_size": 128,
+      "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("minimax-m3-shaped-64k-block256", MINIMAX_M3,
+     {"available_memory_bytes": 11 * GiB, "max_model_len": 65536, "block_size": 256}),
+    ("minimax-m3-shaped-32k-tp8-fp8-block128", MINIMAX_M3,
+     {"available_memory_bytes": 6 * GiB, "max_model_len": 32768, "block_size": 128,
+      "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Inkling: InklingMMConfig's defaults (16 full-attention layers, no local layer, no context
+    # length: 2048) and a 24-layer text config with 20 local (sliding, 512) layers of fewer KV
+    # heads. Every layer also keeps its short-convolution state as a sliding window of
+    # sconv_kernel_size tokens in blocks of that size, which the page unification scales.
+    ("inkling-defaults-auto-len", INKLING_DEFAULTS,
+     {"available_memory_bytes": 10 * GiB, "auto_fit_max_model_len": True}),
+    ("inkling-defaults-2k-tp2-fp8", INKLING_DEFAULTS,
+     {"available_memory_bytes": 4 * GiB, "max_model_len": 2048, "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("inkling-shaped-32k", INKLING, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("inkling-shaped-128k-tp4-fp8", INKLING,
+     {"available_memory_bytes": 12 * GiB, "max_model_len": 131072, "tensor_parallel_size": 4,
+      "dtype": "fp8"}),
+    ("inkling-defaults-2k-block64", INKLING_DEFAULTS,
+     {"available_memory_bytes": 1 * GiB, "max_model_len": 2048, "block_size": 64}),
+    ("inkling-7-layers-8k", INKLING_7, {"available_memory_bytes": 8 * GiB, "max_model_len": 8192}),
+    ("inkling-shaped-16k-block32-mnbt2048", INKLING,
+     {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
+      "max_num_batched_tokens": 2048}),
+    # Kimi-K3 (KimiK3ForConditionalGeneration): Kimi-Linear's layout in a text_config, its KDA with
+    # the full-rank gate (KimiK3DeltaAttention). FlashKDA, which it prefills with on SM 9.0+ when
+    # the KDA head dim is 128, the model bf16 and gate_lower_bound set, keeps a prefill checkpoint:
+    # a third state block a request. The defaults config (KimiLinearConfig's defaults, no gate
+    # bound) prefills with Triton: no checkpoint.
+    ("kimi-k3-shaped-256k", KIMI_K3, {"available_memory_bytes": 40 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-shaped-128k-tp8-fp8", KIMI_K3, {"available_memory_bytes": 4 * GiB, "max_model_len": 131072,
+                                              "tensor_parallel_size": 8, "dtype": "fp8"}),
+    ("kimi-k3-shaped-64k-tp4-block768", KIMI_K3, {"available_memory_bytes": 12 * GiB, "max_model_len": 65536,
+                                                  "tensor_parallel_size": 4, "block_size": 768}),
+    ("kimi-k3-shaped-256k-tight", KIMI_K3, {"available_memory_bytes": 6 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-defaults-4k", KIMI_K3_DEFAULTS, {"available_memory_bytes": 2 * GiB, "max_model_len": 4096}),
+    ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB,
+                                                       "max_model_len": 4096, "tensor_parallel_size": 2,
+                                                       "dtype": "fp8"}),
+    # GLM-5-next (Glm5NextForCausalLM), Glm5NextTextConfig's defaults: 34 KDA layers (FlashKDA
+    # checkpoint) and 11 sparse MLA layers, each with a kpool indexer and a ring, packed
+    # block-outermost by vLLM on an SM 9.0 GPU; blocks of index_kpool × 32 tokens and more.
+    ("glm-5-next-defaults-128k", GLM5_NEXT, {"available_memory_bytes": 20 * GiB, "max_model_len": 131072}),
+    ("glm-5-next-defaults-64k-tp4-fp8", GLM5_NEXT, {"available_memory_bytes": 8 * GiB, "max_model_len": 65536,
+                                                    "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("glm-5-next-defaults-1m-tp8-block768", GLM5_NEXT, {"available_memory_bytes": 30 * GiB,
+                                                        "max_model_len": 1048576, "tensor_parallel_size": 8,
+                                                        "block_size": 768}),
+    ("glm-5-next-defaults-1m-tight", GLM5_NEXT, {"available_memory_bytes": 18 * GiB,
+                                                 "max_model_len": 1048576}),
+    # The multimodal model (Glm5NextConfig's text_config): every 3rd layer sparse MLA, index_kpool 32
+    # (blocks of 1024 tokens and more), an unbounded KDA gate (safe_gate off): Triton, no checkpoint.
+    ("glm-5-next-vl-shaped-128k", GLM5_NEXT_VL, {"available_memory_bytes": 10 * GiB,
+                                                 "max_model_len": 131072}),
+    ("glm-5-next-vl-shaped-256k-tp2-fp8", GLM5_NEXT_VL, {"available_memory_bytes": 6 * GiB,
+                                                         "max_model_len": 262144, "tensor_parallel_size": 2,
+                                                         "dtype": "fp8"}),
     # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
     # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
     # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
@@ -298,12 +372,6 @@ def oracle_requests() -> list[dict[str, object]]:
     return out
 
 
-# The layers' own spec, named in a case where a group of several layer specs
-# (UniformTypeKVCacheSpecs) does not keep every token: DeepSeek-V4's sliding-window MLA caches and
-# compressor rings.
-LAYER_SPECS_SHOWN = ("SlidingWindowMLASpec", "CircularBufferSpec")
-
-
 def summarise(
     name: str, config: str, inputs: dict[str, object], answer: dict[str, object]
 ) -> dict[str, object]:
@@ -313,7 +381,8 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
-        | ({"layer_spec": g["layer_spec"]} if g.get("layer_spec") in LAYER_SPECS_SHOWN else {})
+        # Packed groups (GLM-5-next) are UniformTypeKVCacheSpecs of any kind: name their layers'.
+        | ({"layer_spec": g["layer_spec"]} if g["layer_spec"] not in (g["spec"], "MLAAttentionSpec") else {})
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

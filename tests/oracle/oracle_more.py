@@ -35,6 +35,37 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
+  MiniMax-M3 (vllm/models/minimax_m3/nvidia/model.py): layer i runs MiniMaxM3SparseAttention when
+      sparse_attention_config.sparse_attention_freq[i] != 0 (_sparse_attention_layer_ids), else a
+      plain Attention. A sparse layer keeps its K/V as a FullAttentionSpec bound to
+      MiniMaxM3SparseBackend (Triton on Hopper: select_main_backend_and_impl_cls), and its
+      indexer a key-only MLAAttentionSpec (MiniMaxM3IndexerCache.get_kv_cache_spec: one head of
+      sparse_index_dim, bf16 unless attention_config.indexer_kv_dtype says otherwise,
+      cache_role INDEXER) bound to MiniMaxM3IndexerBackend; both pass through
+      customize_attention_spec, whose kernel block of exactly 128 sets the block stride
+      alignment. The index cache registers before its layer's main cache.
+  Inkling (vllm/models/inkling/nvidia/model.py): every decoder layer keeps a short-convolution
+      state as a SlidingWindowSpec of its own (InklingConvState, built here by vLLM's class:
+      block and window sconv_kernel_size, KV heads per rank, the four streams packed into a
+      power-of-two head, bf16), registered before the layer's attention; the attention
+      (InklingAttention.get_kv_cache_spec, mirrored) is sliding with sliding_window_size on
+      local_layer_ids and full elsewhere, with the swa_ heads and head dim on local layers. vLLM
+      reads neither layer_types nor sliding_window for it, so oracle_ext's model-level window is
+      dropped.
+  Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py, kda.py): KimiK3Config wraps a KimiLinearConfig
+      text_config, read as Kimi-Linear's; with linear_attn_config.use_full_rank_gate the KDA
+      layers are KimiK3DeltaAttention, whose MambaSpec keeps a prefill checkpoint block when
+      resolve_kda_prefill_backend picks FlashKDA (kda_prefill_checkpoint_alignment). That pick
+      reads the GPU, so it is made here as on the CUDA platform of an SM 9.0 GPU (H100; the
+      oracle's other backend choices are Hopper's too); the rest of the rule is vLLM's own code.
+  GLM-5-next (vllm/models/glm5next/common/model.py, attention.py, kda.py): layer_types'
+      linear_attention layers are Glm5NextLinearAttention (a MambaSpec; FlashKDA's checkpoint as
+      Kimi-K3's, resolved as on SM 9.0), the others Glm5NextMLAAttention: sparse MLA on
+      FLASHINFER_MLA_SPARSE_SM90 (Hopper's first sparse backend for a 512 head), its kpool
+      indexer (Glm5NextIndexerCache: tokens_per_state = index_kpool) and the tail ring
+      (Glm5NextTailCache: CircularBufferSpec), each through customize_attention_spec; the block
+      size settled by Platform.update_block_size_for_backend over those backends, and the layout
+      resolved from them (KPOOL_TAIL reads BLHNC only), which makes vLLM pack the groups.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -123,8 +154,23 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
 
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+    if getattr(hf, "model_type", None) == "minimax_m3_text":
+        from vllm.models.minimax_m3.nvidia.model import _sparse_attention_layer_ids
+
+        ext["minimax_m3_sparse"] = sorted(_sparse_attention_layer_ids(hf))
+        ext["minimax_m3_index_dim"] = int(hf.sparse_attention_config["sparse_index_dim"])
+        ext["minimax_m3_topk_blocks"] = int(hf.sparse_attention_config["sparse_topk_blocks"])
+    if getattr(hf, "model_type", None) == "inkling_model":
+        ext.pop("model_level_sliding_window", None)
+        req.pop("sliding_window", None)
+        req.pop("sliding_window_pattern", None)
+        ext["inkling"] = True
     if mc.is_attention_free:
         ext["attention_free"] = True
+    kimi = getattr(hf, "model_type", None) == "kimi_linear"
+    lac = getattr(hf, "linear_attn_config", None) if kimi else None
+    if lac and lac.get("use_full_rank_gate"):
+        ext["kda_full_rank_gate"] = True
     E._CTX["ext"] = ext
     return req
 
@@ -165,7 +211,12 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             specs.pop(f"model.layers.{i}.self_attn.attn", None)
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
+    if ext.get("inkling"):
+        specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+        return _inkling(req, vc, cache_dtype, torch_dtype), cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+    if ext.get("minimax_m3_sparse"):
+        specs = _minimax_m3(specs, ext, vc, cache_dtype)
     if ext.get("per_layer_heads"):
         mc = vc.model_config
         for name, spec in specs.items():
@@ -177,13 +228,283 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
                 )
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
+    if ext.get("kda_full_rank_gate"):
+        alignment = _kimi_k3_kda_checkpoint_alignment(vc)
+        ext["kda_prefill_checkpoint_alignment"] = alignment
+        for name, spec in specs.items():
+            if name.endswith(".mixer"):
+                specs[name] = replace(
+                    spec,
+                    num_prefill_checkpoint_blocks=int(alignment is not None),
+                    prefill_checkpoint_alignment=alignment,
+                )
     return specs, cache_dtype, torch_dtype
+
+
+def _minimax_m3(specs, ext, vc, cache_dtype):  # type: ignore[no-untyped-def]
+    """MiniMax-M3's sparse layers: the main K/V on MiniMaxM3SparseBackend and the indexer's side
+    cache (built by vLLM's own MiniMaxM3IndexerCache), in vLLM's registration order."""
+    from vllm.config import set_current_vllm_config
+    from vllm.models.minimax_m3.common.indexer import MiniMaxM3IndexerCache, select_indexer_impl_cls
+    from vllm.models.minimax_m3.common.sparse_attention import select_main_backend_and_impl_cls
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    sparse = set(ext["minimax_m3_sparse"])
+    out = {}
+    with set_current_vllm_config(vc):
+        dtype = vc.attention_config.resolve_indexer_kv_dtype("bf16")
+        for name, s in specs.items():
+            i = int(name.split(".")[2])
+            if i not in sparse:
+                out[name] = s
+                continue
+            backend, _ = select_main_backend_and_impl_cls(
+                topk_blocks=ext["minimax_m3_topk_blocks"],
+                kv_cache_dtype=cache_dtype,
+                num_kv_heads=s.num_kv_heads,
+            )
+            impl = select_indexer_impl_cls(topk_blocks=ext["minimax_m3_topk_blocks"], indexer_kv_dtype=dtype)
+            cache = MiniMaxM3IndexerCache(
+                head_dim=ext["minimax_m3_index_dim"],
+                prefix=f"{name}.index_cache",
+                cache_config=vc.cache_config,
+                indexer_kv_dtype=dtype,
+                backend_cls=impl.indexer_backend_cls,
+            )
+            out[f"{name}.index_cache"] = customize_attention_spec(
+                impl.indexer_backend_cls, cache.get_kv_cache_spec(vc)
+            )
+            out[name] = customize_attention_spec(backend, s)
+    return out
+
+
+def _inkling(req, vc, cache_dtype, torch_dtype):  # type: ignore[no-untyped-def]
+    """Inkling's per-layer conv state (vLLM's InklingConvState) and attention spec, with the
+    backends' customisation, in vLLM's registration order."""
+    from vllm.config import set_current_vllm_config
+    from vllm.models.inkling.nvidia import sconv_swa_attn as S
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    cfg = vc.model_config.hf_text_config
+    tp = int(req.get("tensor_parallel_size", 1))
+    S.get_tensor_model_parallel_world_size = lambda: tp  # no process group on the oracle's CPU
+    local = set(cfg.local_layer_ids)
+    bs = vc.cache_config.block_size
+    out = {}
+    with set_current_vllm_config(vc):
+        for i in range(int(cfg.num_hidden_layers)):
+            is_local = i in local
+            kv = cfg.swa_num_key_value_heads if is_local else cfg.num_key_value_heads
+            hd = cfg.swa_head_dim if is_local else cfg.head_dim
+            conv = S.InklingConvState(
+                num_kv_heads=kv,
+                head_dim=hd,
+                hidden_size=cfg.hidden_size,
+                kernel_size=cfg.sconv_kernel_size,
+                prefix=f"model.layers.{i}.conv_state",
+            )
+            out[conv.prefix] = customize_attention_spec(conv.get_attn_backend(), conv.get_kv_cache_spec(vc))
+            kw = dict(block_size=bs, num_kv_heads=max(1, kv // tp), head_size=hd, dtype=torch_dtype)
+            attn = (
+                SlidingWindowSpec(**kw, sliding_window=cfg.sliding_window_size)
+                if is_local
+                else FullAttentionSpec(**kw)
+            )
+            out[f"model.layers.{i}.attn"] = customize_attention_spec(FlashAttentionBackend, attn)
+    return out
+
+
+def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+    """KimiK3DeltaAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
+    resolved ("auto", no additional_config) as on an SM 9.0 CUDA GPU."""
+    from unittest import mock
+
+    from vllm.models.kimi_k3.nvidia import kda
+    from vllm.models.kimi_k3.nvidia.model import KimiLinearForCausalLM
+    from vllm.platforms.interface import DeviceCapability
+
+    text = vc.model_config.hf_text_config
+    lac = text.linear_attn_config
+    vc_text = vc.with_hf_config(text) if text is not vc.model_config.hf_config else vc
+    recurrent_dtype = KimiLinearForCausalLM.get_mamba_state_dtype_from_config(vc_text)[1]
+    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
+    with mock.patch.object(kda, "current_platform", hopper):
+        backend = kda.resolve_kda_prefill_backend(
+            "auto", lac["head_dim"], vc.model_config.dtype, recurrent_dtype, lac.get("gate_lower_bound")
+        )
+    return kda.kda_prefill_checkpoint_alignment(backend)
 
 
 STOCK._fill_from_model_config = _fill
 STOCK.build_specs = _build
 
 
+_more_make_vc = STOCK.make_vllm_config
+_more_build = STOCK.build_specs
+
+
+def _glm5next_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _glm5_prev_fill(req, mc, tp)
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) == "glm5_next_text":
+        ext = req["_ext"]
+        ext.pop("indexer_head", None)  # not the V3.2 indexer: oracle_more builds GLM-5-next's own
+        ext["glm5next"] = True
+    return req
+
+
+def _glm5next_backends():  # type: ignore[no-untyped-def]
+    """The non-SSM backends of a GLM-5-next MLA layer on an SM 9.0 GPU, in the order the layer
+    registers them (its Indexer's k_cache and tail_cache before the MLA attention)."""
+    from vllm.v1.attention.backends.mla.flashinfer_mla_sparse_sm90 import FlashInferMLASparseSM90Backend
+    from vllm.v1.attention.backends.mla.indexer import Glm5NextIndexerBackend, KpoolTailBackend
+
+    return [Glm5NextIndexerBackend, KpoolTailBackend, FlashInferMLASparseSM90Backend]
+
+
+def _glm5next_make_vc(req, model_config=None):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("glm5next"):
+        return _more_make_vc(req, model_config)
+    from unittest import mock
+
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.platforms.interface import Platform
+
+    mamba_layers = ext.pop("mamba_layers", None)
+    vc = _more_make_vc(req, model_config)
+    ext["mamba_layers"] = mamba_layers
+    cc = vc.cache_config
+    cc.enable_prefix_caching = True
+    cc.mamba_cache_mode = "align"
+    cc.user_specified_block_size = int(req["block_size"]) != 16
+    cc.mamba_block_size = cc.block_size
+    backends = classmethod(lambda cls, v: _glm5next_backends())
+    with mock.patch.object(Platform, "_find_non_ssm_backends", backends):
+        Platform.update_block_size_for_backend(vc)
+    cc.mamba_block_size = cc.block_size
+    model_cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+    ext["mamba_shapes"] = model_cls.get_mamba_state_shape_from_config(vc)
+    ext["mamba_dtypes"] = model_cls.get_mamba_state_dtype_from_config(vc)
+    ext["attn_block_size"] = cc.block_size
+    ext["mamba_page_size_padded"] = cc.mamba_page_size_padded
+    return vc
+
+
+def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    specs, cache_dtype, torch_dtype = _more_build(req, vc, model_dtype)
+    if not ext.get("glm5next"):
+        return specs, cache_dtype, torch_dtype
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import _canonicalize_sparse_mla_kv_cache_dtype
+    from vllm.models.glm5next.common.model import get_sparse_topk_buffer_width
+    from vllm.utils.math_utils import cdiv, next_power_of_2
+    from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
+    from vllm.v1.kv_cache_interface import (
+        CircularBufferSpec,
+        MLAAttentionSpec,
+        SparseCacheRole,
+        get_kv_quant_mode,
+    )
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_text_config
+    indexer_be, tail_be, mla_be = _glm5next_backends()
+    bs = vc.cache_config.block_size
+    kv_dtype_str = _canonicalize_sparse_mla_kv_cache_dtype(mla_be, vc.cache_config.cache_dtype)
+    kv_dtype = kv_cache_dtype_str_to_dtype(kv_dtype_str, vc.model_config)
+    ext["mla_cache_dtype"] = kv_dtype_str
+    kpool = int(hf.index_kpool)
+    ring = kpool * next_power_of_2(cdiv(kpool + vc.num_speculative_tokens, kpool))
+    assert bs % ring == 0
+    out = {}
+    for name, s in specs.items():
+        if not name.endswith(".self_attn.attn"):
+            out[name] = s
+            continue
+        base = name[: -len(".attn")]
+        ihd = int(hf.index_head_dim)
+        out[base + ".indexer.k_cache"] = customize_attention_spec(
+            indexer_be,
+            MLAAttentionSpec(
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=ihd + ihd // 128 * 4,
+                dtype=torch.uint8,
+                cache_role=SparseCacheRole.INDEXER,
+                tokens_per_state=kpool,
+            ),
+        )
+        out[base + ".indexer.tail_cache"] = customize_attention_spec(
+            tail_be,
+            CircularBufferSpec(
+                block_size=ring,
+                num_kv_heads=2,
+                head_size=ihd,
+                head_size_v=0,
+                dtype=torch.bfloat16,
+                dcp_sharded=False,
+            ),
+        )
+        out[name] = customize_attention_spec(
+            mla_be,
+            MLAAttentionSpec(
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=int(hf.kv_lora_rank) + int(hf.qk_rope_head_dim),
+                dtype=kv_dtype,
+                cache_dtype_str=kv_dtype_str,
+                kv_quant_mode=get_kv_quant_mode(kv_dtype_str),
+                state_content_bytes={"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}.get(kv_dtype_str),
+                topk_buffer_width=get_sparse_topk_buffer_width(hf),
+                is_index_group_leader=True,
+            ),
+        )
+    # The layout the engine core resolves from the workers' backends (KPOOL_TAIL reads BLHNC only):
+    # block-outermost, so vLLM packs the groups' mixed page sizes (_get_packed_kv_cache_groups).
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(_glm5next_backends())]
+    ext["kv_cache_layout"] = resolve_kv_cache_layout(vc, [layouts], out.values()).name
+    alignment = _glm5next_kda_checkpoint_alignment(vc)
+    ext["kda_prefill_checkpoint_alignment"] = alignment
+    for name, s in out.items():
+        if name.endswith(".mixer"):
+            out[name] = replace(
+                s,
+                num_prefill_checkpoint_blocks=int(alignment is not None),
+                prefill_checkpoint_alignment=alignment,
+            )
+    return out, cache_dtype, torch_dtype
+
+
+def _glm5next_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+    """Glm5NextLinearAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
+    resolved ("auto") as on an SM 9.0 CUDA GPU."""
+    from unittest import mock
+
+    from vllm.model_executor.layers.mamba.kda_checkpoint import kda_prefill_checkpoint_alignment
+    from vllm.models.glm5next.common import kda
+    from vllm.platforms.interface import DeviceCapability
+
+    hf = vc.model_config.hf_text_config
+    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
+    with mock.patch.object(kda, "current_platform", hopper):
+        backend = kda._resolve_kda_prefill_backend(
+            "auto", hf.linear_head_dim, vc.model_config.dtype, hf.linear_lower_bound
+        )
+    return kda_prefill_checkpoint_alignment(backend)
+
+
+_glm5_prev_fill = STOCK._fill_from_model_config
+STOCK._fill_from_model_config = _glm5next_fill
+STOCK.make_vllm_config = _glm5next_make_vc
+STOCK.build_specs = _glm5next_build
 # DeepSeek-V4 (vllm/models/deepseek_v4, DeepseekV4ForCausalLM / ...ForConditionalGeneration, the
 # CUDA path: DeepseekV4FlashMLAAttention on SM 9x/10x). Every decoder layer keeps a sliding-window
 # cache (DeepseekV4SWACache, 64-token blocks); a compressed layer (compress_rates of its

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, SLIDING, SLIDING_MLA
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, SCONV, SLIDING, SLIDING_MLA
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
@@ -18,20 +18,19 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, CHUNKED, MAMBA, SLIDING_MLA, CIRCULAR_BUFFER)
+_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, CIRCULAR_BUFFER, SLIDING_MLA)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
     """Blocks one request of `tokens` needs in one group of this shape
     (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
-    if kind in (SLIDING, SLIDING_MLA):  # SlidingWindowMLASpec is a SlidingWindowSpec
+    # an sconv state is a SlidingWindowSpec of the kernel's width; so is SlidingWindowMLASpec
+    if kind in (SLIDING, SCONV, SLIDING_MLA):
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind == MAMBA:
+    if kind in (MAMBA, CIRCULAR_BUFFER):  # states; a ring holds one block (CircularBufferSpec)
         return bound
-    if kind == CIRCULAR_BUFFER:  # CircularBufferSpec: one block for the request's lifetime
-        return 1
     return -(-tokens // (bs * dcp))
 
 
@@ -51,8 +50,10 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
     growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in _BOUNDED]
     if growing and len({u for u, _ in growing}) == 1:
         unit = growing[0][0]
-        saturate = max((bound for kind, _, bound, _ in shapes if kind in (SLIDING, CHUNKED, SLIDING_MLA)),
-                       default=0)  # fmt: skip
+        saturate = max(
+            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SCONV, CHUNKED, SLIDING_MLA)),
+            default=0,
+        )
         # Past the saturation point every bounded group needs its fixed number of blocks.
         fixed = sum(n * blocks_for_shape(kind, bs, bound, saturate, dcp) for kind, bs, bound, n in shapes
                     if kind in _BOUNDED)  # fmt: skip

@@ -100,9 +100,41 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "beam": {"tie_word_embeddings": False, "num_hidden_layers": 24, "num_attention_heads": 32,
              "num_key_value_heads": 4, "hidden_size": 2048, "max_position_embeddings": 32768,
              "sliding_window": 4096},
+    # vLLM's KimiLinearConfig (vllm/transformers_utils/configs/kimi_linear.py), Kimi-K3's text_config.
+    "kimi_linear": {"tie_word_embeddings": False, "num_hidden_layers": 32, "num_attention_heads": 32,
+                    "hidden_size": 4096, "intermediate_size": 11008, "max_position_embeddings": 4096,
+                    "vocab_size": 163840},
+    # Glm5NextTextConfig (GLM-5-next, and its multimodal model's text_config); its __post_init__
+    # fills layer_types in (hfconfig._glm5_next_layer_types).
+    "glm5_next_text": {"tie_word_embeddings": False, "num_hidden_layers": 45, "num_attention_heads": 64,
+                       "num_key_value_heads": 64, "hidden_size": 4096, "max_position_embeddings": 1048576,
+                       "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0,
+                       "qk_nope_head_dim": 256, "v_head_dim": 256, "index_topk": 2048, "index_head_dim": 128,
+                       "index_n_heads": 32, "index_kpool": 16, "index_kpool_always_select_tail": True,
+                       "linear_head_dim": 128, "linear_num_heads": 64, "linear_conv_kernel_dim": 4,
+                       "linear_lower_bound": -5.0, "vocab_size": 154880, "intermediate_size": 12288,
+                       "moe_intermediate_size": 2048, "n_routed_experts": 288, "n_shared_experts": 1,
+                       "num_experts_per_tok": 8},
     "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
               "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
               "max_position_embeddings": 262144, "sliding_window": 513},
+    # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py): the first 3 layers dense,
+    # the other 57 sparse MoE layers, each with an indexer cache.
+    "minimax_m3_text": {"tie_word_embeddings": False, "num_hidden_layers": 60, "num_attention_heads": 64,
+                        "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 6144,
+                        "max_position_embeddings": 524288,
+                        "sparse_attention_config": {
+                            "use_sparse_attention": True, "sparse_index_dim": 128,
+                            "sparse_num_index_heads": 4,
+                            "sparse_topk_blocks": 16, "sparse_block_size": 128,
+                            "sparse_disable_index_value": [0] * 3 + [1] * 57, "sparse_score_type": "max",
+                            "sparse_init_block": 0, "sparse_local_block": 1,
+                            "sparse_attention_freq": [0] * 3 + [1] * 57}},
+    # InklingModelConfig (vllm/models/inkling/configs.py): head_dim is hidden ÷ heads, the swa_ heads
+    # and dims are the full layers' own, no layer is local and the conv kernel is 4 unless given.
+    "inkling_model": {"tie_word_embeddings": False, "vocab_size": 201024, "hidden_size": 1536,
+                      "num_hidden_layers": 16, "num_attention_heads": 12, "num_key_value_heads": 4,
+                      "sliding_window_size": 512, "intermediate_size": 768},
 }  # fmt: skip
 
 

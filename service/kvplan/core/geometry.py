@@ -41,7 +41,11 @@ class LayerKind(StrEnum):
     # a compressed layer's MLA cache of one state per `ratio` tokens beside it.
     SLIDING_MLA = "W"
     COMPRESSED_MLA = "Z"
-    # A per-request ring of fixed size (CircularBufferSpec): DeepSeek-V4.1's compressor state.
+    # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
+    # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
+    SCONV = "V"
+    # A group kind only, never in layer_pattern: GLM-5-next's indexer rings and DeepSeek-V4.1's
+    # compressor rings (CircularBufferSpec).
     CIRCULAR_BUFFER = "B"
 
 
@@ -52,6 +56,7 @@ MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
 SLIDING_MLA = LayerKind.SLIDING_MLA
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
+SCONV = LayerKind.SCONV
 CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
@@ -61,6 +66,7 @@ KIND_NAMES: dict[str, str] = {
     CHUNKED: "chunked_attention",
     SLIDING_MLA: "sliding_window_mla",
     COMPRESSED_MLA: "compressed_mla",
+    SCONV: "sconv",
     CIRCULAR_BUFFER: "circular_buffer",
 }
 LAYER_TYPE_CODES = {
@@ -72,6 +78,7 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
+    "sconv": SCONV,
 }
 
 
@@ -118,10 +125,22 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # GLM-5-next's kpool indexer beside each sparse MLA layer: (index_head_dim, index_kpool), one
+    # indexer state a pool of index_kpool tokens and a ring of the open pool's raw keys
+    # (vllm/models/glm5next/common/attention.py); vLLM packs its pages block-outermost.
+    kpool_indexer: tuple[int, int] | None = None
     # Full-attention layers with a head dim and KV heads of their own beside sliding ones (Gemma-4:
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
+    # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
+    indexer_layers: tuple[int, ...] | None = None
+    indexer_dim: int | None = None
+    # Inkling's short-convolution states (SCONV entries): the kernel (block and window) and the
+    # hidden size its four packed streams are cut from.
+    sconv_kernel_size: int | None = None
+    sconv_hidden_size: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -170,7 +189,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SLIDING_MLA, COMPRESSED_MLA, CIRCULAR_BUFFER)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SCONV, SLIDING_MLA, COMPRESSED_MLA)
             if k in self.layer_pattern
         }
 
@@ -196,6 +215,19 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
     if value > maximum:
         raise err(field, f"must be at most {maximum}, got {value}")
     return int(value)
+
+
+def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    if value is None:
+        return None
+    if MLA not in pattern or MAMBA not in pattern:
+        raise InvalidInput(p + "index_kpool", "modelled beside MLA and Mamba (KDA) layers only")
+    head = pos_int(value[0], p + "index_head_dim", MAX_HEAD_DIM)
+    kpool = pos_int(value[1], p + "index_kpool", MAX_HEAD_DIM)
+    if kpool < 2:
+        raise InvalidInput(p + "index_kpool", "must be at least 2")
+    return head, kpool
 
 
 def non_neg_int(value: Any, field: str, maximum: int) -> int:
@@ -229,8 +261,13 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    indexer_layers: tuple[int, ...] | None = None,
+    indexer_dim: int | None = None,
+    sconv_kernel_size: int | None = None,
+    sconv_hidden_size: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -250,7 +287,9 @@ def make_geometry(
         kv_lora_rank = pos_int(kv_lora_rank, p + "kv_lora_rank", MAX_HEAD_DIM)
         if qk_rope_head_dim is None:
             raise InvalidInput(p + "qk_rope_head_dim", "required for MLA (with kv_lora_rank)")
-        qk_rope_head_dim = pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
+        # 0: NoPE MLA (GLM-5-next), the latent alone.
+        nope = qk_rope_head_dim == 0 and not isinstance(qk_rope_head_dim, bool)
+        qk_rope_head_dim = 0 if nope else pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
         num_kv_heads = 1
         head_dim = kv_lora_rank + qk_rope_head_dim
         v_head_dim = 0
@@ -295,6 +334,16 @@ def make_geometry(
             mamba_state_bytes = None
     if CHUNKED in pattern:
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
+    indexer_layers, indexer_dim = _indexer(indexer_layers, indexer_dim, pattern, p)
+    if SCONV in pattern:
+        sconv_kernel_size = pos_int(sconv_kernel_size, p + "sconv_kernel_size", MAX_TOKENS)
+        sconv_hidden_size = pos_int(sconv_hidden_size, p + "sconv_hidden_size", MAX_HIDDEN_SIZE)
+        for i, k in enumerate(pattern):
+            if k == SCONV and (i + 1 == len(pattern) or pattern[i + 1] not in (FULL, SLIDING)):
+                raise InvalidInput(
+                    f"{p}layer_types[{i}]",
+                    "an sconv state goes just before its layer's full or sliding attention",
+                )
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     if decoder_layers is not None:
@@ -332,8 +381,13 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        indexer_layers=indexer_layers,
+        indexer_dim=indexer_dim,
+        sconv_kernel_size=sconv_kernel_size if SCONV in pattern else None,
+        sconv_hidden_size=sconv_hidden_size if SCONV in pattern else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
@@ -500,6 +554,23 @@ def make_dsv41_geometry(
             index_sources=tuple(sorted({i for i in index_sources if i < n})),
         ),
     )
+
+
+def _indexer(
+    layers: tuple[int, ...] | None, dim: int | None, pattern: str, p: str
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The full-attention layers with an indexer cache, checked (None when there are none)."""
+    if not layers:
+        return None, None
+    dim = pos_int(dim, p + "indexer_dim", MAX_HEAD_DIM)
+    if list(layers) != sorted(set(layers)) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pattern) or pattern[i] != FULL
+        for i in layers
+    ):
+        raise InvalidInput(
+            p + "indexer_layers", "must list, in order and once each, full-attention layers (0-based)"
+        )
+    return tuple(layers), dim
 
 
 def check_mamba(m: MambaState, p: str) -> None:

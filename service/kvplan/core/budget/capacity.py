@@ -13,7 +13,8 @@ from .. import dsv4
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput, InvalidLayout
-from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING, SLIDING_MLA
+from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, SCONV, SLIDING, SLIDING_MLA
+from ..gpu_arch import planned_arch_warning
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -192,6 +193,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
+    if g.kpool_indexer is not None and par.decode_context > 1:
+        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
     if g.dsv4 is not None:
         check_dsv4_layout(inp, par)
         dsv4.check_gpu(g.dsv4, inp.gpu_name)
@@ -201,12 +204,14 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    if any(kind in (SLIDING, CHUNKED, SLIDING_MLA) for kind, _, _ in plan.classes):
+    if any(kind in (SLIDING, SCONV, CHUNKED, SLIDING_MLA) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
+        SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
     }
     shapes = tuple(
         (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
@@ -320,6 +325,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
                + (" and larger." if len(fits) > 3 else ".") if fits
                else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
         ))  # fmt: skip
+    if (arch := planned_arch_warning(inp.geometry, inp.gpu_name)) is not None:
+        out.append(arch)
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
     if mml > derived:
@@ -372,7 +379,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,
             f"{KIND_NAMES.get(kind, kind)} layers use block size {new} instead of {old} so that every "
-            "group's page has the same size.",
+            + ("group's page has the same size." if inp.geometry.kpool_indexer is None
+               else "latent page holds a KDA state, in whole indexer kernel blocks."),
         ))  # fmt: skip
     if inp.num_gpu_blocks_override is not None:
         out.append(w.Warning(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import dsv4
+from ..geometry import MLA
+from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -176,6 +178,8 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         dsv4.explain(
             led, g.dsv4, b.block_size, b.bytes_per_block, b.sliding_inflight_tokens or 0, b.context_tokens
         )
+    elif g.kpool_indexer is not None:
+        _packed_steps(led, b, cap)
     elif plan.uniform:
         led.add(
             "bytes_per_block",
@@ -289,12 +293,20 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         if gr.kind in ("sliding_attention", "sliding_window_mla"):
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
-        elif gr.kind == "circular_buffer":
-            formula = "1 block (the ring), whatever T"
-            src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
+        elif gr.kind == "sconv":
+            formula = (
+                "ceil(min(sconv_kernel_size − 1 + F, T) / block_size) + 1 (a sliding window of the kernel)"
+            )
+            src = SRC_SLIDING
         elif gr.kind == "chunked_attention":
             formula = "ceil(min(chunk + F, T) / block_size)"
             src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
+        elif gr.kind == "circular_buffer":
+            formula = (
+                "1 block: the ring (GLM-5-next: the open pool's raw keys; DeepSeek-V4.1: the compressor's "
+                "open group), kept for the request's life"
+            )
+            src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
                 " + 1 prefill checkpoint" if g.mamba is not None and g.mamba.checkpoint_blocks else ""
@@ -422,3 +434,59 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             unrounded=round(p.concurrency_unrounded, 4),
         )
     return led.build()
+
+
+SRC_PACKED = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)"
+
+
+def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
+    """GLM-5-next: the attention block, and the groups vLLM packs side by side in each block."""
+    plan, lb = cap.plan, cap.layer_bytes
+    assert lb.kpool_indexer is not None
+    head, kpool = lb.kpool_indexer
+    bs = next(g.block_size for g in plan.groups if g.kind == MLA)
+    page, index_page, ring_page, step = packed_pages(lb, bs)
+    for kind, old, new in plan.raised_block_sizes:
+        led.add(
+            f"block_size[{kind}]",
+            "align × ceil(mamba_page / (align × latent bytes per token)), align = max(index_kpool × 32, "
+            "block, 128), in multiples of lcm(index_kpool × 32, 64)",
+            new,
+            "tokens",
+            "vllm/platforms/interface.py (update_block_size_for_backend, _align_hybrid_block_size)",
+            requested=old,
+            mamba_page=lb.mamba_state_gpu,
+            index_kpool=kpool,
+        )
+    led.add(
+        "mamba_page_padded",
+        "a KDA layer's state padded to the latent page",
+        page,
+        "B",
+        "vllm/platforms/interface.py (mamba_page_size_padded)",
+        state=lb.mamba_state_gpu,
+        padding=page - lb.mamba_state_gpu,
+    )
+    mla = sum(1 for k in lb.kinds if k == MLA)
+    led.add(
+        "packed_groups",
+        "KDA states in groups of at most what one block holds; every MLA latent and indexer in one "
+        "group; the rings in one",
+        len(plan.groups),
+        "groups",
+        SRC_PACKED,
+        mla_layers=mla,
+        indexer_page=index_page,
+        index_state_bytes=head + head // 128 * 4,
+        ring_page=ring_page,
+    )
+    led.add(
+        "bytes_per_block",
+        "MLA layers × (latent page + indexer page), rounded up to the block-stride step",
+        b.bytes_per_block,
+        "B",
+        SRC_PACKED,
+        latent_page=page,
+        indexer_page=index_page,
+        step=step,
+    )
