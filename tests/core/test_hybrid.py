@@ -207,6 +207,41 @@ def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_atte
     assert e.value.field == "architectures" and arch in e.value.reason
 
 
+MUSE = {"architectures": ["MuseSparkForConditionalGeneration"], "model_type": "muse_spark",
+        "text_config": {"model_type": "muse_spark_text", "num_hidden_layers": 4, "num_attention_heads": 8,
+                        "num_key_value_heads": 2, "head_dim": 128, "hidden_size": 1024,
+                        "sliding_window": 1024, "rope_parameters": {"rope_type": "default"},
+                        "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}}  # fmt: skip
+
+
+def _muse(**text: object) -> dict:
+    return {**MUSE, "text_config": {**MUSE["text_config"], **text}}  # type: ignore[dict-item]
+
+
+def test_muse_spark_reads_its_sliding_and_full_layers_from_layer_types():
+    g = from_hf_config(MUSE)
+    assert g.layer_counts() == {"sliding_attention": 3, "full_attention": 1}
+    assert (g.sliding_window, g.num_kv_heads, g.head_dim) == (1024, 2, 128)
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ({"layer_types": None}, "layer_types"),
+        ({"layer_types": ["sliding_attention"] * 3}, "layer_types"),
+        ({"layer_types": ["chunked_attention"] * 4}, "layer_types"),
+        ({"num_key_value_heads": None}, "num_key_value_heads"),
+        ({"head_dim": None}, "head_dim"),
+        ({"sliding_window": None}, "sliding_window"),
+        ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, "rope_parameters"),
+    ],
+)
+def test_muse_spark_fields_its_config_class_refuses_are_refused_by_name(text, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(_muse(**text))
+    assert e.value.field == field
+
+
 def test_flint_and_beam_without_layer_types_read_as_their_config_classes_fill_them():
     """FlintConfig: every layer full; BeamConfig: every layer sliding (window 4096)."""
     flint = {k: v for k, v in _config("synthetic--flint-shaped.json").items() if k != "layer_types"}

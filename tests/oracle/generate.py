@@ -54,6 +54,7 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+MUSE_SPARK = "synthetic--muse-spark-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -222,6 +223,18 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Muse Spark (MuseSparkForConditionalGeneration): MuseSparkTextConfig has no defaults, so a
+    # shape: 48 layers, every 4th full, the rest sliding within sliding_window (8192), as
+    # MuseSpark1xAttention reads layer_types; 8 KV heads of 128.
+    ("muse-spark-shaped-32k", MUSE_SPARK, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("muse-spark-shaped-256k-tp8-fp8", MUSE_SPARK, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 262144, "tensor_parallel_size": 8,
+                                                    "dtype": "fp8"}),
+    ("muse-spark-shaped-256k-tight-block32", MUSE_SPARK, {"available_memory_bytes": 16 * GiB,
+                                                          "max_model_len": 262144, "block_size": 32}),
+    ("muse-spark-shaped-16k-tp2-mnbt2048", MUSE_SPARK, {"available_memory_bytes": 6 * GiB,
+                                                        "max_model_len": 16384, "tensor_parallel_size": 2,
+                                                        "max_num_batched_tokens": 2048}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -33,6 +33,10 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       FLASHMLA_SPARSE subclass, whose spec is its parent's), with the KV cache dtype that
       MLAAttention canonicalises for that backend (fp8 served as fp8_ds_mla), which oracle_ext
       leaves as given.
+  Muse Spark (vllm/models/muse_spark/nvidia/model.py MuseSpark1xAttention): no spec class of
+      its own; each layer is a plain Attention, windowed by config.sliding_window where
+      layer_types[i] is "sliding_attention" (per_layer_sliding_window), else full; the vision and
+      audio towers' MMEncoderAttention keep no KV cache. Set here from that rule.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -123,6 +127,10 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
 
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+    if getattr(hf, "model_type", None) == "muse_spark_text":
+        windows = [int(hf.sliding_window) if t == "sliding_attention" else None for t in hf.layer_types]
+        req["sliding_window_pattern"] = windows
+        req["sliding_window"] = next((w for w in windows if w), None)
     if mc.is_attention_free:
         ext["attention_free"] = True
     E._CTX["ext"] = ext

@@ -68,7 +68,6 @@ _OWN_LAYOUT_ARCHS = {
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
-        ("muse_spark", ("MuseSparkForConditionalGeneration",)),
         ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
         ("step5", ("Step5ForCausalLM", "Step5ForConditionalGeneration")),
     )
@@ -79,6 +78,10 @@ _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_t
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
 _HY_V4 = "hy_v4"
 _HY_V4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention"})
+# Muse Spark's text config (vllm/transformers_utils/configs/muse_spark.py MuseSparkTextConfig): no
+# defaults of its own, so the keys its attention reads must be in config.json.
+_MUSE_SPARK = frozenset({"muse_spark", "muse_spark_text"})
+_MUSE_SPARK_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 # AliceAI has no config class in transformers (its config.json comes with the repository's own):
 # it is known by its architecture and read under this family name.
 _ALICE_AI = "AliceAIForCausalLM"
@@ -226,6 +229,26 @@ def _layer_types(
         start = n if start_raw is None else non_neg_int(start_raw, "max_window_layers", MAX_LAYERS)
         return tuple("sliding_attention" if i >= start else "full_attention" for i in range(n))
     return tuple("sliding_attention" for _ in range(n))
+
+
+def _muse_spark_text(cfg: Mapping[str, Any], n: int) -> None:
+    """Muse Spark's text layers are plain attention, windowed by sliding_window where layer_types
+    says sliding_attention (vllm/models/muse_spark/nvidia/model.py MuseSpark1xAttention). Its
+    config class has no defaults and refuses what it cannot serve (MuseSparkTextConfig): the
+    same fields are refused here, by name."""
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or len(types) != n or not set(types) <= _MUSE_SPARK_LAYER_TYPES:
+        raise InvalidConfig(
+            "layer_types", f"Muse Spark needs full_attention or sliding_attention for each of the {n} layers"
+        )
+    for key in ("num_key_value_heads", "head_dim"):  # read as attributes, no default
+        if cfg.get(key) is None:
+            raise InvalidConfig(key, "Muse Spark's attention reads it and its config class has no default")
+    if "sliding_attention" in types and not cfg.get("sliding_window"):
+        raise InvalidConfig("sliding_window", "Muse Spark's sliding_attention layers read it")
+    rope = cfg.get("rope_parameters")
+    if not isinstance(rope, Mapping) or rope.get("rope_type") != "default":
+        raise InvalidConfig("rope_parameters", "Muse Spark serves only rope_type 'default'")
 
 
 def _hy_v4_indexed(cfg: Mapping[str, Any], n: int) -> bool:
@@ -722,6 +745,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    if model_type in _MUSE_SPARK:
+        _muse_spark_text(cfg, n)
     if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
         # No attention: placeholder heads (the layout checks skip attention-free models; the
         # state's own widths are checked against TP in core/mamba.py).
