@@ -196,9 +196,7 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
     assert e.value.field == "linear_value_head_dim"
 
 
-@pytest.mark.parametrize(
-    "arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "Step5ForCausalLM", "Dots3NoteForCausalLM"]
-)
+@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "Step5ForCausalLM"])
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
                     "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512}  # fmt: skip
@@ -239,6 +237,56 @@ def test_muse_spark_reads_its_sliding_and_full_layers_from_layer_types():
 def test_muse_spark_fields_its_config_class_refuses_are_refused_by_name(text, field):
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(_muse(**text))
+    assert e.value.field == field
+
+
+def _dots3(**changes: object) -> dict:
+    return {**_config("synthetic--dots3-note-shaped.json"), **changes}
+
+
+def test_dots3_reads_sliding_window_mla_beside_sparse_mla_padded_to_the_sliding_width():
+    g = from_hf_config(_dots3())
+    assert g.layer_counts() == {"mla": 10, "sliding_window_mla": 30}
+    assert (g.sliding_window, g.sliding_mla_dim, g.mla_row_dim) == (4096, 1024 + 64, 1024 + 64)
+    assert g.mla_latent_dim == 512 + 64 and g.index_head_dim == 128
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"layer_types": None}, "layer_types"),
+        ({"swa_kv_lora_rank": None}, "swa_kv_lora_rank"),
+        ({"swa_kv_lora_rank": 256}, "swa_kv_lora_rank"),  # narrower than the sparse latent
+        ({"sliding_window_size": None}, "sliding_window_size"),
+        ({"index_head_dim": None}, "index_head_dim"),
+        ({"index_topk_freq": 2}, "index_topk_freq"),
+        ({"index_topk_pattern": "FFFS" * 10}, "index_topk_pattern"),
+    ],
+)
+def test_dots3_fields_kvplan_cannot_read_are_refused_by_name(changes, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(_dots3(**changes))
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    "inputs, field",
+    [
+        ({"kv_cache_dtype": "fp8"}, "kv_cache_dtype"),  # FlashAttnMLASparseImpl: 16-bit KV only
+        ({"block_size": 16}, "block_size"),  # the sparse and indexer kernels take multiples of 64
+        ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
+        ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+    ],
+)
+def test_dots3_settings_vllm_refuses_or_kvplan_does_not_plan_are_refused_by_name(inputs, field):
+    from kvplan.core.budget import BudgetInput, compute_budget
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.profiles import get_profile
+
+    inp = BudgetInput(geometry=from_hf_config(_dots3()), profile=get_profile("vllm@0.33"),
+                      kv_cache_memory_bytes=20 << 30, **{"block_size": 64, **inputs})  # fmt: skip
+    with pytest.raises(InvalidInput) as e:
+        compute_budget(inp)
     assert e.value.field == field
 
 

@@ -55,6 +55,8 @@ HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 MUSE_SPARK = "synthetic--muse-spark-shaped.json"
+DOTS3 = "synthetic--dots3-note-shaped.json"
+DOTS3_UNEVEN = "synthetic--dots3-note-uneven-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -235,6 +237,23 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("muse-spark-shaped-16k-tp2-mnbt2048", MUSE_SPARK, {"available_memory_bytes": 6 * GiB,
                                                         "max_model_len": 16384, "tensor_parallel_size": 2,
                                                         "max_num_batched_tokens": 2048}),
+    # Dots3 (Dots3NoteForCausalLM): 30 sliding-window MLA layers (latent 1024 + 64, window 4096)
+    # and 10 sparse MLA layers with indexers, rows padded to 1088; and 47 layers, the first and
+    # every 5th sparse (10 beside 37 sliding, window 2048). The padded sparse backend takes only
+    # BLHNC, so the planner packs the mixed pages; blocks multiples of 64; 16-bit KV only.
+    ("dots3-note-shaped-32k-block64", DOTS3, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
+                                              "block_size": 64}),
+    ("dots3-note-shaped-128k-tp4-block64", DOTS3, {"available_memory_bytes": 30 * GiB,
+                                                   "max_model_len": 131072, "block_size": 64,
+                                                   "tensor_parallel_size": 4}),
+    ("dots3-note-shaped-128k-tight-block128", DOTS3, {"available_memory_bytes": 8 * GiB,
+                                                      "max_model_len": 131072, "block_size": 128}),
+    ("dots3-note-uneven-shaped-64k-block64-mnbt2048", DOTS3_UNEVEN, {"available_memory_bytes": 20 * GiB,
+                                                                     "max_model_len": 65536, "block_size": 64,
+                                                                     "max_num_batched_tokens": 2048}),
+    ("dots3-note-uneven-shaped-256k-tp2-block192", DOTS3_UNEVEN, {"available_memory_bytes": 40 * GiB,
+                                                                  "max_model_len": 262144, "block_size": 192,
+                                                                  "tensor_parallel_size": 2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
@@ -249,6 +268,13 @@ def oracle_requests() -> list[dict[str, object]]:
     return out
 
 
+def _layer_spec(group: dict[str, object]) -> dict[str, object]:
+    """A packed group of another type than MLA (Dots3's sliding-window MLA) names its layers' spec."""
+    if group["spec"] == "UniformTypeKVCacheSpecs" and group["layer_spec"] != "MLAAttentionSpec":
+        return {"layer_spec": group["layer_spec"]}
+    return {}
+
+
 def summarise(
     name: str, config: str, inputs: dict[str, object], answer: dict[str, object]
 ) -> dict[str, object]:
@@ -258,6 +284,7 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
+        | _layer_spec(g)
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

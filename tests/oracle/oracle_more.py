@@ -37,6 +37,17 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       its own; each layer is a plain Attention, windowed by config.sliding_window where
       layer_types[i] is "sliding_attention" (per_layer_sliding_window), else full; the vision and
       audio towers' MMEncoderAttention keep no KV cache. Set here from that rule.
+  Dots3 (vllm/models/dots3_note/nvidia/model.py Dots3NoteDecoderLayer): layer_types'
+      "sliding_attention" layers are Dots3NoteSlidingAttention, an MLAAttention over the swa_*
+      latent (swa_kv_lora_rank + swa_qk_rope_head_dim) with sliding_window_size on
+      Dots3NoteTritonMLABackend (a SlidingWindowMLASpec; fp8_ds_mla served as fp8); the others
+      are Dots3NoteFullAttention, DeepSeek-V3.2 sparse MLA whose Dots3NotePaddedMLAAttention pads
+      its latent rows to the sliding layers' width (physical_head_size) on
+      Dots3NotePaddedSparseBackend, with the V3.2 indexer cache beside it (the index_topk_freq /
+      index_topk_pattern of DeepseekV2MLAAttention decides which layers keep one). The specs
+      come from the layers' own get_kv_cache_spec on bare instances, through
+      customize_attention_spec with each layer's backend, as the runner does. The sparse backend
+      takes only a 16-bit KV cache (FlashAttnMLASparseImpl raises on any other).
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
 
@@ -131,14 +142,110 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         windows = [int(hf.sliding_window) if t == "sliding_attention" else None for t in hf.layer_types]
         req["sliding_window_pattern"] = windows
         req["sliding_window"] = next((w for w in windows if w), None)
+    if getattr(hf, "model_type", None) == "dots3_note":
+        ext.pop("indexer_head", None)
+        ext["dots3"] = True
     if mc.is_attention_free:
         ext["attention_free"] = True
     E._CTX["ext"] = ext
     return req
 
 
+def _bare(cls, **attrs):  # type: ignore[no-untyped-def]
+    """An instance of a vLLM layer class with only the attributes its get_kv_cache_spec reads."""
+    import torch
+
+    obj = cls.__new__(cls)
+    torch.nn.Module.__init__(obj)
+    for k, v in attrs.items():
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+def _dots3_specs(vc):  # type: ignore[no-untyped-def]
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+    from vllm.model_executor.models.deepseek_v2 import DeepseekV32IndexerCache
+    from vllm.model_executor.models.utils import extract_layer_index
+    from vllm.models.dots3_note.nvidia.attention import (
+        Dots3NotePaddedSparseBackend,
+        Dots3NoteTritonMLABackend,
+    )
+    from vllm.models.dots3_note.nvidia.model import Dots3NotePaddedMLAAttention
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_config
+    cc = vc.cache_config
+    if cc.cache_dtype not in ("auto", "float16", "bfloat16"):
+        # Dots3NotePaddedSparseImpl is FlashAttnMLASparseImpl's: a 16-bit KV cache only.
+        raise NotImplementedError("FlashAttnMLASparseImpl currently supports only FP16/BF16 KV cache.")
+    topk_width = int(hf.index_topk)  # Dots3NoteModel's topk_indices_buffer
+    freq = getattr(hf, "index_topk_freq", 1)
+    pattern = getattr(hf, "index_topk_pattern", None)
+    offset = getattr(hf, "index_skip_topk_offset", 2)
+    ihd = int(hf.index_head_dim)
+    specs, backends = {}, []
+    swa_width = hf.swa_kv_lora_rank + hf.swa_qk_rope_head_dim  # the physical_head_size too
+    for i, t in enumerate(hf.layer_types[: int(hf.num_hidden_layers)]):
+        prefix = f"model.layers.{i}.self_attn"
+        if t == "sliding_attention":
+            layer = _bare(
+                MLAAttention,
+                kv_cache_dtype=cc.cache_dtype,  # a 16-bit one: as given
+                sliding_window=hf.sliding_window_size,
+                head_size=swa_width,
+            )
+            spec = layer.get_kv_cache_spec(vc)
+            specs[f"{prefix}.attn"] = customize_attention_spec(Dots3NoteTritonMLABackend, spec)
+            backends.append(Dots3NoteTritonMLABackend)
+            continue
+        # DeepseekV2MLAAttention's IndexCache rule: which layers compute (and cache) their top-k.
+        layer_id = extract_layer_index(prefix)
+        if pattern is None:
+            skip = max(layer_id - offset + 1, 0) % freq != 0
+        else:
+            skip = 0 <= layer_id < len(pattern) and pattern[layer_id] == "S"
+        indexer = None
+        if not skip:  # registered (static_forward_context) before the attention layer
+            indexer = _bare(
+                DeepseekV32IndexerCache,
+                head_dim=ihd + ihd // 128 * 4,
+                dtype=torch.uint8,
+                cache_config=cc,
+                prefix=f"{prefix}.indexer.k_cache",
+            )
+            backend = indexer.get_attn_backend()
+            specs[indexer.prefix] = customize_attention_spec(backend, indexer.get_kv_cache_spec(vc))
+            backends.append(backend)
+        layer = _bare(
+            Dots3NotePaddedMLAAttention,
+            kv_cache_dtype=cc.cache_dtype,
+            sliding_window=None,
+            head_size=hf.kv_lora_rank + hf.qk_rope_head_dim,
+            indexer=indexer,
+            topk_buffer_width=topk_width,
+            non_causal_multi_token_decode=False,
+            physical_head_size=swa_width,
+        )
+        specs[f"{prefix}.attn"] = customize_attention_spec(
+            Dots3NotePaddedSparseBackend, layer.get_kv_cache_spec(vc)
+        )
+        backends.append(Dots3NotePaddedSparseBackend)
+    return specs, backends
+
+
 def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     ext = req.get("_ext") or {}
+    if ext.get("dots3"):
+        from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+
+        specs, backends = _dots3_specs(vc)
+        # EngineCore resolves the layout from the layers' backends (the padded sparse one takes only
+        # BLHNC, block-outermost: the planner then packs the mixed pages); recorded on cache_config.
+        layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+        resolve_kv_cache_layout(vc, [layouts], specs.values())
+        cache_dtype, torch_dtype = STOCK._resolve_dtype(req.get("dtype", "bf16"), model_dtype)
+        return specs, cache_dtype, torch_dtype
     if ext.get("attention_free"):
         from vllm.model_executor.models import ModelRegistry
         from vllm.model_executor.models.config import MambaModelConfig

@@ -37,6 +37,8 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
+    # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers).
+    SLIDING_MLA = "W"
 
 
 FULL = LayerKind.FULL
@@ -44,12 +46,14 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
+SLIDING_MLA = LayerKind.SLIDING_MLA
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
+    SLIDING_MLA: "sliding_window_mla",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -60,6 +64,7 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
+    "sliding_window_mla": SLIDING_MLA,
 }
 
 
@@ -90,6 +95,11 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    # Sliding-window MLA layers' latent width (Dots3: swa_kv_lora_rank + swa_qk_rope_head_dim), and
+    # the width the sparse MLA layers pad their latent rows to (Dots3's physical_head_size), whose
+    # backend lays blocks out block-outermost; None where there are none / rows are the latent.
+    sliding_mla_dim: int | None = None
+    mla_row_dim: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -112,7 +122,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     @property
     def is_mla(self) -> bool:
-        return MLA in self.layer_pattern
+        return MLA in self.layer_pattern or SLIDING_MLA in self.layer_pattern
 
     @property
     def is_hybrid(self) -> bool:
@@ -133,7 +143,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, SLIDING_MLA, MAMBA)
             if k in self.layer_pattern
         }
 
@@ -194,6 +204,8 @@ def make_geometry(
     attention_chunk_size: int | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    sliding_mla_dim: int | None = None,
+    mla_row_dim: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -244,12 +256,18 @@ def make_geometry(
                 )
             if mla and c in (FULL, MLA):
                 c = MLA
-            elif c == MLA:
+            elif c == MLA or (c == SLIDING_MLA and not mla):
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
-    if SLIDING in pattern and not sliding_window:
+    if (SLIDING in pattern or SLIDING_MLA in pattern) and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
+    if SLIDING_MLA in pattern:
+        sliding_mla_dim = pos_int(sliding_mla_dim, p + "sliding_mla_dim", MAX_HEAD_DIM)
+    if mla_row_dim is not None:
+        mla_row_dim = pos_int(mla_row_dim, p + "mla_row_dim", MAX_HEAD_DIM)
+        if mla_row_dim < head_dim:
+            raise InvalidInput(p + "mla_row_dim", f"pads the {head_dim}-wide latent: must be at least that")
     if MAMBA in pattern:
         if mamba is None:
             mamba_state_bytes = pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
@@ -282,7 +300,7 @@ def make_geometry(
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         layer_pattern=pattern,
-        sliding_window=sliding_window if SLIDING in pattern else None,
+        sliding_window=sliding_window if SLIDING in pattern or SLIDING_MLA in pattern else None,
         dtype=dtype,
         max_position_embeddings=max_position_embeddings,
         kv_lora_rank=kv_lora_rank if mla else None,
@@ -297,6 +315,8 @@ def make_geometry(
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
+        mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),

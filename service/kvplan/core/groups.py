@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, FULL, MAMBA, MLA, SLIDING
+from .geometry import CHUNKED, FULL, MAMBA, MLA, SLIDING, SLIDING_MLA
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
@@ -16,6 +17,9 @@ from .units import cdiv
 # Platform._align_hybrid_block_size).
 KERNEL_BLOCK_ALIGNMENT = 16
 MLA_HYBRID_BLOCK_ALIGNMENT = 128
+# The DeepSeek-V3.2 indexer kernel's block (vllm/v1/attention/backends/mla/indexer.py
+# DeepseekV32IndexerBackend.get_supported_kernel_block_sizes on CUDA).
+INDEXER_KERNEL_BLOCK = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,14 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
         raise InvalidInput("block_size", "must be at least 1")
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
+    if lb.packed_row_bytes:
+        if not hybrid_manager:
+            raise InvalidInput(
+                "hybrid_kv_cache_manager",
+                "kvplan plans Dots3's sliding-window MLA beside its padded sparse layers only with "
+                "vLLM's hybrid KV cache manager (its default)",
+            )
+        return _packed(lb, kinds, block_size)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
     return _hybrid(lb, kinds, block_size)
@@ -70,6 +82,56 @@ def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
         stage_bpb = tuple(sum(lb.gpu[a:b]) * bs for a, b in lb.stages)
     group = KvGroup(kinds[0], bs, tuple(range(len(kinds))))
     return GroupPlan((group,), len(kinds), 0, 0, stage_bpb, (), True)
+
+
+def approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """The repeats per group that pad the buckets least, ties to the larger (vllm/v1/core/
+    kv_cache_planning.py _approximate_gcd)."""
+    best, best_pad = lower_bound, -1
+    for d in range(lower_bound, max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad < 0 or pad < best_pad or (pad == best_pad and d > best):
+            best, best_pad = d, pad
+    return best
+
+
+def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+    """A block-outermost layout (BLHNC, the only one Dots3's padded sparse backend takes): layers of
+    one spec type are bucketed; the sparse MLA bucket (each layer beside its indexer, one of each
+    page size per repeat) stays whole and sets the repeats per group; the sliding bucket splits into
+    groups of about as many layers; a block holds the widest group's pages, rounded to every
+    layer's block stride alignment (vllm/v1/core/kv_cache_planning.py _get_packed_kv_cache_groups,
+    _get_kv_cache_bytes_per_block)."""
+    if len(lb.stages) > 1:
+        raise InvalidInput(
+            "pipeline_parallel_size",
+            "kvplan plans the packed (block-outermost) layout of Dots3's padded sparse MLA on one "
+            "pipeline stage only",
+        )
+    buckets: dict[str, list[int]] = {}
+    for i, k in enumerate(kinds):
+        buckets.setdefault(k, []).append(i)
+    if set(buckets) - {SLIDING_MLA, MLA}:
+        raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
+    # The sparse bucket's repeat: one sparse layer and its indexer (vLLM: min_repeats_per_group).
+    sparse = len(buckets.get(MLA, ()))
+    repeats = approximate_gcd([len(v) for v in buckets.values()], sparse) if len(buckets) > 1 else 0
+    groups: list[KvGroup] = []
+    widest = 0
+    for kind, layers in buckets.items():
+        n_groups = -(-len(layers) // repeats) if repeats else 1
+        for j in range(n_groups):
+            members = tuple(layers[j::n_groups])
+            groups.append(KvGroup(kind, bs, members))
+            widest = max(widest, sum(lb.gpu[i] for i in members) * bs)
+    # Block stride alignments: the padded sparse rows' (align_blocks_to_rows); the indexer's whole
+    # kernel blocks when the block splits into several (KVCacheSpec.get_block_stride_alignment).
+    align = lb.packed_row_bytes if MLA in buckets else 1
+    kernel = math.gcd(INDEXER_KERNEL_BLOCK, bs)
+    if MLA in buckets and kernel != bs:
+        align = math.lcm(align, kernel * lb.packed_indexer_bytes)
+    bpb = cdiv(widest, align) * align
+    return GroupPlan(tuple(groups), repeats or len(kinds), 0, bpb, (bpb,), (), len(buckets) == 1)
 
 
 def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page: int, mla: bool) -> int:

@@ -63,7 +63,6 @@ _OWN_LAYOUT_ARCHS = {
     for package, archs in (
         ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
-        ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
         ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
@@ -82,6 +81,7 @@ _HY_V4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "d
 # defaults of its own, so the keys its attention reads must be in config.json.
 _MUSE_SPARK = frozenset({"muse_spark", "muse_spark_text"})
 _MUSE_SPARK_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+_DOTS3 = "dots3_note"
 # AliceAI has no config class in transformers (its config.json comes with the repository's own):
 # it is known by its architecture and read under this family name.
 _ALICE_AI = "AliceAIForCausalLM"
@@ -249,6 +249,71 @@ def _muse_spark_text(cfg: Mapping[str, Any], n: int) -> None:
     rope = cfg.get("rope_parameters")
     if not isinstance(rope, Mapping) or rope.get("rope_type") != "default":
         raise InvalidConfig("rope_parameters", "Muse Spark serves only rope_type 'default'")
+
+
+def _dots3_geometry(
+    cfg: Mapping[str, Any], name: str, n: int, q_heads: int, dtype: str, max_pos: int
+) -> Geometry:
+    """Dots3 (vllm/models/dots3_note/nvidia/model.py Dots3NoteDecoderLayer): a layer that
+    layer_types names sliding_attention is sliding-window MLA over its own latent
+    (swa_kv_lora_rank + swa_qk_rope_head_dim, window sliding_window_size: a
+    SlidingWindowMLASpec); every other layer is DeepSeek-V3.2 sparse MLA with an indexer, its
+    latent rows padded to the sliding layers' width (Dots3NotePaddedMLAAttention's
+    physical_head_size). Layers that share another's top-k (DeepseekV2MLAAttention's IndexCache
+    keys) keep no indexer cache: refused by field."""
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+        raise InvalidConfig("layer_types", f"Dots3 needs a layer type for each of the {n} layers")
+    sliding = [t == "sliding_attention" for t in types]
+    swa_rank = _cfg_int(cfg, "swa_kv_lora_rank", MAX_HEAD_DIM)
+    swa_rope = _cfg_int(cfg, "swa_qk_rope_head_dim", MAX_HEAD_DIM)
+    rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
+    rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+    if not all(sliding) and swa_rank + swa_rope < rank + rope:
+        raise InvalidConfig(
+            "swa_kv_lora_rank", "the sparse layers pad their latent rows to the sliding layers' width"
+        )
+    window = _cfg_int(cfg, "sliding_window_size", MAX_TOKENS) if any(sliding) else None
+    _cfg_int(cfg, "index_topk", MAX_TOKENS)  # Dots3NoteModel sizes its top-k buffer by it
+    idx = None if all(sliding) else _cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM)
+    freq = cfg.get("index_topk_freq", 1)
+    pattern = cfg.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, (list, str)):
+            raise InvalidConfig("index_topk_pattern", "must list F or S for each layer")
+        if any(not s and i < len(pattern) and pattern[i] == "S" for i, s in enumerate(sliding)):
+            raise InvalidConfig(
+                "index_topk_pattern",
+                "Dots3 sparse layers that share another layer's top-k keep no indexer cache, which "
+                "kvplan does not model; send the model as inline geometry",
+            )
+    elif freq != 1:
+        raise InvalidConfig(
+            "index_topk_freq",
+            "Dots3 sparse layers that share another layer's top-k keep no indexer cache, which "
+            "kvplan does not model; send the model as inline geometry",
+        )
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return make_geometry(
+        name=name,
+        model_type=_DOTS3,
+        num_layers=n,
+        num_attention_heads=q_heads,
+        kv_lora_rank=rank,
+        qk_rope_head_dim=rope,
+        qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
+        mla_v_head_dim=cfg.get("v_head_dim"),
+        index_head_dim=idx,
+        layer_types=tuple("sliding_window_mla" if s else "mla" for s in sliding),
+        sliding_window=window,
+        sliding_mla_dim=swa_rank + swa_rope,
+        mla_row_dim=None if all(sliding) else swa_rank + swa_rope,
+        dtype=dtype,
+        max_position_embeddings=max_pos,
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        prefix="",
+    )
 
 
 def _hy_v4_indexed(cfg: Mapping[str, Any], n: int) -> bool:
@@ -763,6 +828,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
 
     max_pos = derived_max_model_len(cfg, model_type)
+    if model_type == _DOTS3:
+        return _dots3_geometry(cfg, name, n, q_heads, dtype, max_pos)
 
     window_raw = cfg.get("sliding_window")
     if cfg.get("use_sliding_window") is False:

@@ -12,13 +12,14 @@ from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
     INDEXER_SCALE_BYTES,
+    MODEL_DTYPES,
     attention_cell_bytes,
     check_kv_dtype,
     mla_cell_bytes,
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import CHUNKED, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .geometry import CHUNKED, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, SLIDING_MLA, Geometry
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
@@ -69,6 +70,10 @@ class LayerBytes:
     by_kind: tuple[KindBytes, ...]
     mha_bytes: int
     warnings: tuple[w.Warning, ...]
+    # A backend that lays blocks out block-outermost (Dots3's padded sparse MLA, BLHNC): the bytes
+    # of one padded sparse row (its block stride alignment) and of one indexer row; 0 otherwise.
+    packed_row_bytes: int = 0
+    packed_indexer_bytes: int = 0
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -76,7 +81,7 @@ def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]
     for i, s in enumerate(skip):
         field = f"kv_cache_dtype_skip_layers[{i}]"
         if s == SKIP_SLIDING:
-            out.update(j for j, k in enumerate(geometry.layer_pattern) if k == SLIDING)
+            out.update(j for j, k in enumerate(geometry.layer_pattern) if k in (SLIDING, SLIDING_MLA))
         elif isinstance(s, int) and not isinstance(s, bool):
             if not 0 <= s < geometry.decoder_layer_count:
                 raise InvalidInput(field, f"layer {s} is outside 0..{geometry.decoder_layer_count - 1}")
@@ -121,8 +126,12 @@ def _per_layer(
         key = (kind, dtype)
         v = cell_cache.get(key)
         if v is None:
-            if kind == MLA:
-                v = mla_cell_bytes(dtype, geometry.mla_latent_dim, geometry.index_head_dim is not None)
+            if kind == SLIDING_MLA:
+                v = mla_cell_bytes(dtype, geometry.sliding_mla_dim or 0, False)
+            elif kind == MLA:
+                # Rows padded to mla_row_dim (Dots3NotePaddedMLAAttention's physical_head_size).
+                row = geometry.mla_row_dim or geometry.mla_latent_dim
+                v = mla_cell_bytes(dtype, row, geometry.index_head_dim is not None)
                 if geometry.index_head_dim is not None:
                     v += geometry.index_head_dim + INDEXER_SCALE_BYTES
             elif kind == FULL and geometry.full_head_dim is not None:
@@ -144,10 +153,18 @@ def _per_layer(
             model.append(0)
             dtypes.append(model_dtype)
             continue
+        if kind == MLA and geometry.mla_row_dim is not None and dtype not in MODEL_DTYPES:
+            # vllm/models/dots3_note/nvidia/model.py: the padded sparse layers run
+            # FlashAttnMLASparseImpl, which raises on any but a 16-bit KV cache.
+            raise InvalidInput(
+                "kv_cache_dtype",
+                f"{dtype} on a sparse MLA layer with padded rows (Dots3): its backend "
+                "(FlashAttnMLASparseImpl) takes only a 16-bit KV cache and vLLM refuses to start",
+            )
         if kind == MLA and dtype in FP8_PER_TENSOR and geometry.index_head_dim is not None:
             dtype = "fp8_ds_mla"
         c = cell(kind, dtype)
-        if kind == MLA:
+        if kind in (MLA, SLIDING_MLA):
             gpu.append(c)
             model.append(c)
         elif kind == FULL and geometry.full_kv_heads is not None:
@@ -179,7 +196,7 @@ def _layer_bytes(
         full = sliding = mamba = chunked = 0
         for i in range(a, b):
             k = pattern[i]
-            if k == SLIDING:
+            if k in (SLIDING, SLIDING_MLA):
                 sliding += values[i]
             elif k == MAMBA:
                 mamba += 1
@@ -215,7 +232,20 @@ def _layer_bytes(
         by_kind=kinds,
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
+        packed_row_bytes=_packed_row_bytes(geometry, dtypes),
+        packed_indexer_bytes=(geometry.index_head_dim or 0) + INDEXER_SCALE_BYTES
+        if geometry.mla_row_dim is not None
+        else 0,
     )
+
+
+def _packed_row_bytes(geometry: Geometry, dtypes: tuple[str, ...]) -> int:
+    """One padded sparse row (vllm/v1/attention/backends/mla/sparse_utils.py align_blocks_to_rows:
+    the block stride is a whole number of rows); the layers are 16-bit (checked in _per_layer)."""
+    if geometry.mla_row_dim is None:
+        return 0
+    i = geometry.layer_pattern.index(MLA)
+    return geometry.mla_row_dim * MODEL_DTYPES[dtypes[i]]
 
 
 def _by_kind(kinds: str, dtypes: tuple[str, ...], gpu: tuple[int, ...]) -> tuple[KindBytes, ...]:
@@ -237,7 +267,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
     for kind in geometry.layer_pattern:
         if kind == MAMBA:
             continue
-        if kind == MLA:
+        if kind in (MLA, SLIDING_MLA):
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
             dv = geometry.mla_v_head_dim or dk
             total += geometry.num_attention_heads * attention_cell_bytes(dtype, dk, dv)
@@ -413,6 +443,8 @@ def per_token_ledger(
                 if kb.kv_dtype != "fp8_ds_mla"
                 else "fp8_ds_mla layout: 656 B"
             )
+            if geometry.mla_row_dim is not None:  # Dots3NotePaddedMLAAttention
+                formula = "mla_row_dim × b (the latent's rows padded to the sliding layers' width)"
             if idx is not None:
                 formula += f" + indexer ({idx} fp8 + 4 B scale)"
             led.add(
@@ -423,6 +455,17 @@ def per_token_ledger(
                 SRC_PAGE,
                 kv_lora_rank=geometry.kv_lora_rank,
                 qk_rope_head_dim=geometry.qk_rope_head_dim,
+                mla_row_dim=geometry.mla_row_dim,
+                kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind == KIND_NAMES[SLIDING_MLA]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "sliding_mla_dim × b, one latent per token (SlidingWindowMLASpec), replicated under TP",
+                kb.bytes_per_token_per_layer,
+                "B",
+                SRC_PAGE,
+                sliding_mla_dim=geometry.sliding_mla_dim,
                 kv_cache_dtype=kb.kv_dtype,
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:

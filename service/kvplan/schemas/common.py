@@ -50,7 +50,13 @@ EngineId = Annotated[
     ),
 ]
 LayerType = Literal[
-    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention"
+    "full_attention",
+    "sliding_attention",
+    "chunked_attention",
+    "mla",
+    "mamba",
+    "linear_attention",
+    "sliding_window_mla",
 ]
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
@@ -153,6 +159,22 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ) = None
     full_kv_heads: (
         Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
+        | None
+    ) = None
+    sliding_mla_dim: (
+        Annotated[
+            int,
+            Meta(
+                ge=1, le=MAX_HEAD_DIM, description="sliding_window_mla layers' latent width per token (Dots3)"
+            ),
+        ]
+        | None
+    ) = None
+    mla_row_dim: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_HEAD_DIM, description="the width MLA layers pad their latent rows to (Dots3)"),
+        ]
         | None
     ) = None
     decoder_layers: (

@@ -14,7 +14,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, make_geometry
+from kvplan.core.geometry import KIND_NAMES, SLIDING_MLA, Geometry, make_geometry
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -118,6 +118,7 @@ def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = 
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
          "mamba_state_bytes", "attention_chunk_size", "full_head_dim", "full_kv_heads",
+         "sliding_mla_dim", "mla_row_dim",
          "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
@@ -151,7 +152,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
 
 def spec_from_geometry(g: Geometry) -> GeometrySpec:
     """The inline form of a geometry, which `model: {geometry: …}` accepts back."""
-    uniform = len(set(g.layer_pattern)) == 1
+    uniform = len(set(g.layer_pattern)) == 1 and g.layer_pattern[0] != SLIDING_MLA
     return GeometrySpec(
         name=g.name,
         num_kv_heads=None if g.is_mla else g.num_kv_heads,
