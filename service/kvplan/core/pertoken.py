@@ -318,10 +318,11 @@ class PerToken(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_default
 def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -> list[w.Warning]:
     out = []
     if geometry.is_mla and par.tensor > 1:
+        width = geometry.mla_row_dim or geometry.mla_latent_dim  # Dots3 pads its rows
         out.append(
             w.Warning(
                 w.MLA_REPLICATED_UNDER_TP,
-                f"MLA keeps the full {geometry.mla_latent_dim}-wide latent on each of "
+                f"MLA keeps the full {width}-wide latent on each of "
                 f"the {par.tensor} TP ranks: per-GPU KV does not shrink with TP "
                 "(use decode context parallel or data-parallel attention).",
             )
