@@ -317,17 +317,52 @@ def test_hy_v4_with_every_layer_sparse_and_its_own_indexer_is_the_deepseek_v32_l
     assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
 
 
+def test_hy_v4_sparse_layers_that_reuse_a_top_k_keep_no_indexer_cache():
+    """HYV4Config's indexer_types: layer 0 and every 4th from layer 1 compute their top-k."""
+    g = from_hf_config({**HY_V4, "layer_types": ["sparse"] * 8})
+    assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
+    assert (g.sparse_mla_layers, g.indexer_layers) == (None, (0, 1, 5))
+
+
+def test_hy_v4_dense_layers_beside_sparse_ones_are_mla_without_an_indexer():
+    g = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
+    )
+    assert g.layer_counts() == {"mla": 8}
+    assert (g.sparse_mla_layers, g.indexer_layers) == ((0, 1, 2, 3), None)
+
+
+def test_hy_v4_without_the_learnable_sink_plans_as_with_it():
+    sink = from_hf_config({**HY_V4, "layer_types": ["sparse"] * 8, "indexer_types": OWN})
+    plain = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 8, "indexer_types": OWN, "learnable_sink": False}
+    )
+    assert sink == plain
+
+
+def test_hy_v4_fp8_with_dense_layers_beside_sparse_ones_is_refused_naming_kv_cache_dtype():
+    """The first sparse layer turns the shared cache dtype into fp8_ds_mla, which no dense MLA
+    backend takes: vLLM does not start."""
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.pertoken import per_token
+
+    g = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
+    )
+    assert per_token(g, "auto").bytes_per_token == 8 * 1152 + 4 * 132
+    with pytest.raises(InvalidInput) as e:
+        per_token(g, "fp8")
+    assert e.value.field == "kv_cache_dtype"
+
+
 @pytest.mark.parametrize(
     "changes, field",
     [
-        # The config class's indexer_types: layers 2-4, 6-8 share another layer's top-k.
-        ({"layer_types": ["sparse"] * 8}, "indexer_types"),
-        ({"layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}, "layer_types"),
-        ({"layer_types": ["sparse"] * 8, "indexer_types": OWN, "learnable_sink": False}, "learnable_sink"),
         ({"layer_types": ["sliding_attention"] * 8}, "layer_types[0]"),
+        ({"layer_types": ["sparse"] * 8, "indexer_types": ["full"] * 7}, "indexer_types"),
     ],
 )
-def test_hy_v4_layouts_kvplan_does_not_model_are_refused_naming_the_field(changes, field):
+def test_hy_v4_fields_kvplan_cannot_read_are_refused_naming_the_field(changes, field):
     with pytest.raises(InvalidConfig) as e:
         from_hf_config({**HY_V4, **changes})
     assert e.value.field == field

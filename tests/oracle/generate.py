@@ -57,6 +57,9 @@ HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 MUSE_SPARK = "synthetic--muse-spark-shaped.json"
 DOTS3 = "synthetic--dots3-note-shaped.json"
 DOTS3_UNEVEN = "synthetic--dots3-note-uneven-shaped.json"
+HY_V4_SHARED = "synthetic--hy-v4-sparse-shared-shaped.json"
+HY_V4_MIXED = "synthetic--hy-v4-mixed-shaped.json"
+HY_V4_NOSINK = "synthetic--hy-v4-sparse-nosink-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -254,6 +257,29 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("dots3-note-uneven-shaped-256k-tp2-block192", DOTS3_UNEVEN, {"available_memory_bytes": 40 * GiB,
                                                                   "max_model_len": 262144, "block_size": 192,
                                                                   "tensor_parallel_size": 2}),
+    # HY-V4's layouts beyond the V3.2 one: every layer sparse with HYV4Config's indexer_types (5 of
+    # 16 compute their top-k, the rest keep no indexer cache); sparse (odd) beside dense (even)
+    # layers, 16-bit only (fp8 turns the shared dtype into fp8_ds_mla, which no dense backend
+    # takes); every layer sparse without the learnable sink (the selector's sparse backend).
+    ("hy-v4-sparse-shared-shaped-64k-block64", HY_V4_SHARED, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-sparse-shared-shaped-128k-tp4-fp8-block128", HY_V4_SHARED, {"available_memory_bytes": 10 * GiB,
+                                                                        "max_model_len": 131072,
+                                                                        "block_size": 128,
+                                                                        "tensor_parallel_size": 4,
+                                                                        "dtype": "fp8"}),
+    ("hy-v4-mixed-shaped-64k-block64", HY_V4_MIXED, {"available_memory_bytes": 20 * GiB,
+                                                     "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-mixed-shaped-256k-tp2-block128", HY_V4_MIXED, {"available_memory_bytes": 12 * GiB,
+                                                           "max_model_len": 262144, "block_size": 128,
+                                                           "tensor_parallel_size": 2}),
+    ("hy-v4-sparse-nosink-shaped-64k-block64", HY_V4_NOSINK, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-sparse-nosink-shaped-128k-tp8-fp8-block64", HY_V4_NOSINK, {"available_memory_bytes": 8 * GiB,
+                                                                       "max_model_len": 131072,
+                                                                       "block_size": 64,
+                                                                       "tensor_parallel_size": 8,
+                                                                       "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

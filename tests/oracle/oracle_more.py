@@ -25,14 +25,15 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   AliceAI (vllm/model_executor/models/alice_ai.py): layer_types' "linear_attention" layers are
       KDA (KimiGatedDeltaNetAttention: a MambaSpec, no checkpoint), oracle_ext finds them itself;
       its config loads as a plain PretrainedConfig (below).
-  HY-V4 (vllm/models/hy_v4/nvidia/attention.py): a layer is sparse MLA with an indexer only
-      when layer_types names it sparse (_SPARSE_LAYER_TYPES); with none, every layer is dense
-      MLA and keeps no indexer cache, though the config class always sets index_topk, which
-      oracle_ext reads as the DeepSeek-V3.2 indexer on every layer. Every layer sparse with
-      its own indexer is oracle_ext's V3.2 layout (the learnable sink binds HY-V4's
-      FLASHMLA_SPARSE subclass, whose spec is its parent's), with the KV cache dtype that
-      MLAAttention canonicalises for that backend (fp8 served as fp8_ds_mla), which oracle_ext
-      leaves as given.
+  HY-V4 (vllm/models/hy_v4/nvidia/attention.py HYV4MLAAttention): a layer is sparse MLA only
+      when layer_types names it sparse (_SPARSE_LAYER_TYPES), else dense MLA, whatever
+      index_topk says (oracle_ext would give every layer the V3.2 indexer); a sparse layer keeps
+      an indexer cache unless compute_skip_topk_layers says it reuses another's top-k. Built
+      layer by layer in the model's order: the learnable sink binds HY-V4's FLASHMLA_SPARSE
+      subclass on sparse layers, else the backend vLLM's selector picks on Hopper (priority order
+      of vllm/platforms/cuda.py, first matching sparsity and KV cache dtype: the device checks
+      cannot run on CPU); each sparse layer's MLAAttention canonicalises the shared cache dtype
+      (fp8 served as fp8_ds_mla), which the later layers then read.
   Muse Spark (vllm/models/muse_spark/nvidia/model.py MuseSpark1xAttention): no spec class of
       its own; each layer is a plain Attention, windowed by config.sliding_window where
       layer_types[i] is "sliding_attention" (per_layer_sliding_window), else full; the vision and
@@ -127,17 +128,8 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["mamba_layers"] = [i for i in range(n) if _is_kda_layer(i, hf.layer_group_size, n)]
         ext["arch"] = mc.architecture
     if getattr(hf, "model_type", None) == "hy_v4":
-        from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES
-
-        if not any(t in _SPARSE_LAYER_TYPES for t in hf.layer_types or ()):
-            ext.pop("indexer_head", None)
-        else:
-            from vllm.model_executor.layers.attention.mla_attention import (
-                _canonicalize_sparse_mla_kv_cache_dtype,
-            )
-            from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
-
-            req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+        ext.pop("indexer_head", None)
+        ext["hy_v4"] = True
     if getattr(hf, "model_type", None) == "muse_spark_text":
         windows = [int(hf.sliding_window) if t == "sliding_attention" else None for t in hf.layer_types]
         req["sliding_window_pattern"] = windows
@@ -234,8 +226,90 @@ def _dots3_specs(vc):  # type: ignore[no-untyped-def]
     return specs, backends
 
 
+def _hopper_mla_backend(sparse, kv_cache_dtype):  # type: ignore[no-untyped-def]
+    """The MLA backend vLLM's selector picks on Hopper (vllm/platforms/cuda.py
+    _get_backend_priorities for capability 9.0, the first that takes the layer): by priority,
+    the first whose sparsity and KV cache dtypes match. The device checks of validate_configuration
+    cannot run on this CPU install; on an H100 they pass for these backends."""
+    import types
+
+    from vllm.platforms.interface import DeviceCapability
+
+    # vllm/platforms/cuda.py loads a CUDA extension at import: a stand-in for this import alone.
+    name = "vllm._C_stable_libtorch"
+    had = name in sys.modules
+    sys.modules.setdefault(name, types.ModuleType(name))
+    try:
+        from vllm.platforms.cuda import _get_attn_backend_class, _get_backend_priorities
+    finally:
+        if not had:
+            del sys.modules[name]
+
+    for enum in _get_backend_priorities(
+        True, DeviceCapability(9, 0), kv_cache_dtype=kv_cache_dtype, head_size=576
+    ):
+        try:
+            cls = _get_attn_backend_class(enum)
+        except (ImportError, OSError):
+            continue
+        if cls.is_sparse() == sparse and cls.supports_kv_cache_dtype(kv_cache_dtype):
+            return cls
+    raise ValueError(f"no {'sparse' if sparse else 'dense'} MLA backend takes {kv_cache_dtype} on Hopper")
+
+
+def _hy_v4_specs(vc):  # type: ignore[no-untyped-def]
+    """HYV4MLAAttention per layer, in build order: a sparse layer probes and binds its backend (the
+    learnable sink's HYV4FlashMLASparseBackend, else the selector's) and its MLAAttention rewrites
+    the shared cache_config's dtype as _canonicalize_sparse_mla_kv_cache_dtype says; a dense layer
+    takes the selector's dense backend for the dtype it then reads (the sink has no dense
+    backend: it is loaded but disabled). Indexer caches only on sparse layers that compute their
+    own top-k (compute_skip_topk_layers)."""
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import (
+        MLAAttention,
+        _canonicalize_sparse_mla_kv_cache_dtype,
+    )
+    from vllm.model_executor.models.deepseek_v2 import DeepseekV32IndexerCache
+    from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES, compute_skip_topk_layers
+    from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_config
+    cc = vc.cache_config
+    types = hf.layer_types or ()
+    skip = compute_skip_topk_layers(hf)
+    ihd = int(hf.index_head_dim)
+    specs = {}
+    for i in range(int(hf.num_hidden_layers)):
+        prefix = f"model.layers.{i}.self_attn"
+        sparse = hasattr(hf, "index_topk") and i < len(types) and types[i] in _SPARSE_LAYER_TYPES
+        if sparse and getattr(hf, "learnable_sink", False):
+            backend = HYV4FlashMLASparseBackend
+        else:
+            backend = _hopper_mla_backend(sparse, cc.cache_dtype)
+        indexer = None
+        if sparse and i not in skip:
+            indexer = _bare(DeepseekV32IndexerCache, head_dim=ihd + ihd // 128 * 4, dtype=torch.uint8,
+                            cache_config=cc, prefix=f"{prefix}.indexer.k_cache")  # fmt: skip
+            specs[indexer.prefix] = customize_attention_spec(
+                indexer.get_attn_backend(), indexer.get_kv_cache_spec(vc)
+            )
+        kv = _canonicalize_sparse_mla_kv_cache_dtype(backend, cc.cache_dtype)
+        cc.cache_dtype = kv  # MLAAttention.__init__ writes it back to the shared cache_config
+        layer = _bare(MLAAttention, kv_cache_dtype=kv, sliding_window=None,
+                      head_size=hf.kv_lora_rank + hf.qk_rope_head_dim, indexer=indexer,
+                      topk_buffer_width=int(hf.index_topk) if sparse else None,
+                      non_causal_multi_token_decode=False)  # fmt: skip
+        specs[f"{prefix}.attn"] = customize_attention_spec(backend, layer.get_kv_cache_spec(vc))
+    return specs
+
+
 def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     ext = req.get("_ext") or {}
+    if ext.get("hy_v4"):
+        specs = _hy_v4_specs(vc)
+        cache_dtype, torch_dtype = STOCK._resolve_dtype(vc.cache_config.cache_dtype, model_dtype)
+        return specs, cache_dtype, torch_dtype
     if ext.get("dots3"):
         from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
 

@@ -100,6 +100,11 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # backend lays blocks out block-outermost; None where there are none / rows are the latent.
     sliding_mla_dim: int | None = None
     mla_row_dim: int | None = None
+    # With an indexer (index_head_dim): the MLA layers that are sparse, when not all (HY-V4's
+    # dense layers beside sparse ones), and the sparse layers that keep an indexer cache of their
+    # own, when not all (the others reuse an earlier layer's top-k). Indices into layer_pattern.
+    sparse_mla_layers: tuple[int, ...] | None = None
+    indexer_layers: tuple[int, ...] | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -206,6 +211,8 @@ def make_geometry(
     full_kv_heads: int | None = None,
     sliding_mla_dim: int | None = None,
     mla_row_dim: int | None = None,
+    sparse_mla_layers: tuple[int, ...] | None = None,
+    indexer_layers: tuple[int, ...] | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -278,6 +285,18 @@ def make_geometry(
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
+    indexed = mla and index_head_dim is not None
+    for field, subset, within in (
+        ("sparse_mla_layers", sparse_mla_layers, [i for i, c in enumerate(pattern) if c == MLA]),
+        ("indexer_layers", indexer_layers, sparse_mla_layers),
+    ):
+        if subset is not None and not indexed:
+            raise InvalidInput(p + field, "only for MLA with an indexer (index_head_dim)")
+        if subset is not None and (
+            list(subset) != sorted(set(subset))
+            or not set(subset) <= set(within if within is not None else range(num_layers))
+        ):
+            raise InvalidInput(p + field, "must list, in order, MLA layers (the indexer's: sparse ones)")
     if decoder_layers is not None:
         num_decoder_layers = pos_int(num_decoder_layers, p + "num_decoder_layers", MAX_LAYERS)
         ordered = all(a <= b for a, b in pairwise(decoder_layers))
@@ -317,6 +336,8 @@ def make_geometry(
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
         mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
+        sparse_mla_layers=sparse_mla_layers,
+        indexer_layers=indexer_layers,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),

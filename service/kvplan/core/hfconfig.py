@@ -170,7 +170,7 @@ def _layer_types(
         return tuple(
             "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
         )
-    if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_indexed's
+    if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_sparse's
         return None
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is None and model_type == _ALICE_AI_FAMILY:
@@ -316,50 +316,35 @@ def _dots3_geometry(
     )
 
 
-def _hy_v4_indexed(cfg: Mapping[str, Any], n: int) -> bool:
-    """Whether HY-V4's layers carry an indexer cache: none when no layer is sparse (dense MLA,
-    though index_topk is set), each when every layer is sparse with an indexer of its own (the
-    DeepSeek-V3.2 layout). Sparse layers that share another layer's top-k keep no indexer cache,
-    and sparse beside dense layers canonicalise the shared cache dtype mid-build: refused
-    (vllm/models/hy_v4/nvidia/attention.py HYV4Attention, compute_skip_topk_layers)."""
+def _hy_v4_sparse(
+    cfg: Mapping[str, Any], n: int
+) -> tuple[bool, tuple[int, ...] | None, tuple[int, ...] | None]:
+    """HY-V4's sparse layers (vllm/models/hy_v4/nvidia/attention.py HYV4MLAAttention): a layer is
+    sparse MLA only when layer_types names it so, whatever index_topk says; a sparse layer keeps
+    an indexer cache unless it reuses an earlier layer's top-k (compute_skip_topk_layers:
+    indexer_types "shared", which HYV4Config fills in as every layer but the first and every 4th
+    from the second). Returns (any sparse layer, the sparse layers when not all, the sparse layers
+    with an indexer when not all of them). The learnable sink only picks which sparse backend
+    runs; on Hopper the spec is the same either way (FLASHMLA_SPARSE, or FLASH_ATTN_MLA_SPARSE for
+    a 16-bit cache without the sink)."""
     types = cfg.get("layer_types")
     if types is None:
-        return False
+        return False, None, None
     if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
         raise InvalidConfig("layer_types", f"must list one layer type for each of the {n} layers")
     for i, t in enumerate(types):
         if t not in _HY_V4_SPARSE and t != "full_attention":
             raise InvalidConfig(f"layer_types[{i}]", f"HY-V4 layers are full_attention or sparse, got {t!r}")
-    sparse = sum(t in _HY_V4_SPARSE for t in types)
-    if sparse == 0:
-        return False
-    if sparse != n:
-        raise InvalidConfig(
-            "layer_types",
-            "HY-V4 with sparse beside dense MLA layers keeps per-layer caches kvplan does not model; "
-            "send the model as inline geometry",
-        )
-    # HYV4Config.__post_init__: the first layer and every 4th from the second compute their top-k.
+    sparse = tuple(i for i, t in enumerate(types) if t in _HY_V4_SPARSE)
+    if not sparse:
+        return False, None, None
     indexers = cfg.get("indexer_types")
-    if indexers is None:
+    if indexers is None:  # HYV4Config.__post_init__
         indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
     if not isinstance(indexers, list) or len(indexers) != n or set(indexers) - {"full", "shared"}:
         raise InvalidConfig("indexer_types", f"must be full or shared for each of the {n} layers")
-    if "shared" in indexers:
-        raise InvalidConfig(
-            "indexer_types",
-            "HY-V4 layers that share another layer's top-k keep no indexer cache, which kvplan "
-            "does not model beside layers that do; send the model as inline geometry",
-        )
-    if not cfg.get("learnable_sink"):
-        # The sink binds FLASHMLA_SPARSE; without it a bf16 cache on Hopper takes
-        # FLASH_ATTN_MLA_SPARSE, whose block layout kvplan does not model.
-        raise InvalidConfig(
-            "learnable_sink",
-            "HY-V4 sparse MLA without the learnable sink runs on a backend kvplan does not model; "
-            "send the model as inline geometry",
-        )
-    return True
+    own = tuple(i for i in sparse if indexers[i] == "full")
+    return True, None if len(sparse) == n else sparse, None if own == sparse else own
 
 
 def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -899,8 +884,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
         rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
         idx = cfg.get("index_head_dim")
+        sparse_layers = indexer_layers = None
         if model_type == _HY_V4:
-            indexed = _hy_v4_indexed(cfg, n)
+            indexed, sparse_layers, indexer_layers = _hy_v4_sparse(cfg, n)
         else:
             indexed = cfg.get("index_topk") is not None or idx is not None
         return make_geometry(
@@ -913,6 +899,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
             mla_v_head_dim=cfg.get("v_head_dim"),
             index_head_dim=idx if indexed else None,
+            sparse_mla_layers=sparse_layers,
+            indexer_layers=indexer_layers,
             dtype=dtype,
             max_position_embeddings=max_pos,
             layer_types=layer_types,

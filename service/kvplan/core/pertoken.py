@@ -120,10 +120,12 @@ def _per_layer(
     base = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     model_dtype = geometry.dtype
     hkv_gpu = kv_heads_per_gpu(geometry, tensor)
-    cell_cache: dict[tuple[str, str], int] = {}
+    cell_cache: dict[tuple[str, str, bool, bool], int] = {}
+    sparse_set = None if geometry.sparse_mla_layers is None else frozenset(geometry.sparse_mla_layers)
+    indexer_set = None if geometry.indexer_layers is None else frozenset(geometry.indexer_layers)
 
-    def cell(kind: str, dtype: str) -> int:
-        key = (kind, dtype)
+    def cell(kind: str, dtype: str, sparse: bool = False, own_indexer: bool = False) -> int:
+        key = (kind, dtype, sparse, own_indexer)
         v = cell_cache.get(key)
         if v is None:
             if kind == SLIDING_MLA:
@@ -131,9 +133,9 @@ def _per_layer(
             elif kind == MLA:
                 # Rows padded to mla_row_dim (Dots3NotePaddedMLAAttention's physical_head_size).
                 row = geometry.mla_row_dim or geometry.mla_latent_dim
-                v = mla_cell_bytes(dtype, row, geometry.index_head_dim is not None)
-                if geometry.index_head_dim is not None:
-                    v += geometry.index_head_dim + INDEXER_SCALE_BYTES
+                v = mla_cell_bytes(dtype, row, sparse)
+                if own_indexer:  # DeepseekV32IndexerCache beside the layer
+                    v += (geometry.index_head_dim or 0) + INDEXER_SCALE_BYTES
             elif kind == FULL and geometry.full_head_dim is not None:
                 v = attention_cell_bytes(dtype, geometry.full_head_dim, geometry.full_head_dim)
             else:
@@ -161,9 +163,20 @@ def _per_layer(
                 f"{dtype} on a sparse MLA layer with padded rows (Dots3): its backend "
                 "(FlashAttnMLASparseImpl) takes only a 16-bit KV cache and vLLM refuses to start",
             )
-        if kind == MLA and dtype in FP8_PER_TENSOR and geometry.index_head_dim is not None:
+        indexed = kind == MLA and geometry.index_head_dim is not None
+        sparse = indexed and (sparse_set is None or i in sparse_set)
+        if indexed and not sparse and dtype not in MODEL_DTYPES:
+            # vllm/models/hy_v4/nvidia/attention.py: the first sparse layer's MLAAttention rewrites
+            # the shared cache_config to fp8_ds_mla, which the dense layers built after it cannot
+            # take (no dense MLA backend does): vLLM refuses to start.
+            raise InvalidInput(
+                "kv_cache_dtype",
+                f"{dtype} with dense MLA layers beside sparse ones (HY-V4): the sparse layers turn the "
+                "shared KV cache dtype into fp8_ds_mla, which no dense MLA backend takes",
+            )
+        if sparse and dtype in FP8_PER_TENSOR:
             dtype = "fp8_ds_mla"
-        c = cell(kind, dtype)
+        c = cell(kind, dtype, sparse, sparse and (indexer_set is None or i in indexer_set))
         if kind in (MLA, SLIDING_MLA):
             gpu.append(c)
             model.append(c)
@@ -446,8 +459,12 @@ def per_token_ledger(
             )
             if geometry.mla_row_dim is not None:  # Dots3NotePaddedMLAAttention
                 formula = "mla_row_dim × b (the latent's rows padded to the sliding layers' width)"
-            if idx is not None:
+            row = geometry.mla_row_dim or geometry.mla_latent_dim
+            latent = mla_cell_bytes(kb.kv_dtype, row, kb.kv_dtype == "fp8_ds_mla")
+            if idx is not None and kb.bytes_per_token_per_layer > latent:
                 formula += f" + indexer ({idx} fp8 + 4 B scale)"
+            elif idx is not None:
+                formula += " (no indexer cache of its own: dense, or reusing another layer's top-k)"
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
                 formula,

@@ -177,6 +177,25 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         ]
         | None
     ) = None
+    sparse_mla_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS, description="with index_head_dim: the sparse MLA layers, when not all"
+            ),
+        ]
+        | None
+    ) = None
+    indexer_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="with index_head_dim: the sparse layers keeping an indexer cache, when not all",
+            ),
+        ]
+        | None
+    ) = None
     decoder_layers: (
         Annotated[
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],

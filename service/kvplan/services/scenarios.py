@@ -146,6 +146,8 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
         mamba=mamba,
         decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
+        sparse_mla_layers=None if g.sparse_mla_layers is None else tuple(g.sparse_mla_layers),
+        indexer_layers=None if g.indexer_layers is None else tuple(g.indexer_layers),
         **{f: getattr(g, f) for f in _SAME},
     )
 
@@ -160,6 +162,8 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
         decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
+        sparse_mla_layers=None if g.sparse_mla_layers is None else list(g.sparse_mla_layers),
+        indexer_layers=None if g.indexer_layers is None else list(g.indexer_layers),
         mamba=None
         if g.mamba is None
         else MambaStateSpec(
