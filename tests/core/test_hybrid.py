@@ -321,7 +321,7 @@ def test_hy_v4_sparse_layers_that_reuse_a_top_k_keep_no_indexer_cache():
     """HYV4Config's indexer_types: layer 0 and every 4th from layer 1 compute their top-k."""
     g = from_hf_config({**HY_V4, "layer_types": ["sparse"] * 8})
     assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
-    assert (g.sparse_mla_layers, g.indexer_layers) == (None, (0, 1, 5))
+    assert (g.sparse_mla_layers, g.mla_indexer_layers) == (None, (0, 1, 5))
 
 
 def test_hy_v4_dense_layers_beside_sparse_ones_are_mla_without_an_indexer():
@@ -329,7 +329,7 @@ def test_hy_v4_dense_layers_beside_sparse_ones_are_mla_without_an_indexer():
         {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
     )
     assert g.layer_counts() == {"mla": 8}
-    assert (g.sparse_mla_layers, g.indexer_layers) == ((0, 1, 2, 3), None)
+    assert (g.sparse_mla_layers, g.mla_indexer_layers) == ((0, 1, 2, 3), None)
 
 
 def test_hy_v4_without_the_learnable_sink_plans_as_with_it():

@@ -39,6 +39,9 @@ class LayerKind(StrEnum):
     CHUNKED = "C"
     # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers).
     SLIDING_MLA = "W"
+    # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
+    # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
+    SCONV = "V"
 
 
 FULL = LayerKind.FULL
@@ -47,6 +50,7 @@ MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
 SLIDING_MLA = LayerKind.SLIDING_MLA
+SCONV = LayerKind.SCONV
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -54,6 +58,7 @@ KIND_NAMES: dict[str, str] = {
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
     SLIDING_MLA: "sliding_window_mla",
+    SCONV: "sconv",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -65,6 +70,7 @@ LAYER_TYPE_CODES = {
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
     "sliding_window_mla": SLIDING_MLA,
+    "sconv": SCONV,
 }
 
 
@@ -104,7 +110,15 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # dense layers beside sparse ones), and the sparse layers that keep an indexer cache of their
     # own, when not all (the others reuse an earlier layer's top-k). Indices into layer_pattern.
     sparse_mla_layers: tuple[int, ...] | None = None
+    mla_indexer_layers: tuple[int, ...] | None = None
+    # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
+    # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
     indexer_layers: tuple[int, ...] | None = None
+    indexer_dim: int | None = None
+    # Inkling's short-convolution states (SCONV entries): the kernel (block and window) and the
+    # hidden size its four packed streams are cut from.
+    sconv_kernel_size: int | None = None
+    sconv_hidden_size: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -148,7 +162,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, SLIDING_MLA, MAMBA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, SLIDING_MLA, MAMBA, SCONV)
             if k in self.layer_pattern
         }
 
@@ -212,7 +226,11 @@ def make_geometry(
     sliding_mla_dim: int | None = None,
     mla_row_dim: int | None = None,
     sparse_mla_layers: tuple[int, ...] | None = None,
+    mla_indexer_layers: tuple[int, ...] | None = None,
     indexer_layers: tuple[int, ...] | None = None,
+    indexer_dim: int | None = None,
+    sconv_kernel_size: int | None = None,
+    sconv_hidden_size: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -283,12 +301,22 @@ def make_geometry(
             mamba_state_bytes = None
     if CHUNKED in pattern:
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
+    indexer_layers, indexer_dim = _indexer(indexer_layers, indexer_dim, pattern, p)
+    if SCONV in pattern:
+        sconv_kernel_size = pos_int(sconv_kernel_size, p + "sconv_kernel_size", MAX_TOKENS)
+        sconv_hidden_size = pos_int(sconv_hidden_size, p + "sconv_hidden_size", MAX_HIDDEN_SIZE)
+        for i, k in enumerate(pattern):
+            if k == SCONV and (i + 1 == len(pattern) or pattern[i + 1] not in (FULL, SLIDING)):
+                raise InvalidInput(
+                    f"{p}layer_types[{i}]",
+                    "an sconv state goes just before its layer's full or sliding attention",
+                )
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     indexed = mla and index_head_dim is not None
     for field, subset, within in (
         ("sparse_mla_layers", sparse_mla_layers, [i for i, c in enumerate(pattern) if c == MLA]),
-        ("indexer_layers", indexer_layers, sparse_mla_layers),
+        ("mla_indexer_layers", mla_indexer_layers, sparse_mla_layers),
     ):
         if subset is not None and not indexed:
             raise InvalidInput(p + field, "only for MLA with an indexer (index_head_dim)")
@@ -337,7 +365,11 @@ def make_geometry(
         sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
         mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
         sparse_mla_layers=sparse_mla_layers,
+        mla_indexer_layers=mla_indexer_layers,
         indexer_layers=indexer_layers,
+        indexer_dim=indexer_dim,
+        sconv_kernel_size=sconv_kernel_size if SCONV in pattern else None,
+        sconv_hidden_size=sconv_hidden_size if SCONV in pattern else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
@@ -348,6 +380,23 @@ def make_geometry(
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
     )
+
+
+def _indexer(
+    layers: tuple[int, ...] | None, dim: int | None, pattern: str, p: str
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The full-attention layers with an indexer cache, checked (None when there are none)."""
+    if not layers:
+        return None, None
+    dim = pos_int(dim, p + "indexer_dim", MAX_HEAD_DIM)
+    if list(layers) != sorted(set(layers)) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pattern) or pattern[i] != FULL
+        for i in layers
+    ):
+        raise InvalidInput(
+            p + "indexer_layers", "must list, in order and once each, full-attention layers (0-based)"
+        )
+    return tuple(layers), dim
 
 
 def check_mamba(m: MambaState, p: str) -> None:

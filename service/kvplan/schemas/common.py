@@ -56,6 +56,7 @@ LayerType = Literal[
     "mla",
     "mamba",
     "linear_attention",
+    "sconv",
     "sliding_window_mla",
 ]
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
@@ -191,9 +192,34 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
             Meta(
                 max_length=MAX_LAYERS,
+                description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
+            ),
+        ]
+        | None
+    ) = None
+    mla_indexer_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS,
                 description="with index_head_dim: the sparse layers keeping an indexer cache, when not all",
             ),
         ]
+        | None
+    ) = None
+    sconv_kernel_size: (
+        Annotated[int, Meta(ge=1, le=MAX_TOKENS, description="the short-conv states' kernel (Inkling)")]
+        | None
+    ) = None
+    sconv_hidden_size: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_HIDDEN_SIZE, description="the hidden size the short-conv streams are cut from"),
+        ]
+        | None
+    ) = None
+    indexer_dim: (
+        Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="the indexer key's width (sparse_index_dim)")]
         | None
     ) = None
     decoder_layers: (
