@@ -182,23 +182,24 @@ def _per_layer(
             model.append(0)
             dtypes.append(model_dtype)
             continue
-        if kind == MLA and geometry.mla_row_dim is not None and dtype not in MODEL_DTYPES:
+        # Checked on the base dtype: the skip list's interplay with these backends is not planned.
+        if kind == MLA and geometry.mla_row_dim is not None and base not in MODEL_DTYPES:
             # vllm/models/dots3_note/nvidia/model.py: the padded sparse layers run
             # FlashAttnMLASparseImpl, which raises on any but a 16-bit KV cache.
             raise InvalidInput(
                 "kv_cache_dtype",
-                f"{dtype} on a sparse MLA layer with padded rows (Dots3): its backend "
+                f"{base} on a sparse MLA layer with padded rows (Dots3): its backend "
                 "(FlashAttnMLASparseImpl) takes only a 16-bit KV cache and vLLM refuses to start",
             )
         dsa = kind == MLA and geometry.index_head_dim is not None
         sparse = dsa and (sparse_set is None or i in sparse_set)
-        if dsa and not sparse and dtype not in MODEL_DTYPES:
+        if dsa and not sparse and base not in MODEL_DTYPES:
             # vllm/models/hy_v4/nvidia/attention.py: the first sparse layer's MLAAttention rewrites
             # the shared cache_config to fp8_ds_mla, which the dense layers built after it cannot
             # take (no dense MLA backend does): vLLM refuses to start.
             raise InvalidInput(
                 "kv_cache_dtype",
-                f"{dtype} with dense MLA layers beside sparse ones (HY-V4): the sparse layers turn the "
+                f"{base} with dense MLA layers beside sparse ones (HY-V4): the sparse layers turn the "
                 "shared KV cache dtype into fp8_ds_mla, which no dense MLA backend takes",
             )
         if sparse and dtype in FP8_PER_TENSOR:
