@@ -63,6 +63,7 @@ MUSE_SPARK = "synthetic--muse-spark-shaped.json"
 DOTS3 = "synthetic--dots3-note-shaped.json"
 DOTS3_UNEVEN = "synthetic--dots3-note-uneven-shaped.json"
 HY_V4_SHARED = "synthetic--hy-v4-sparse-shared-shaped.json"
+DOTS3_ALL_SPARSE = "synthetic--dots3-note-all-sparse-shaped.json"
 HY_V4_MIXED = "synthetic--hy-v4-mixed-shaped.json"
 HY_V4_NOSINK = "synthetic--hy-v4-sparse-nosink-shaped.json"
 
@@ -317,6 +318,11 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                                        "block_size": 64,
                                                                        "tensor_parallel_size": 8,
                                                                        "dtype": "fp8"}),
+    # Dots3 with every layer sparse: one group of layers beside their indexers, the block still
+    # rounded to the padded row and (at block 128) to the indexer's 64-token kernel block.
+    ("dots3-note-all-sparse-shaped-64k-block128", DOTS3_ALL_SPARSE, {"available_memory_bytes": 20 * GiB,
+                                                                     "max_model_len": 65536,
+                                                                     "block_size": 128}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
