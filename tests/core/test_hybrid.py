@@ -251,6 +251,15 @@ def test_dots3_reads_sliding_window_mla_beside_sparse_mla_padded_to_the_sliding_
     assert g.mla_latent_dim == 512 + 64 and g.index_head_dim == 128
 
 
+def test_dots3_sparse_layers_that_reuse_a_top_k_keep_no_indexer_cache():
+    """IndexCache (DeepseekV2MLAAttention): by its index among all layers, a sparse layer computes
+    its top-k when max(i - offset + 1, 0) % index_topk_freq == 0, or per index_topk_pattern."""
+    every_third = from_hf_config(_dots3(index_topk_freq=3))  # sparse layers 3, 7, 11, …, 39
+    assert every_third.mla_indexer_layers == (7, 19, 31)
+    assert from_hf_config(_dots3(index_topk_pattern="FFFS" * 10)).mla_indexer_layers == ()
+    assert from_hf_config(_dots3()).mla_indexer_layers is None  # every sparse layer has its own
+
+
 @pytest.mark.parametrize(
     "changes, field",
     [
@@ -259,8 +268,8 @@ def test_dots3_reads_sliding_window_mla_beside_sparse_mla_padded_to_the_sliding_
         ({"swa_kv_lora_rank": 256}, "swa_kv_lora_rank"),  # narrower than the sparse latent
         ({"sliding_window_size": None}, "sliding_window_size"),
         ({"index_head_dim": None}, "index_head_dim"),
-        ({"index_topk_freq": 2}, "index_topk_freq"),
-        ({"index_topk_pattern": "FFFS" * 10}, "index_topk_pattern"),
+        ({"index_topk_freq": 0}, "index_topk_freq"),
+        ({"index_topk_pattern": 4}, "index_topk_pattern"),
     ],
 )
 def test_dots3_fields_kvplan_cannot_read_are_refused_by_name(changes, field):

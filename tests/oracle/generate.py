@@ -64,6 +64,7 @@ DOTS3 = "synthetic--dots3-note-shaped.json"
 DOTS3_UNEVEN = "synthetic--dots3-note-uneven-shaped.json"
 HY_V4_SHARED = "synthetic--hy-v4-sparse-shared-shaped.json"
 DOTS3_ALL_SPARSE = "synthetic--dots3-note-all-sparse-shaped.json"
+DOTS3_INDEXCACHE = "synthetic--dots3-note-indexcache-shaped.json"
 HY_V4_MIXED = "synthetic--hy-v4-mixed-shaped.json"
 HY_V4_NOSINK = "synthetic--hy-v4-sparse-nosink-shaped.json"
 
@@ -323,6 +324,16 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("dots3-note-all-sparse-shaped-64k-block128", DOTS3_ALL_SPARSE, {"available_memory_bytes": 20 * GiB,
                                                                      "max_model_len": 65536,
                                                                      "block_size": 128}),
+    # Dots3 with IndexCache (index_topk_freq 2): 4 of its 10 sparse layers reuse a top-k and keep no
+    # indexer, so the sparse bucket is no repeating pattern: it stays whole, and the sliding bucket
+    # splits into as many groups as the widest group's block needs (a state bucket).
+    ("dots3-note-indexcache-shaped-32k-block64", DOTS3_INDEXCACHE, {"available_memory_bytes": 20 * GiB,
+                                                                    "max_model_len": 32768,
+                                                                    "block_size": 64}),
+    ("dots3-note-indexcache-shaped-64k-tp2-block128", DOTS3_INDEXCACHE, {"available_memory_bytes": 20 * GiB,
+                                                                         "max_model_len": 65536,
+                                                                         "block_size": 128,
+                                                                         "tensor_parallel_size": 2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -102,41 +102,61 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
 
 
 def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
-    """A block-outermost layout (BLHNC, the only one Dots3's padded sparse backend takes): layers of
-    one spec type are bucketed; the sparse MLA bucket (each layer beside its indexer, one of each
-    page size per repeat) stays whole and sets the repeats per group; the sliding bucket splits into
-    groups of about as many layers; a block holds the widest group's pages, rounded to every
-    layer's block stride alignment (vllm/v1/core/kv_cache_planning.py _get_packed_kv_cache_groups,
-    _get_kv_cache_bytes_per_block)."""
+    """A block-outermost layout (BLHNC, the only one Dots3's padded sparse backend takes): pages are
+    packed side by side in a block, not unified (vllm/v1/core/kv_cache_planning.py
+    _get_packed_kv_cache_groups). Layers are bucketed by spec type; a sparse layer is two pages, its
+    padded latent and (unless it reuses another's top-k) its indexer. A bucket with as many pages
+    of each size is a repeating pattern; the largest such mixed bucket stays whole and bounds the
+    repeats per group from below (_approximate_gcd picks them), the others split into groups of
+    about that many repeats. Without a mixed pattern the sliding bucket is a state bucket: split
+    into as many groups as the widest group needs to hold its pages. A block holds the widest
+    group's pages, rounded to every layer's block stride alignment (_get_kv_cache_bytes_per_block)."""
     if len(lb.stages) > 1:
         raise InvalidInput(
             "pipeline_parallel_size",
             "kvplan plans the packed (block-outermost) layout of Dots3's padded sparse MLA on one "
             "pipeline stage only",
         )
-    buckets: dict[str, list[int]] = {}
+    row, idx = lb.packed_row_bytes * bs, lb.packed_indexer_bytes * bs
+    # Per bucket: its layers and, per page size, how many pages (first seen first).
+    buckets: dict[str, tuple[list[int], dict[int, int]]] = {}
     for i, k in enumerate(kinds):
-        buckets.setdefault(k, []).append(i)
-    if set(buckets) - {SLIDING_MLA, MLA}:
-        raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
-    # The sparse bucket's repeat: one sparse layer and its indexer (vLLM: min_repeats_per_group).
-    sparse = len(buckets.get(MLA, ()))
-    repeats = approximate_gcd([len(v) for v in buckets.values()], sparse) if len(buckets) > 1 else 0
+        if k not in (SLIDING_MLA, MLA):
+            raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
+        layers, pages = buckets.setdefault(k, ([], {}))
+        layers.append(i)
+        parts = [lb.gpu[i] * bs] if k == SLIDING_MLA else [row] + ([idx] if lb.gpu[i] * bs > row else [])
+        for page in parts:
+            pages[page] = pages.get(page, 0) + 1
+    balanced = {k: len(set(pages.values())) == 1 for k, (_, pages) in buckets.items()}
+    most = {k: max(pages.values()) for k, (_, pages) in buckets.items()}
+    floor = max((most[k] for k, (_, pages) in buckets.items() if balanced[k] and len(pages) > 1), default=0)
+    repeats = approximate_gcd([most[k] for k in buckets if balanced[k]], floor) if floor else 0
+
+    def n_groups(k: str) -> int:
+        return -(-most[k] // repeats) if balanced[k] and repeats else 1
+
+    def widest(k: str, n: int) -> int:
+        return sum(-(-count // n) * page for page, count in buckets[k][1].items())
+
+    def state(k: str) -> bool:  # vLLM: sliding buckets when no repeat pattern sets the split
+        return not repeats and k == SLIDING_MLA
+
+    anchor = max(widest(k, len(buckets[k][0]) if state(k) else n_groups(k)) for k in buckets)
     groups: list[KvGroup] = []
-    widest = 0
-    for kind, layers in buckets.items():
-        n_groups = -(-len(layers) // repeats) if repeats else 1
-        for j in range(n_groups):
-            members = tuple(layers[j::n_groups])
-            groups.append(KvGroup(kind, bs, members))
-            widest = max(widest, sum(lb.gpu[i] for i in members) * bs)
+    for k, (layers, pages) in buckets.items():
+        n = n_groups(k)
+        if state(k):
+            n = max(n, -(-len(layers) // max(anchor // next(iter(pages)), 1)))
+        groups.extend(KvGroup(k, bs, tuple(layers[j::n])) for j in range(n))
+    bytes_needed = max(sum(lb.gpu[i] for i in g.layers) * bs for g in groups)
     # Block stride alignments: the padded sparse rows' (align_blocks_to_rows); the indexer's whole
     # kernel blocks when the block splits into several (KVCacheSpec.get_block_stride_alignment).
     align = lb.packed_row_bytes if MLA in buckets else 1
     kernel = math.gcd(INDEXER_KERNEL_BLOCK, bs)
-    if MLA in buckets and kernel != bs:
+    if MLA in buckets and kernel != bs and len(buckets[MLA][1]) > 1:  # an indexer among them
         align = math.lcm(align, kernel * lb.packed_indexer_bytes)
-    bpb = cdiv(widest, align) * align
+    bpb = cdiv(bytes_needed, align) * align
     return GroupPlan(tuple(groups), repeats or len(kinds), 0, bpb, (bpb,), (), len(buckets) == 1)
 
 

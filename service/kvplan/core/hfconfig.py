@@ -269,8 +269,7 @@ def _dots3_geometry(
     (swa_kv_lora_rank + swa_qk_rope_head_dim, window sliding_window_size: a
     SlidingWindowMLASpec); every other layer is DeepSeek-V3.2 sparse MLA with an indexer, its
     latent rows padded to the sliding layers' width (Dots3NotePaddedMLAAttention's
-    physical_head_size). Layers that share another's top-k (DeepseekV2MLAAttention's IndexCache
-    keys) keep no indexer cache: refused by field."""
+    physical_head_size); one that reuses an earlier layer's top-k keeps no indexer cache."""
     types = cfg.get("layer_types")
     if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
         raise InvalidConfig("layer_types", f"Dots3 needs a layer type for each of the {n} layers")
@@ -286,23 +285,25 @@ def _dots3_geometry(
     window = _cfg_int(cfg, "sliding_window_size", MAX_TOKENS) if any(sliding) else None
     _cfg_int(cfg, "index_topk", MAX_TOKENS)  # Dots3NoteModel sizes its top-k buffer by it
     idx = None if all(sliding) else _cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM)
+    # DeepseekV2MLAAttention's IndexCache keys: a sparse layer that reuses an earlier layer's top-k
+    # builds no indexer (vllm/model_executor/models/deepseek_v2.py), by its index among all layers.
     freq = cfg.get("index_topk_freq", 1)
     pattern = cfg.get("index_topk_pattern")
-    if pattern is not None:
-        if not isinstance(pattern, (list, str)):
-            raise InvalidConfig("index_topk_pattern", "must list F or S for each layer")
-        if any(not s and i < len(pattern) and pattern[i] == "S" for i, s in enumerate(sliding)):
-            raise InvalidConfig(
-                "index_topk_pattern",
-                "Dots3 sparse layers that share another layer's top-k keep no indexer cache, which "
-                "kvplan does not model; send the model as inline geometry",
-            )
-    elif freq != 1:
-        raise InvalidConfig(
-            "index_topk_freq",
-            "Dots3 sparse layers that share another layer's top-k keep no indexer cache, which "
-            "kvplan does not model; send the model as inline geometry",
-        )
+    offset = cfg.get("index_skip_topk_offset", 2)
+    if pattern is not None and not isinstance(pattern, (list, str)):
+        raise InvalidConfig("index_topk_pattern", "must give F or S for each layer")
+    if isinstance(freq, bool) or not isinstance(freq, int) or freq < 1:
+        raise InvalidConfig("index_topk_freq", f"must be a positive integer, got {freq!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise InvalidConfig("index_skip_topk_offset", f"must be an integer, got {offset!r}")
+
+    def computes_top_k(i: int) -> bool:
+        if pattern is None:
+            return max(i - offset + 1, 0) % freq == 0
+        return not (i < len(pattern) and pattern[i] == "S")
+
+    sparse = [i for i, s in enumerate(sliding) if not s]
+    own = tuple(i for i in sparse if computes_top_k(i))
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
     return make_geometry(
         name=name,
@@ -318,6 +319,7 @@ def _dots3_geometry(
         sliding_window=window,
         sliding_mla_dim=swa_rank + swa_rope,
         mla_row_dim=None if all(sliding) else swa_rank + swa_rope,
+        mla_indexer_layers=None if len(own) == len(sparse) else own,
         dtype=dtype,
         max_position_embeddings=max_pos,
         weight_dtype=weight_dtype,
