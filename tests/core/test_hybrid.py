@@ -285,6 +285,7 @@ def test_dots3_fields_kvplan_cannot_read_are_refused_by_name(changes, field):
         ({"block_size": 16}, "block_size"),  # the sparse and indexer kernels take multiples of 64
         ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
         ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+        ({"tensor_parallel_size": 2, "decode_context_parallel_size": 2}, "decode_context_parallel_size"),
     ],
 )
 def test_dots3_settings_vllm_refuses_or_kvplan_does_not_plan_are_refused_by_name(inputs, field):
