@@ -157,7 +157,8 @@ def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     if MLA in buckets and kernel != bs and len(buckets[MLA][1]) > 1:  # an indexer among them
         align = math.lcm(align, kernel * lb.packed_indexer_bytes)
     bpb = cdiv(bytes_needed, align) * align
-    return GroupPlan(tuple(groups), repeats or len(kinds), 0, bpb, (bpb,), (), len(buckets) == 1)
+    size = repeats or max(len(g.layers) for g in groups)
+    return GroupPlan(tuple(groups), size, 0, bpb, (bpb,), (), len(buckets) == 1)
 
 
 def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page: int, mla: bool) -> int:
