@@ -123,8 +123,8 @@ def _block_sizes(b: Budget) -> str:
 
 _CHARGE = {
     "sliding_attention": "the window's blocks",
-    "sliding_window_mla": "the window's blocks",
     "chunked_attention": "the chunk's blocks",
+    "sliding_window_mla": "the window's blocks",
     "mamba": "state blocks, whatever T",
     "circular_buffer": "one ring, whatever T",
 }

@@ -26,9 +26,9 @@ KIND_OF_SPEC = {
     "MLAAttentionSpec": "mla",
     # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
     "UniformTypeKVCacheSpecs": "mla",
-    # DeepSeek-V4's sliding-window caches and compressor rings (named by the case's layer_spec).
-    "SlidingWindowMLASpec": "sliding_window_mla",
+    # Sliding-window MLA (Dots3, DeepSeek-V4) and rings (GLM-5-next, DeepSeek-V4.1).
     "CircularBufferSpec": "circular_buffer",
+    "SlidingWindowMLASpec": "sliding_window_mla",
 }
 # kvplan's kinds that vLLM keeps under another kind's spec class: Inkling's short-conv state is a
 # SlidingWindowSpec (of the kernel's width and block).

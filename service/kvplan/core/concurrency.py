@@ -18,14 +18,17 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, CIRCULAR_BUFFER, SLIDING_MLA)
+_BOUNDED = (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
     """Blocks one request of `tokens` needs in one group of this shape
     (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
-    # an sconv state is a SlidingWindowSpec of the kernel's width; so is SlidingWindowMLASpec
-    if kind in (SLIDING, SCONV, SLIDING_MLA):
+    if kind in (
+        SLIDING,
+        SLIDING_MLA,
+        SCONV,
+    ):  # SlidingWindowMLASpec and sconv states keep SlidingWindowSpec's rule
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
@@ -51,7 +54,7 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
     if growing and len({u for u, _ in growing}) == 1:
         unit = growing[0][0]
         saturate = max(
-            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SCONV, CHUNKED, SLIDING_MLA)),
+            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED)),
             default=0,
         )
         # Past the saturation point every bounded group needs its fixed number of blocks.

@@ -37,9 +37,10 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
-    # DeepSeek-V4 (core/dsv4.py): a layer's sliding-window MLA cache (SlidingWindowMLASpec), and
-    # a compressed layer's MLA cache of one state per `ratio` tokens beside it.
+    # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers;
+    # DeepSeek-V4's window caches, core/dsv4.py).
     SLIDING_MLA = "W"
+    # DeepSeek-V4: a compressed layer's MLA cache of one state per `ratio` tokens (core/dsv4.py).
     COMPRESSED_MLA = "Z"
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
@@ -78,6 +79,7 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
+    "sliding_window_mla": SLIDING_MLA,
     "sconv": SCONV,
 }
 
@@ -133,6 +135,16 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    # Sliding-window MLA layers' latent width (Dots3: swa_kv_lora_rank + swa_qk_rope_head_dim), and
+    # the width the sparse MLA layers pad their latent rows to (Dots3's physical_head_size), whose
+    # backend lays blocks out block-outermost; None where there are none / rows are the latent.
+    sliding_mla_dim: int | None = None
+    mla_row_dim: int | None = None
+    # With an indexer (index_head_dim): the MLA layers that are sparse, when not all (HY-V4's
+    # dense layers beside sparse ones), and the sparse layers that keep an indexer cache of their
+    # own, when not all (the others reuse an earlier layer's top-k). Indices into layer_pattern.
+    sparse_mla_layers: tuple[int, ...] | None = None
+    mla_indexer_layers: tuple[int, ...] | None = None
     # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
     # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
     indexer_layers: tuple[int, ...] | None = None
@@ -166,7 +178,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     @property
     def is_mla(self) -> bool:
-        return MLA in self.layer_pattern or self.dsv4 is not None
+        return MLA in self.layer_pattern or SLIDING_MLA in self.layer_pattern or self.dsv4 is not None
 
     @property
     def is_hybrid(self) -> bool:
@@ -189,7 +201,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SCONV, SLIDING_MLA, COMPRESSED_MLA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, SLIDING_MLA, MAMBA, SCONV, COMPRESSED_MLA)
             if k in self.layer_pattern
         }
 
@@ -218,7 +230,7 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
 
 
 def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
-    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed_kpool)."""
     if value is None:
         return None
     if MLA not in pattern or MAMBA not in pattern:
@@ -264,6 +276,10 @@ def make_geometry(
     kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    sliding_mla_dim: int | None = None,
+    mla_row_dim: int | None = None,
+    sparse_mla_layers: tuple[int, ...] | None = None,
+    mla_indexer_layers: tuple[int, ...] | None = None,
     indexer_layers: tuple[int, ...] | None = None,
     indexer_dim: int | None = None,
     sconv_kernel_size: int | None = None,
@@ -320,12 +336,18 @@ def make_geometry(
                 )
             if mla and c in (FULL, MLA):
                 c = MLA
-            elif c == MLA:
+            elif c == MLA or (c == SLIDING_MLA and not mla):
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
-    if SLIDING in pattern and not sliding_window:
+    if (SLIDING in pattern or SLIDING_MLA in pattern) and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
+    if SLIDING_MLA in pattern:
+        sliding_mla_dim = pos_int(sliding_mla_dim, p + "sliding_mla_dim", MAX_HEAD_DIM)
+    if mla_row_dim is not None:
+        mla_row_dim = pos_int(mla_row_dim, p + "mla_row_dim", MAX_HEAD_DIM)
+        if mla_row_dim < head_dim:
+            raise InvalidInput(p + "mla_row_dim", f"pads the {head_dim}-wide latent: must be at least that")
     if MAMBA in pattern:
         if mamba is None:
             mamba_state_bytes = pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
@@ -346,6 +368,18 @@ def make_geometry(
                 )
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
+    indexed = mla and index_head_dim is not None
+    for field, subset, within in (
+        ("sparse_mla_layers", sparse_mla_layers, [i for i, c in enumerate(pattern) if c == MLA]),
+        ("mla_indexer_layers", mla_indexer_layers, sparse_mla_layers),
+    ):
+        if subset is not None and not indexed:
+            raise InvalidInput(p + field, "only for MLA with an indexer (index_head_dim)")
+        if subset is not None and (
+            list(subset) != sorted(set(subset))
+            or not set(subset) <= set(within if within is not None else range(num_layers))
+        ):
+            raise InvalidInput(p + field, "must list, in order, MLA layers (the indexer's: sparse ones)")
     if decoder_layers is not None:
         num_decoder_layers = pos_int(num_decoder_layers, p + "num_decoder_layers", MAX_LAYERS)
         ordered = all(a <= b for a, b in pairwise(decoder_layers))
@@ -368,7 +402,7 @@ def make_geometry(
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         layer_pattern=pattern,
-        sliding_window=sliding_window if SLIDING in pattern else None,
+        sliding_window=sliding_window if SLIDING in pattern or SLIDING_MLA in pattern else None,
         dtype=dtype,
         max_position_embeddings=max_position_embeddings,
         kv_lora_rank=kv_lora_rank if mla else None,
@@ -384,6 +418,10 @@ def make_geometry(
         kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
+        mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
+        sparse_mla_layers=sparse_mla_layers,
+        mla_indexer_layers=mla_indexer_layers,
         indexer_layers=indexer_layers,
         indexer_dim=indexer_dim,
         sconv_kernel_size=sconv_kernel_size if SCONV in pattern else None,

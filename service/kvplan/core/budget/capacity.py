@@ -204,10 +204,11 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    if any(kind in (SLIDING, SCONV, CHUNKED, SLIDING_MLA) for kind, _, _ in plan.classes):
+    if any(kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
+        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
         SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
