@@ -198,20 +198,6 @@ def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ..
     return tuple(out)
 
 
-def approximate_gcd(values: Sequence[int], lower_bound: int) -> int:
-    """_approximate_gcd (kv_cache_planning.py): the d ≥ lower_bound with the least total padding
-    of the values up to multiples of d, the larger on a tie."""
-    lo, hi = max(1, lower_bound), max(values)
-    if lo > hi:
-        return lo
-    best, best_pad = lo, -1
-    for d in range(lo, hi + 1):
-        pad = sum((d - x % d) % d for x in values)
-        if best_pad < 0 or pad < best_pad or pad == best_pad:
-            best, best_pad = d, pad
-    return best
-
-
 @dataclass(frozen=True, slots=True)
 class PackedGroup:
     kind: str
@@ -238,6 +224,8 @@ def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
     """The groups and the bytes a block takes (get_kv_cache_groups: one group when every cache is
     the same, else _get_packed_kv_cache_groups for the block-outermost layout the indexer asks
     for; then _get_kv_cache_bytes_per_block)."""
+    from .groups import approximate_gcd  # groups reads pertoken, which reads this module
+
     first = specs[0]
     key = (first.kind, first.block_size, first.window, first.page_bytes)
     if all((s.kind, s.block_size, s.window, s.page_bytes) == key for s in specs):
