@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .concurrency import blocks_for_shape
 from .errors import InvalidInput, InvalidLayout
 from .geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
+from .gpu_arch import sm_major
 from .ledger import LedgerBuilder
 from .units import cdiv
 
@@ -46,12 +47,11 @@ STATE_BYTES = 4  # compressor states are float32
 V41_KERNEL_BLOCK = 64
 V41_SWA_BLOCK = 32
 V41_RING_ROWS = 8
-# GPUs of compute capability 9.x, the one V4.1 layout kvplan plans, and 10.x, where V4's is the
-# same (FlashMLA); by the name vLLM sees. A named GPU of another vendor or generation does not run
-# these layouts (V4's FlashMLA backends support capability 9 and 10 only; SM12x takes FlashInfer).
-SM90_NAMES = ("H100", "H200", "H20", "H800", "GH200")
-SM100_NAMES = ("B200", "B300")
-GPU_VENDORS = ("NVIDIA", "AMD")
+# Compute-capability majors (core/gpu_arch.py, by the GPU's name) whose layout kvplan plans: V4's
+# FlashMLA layout is one on 9.x and 10.x (its backends support those only; 12.x takes FlashInfer,
+# AMD the ROCm code), V4.1's 9.x (10.x runs mega attention with other records).
+V4_SM = (9, 10)
+V41_SM = 9
 SRC_V41 = "vllm/models/deepseek_v41/attention.py"
 # kv_cache_dtype values vLLM turns into fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype).
 FP8_DS_MLA_INPUTS = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
@@ -107,16 +107,16 @@ def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
     """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one. DeepSeek-V4's
     are one on SM90 and SM100 (assumed where the GPU is not named); another named GPU is refused
     (InvalidLayout: a fleet plan marks that GPU infeasible)."""
-    name = gpu_name.upper()
+    sm = sm_major(gpu_name) if gpu_name else None
     if not layout.v41:
-        if any(v in name for v in GPU_VENDORS) and not any(n in name for n in SM90_NAMES + SM100_NAMES):
+        if sm is not None and sm not in V4_SM:
             raise InvalidLayout(
                 "gpu",
                 f"DeepSeek-V4's FlashMLA caches are planned for SM90 and SM100 GPUs (H100, H200, B200); "
                 f"{gpu_name!r} runs another backend or none (SM120: FlashInfer; ROCm: its own)",
             )
         return
-    if not any(n in name for n in SM90_NAMES):
+    if sm != V41_SM:
         raise InvalidLayout(
             "gpu",
             "DeepSeek-V4.1's caches follow the GPU (SM100 runs FlashMLA mega attention with NVFP4 and MXFP8 "
