@@ -82,7 +82,7 @@ def test_the_block_size_defaults_to_256_and_must_be_a_multiple_of_it():
     assert e.value.field == "block_size"
 
 
-@pytest.mark.parametrize("kv_dtype", ["auto", "fp8", "fp8_e5m2"])
+@pytest.mark.parametrize("kv_dtype", ["auto", "fp8", "fp8_e5m2", "fp8_per_token_head"])
 def test_auto_and_every_fp8_run_as_fp8_ds_mla(kv_dtype):
     b = _budget(FLASH, kv_cache_dtype=kv_dtype)
     assert b.per_token.kv_cache_dtype == "fp8_ds_mla" and b.bytes_per_block == 1_002_240
@@ -249,3 +249,15 @@ def test_deepseek_v4_is_planned_for_flashmla_gpus_and_refused_on_another_named_g
     with pytest.raises(InvalidInput) as e:
         _budget(FLASH, gpu_name=gpu)
     assert e.value.field == "gpu"
+
+
+@pytest.mark.parametrize(("kv_dtype", "planned"), [("fp8", True), ("fp8_ds_mla", True), ("fp8_e4m3", False),
+                                                   ("nvfp4", False)])  # fmt: skip
+def test_deepseek_v41_takes_auto_fp8_and_fp8_ds_mla_only(kv_dtype, planned):
+    """V4.1's resolver keeps a *_ds_mla name and raises for any other but auto / fp8."""
+    if planned:
+        assert _budget(V41, gpu_name=H100, kv_cache_dtype=kv_dtype).bytes_per_block == 209_088
+        return
+    with pytest.raises(InvalidInput) as e:
+        _budget(V41, gpu_name=H100, kv_cache_dtype=kv_dtype)
+    assert e.value.field == "kv_cache_dtype"

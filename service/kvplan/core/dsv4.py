@@ -53,8 +53,9 @@ V41_RING_ROWS = 8
 V4_SM = (9, 10)
 V41_SM = 9
 SRC_V41 = "vllm/models/deepseek_v41/attention.py"
-# kv_cache_dtype values vLLM turns into fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype).
-FP8_DS_MLA_INPUTS = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
+# kv_cache_dtype values vLLM runs as fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype): V4 any
+# fp8 (and auto); V4.1 auto, fp8 and fp8_ds_mla itself (nvfp4_ds_mla needs SM100's records).
+V41_KV_DTYPES = ("auto", "fp8", "fp8_ds_mla")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +77,19 @@ def _page(states: int, cell: int) -> int:
     return -(-states * cell // PAGE_ALIGNMENT) * PAGE_ALIGNMENT
 
 
-def check_kv_dtype(kv_cache_dtype: str) -> str:
-    """The cache dtype DeepSeek-V4 runs with: fp8_ds_mla, for auto and every fp8 (attention.py
-    _resolve_dsv4_kv_cache_dtype raises for anything else)."""
-    if kv_cache_dtype not in FP8_DS_MLA_INPUTS:
+def check_kv_dtype(kv_cache_dtype: str, layout: Dsv4Layout) -> str:
+    """The cache dtype DeepSeek-V4 runs with: fp8_ds_mla, for auto and every fp8 (V4.1: auto, fp8
+    and fp8_ds_mla); attention.py _resolve_dsv4_kv_cache_dtype raises for anything else."""
+    ok = (
+        kv_cache_dtype in V41_KV_DTYPES
+        if layout.v41
+        else kv_cache_dtype == "auto" or kv_cache_dtype.startswith("fp8")
+    )
+    if not ok:
         raise InvalidInput(
             "kv_cache_dtype",
-            f"DeepSeek-V4's FlashMLA cache is fp8_ds_mla only: vLLM refuses {kv_cache_dtype!r} "
-            "(use auto or fp8)",
+            f"DeepSeek-V4{'.1' if layout.v41 else ''}'s FlashMLA cache is fp8_ds_mla only: vLLM refuses "
+            f"{kv_cache_dtype!r} (use auto or fp8)",
         )
     return "fp8_ds_mla"
 

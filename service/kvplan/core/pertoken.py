@@ -371,7 +371,7 @@ def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
     or a compressed layer's MLA state (and indexer K state at ratio 4) spread over the `ratio`
     tokens it stands for, rounded up. The pages the budget uses are exact (core/dsv4.py)."""
     assert geometry.dsv4 is not None and geometry.decoder_layers is not None
-    dsv4.check_kv_dtype(kv_dtype)
+    dsv4.check_kv_dtype(kv_dtype, geometry.dsv4)
     if geometry.layer_pattern[entry] == SLIDING_MLA:
         return dsv4.TOKEN_BYTES
     layout = geometry.dsv4
