@@ -82,6 +82,12 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       (Glm5NextTailCache: CircularBufferSpec), each through customize_attention_spec; the block
       size settled by Platform.update_block_size_for_backend over those backends, and the layout
       resolved from them (KPOOL_TAIL reads BLHNC only), which makes vLLM pack the groups.
+  DeepSeek-V4 (vllm/models/deepseek_v4, FlashMLA on SM 9x/10x) and DeepSeek-V4.1 (deepseek_v41,
+      FlashMLA on SM 9.0, the platform answering 9.0 while the specs are built): each layer's
+      window cache, compressed MLA and indexer caches and compressor rings from the layers' own
+      get_kv_cache_spec and backends, the layout resolved from those backends (the indexer reads
+      a block-outermost one); with pipeline_parallel_size > 1 the stages are workers of their own
+      layers, planned by get_global_kv_cache_groups and get_kv_cache_configs (blocks below).
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
