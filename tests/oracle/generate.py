@@ -54,6 +54,8 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+STEP5 = "synthetic--step5-shaped.json"
+STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -222,6 +224,17 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Step5: every 4th layer DSA (full attention with a summary cache and a CSA ring beside it),
+    # the rest sliding with heads and head dim of their own (attention_other_setting); and
+    # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).
+    ("step5-shaped-64k", STEP5, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
+    ("step5-shaped-256k-tp8-fp8-block32", STEP5, {"available_memory_bytes": 10 * GiB, "max_model_len": 262144,
+                                                  "tensor_parallel_size": 8, "dtype": "fp8", "block_size": 32}),
+    ("step5-shaped-128k-tp2-block64", STEP5, {"available_memory_bytes": 7 * GiB, "max_model_len": 131072,
+                                              "tensor_parallel_size": 2, "block_size": 64}),
+    ("step5-shaped-256k-tight", STEP5, {"available_memory_bytes": 23 * GiB, "max_model_len": 262144}),
+    ("step5-defaults-4k-tp2", STEP5_DEFAULTS, {"available_memory_bytes": 8 * GiB, "max_model_len": 4096,
+                                               "tensor_parallel_size": 2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
@@ -245,6 +258,9 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
+        # A packed group (block-outermost layout, as Step5's DSA backend takes) names its
+        # layers' spec; sparse MLA beside its indexer keeps reading as MLA.
+        | ({"layer_spec": g["layer_spec"]} if g["layer_spec"] not in (g["spec"], "MLAAttentionSpec") else {})
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

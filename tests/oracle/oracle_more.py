@@ -35,6 +35,14 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
+  Step5 (vllm/models/step5/nvidia/model.py): a layer slides where layer_types says
+      sliding_attention (no layer_types: even layers) and the config has a window; its heads, KV
+      groups and head dim come from attention_other_setting when that names its type. With a
+      sparse_config enabled, every other layer is DSA: a FullAttentionSpec customised by
+      Step5DSAAttentionBackend, beside it a summary cache (sparse_summary_cache.py: FullAttentionSpec,
+      1 × 256 B per 8 tokens, uint8) and a ring (csa_tail_ring.py: a CircularBufferSpec of one
+      main page). Built with vLLM's own layer classes; the triton placeholder gets the
+      `tl.extra.cuda.libdevice` the kernel modules read at import.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -182,6 +190,123 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
 
 STOCK._fill_from_model_config = _fill
 STOCK.build_specs = _build
+
+# --- Step5 (vllm/models/step5) -----------------------------------------------------------------
+_step5_prev_fill = STOCK._fill_from_model_config
+_step5_prev_build = STOCK.build_specs
+
+
+def _step5_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _step5_prev_fill(req, mc, tp)
+    if getattr(mc.hf_text_config, "model_type", None) == "step5":
+        req["_ext"]["step5"] = True
+    return req
+
+
+def _step5_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("step5"):
+        return _step5_prev_build(req, vc, model_dtype)
+    import types
+
+    from vllm.triton_utils import tl
+
+    if not hasattr(tl, "extra"):
+        tl.extra = types.SimpleNamespace(cuda=types.SimpleNamespace(libdevice=types.SimpleNamespace()))
+    from vllm.model_executor.layers.attention.attention import Attention
+    from vllm.models.step5.nvidia import model as M
+    from vllm.models.step5.nvidia.config import checkpoint_has_step5_sparse_config, get_step5_sparse_config
+    from vllm.models.step5.nvidia.csa_tail_ring import Step5CSATailRing, Step5CSATailRingBackend
+    from vllm.models.step5.nvidia.sparse_attention import (
+        Step5DSAAttentionBackend,
+        Step5SplitKVFlashAttentionBackend,
+    )
+    from vllm.models.step5.nvidia.sparse_summary_cache import (
+        Step5SparseSummaryBackend,
+        Step5SparseSummaryCacheLayer,
+    )
+    from vllm.v1.attention.backend import AttentionType
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    cache_dtype, torch_dtype = STOCK._resolve_dtype(req.get("dtype", "bf16"), model_dtype)
+    hf = vc.model_config.hf_text_config
+    tp = vc.parallel_config.tensor_parallel_size
+    sparse = get_step5_sparse_config(hf)
+    if not checkpoint_has_step5_sparse_config(hf):
+        raise NotImplementedError("Step5 requires a checkpoint with a sparse_config section")
+    window = getattr(hf, "sliding_window", None)
+    layer_types = M._get_step5_layer_types(hf)
+    other = getattr(hf, "attention_other_setting", None)
+    specs = {}
+    backends = {}
+    for i in range(int(hf.num_hidden_layers)):
+        # Step5DecoderLayer.__init__ / Step5Attention.__init__
+        heads, groups, head_dim = hf.num_attention_heads, hf.num_attention_groups, getattr(hf, "head_dim", None)
+        if other and i < len(layer_types) and layer_types[i] == other["attention_type"]:
+            heads = other["num_attention_heads"] or heads
+            groups = other["num_attention_groups"] or groups
+            head_dim = other["head_dim"] or head_dim
+        kind = M._per_layer_value(
+            layer_types, i, name="layer_types", default="sliding_attention" if i % 2 == 0 else "full_attention"
+        )
+        sw = window if kind == "sliding_attention" else None
+        if sw is not None and getattr(hf, "swa_num_attention_heads", None) is not None:
+            heads = hf.swa_num_attention_heads
+        head_dim = head_dim or hf.hidden_size // heads
+        dsa = sparse is not None and M._is_step5_full_attention_layer(hf, i, sparse) and sw is None
+        if dsa:
+            M._validate_step5_dsa_parallel_geometry(
+                total_num_heads=heads,
+                total_num_kv_heads=groups,
+                indexer_num_heads=int(sparse.sparse_indexer_num_heads),
+                index_tp_size=int(sparse.index_tp_size),
+                tp_size=tp,
+            )
+            if head_dim != 192:
+                raise NotImplementedError(f"Step5 DSA kernels require head_size 192, got {head_dim}.")
+        backend = Step5DSAAttentionBackend if dsa else Step5SplitKVFlashAttentionBackend
+        layer = types.SimpleNamespace(
+            attn_type=AttentionType.DECODER,
+            kv_cache_dtype=cache_dtype,
+            sliding_window=sw,
+            attn_backend=backend,
+            num_kv_heads=max(1, groups // tp),
+            head_size=head_dim,
+            head_size_v=head_dim,
+            kv_cache_torch_dtype=torch_dtype,
+        )
+        name = f"model.layers.{i}.self_attn.attn"
+        main = Attention.get_kv_cache_spec(layer, vc)
+        specs[name] = customize_attention_spec(backend, main)
+        if dsa:
+            ctx = {name: types.SimpleNamespace(get_kv_cache_spec=lambda _vc, s=main: s)}
+            summary = Step5SparseSummaryCacheLayer(
+                prefix=f"{name}.sparse_summary_cache", target_impl=None, static_forward_context=ctx
+            )
+            ring = Step5CSATailRing(
+                prefix=f"{name}.csa_tail_ring",
+                main_layer_name=name,
+                num_speculative_tokens=0,
+                static_forward_context=ctx,
+            )
+            specs[summary.layer_name] = customize_attention_spec(
+                Step5SparseSummaryBackend, summary.get_kv_cache_spec(vc)
+            )
+            specs[ring.layer_name] = customize_attention_spec(Step5CSATailRingBackend, ring.get_kv_cache_spec(vc))
+            backends[Step5SparseSummaryBackend.get_name()] = Step5SparseSummaryBackend
+            backends[Step5CSATailRingBackend.get_name()] = Step5CSATailRingBackend
+        backends[backend.get_name()] = backend
+    # EngineCore._initialize_kv_caches resolves the layout from the backends' declarations
+    # (Step5DSAAttentionBackend takes BLNHC only), before the planner groups the layers.
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(list(backends.values()))]
+    resolve_kv_cache_layout(vc, [layouts], specs.values())
+    return specs, cache_dtype, torch_dtype
+
+
+STOCK._fill_from_model_config = _step5_fill
+STOCK.build_specs = _step5_build
+
 
 if __name__ == "__main__":
     E.main()
