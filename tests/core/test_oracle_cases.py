@@ -26,6 +26,7 @@ KIND_OF_SPEC = {
     "MLAAttentionSpec": "mla",
     # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
     "UniformTypeKVCacheSpecs": "mla",
+    "CircularBufferSpec": "circular_buffer",
 }
 
 
@@ -64,7 +65,9 @@ def test_kvplan_plans_each_oracle_case_to_the_block(case):
     assert b.kv_cache_size_tokens == v["kv_cache_size_tokens"]
     assert b.concurrency.vllm_reported == pytest.approx(v["max_concurrency"], rel=1e-12)
     vllm_groups = Counter(
-        (KIND_OF_SPEC[g["spec"]], g["block_size"], g["blocks_per_request"]) for g in v["groups"]
+        # A packed group (Step5's block-outermost layout) names its layers' spec.
+        (KIND_OF_SPEC[g.get("layer_spec", g["spec"])], g["block_size"], g["blocks_per_request"])
+        for g in v["groups"]
     )
     ours = Counter()
     for g in b.groups:

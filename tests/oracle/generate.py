@@ -228,8 +228,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     # the rest sliding with heads and head dim of their own (attention_other_setting); and
     # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).
     ("step5-shaped-64k", STEP5, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
-    ("step5-shaped-256k-tp8-fp8-block32", STEP5, {"available_memory_bytes": 10 * GiB, "max_model_len": 262144,
-                                                  "tensor_parallel_size": 8, "dtype": "fp8", "block_size": 32}),
+    ("step5-shaped-256k-tp8-fp8-block32", STEP5, {"available_memory_bytes": 10 * GiB,
+                                                  "max_model_len": 262144, "tensor_parallel_size": 8,
+                                                  "dtype": "fp8", "block_size": 32}),
     ("step5-shaped-128k-tp2-block64", STEP5, {"available_memory_bytes": 7 * GiB, "max_model_len": 131072,
                                               "tensor_parallel_size": 2, "block_size": 64}),
     ("step5-shaped-256k-tight", STEP5, {"available_memory_bytes": 23 * GiB, "max_model_len": 262144}),

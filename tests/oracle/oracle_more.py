@@ -242,13 +242,20 @@ def _step5_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     backends = {}
     for i in range(int(hf.num_hidden_layers)):
         # Step5DecoderLayer.__init__ / Step5Attention.__init__
-        heads, groups, head_dim = hf.num_attention_heads, hf.num_attention_groups, getattr(hf, "head_dim", None)
+        heads, groups, head_dim = (
+            hf.num_attention_heads,
+            hf.num_attention_groups,
+            getattr(hf, "head_dim", None),
+        )
         if other and i < len(layer_types) and layer_types[i] == other["attention_type"]:
             heads = other["num_attention_heads"] or heads
             groups = other["num_attention_groups"] or groups
             head_dim = other["head_dim"] or head_dim
         kind = M._per_layer_value(
-            layer_types, i, name="layer_types", default="sliding_attention" if i % 2 == 0 else "full_attention"
+            layer_types,
+            i,
+            name="layer_types",
+            default="sliding_attention" if i % 2 == 0 else "full_attention",
         )
         sw = window if kind == "sliding_attention" else None
         if sw is not None and getattr(hf, "swa_num_attention_heads", None) is not None:
@@ -293,7 +300,9 @@ def _step5_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             specs[summary.layer_name] = customize_attention_spec(
                 Step5SparseSummaryBackend, summary.get_kv_cache_spec(vc)
             )
-            specs[ring.layer_name] = customize_attention_spec(Step5CSATailRingBackend, ring.get_kv_cache_spec(vc))
+            specs[ring.layer_name] = customize_attention_spec(
+                Step5CSATailRingBackend, ring.get_kv_cache_spec(vc)
+            )
             backends[Step5SparseSummaryBackend.get_name()] = Step5SparseSummaryBackend
             backends[Step5CSATailRingBackend.get_name()] = Step5CSATailRingBackend
         backends[backend.get_name()] = backend

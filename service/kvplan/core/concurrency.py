@@ -6,19 +6,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, MAMBA, SLIDING
+from .geometry import CHUNKED, CIRCULAR, MAMBA, SLIDING
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
 # W − 1 + F tokens for sliding layers, chunk + F tokens for chunked-local layers, the state
-# blocks a request holds for Mamba layers, 0 for layers that keep every token.
+# blocks a request holds for Mamba layers, 1 for a ring (CircularBufferSpec), 0 for layers that
+# keep every token.
 GroupShape = tuple[str, int, int, int]
 
 # gpu_memory_utilization is set with 4 decimals: u = k / UTILIZATION_STEPS.
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, CHUNKED, MAMBA)
+_BOUNDED = (SLIDING, CHUNKED, MAMBA, CIRCULAR)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -28,7 +29,7 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind == MAMBA:
+    if kind in (MAMBA, CIRCULAR):  # CircularBufferSpec.max_num_blocks_per_req: one block
         return bound
     return -(-tokens // (bs * dcp))
 

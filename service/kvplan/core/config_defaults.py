@@ -96,6 +96,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
               "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
               "max_position_embeddings": 262144, "sliding_window": 513},
+    # Step5Config (vllm/transformers_utils/configs/step5.py): max_position_embeddings is max_seq_len
+    # when left out, and max_seq_len is always set, so vLLM's smallest length key is at most it.
+    "step5": {"tie_word_embeddings": False, "num_hidden_layers": 48, "num_attention_heads": 40,
+              "num_attention_groups": 8, "hidden_size": 5120, "max_seq_len": 4096,
+              "intermediate_size": 13312, "vocab_size": 65536, "att_impl_type": "GQA"},
 }  # fmt: skip
 
 

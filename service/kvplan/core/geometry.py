@@ -37,6 +37,11 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
+    # A per-request ring of one page (vLLM's CircularBufferSpec): Step5's CSA tail ring, sized to
+    # the page of the full-attention layer it serves.
+    CIRCULAR = "B"
+    # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
+    SUMMARY = "Z"
 
 
 FULL = LayerKind.FULL
@@ -44,12 +49,16 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
+CIRCULAR = LayerKind.CIRCULAR
+SUMMARY = LayerKind.SUMMARY
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
+    CIRCULAR: "circular_buffer",
+    SUMMARY: "sparse_summary",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -60,6 +69,8 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
+    "circular_buffer": CIRCULAR,
+    "sparse_summary": SUMMARY,
 }
 
 
@@ -133,7 +144,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SUMMARY, CIRCULAR)
             if k in self.layer_pattern
         }
 
@@ -248,6 +259,11 @@ def make_geometry(
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
+    if (CIRCULAR in pattern or SUMMARY in pattern) and FULL not in pattern:
+        raise InvalidInput(
+            p + "layer_types",
+            "circular_buffer and sparse_summary layers serve full_attention layers; give one",
+        )
     if SLIDING in pattern and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
     if MAMBA in pattern:

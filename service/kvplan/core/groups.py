@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, FULL, MAMBA, MLA, SLIDING
+from .geometry import CHUNKED, CIRCULAR, FULL, MAMBA, MLA, SLIDING, SUMMARY
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
@@ -16,6 +17,13 @@ from .units import cdiv
 # Platform._align_hybrid_block_size).
 KERNEL_BLOCK_ALIGNMENT = 16
 MLA_HYBRID_BLOCK_ALIGNMENT = 128
+# Step5's DSA layers (the full-attention layers beside a summary cache and a CSA ring): their
+# backend takes the BLNHC layout only, so vLLM packs the groups block-outermost; it reads
+# eight-token pages (block_stride_alignment MultipleOf(8)), and the ring is addressed in 1 KiB rows
+# (vllm/models/step5/nvidia/sparse_attention.py Step5DSAAttentionBackend, csa_tail_ring.py).
+PACKED_KINDS = frozenset({CIRCULAR, SUMMARY})
+DSA_KERNEL_BLOCK = 8
+RING_ROW_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +47,10 @@ class GroupPlan:
     classes: tuple[tuple[str, int, int], ...] = ()
     class_layers: tuple[int, ...] = ()
     min_block_size: int = 0
+    # Block-outermost packing (Step5 DSA): each group's page bytes (the sum of its layers' pages),
+    # and the block stride alignment, the lcm of every layer's.
+    packed_pages: tuple[int, ...] = ()
+    block_alignment: int = 0
 
     def __post_init__(self) -> None:
         counts: dict[tuple[str, int], list[int]] = {}
@@ -56,6 +68,19 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
     if block_size < 1:
         raise InvalidInput("block_size", "must be at least 1")
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
+    if PACKED_KINDS & set(lb.kinds):
+        if not hybrid_manager:
+            raise InvalidInput(
+                "hybrid_kv_cache_manager",
+                "Step5's sparse layers (a summary cache and a CSA ring beside each DSA layer) are "
+                "planned with the hybrid KV cache manager only",
+            )
+        if len(lb.stages) > 1:
+            raise InvalidInput(
+                "pipeline_parallel_size",
+                "Step5's block-outermost packed KV groups are modelled for one pipeline stage only",
+            )
+        return _packed(lb, block_size)
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
@@ -105,6 +130,11 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
                 raise InvalidInput("model", "Mamba state larger than the attention page")
             block_sizes[key] = bs
             continue
+        if page and max_page % page and key[0] in (FULL, SLIDING, CHUNKED):
+            # A non-MLA attention page that does not divide the largest is padded to it, its
+            # block kept (unify_kv_cache_spec_page_size).
+            block_sizes[key] = bs
+            continue
         if page == 0 or max_page % page:
             raise InvalidInput(
                 "kv_cache_dtype_skip_layers",
@@ -138,3 +168,91 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
             most[stage] = max(most[stage], n)
     stage_bpb = [m * max_page for m in most]
     return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)
+
+
+def approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """The chunk d ≥ lower_bound that pads the values up to multiples of d the least, ties to the
+    larger d (vllm/v1/core/kv_cache_planning.py _approximate_gcd)."""
+    best_d, best_pad = lower_bound, -1
+    for d in range(max(1, lower_bound), max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad < 0 or pad <= best_pad:
+            best_d, best_pad = d, pad
+    return best_d
+
+
+def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
+    """Groups packed block-outermost (vllm/v1/core/kv_cache_planning.py
+    _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
+    order (DSA full attention and its summary cache share one, as full attention; the rings one;
+    the sliding layers one); a bucket holding each page size as often is a repeating pattern, and
+    every such bucket splits into groups of the same number of repeats (approximate_gcd, no fewer
+    than the largest mixed bucket's); the ring and sliding buckets are split to fit the widest
+    group. A block is the widest group's pages, rounded up to every layer's stride alignment."""
+    kinds = lb.kinds
+    pages: list[int] = []
+    served = 0
+    for i, k in enumerate(kinds):
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR):
+            raise InvalidInput("model", f"a {k!r} layer beside Step5's packed KV groups is not modelled")
+        if k == FULL:
+            served = lb.gpu[i]
+        # A ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
+        pages.append((served if k == CIRCULAR else lb.gpu[i]) * bs)
+    buckets: dict[str, dict[int, list[int]]] = {}
+    for i, k in enumerate(kinds):
+        key = FULL if k == SUMMARY else k
+        buckets.setdefault(key, {}).setdefault(pages[i], []).append(i)
+    # (kind, layers by page, balanced, most layers of one page size)
+    info = [
+        (key, by_page, len({len(v) for v in by_page.values()}) == 1, max(len(v) for v in by_page.values()))
+        for key, by_page in buckets.items()
+    ]
+    floor = max((most for _, by_page, bal, most in info if bal and len(by_page) > 1), default=0)
+    repeats = approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
+
+    def n_groups(balanced: bool, most: int) -> int:
+        return cdiv(most, repeats) if balanced and repeats is not None else 1
+
+    def state(key: str) -> bool:
+        return key == CIRCULAR or (repeats is None and key == SLIDING)
+
+    def widest(by_page: dict[int, list[int]], n: int) -> int:
+        return sum(cdiv(len(v), n) * page for page, v in by_page.items())
+
+    anchor = max(
+        widest(by_page, sum(map(len, by_page.values())) if state(key) else n_groups(bal, most))
+        for key, by_page, bal, most in info
+    )
+    groups: list[KvGroup] = []
+    for key, by_page, bal, most in info:
+        layers = sorted(i for v in by_page.values() for i in v)
+        n = n_groups(bal, most)
+        if state(key):
+            n = max(n, cdiv(len(layers), max(anchor // pages[layers[0]], 1)))
+        if n == 1:
+            groups.append(KvGroup(key, bs, tuple(layers)))
+            continue
+        repeat = list(zip(*by_page.values(), strict=False))
+        for j in range(n):
+            groups.append(KvGroup(key, bs, tuple(sorted(i for r in repeat[j::n] for i in r))))
+    group_pages = tuple(sum(pages[i] for i in g.layers) for g in groups)
+    align = 1
+    kernel = math.gcd(DSA_KERNEL_BLOCK, bs)
+    for i, k in enumerate(kinds):
+        if k == FULL and kernel != bs:
+            align = math.lcm(align, kernel * lb.gpu[i])
+        elif k == CIRCULAR:
+            align = math.lcm(align, RING_ROW_BYTES)
+    bpb = cdiv(max(group_pages), align) * align
+    return GroupPlan(
+        tuple(groups),
+        0,
+        0,
+        max(group_pages),
+        (bpb,),
+        (),
+        False,
+        packed_pages=group_pages,
+        block_alignment=align,
+    )

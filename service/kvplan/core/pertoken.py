@@ -18,7 +18,7 @@ from .dtypes import (
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import CHUNKED, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, Geometry
+from .geometry import CHUNKED, CIRCULAR, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, SUMMARY, Geometry
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
@@ -29,6 +29,10 @@ SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
 SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)"
 
 SKIP_SLIDING = "sliding_window"
+# Step5's summary cache: one 256-byte FP8 summary per 8 tokens, one head whatever the TP
+# (vllm/models/step5/nvidia/sparse_summary_cache.py, FullAttentionSpec tokens_per_state=8).
+SUMMARY_STATE_BYTES = 256
+SUMMARY_TOKENS_PER_STATE = 8
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -144,6 +148,18 @@ def _per_layer(
             model.append(0)
             dtypes.append(model_dtype)
             continue
+        if kind == SUMMARY:
+            gpu.append(SUMMARY_STATE_BYTES // SUMMARY_TOKENS_PER_STATE)
+            model.append(SUMMARY_STATE_BYTES // SUMMARY_TOKENS_PER_STATE)
+            dtypes.append("uint8")
+            continue
+        if kind == CIRCULAR:
+            # One page a request, the page of the full-attention layer it serves
+            # (csa_tail_ring.py): no cost per token; core/groups.py sizes its page.
+            gpu.append(0)
+            model.append(0)
+            dtypes.append(dtype)
+            continue
         if kind == MLA and dtype in FP8_PER_TENSOR and geometry.index_head_dim is not None:
             dtype = "fp8_ds_mla"
         c = cell(kind, dtype)
@@ -235,7 +251,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind == MAMBA:
+        if kind in (MAMBA, SUMMARY, CIRCULAR):
             continue
         if kind == MLA:
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
@@ -445,6 +461,24 @@ def per_token_ledger(
                 mixer=m.mixer.value,
                 **parts,
                 TP=par.tensor,
+            )
+        elif kb.kind == KIND_NAMES[SUMMARY]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "one 256 B summary (uint8) per 8 tokens, one head on every TP rank",
+                kb.bytes_per_token_per_layer,
+                "B",
+                "vllm/models/step5/nvidia/sparse_summary_cache.py (FullAttentionSpec, tokens_per_state=8)",
+                state_bytes=SUMMARY_STATE_BYTES,
+                tokens_per_state=SUMMARY_TOKENS_PER_STATE,
+            )
+        elif kb.kind == KIND_NAMES[CIRCULAR]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "0: one page a request (its full-attention layer's page), whatever the context",
+                0,
+                "B",
+                "vllm/models/step5/nvidia/csa_tail_ring.py (CircularBufferSpec)",
             )
         elif kb.kind == "mamba":
             led.add(

@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, KIND_NAMES, MAMBA, SLIDING
+from ..geometry import CHUNKED, CIRCULAR, KIND_NAMES, MAMBA, SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -174,6 +174,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        CIRCULAR: 1,  # a ring keeps one block a request (CircularBufferSpec)
     }
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 
