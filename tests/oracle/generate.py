@@ -56,6 +56,7 @@ STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
+STEP5_DENSE = "synthetic--step5-dense-sliding.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -236,6 +237,12 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("step5-shaped-256k-tight", STEP5, {"available_memory_bytes": 23 * GiB, "max_model_len": 262144}),
     ("step5-defaults-4k-tp2", STEP5_DEFAULTS, {"available_memory_bytes": 8 * GiB, "max_model_len": 4096,
                                                "tensor_parallel_size": 2}),
+    # The shaped config with sparse_config disabled: no DSA, FlashAttention everywhere, so the
+    # sliding layers' pages (head dim 128) are padded to the full layers' (head dim 192).
+    ("step5-dense-sliding-64k", STEP5_DENSE, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
+    ("step5-dense-sliding-32k-tp4-fp8", STEP5_DENSE, {"available_memory_bytes": 4 * GiB,
+                                                      "max_model_len": 32768, "tensor_parallel_size": 4,
+                                                      "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -24,6 +24,10 @@ MLA_HYBRID_BLOCK_ALIGNMENT = 128
 PACKED_KINDS = frozenset({CIRCULAR, SUMMARY})
 DSA_KERNEL_BLOCK = 8
 RING_ROW_BYTES = 1024
+# The ring holds the open region's rows: 7 + speculative tokens (none modelled); summaries cover
+# eight-token regions (sparse_summary_cache.py).
+RING_MIN_ROWS = 7
+SUMMARY_REGION = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +203,14 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
             served = lb.gpu[i]
         # A ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
         pages.append((served if k == CIRCULAR else lb.gpu[i]) * bs)
+        if k == SUMMARY and bs % SUMMARY_REGION:
+            raise InvalidInput("block_size", f"{bs}: Step5's KV blocks must align to eight-token regions")
+        if k == CIRCULAR and (pages[-1] % RING_ROW_BYTES or pages[-1] // RING_ROW_BYTES < RING_MIN_ROWS):
+            raise InvalidInput(
+                "block_size",
+                f"{bs}: Step5's CSA tail ring needs {RING_MIN_ROWS} rows of {RING_ROW_BYTES} B in one "
+                f"{pages[-1]}-byte KV page (vLLM refuses: increase --block-size)",
+            )
     buckets: dict[str, dict[int, list[int]]] = {}
     for i, k in enumerate(kinds):
         key = FULL if k == SUMMARY else k

@@ -7,7 +7,7 @@ from bisect import bisect_left
 import msgspec
 
 from .errors import InvalidLayout
-from .geometry import Geometry
+from .geometry import CIRCULAR, Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
@@ -60,6 +60,8 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                 f"{tp} and the model's {kv} KV heads do not divide one another; "
                 "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
             )
+    if geometry.model_type == "step5" and CIRCULAR in geometry.layer_pattern:
+        _check_step5_dsa(geometry, tp)
     if pp > 1 and geometry.model_type in SINGLE_STAGE_MODEL_TYPES:
         raise InvalidLayout(
             "pipeline_parallel_size",
@@ -72,6 +74,20 @@ def validate(geometry: Geometry, par: Parallel) -> None:
         )
     if tp % dcp:
         raise InvalidLayout("decode_context_parallel_size", f"{dcp} must divide tensor_parallel_size {tp}")
+
+
+def _check_step5_dsa(geometry: Geometry, tp: int) -> None:
+    """Step5's DSA kernels take 4, 8 or 16 local query heads per local KV group
+    (vllm/models/step5/nvidia/model.py _validate_step5_dsa_parallel_geometry)."""
+    kv = geometry.full_kv_heads or geometry.num_kv_heads
+    local_kv = kv // tp if kv % tp == 0 else 1
+    local_q = geometry.num_attention_heads // tp
+    if local_q % local_kv or local_q // local_kv not in (4, 8, 16):
+        raise InvalidLayout(
+            "tensor_parallel_size",
+            f"{tp} leaves Step5's DSA layers {local_q} query heads for {local_kv} KV groups on a rank; "
+            "its DSA kernels take 4, 8 or 16 query heads per KV group",
+        )
 
 
 def valid_tensor_sizes(geometry: Geometry, limit: int) -> list[int]:
