@@ -186,7 +186,7 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
 
 
 def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
-    """Groups packed block-outermost (vllm/v1/core/kv_cache_planning.py
+    """Groups packed block-outermost (docs/vllm-rules.md §8.6; vllm/v1/core/kv_cache_planning.py
     _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
     order (DSA full attention and its summary cache share one, as full attention; the rings one;
     the sliding layers one); a bucket holding each page size as often is a repeating pattern, and

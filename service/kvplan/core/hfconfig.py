@@ -704,7 +704,8 @@ def _step5_geometry(
     weight_dtype: str | None,
     expert_dtype: str | None,
 ) -> Geometry:
-    """Step5 (vllm/models/step5/nvidia/model.py Step5DecoderLayer, Step5Attention): a layer slides
+    """Step5 (docs/vllm-rules.md §2.1; vllm/models/step5/nvidia/model.py Step5DecoderLayer,
+    Step5Attention): a layer slides
     where layer_types says sliding_attention (without layer_types: the even layers) and the
     config has a window; its heads, KV groups and head dim are attention_other_setting's where that
     names its type, its query heads swa_num_attention_heads when sliding. With sparse_config

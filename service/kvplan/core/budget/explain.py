@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..geometry import KIND_NAMES
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -181,6 +182,28 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             bytes_per_token=b.per_token.bytes_per_token,
             block_size=b.block_size,
         )
+    elif plan.packed_pages:
+        for j, (group, page) in enumerate(zip(plan.groups, plan.packed_pages, strict=True)):
+            led.add(
+                f"page[group {j}: {KIND_NAMES[group.kind]}]",
+                "Σ its layers' pages (block-outermost: pages are not unified)",
+                page,
+                "B",
+                "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups)",
+                layers=len(group.layers),
+                kinds=" + ".join(sorted({KIND_NAMES[cap.layer_bytes.kinds[i]] for i in group.layers})),
+                block_size=group.block_size,
+            )
+        led.add(
+            "bytes_per_block",
+            "widest group's page, rounded up to the lcm of the layers' block stride alignments",
+            b.bytes_per_block,
+            "B",
+            "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block)",
+            widest=plan.page_bytes,
+            alignment=plan.block_alignment,
+            padding=b.bytes_per_block - plan.page_bytes,
+        )
     else:
         for kind, old, new in plan.raised_block_sizes:
             led.add(
@@ -286,6 +309,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         elif gr.kind == "chunked_attention":
             formula = "ceil(min(chunk + F, T) / block_size)"
             src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
+        elif gr.kind == "circular_buffer":
+            formula = "1: the ring keeps one page a request, whatever the context"
+            src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
                 " + 1 prefill checkpoint" if g.mamba is not None and g.mamba.checkpoint_blocks else ""
