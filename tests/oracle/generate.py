@@ -57,6 +57,8 @@ HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
+QWEN4_EXP_DEFAULTS = "synthetic--qwen4-exp-defaults.json"
+QWEN4_EXP = "synthetic--qwen4-exp-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -243,6 +245,17 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("step5-dense-sliding-32k-tp4-fp8", STEP5_DENSE, {"available_memory_bytes": 4 * GiB,
                                                       "max_model_len": 32768, "tensor_parallel_size": 4,
                                                       "dtype": "fp8"}),
+    # Qwen4-exp without QSA or PLE layers: gated delta nets beside full attention (the Qwen3.5
+    # contract: mamba_ssm_dtype read); the attention block is sized for the largest of the GDN
+    # state and the TP-replicated PLE short-conv state, which wins at TP 16.
+    ("qwen4-exp-defaults-32k", QWEN4_EXP_DEFAULTS, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 32768}),
+    ("qwen4-exp-defaults-8k-tp16", QWEN4_EXP_DEFAULTS, {"available_memory_bytes": 2 * GiB,
+                                                        "max_model_len": 8192, "tensor_parallel_size": 16}),
+    ("qwen4-exp-shaped-128k-tp4-fp8", QWEN4_EXP, {"available_memory_bytes": 20 * GiB, "max_model_len": 131072,
+                                                  "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("qwen4-exp-shaped-32k-block64-tight", QWEN4_EXP, {"available_memory_bytes": 3 * GiB,
+                                                       "max_model_len": 32768, "block_size": 64}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -116,7 +116,8 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     raised: list[tuple[str, int, int]] = []
     attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k != MAMBA), default=0)
     if MAMBA in kinds and attn_tok:
-        new_bs = align_hybrid_block_size(bs, attn_tok, lb.mamba_state_gpu, MLA in kinds)
+        state = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
+        new_bs = align_hybrid_block_size(bs, attn_tok, state, MLA in kinds)
         if bs < new_bs:
             raised.append(("attention", bs, new_bs))
             bs = new_bs

@@ -69,7 +69,6 @@ _OWN_LAYOUT_ARCHS = {
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
-        ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
     )
     for arch in archs
 }
@@ -84,8 +83,9 @@ _ALICE_AI = "AliceAIForCausalLM"
 _ALICE_AI_FAMILY = "alice_ai"
 # Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6, OLMo-hybrid), their text configs included.
 _GDN_FAMILIES = frozenset(
-    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid"}
-)
+    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid",
+     "qwen4_exp", "qwen4_exp_text"}
+)  # fmt: skip
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
@@ -101,7 +101,8 @@ _ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 
 # (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
 _QWEN35_SSM_DTYPE_ARCHS = frozenset({
     "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
-    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
+    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification",
+    "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"})  # fmt: skip
 # vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
 # linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
@@ -387,6 +388,7 @@ def _mamba_state(
             head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
             conv_dtype=dtype,
             ssm_dtype=ssm,
+            replicated_state_bytes=_qwen4_exp_ple_state(cfg, dtype) if model_type in _QWEN4_EXP else 0,
         )
     if model_type == "zamba2":
         # vllm/model_executor/models/zamba2.py get_mamba_state_shape_from_config; Zamba2Config
@@ -639,6 +641,55 @@ def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
     if cfg.get("new_decoder_architecture"):
         return None
     return 1 if cfg.get("multi_query") else q_heads
+
+
+_QWEN4_EXP = frozenset({"qwen4_exp", "qwen4_exp_text"})
+# Qwen4-exp's attention layer types (vllm/models/qwen4_exp/nvidia/model.py _QSA_LAYER_TYPES): QSA
+# when the config has indexer_n_heads, else plain full attention (Qwen3NextAttention).
+_QWEN4_EXP_ATTENTION = ("qwen_sparse_attention", "indexed_attention")
+
+
+def _qwen4_exp_config(cfg: dict[str, Any], n: int) -> dict[str, Any]:
+    """Qwen4-exp read as vLLM builds it (vllm/models/qwen4_exp/nvidia/model.py
+    Qwen4ExpDecoderLayer): linear_attention layers are gated delta nets, the _QWEN4_EXP_ATTENTION
+    ones full attention. QSA (an indexer with a ring and a compressed key cache beside the KV)
+    and PLE layers (a short-conv state of their own) are refused naming their field: not modelled."""
+    if cfg.get("indexer_n_heads") is not None:
+        raise InvalidConfig(
+            "indexer_n_heads",
+            "set, so Qwen4-exp's attention layers are QSA (a raw-key ring and a compressed key cache "
+            "beside the KV, packed block-outermost), which kvplan does not model yet",
+        )
+    if cfg.get("ple_layer_ids"):
+        raise InvalidConfig(
+            "ple_layer_ids",
+            "Qwen4-exp's PLE layers keep a short-conv state of their own, which kvplan does not model yet",
+        )
+    hc = cfg.get("hc_count", 4)
+    if not isinstance(hc, int) or isinstance(hc, bool) or hc <= 1:
+        raise InvalidConfig("hc_count", f"vLLM's Qwen4-exp requires hc_count > 1, got {hc!r}")
+    types = cfg.get("layer_types")
+    if types is None:
+        return cfg
+    if not isinstance(types, list) or len(types) != n:
+        raise InvalidConfig("layer_types", f"must list the {n} layers")
+    out = []
+    for i, t in enumerate(types):
+        if t not in ("linear_attention", *_QWEN4_EXP_ATTENTION):
+            raise InvalidConfig(
+                f"layer_types[{i}]", f"Qwen4-exp takes linear_attention or indexed_attention, got {t!r}"
+            )
+        out.append("full_attention" if t in _QWEN4_EXP_ATTENTION else t)
+    return {**cfg, "layer_types": out}
+
+
+def _qwen4_exp_ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
+    """The PLE short-conv state, TP-replicated, which vLLM's platform sizes the attention block
+    for whether or not a layer keeps it (Qwen4ExpForCausalLM.get_mamba_specs_from_config,
+    get_ple_mamba_state_shape_from_config): (ple_conv_kernel_size − 1) × ngram_size rows of
+    hidden_size × hc_count, in the model dtype."""
+    rows = (_cfg_dim(cfg, "ple_conv_kernel_size") - 1) * _cfg_dim(cfg, "ngram_size")
+    return rows * _cfg_dim(cfg, "hidden_size") * _cfg_dim(cfg, "hc_count") * MODEL_DTYPES[dtype]
 
 
 _STEP5 = "step5"
@@ -924,6 +975,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if model_type == _STEP5:
         weight_dtype, expert_dtype = _quant_dtypes(cfg)
         return _step5_geometry(cfg, name, n, dtype, max_pos, weight_dtype, expert_dtype)
+    if model_type in _QWEN4_EXP:
+        cfg = _qwen4_exp_config(cfg, n)
 
     window_raw = cfg.get("sliding_window")
     if cfg.get("use_sliding_window") is False:

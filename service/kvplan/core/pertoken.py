@@ -73,6 +73,9 @@ class LayerBytes:
     by_kind: tuple[KindBytes, ...]
     mha_bytes: int
     warnings: tuple[w.Warning, ...]
+    # The state page the attention block is sized for: the layers' state, or a larger replicated
+    # one the platform also counts (MambaState.replicated_state_bytes).
+    mamba_align_gpu: int = 0
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -231,6 +234,7 @@ def _layer_bytes(
         by_kind=kinds,
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
+        mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
     )
 
 
