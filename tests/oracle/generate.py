@@ -59,6 +59,7 @@ STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
 QWEN4_EXP_DEFAULTS = "synthetic--qwen4-exp-defaults.json"
 QWEN4_EXP = "synthetic--qwen4-exp-shaped.json"
+QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -256,6 +257,18 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                   "tensor_parallel_size": 4, "dtype": "fp8"}),
     ("qwen4-exp-shaped-32k-block64-tight", QWEN4_EXP, {"available_memory_bytes": 3 * GiB,
                                                        "max_model_len": 32768, "block_size": 64}),
+    # Qwen4-exp with QSA (indexer_n_heads set): each indexed layer keeps a raw-key ring and a
+    # compressed key cache beside its KV; QSAStateBackend's BLNHC layout packs the groups.
+    ("qwen4-exp-qsa-shaped-32k", QWEN4_EXP_QSA, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("qwen4-exp-qsa-shaped-128k-tp4-fp8", QWEN4_EXP_QSA, {"available_memory_bytes": 8 * GiB,
+                                                          "max_model_len": 131072, "tensor_parallel_size": 4,
+                                                          "dtype": "fp8"}),
+    ("qwen4-exp-qsa-shaped-64k-tp8-block128", QWEN4_EXP_QSA, {"available_memory_bytes": 4 * GiB,
+                                                              "max_model_len": 65536,
+                                                              "tensor_parallel_size": 8, "block_size": 128}),
+    ("qwen4-exp-qsa-shaped-256k-tp2-tight", QWEN4_EXP_QSA, {"available_memory_bytes": 10 * GiB,
+                                                            "max_model_len": 262144,
+                                                            "tensor_parallel_size": 2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

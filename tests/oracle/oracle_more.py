@@ -43,6 +43,12 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       1 × 256 B per 8 tokens, uint8) and a ring (csa_tail_ring.py: a CircularBufferSpec of one
       main page). Built with vLLM's own layer classes; the triton placeholder gets the
       `tl.extra.cuda.libdevice` the kernel modules read at import.
+  Qwen4-exp with QSA (vllm/models/qwen4_exp/nvidia/qsa.py, indexer_qsa.py, common/qsa_cache.py):
+      with indexer_n_heads set, each indexed_attention layer keeps a raw-key ring
+      (QSAKeyStateCache: a CircularBufferSpec of compress_ratio rows), a compressed key cache
+      (QSACompressedKeyCache: an MLAAttentionSpec, one row per compress_ratio tokens) and its KV
+      (a FullAttentionSpec on the QSA backend); QSAStateBackend takes BLNHC/BLHNC only, so the
+      layout is resolved from the backends as for Step5. Built with vLLM's own cache classes.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -50,6 +56,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+
+import torch
 
 sys.path.insert(0, sys.argv[1])
 import oracle_ext as E
@@ -315,6 +323,76 @@ def _step5_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
 
 STOCK._fill_from_model_config = _step5_fill
 STOCK.build_specs = _step5_build
+
+
+# --- Qwen4-exp with QSA (vllm/models/qwen4_exp) ------------------------------------------------
+_qsa_prev_fill = STOCK._fill_from_model_config
+_qsa_prev_build = STOCK.build_specs
+
+
+def _qsa_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _qsa_prev_fill(req, mc, tp)
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) in ("qwen4_exp", "qwen4_exp_text") and hf.indexer_n_heads is not None:
+        from vllm.models.qwen4_exp.nvidia.model import _QSA_LAYER_TYPES
+
+        req["_ext"]["qsa_layers"] = [i for i, t in enumerate(hf.layer_types) if t in _QSA_LAYER_TYPES]
+    return req
+
+
+def _qsa_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    specs, cache_dtype, torch_dtype = _qsa_prev_build(req, vc, model_dtype)
+    ext = req.get("_ext") or {}
+    if not ext.get("qsa_layers"):
+        return specs, cache_dtype, torch_dtype
+    from vllm.models.qwen4_exp.common.qsa_cache import (
+        QSACompressedKeyCache,
+        QSAKeyStateCache,
+        QSAStateBackend,
+    )
+    from vllm.models.qwen4_exp.nvidia.qsa import Qwen4ExpQSAFlashAttentionBackend
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_text_config
+    indexer = vc.attention_config.resolve_indexer_kv_dtype("bf16")
+    indexer_dtype = {"fp8": torch.float8_e4m3fn, "bf16": torch.bfloat16}[indexer]
+    out = {}
+    for name, spec in specs.items():
+        i = int(name.split(".")[2])
+        if i in ext["qsa_layers"] and name.endswith(".self_attn.attn"):
+            # Qwen4ExpQSAAttention.__init__: the indexer's caches register before the KV.
+            pre = f"model.layers.{i}.self_attn.indexer."
+            common = {"cache_config": vc.cache_config, "vllm_config": vc,
+                      "compress_ratio": int(hf.indexer_compress_ratio)}  # fmt: skip
+            raw = QSAKeyStateCache(
+                head_size=int(hf.indexer_head_dim),
+                dtype=torch.bfloat16,
+                cache_rope_positions=vc.model_config.uses_mrope,
+                prefix=pre + "raw_key_cache",
+                **common,
+            )
+            comp = QSACompressedKeyCache(
+                head_size=int(hf.indexer_head_dim),
+                dtype=indexer_dtype,
+                prefix=pre + "compressed_key_cache",
+                **common,
+            )
+            out[raw.prefix] = customize_attention_spec(QSAStateBackend, raw.get_kv_cache_spec(vc))
+            out[comp.prefix] = customize_attention_spec(QSAStateBackend, comp.get_kv_cache_spec(vc))
+            spec = customize_attention_spec(Qwen4ExpQSAFlashAttentionBackend, spec)
+        out[name] = spec
+    vc.compilation_config.static_forward_context.clear()
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+
+    backends = [FlashAttentionBackend, Qwen4ExpQSAFlashAttentionBackend, QSAStateBackend]
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+    resolve_kv_cache_layout(vc, [layouts], out.values())
+    return out, cache_dtype, torch_dtype
+
+
+STOCK._fill_from_model_config = _qsa_fill
+STOCK.build_specs = _qsa_build
 
 
 if __name__ == "__main__":

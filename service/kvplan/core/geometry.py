@@ -42,6 +42,8 @@ class LayerKind(StrEnum):
     CIRCULAR = "B"
     # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
     SUMMARY = "Z"
+    # Qwen4-exp QSA's compressed key cache: an MLAAttentionSpec of one key per compress_ratio tokens.
+    COMPRESSED_MLA = "K"
 
 
 FULL = LayerKind.FULL
@@ -51,6 +53,7 @@ MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
 CIRCULAR = LayerKind.CIRCULAR
 SUMMARY = LayerKind.SUMMARY
+COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -59,6 +62,7 @@ KIND_NAMES: dict[str, str] = {
     CHUNKED: "chunked_attention",
     CIRCULAR: "circular_buffer",
     SUMMARY: "sparse_summary",
+    COMPRESSED_MLA: "compressed_mla",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -71,7 +75,19 @@ LAYER_TYPE_CODES = {
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
     "circular_buffer": CIRCULAR,
     "sparse_summary": SUMMARY,
+    "compressed_mla": COMPRESSED_MLA,
 }
+
+
+class QsaCaches(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """Qwen4-exp QSA's side caches beside each indexed layer's KV, one head on every TP rank
+    (vllm/models/qwen4_exp/common/qsa_cache.py): a ring of compress_ratio raw-key rows
+    (CircularBufferSpec, block compress_ratio) and one compressed key per compress_ratio tokens
+    (MLAAttentionSpec, tokens_per_state compress_ratio)."""
+
+    compress_ratio: int
+    ring_row_bytes: int
+    key_bytes: int
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -101,6 +117,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    qsa: QsaCaches | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -144,7 +161,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SUMMARY, CIRCULAR)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SUMMARY, COMPRESSED_MLA, CIRCULAR)
             if k in self.layer_pattern
         }
 
@@ -205,6 +222,7 @@ def make_geometry(
     attention_chunk_size: int | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    qsa: QsaCaches | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -259,11 +277,13 @@ def make_geometry(
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
-    if (CIRCULAR in pattern or SUMMARY in pattern) and FULL not in pattern:
+    if (CIRCULAR in pattern or SUMMARY in pattern or COMPRESSED_MLA in pattern) and FULL not in pattern:
         raise InvalidInput(
             p + "layer_types",
             "circular_buffer and sparse_summary layers serve full_attention layers; give one",
         )
+    if COMPRESSED_MLA in pattern and qsa is None:
+        raise InvalidInput(p + "qsa", "required with compressed_mla layers")
     if SLIDING in pattern and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
     if MAMBA in pattern:
@@ -313,6 +333,7 @@ def make_geometry(
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        qsa=qsa if COMPRESSED_MLA in pattern else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),

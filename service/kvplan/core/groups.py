@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, CIRCULAR, FULL, MAMBA, MLA, SLIDING, SUMMARY
+from .geometry import CHUNKED, CIRCULAR, COMPRESSED_MLA, FULL, MAMBA, MLA, SLIDING, SUMMARY
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
@@ -21,7 +21,7 @@ MLA_HYBRID_BLOCK_ALIGNMENT = 128
 # backend takes the BLNHC layout only, so vLLM packs the groups block-outermost; it reads
 # eight-token pages (block_stride_alignment MultipleOf(8)), and the ring is addressed in 1 KiB rows
 # (vllm/models/step5/nvidia/sparse_attention.py Step5DSAAttentionBackend, csa_tail_ring.py).
-PACKED_KINDS = frozenset({CIRCULAR, SUMMARY})
+PACKED_KINDS = frozenset({CIRCULAR, SUMMARY, COMPRESSED_MLA})
 DSA_KERNEL_BLOCK = 8
 RING_ROW_BYTES = 1024
 # The ring holds the open region's rows: 7 + speculative tokens (none modelled); summaries cover
@@ -189,32 +189,76 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
 def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
     """Groups packed block-outermost (docs/vllm-rules.md §8.6; vllm/v1/core/kv_cache_planning.py
     _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
-    order (DSA full attention and its summary cache share one, as full attention; the rings one;
-    the sliding layers one); a bucket holding each page size as often is a repeating pattern, and
-    every such bucket splits into groups of the same number of repeats (approximate_gcd, no fewer
-    than the largest mixed bucket's); the ring and sliding buckets are split to fit the widest
-    group. A block is the widest group's pages, rounded up to every layer's stride alignment."""
-    kinds = lb.kinds
+    order (full attention with the summary caches or compressed keys beside it, as one type; the
+    rings; the sliding layers; the Mamba states); a bucket holding each page size as often is a
+    repeating pattern, and every such bucket splits into groups of the same number of repeats
+    (approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
+    repeats) sliding buckets are split to fit the widest group. A block is the widest group's
+    pages, rounded up to every layer's stride alignment."""
+    kinds, qsa = lb.kinds, lb.qsa
+    step5 = SUMMARY in kinds
+    raised: list[tuple[str, int, int]] = []
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k == FULL), default=0)
+    mamba_page = 0
+    if MAMBA in kinds and attn_tok:
+        # Platform._align_hybrid_block_size sizes the attention block for the largest state, and
+        # pads the states to the attention page unless it already equals that largest state.
+        largest = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
+        new_bs = align_hybrid_block_size(bs, attn_tok, largest, False)
+        if bs < new_bs:
+            raised.append(("attention", bs, new_bs))
+            bs = new_bs
+        mamba_page = lb.mamba_state_gpu if bs * attn_tok == largest else bs * attn_tok
     pages: list[int] = []
+    blocks: list[int] = []
     served = 0
     for i, k in enumerate(kinds):
-        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR):
-            raise InvalidInput("model", f"a {k!r} layer beside Step5's packed KV groups is not modelled")
+        block = bs
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR, COMPRESSED_MLA, MAMBA):
+            raise InvalidInput("model", f"a {k!r} layer beside packed KV groups is not modelled")
         if k == FULL:
             served = lb.gpu[i]
-        # A ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
-        pages.append((served if k == CIRCULAR else lb.gpu[i]) * bs)
+        if k == MAMBA:
+            page = mamba_page
+        elif qsa is not None and k in (CIRCULAR, COMPRESSED_MLA):
+            # qsa_cache.py: the ring holds compress_ratio rows in a block of as many tokens, the
+            # compressed cache one key per compress_ratio tokens of the attention block.
+            if bs % qsa.compress_ratio:
+                raise InvalidInput(
+                    "block_size",
+                    f"{bs}: QSA's compress ratio {qsa.compress_ratio} must divide the block size",
+                )
+            block = qsa.compress_ratio if k == CIRCULAR else bs
+            page = (
+                qsa.compress_ratio * qsa.ring_row_bytes
+                if k == CIRCULAR
+                else bs // qsa.compress_ratio * qsa.key_bytes
+            )
+        else:
+            # A Step5 ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
+            page = (served if k == CIRCULAR else lb.gpu[i]) * bs
         if k == SUMMARY and bs % SUMMARY_REGION:
             raise InvalidInput("block_size", f"{bs}: Step5's KV blocks must align to eight-token regions")
-        if k == CIRCULAR and (pages[-1] % RING_ROW_BYTES or pages[-1] // RING_ROW_BYTES < RING_MIN_ROWS):
+        if (
+            k == CIRCULAR
+            and qsa is None
+            and (page % RING_ROW_BYTES or page // RING_ROW_BYTES < RING_MIN_ROWS)
+        ):
             raise InvalidInput(
                 "block_size",
                 f"{bs}: Step5's CSA tail ring needs {RING_MIN_ROWS} rows of {RING_ROW_BYTES} B in one "
-                f"{pages[-1]}-byte KV page (vLLM refuses: increase --block-size)",
+                f"{page}-byte KV page (vLLM refuses: increase --block-size)",
             )
+        pages.append(page)
+        blocks.append(block)
+    # Buckets of one uniform type (UniformTypeKVCacheSpecs.is_uniform_type), named by their first
+    # layer's kind: full attention, the summaries and the compressed keys are all full-attention
+    # specs of one block size.
     buckets: dict[str, dict[int, list[int]]] = {}
+    first: dict[str, str] = {}
     for i, k in enumerate(kinds):
-        key = FULL if k == SUMMARY else k
+        key = FULL if k in (SUMMARY, COMPRESSED_MLA) else k
+        first.setdefault(key, k)
         buckets.setdefault(key, {}).setdefault(pages[i], []).append(i)
     # (kind, layers by page, balanced, most layers of one page size)
     info = [
@@ -228,7 +272,7 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         return cdiv(most, repeats) if balanced and repeats is not None else 1
 
     def state(key: str) -> bool:
-        return key == CIRCULAR or (repeats is None and key == SLIDING)
+        return key in (CIRCULAR, MAMBA) or (repeats is None and key == SLIDING)
 
     def widest(by_page: dict[int, list[int]], n: int) -> int:
         return sum(cdiv(len(v), n) * page for page, v in by_page.items())
@@ -244,19 +288,21 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         if state(key):
             n = max(n, cdiv(len(layers), max(anchor // pages[layers[0]], 1)))
         if n == 1:
-            groups.append(KvGroup(key, bs, tuple(layers)))
+            groups.append(KvGroup(first[key], blocks[layers[0]], tuple(layers)))
             continue
         repeat = list(zip(*by_page.values(), strict=False))
         for j in range(n):
-            groups.append(KvGroup(key, bs, tuple(sorted(i for r in repeat[j::n] for i in r))))
+            members = tuple(sorted(i for r in repeat[j::n] for i in r))
+            groups.append(KvGroup(first[key], blocks[layers[0]], members))
     group_pages = tuple(sum(pages[i] for i in g.layers) for g in groups)
     align = 1
-    kernel = math.gcd(DSA_KERNEL_BLOCK, bs)
-    for i, k in enumerate(kinds):
-        if k == FULL and kernel != bs:
-            align = math.lcm(align, kernel * lb.gpu[i])
-        elif k == CIRCULAR:
-            align = math.lcm(align, RING_ROW_BYTES)
+    if step5:
+        kernel = math.gcd(DSA_KERNEL_BLOCK, bs)
+        for i, k in enumerate(kinds):
+            if k == FULL and kernel != bs:
+                align = math.lcm(align, kernel * lb.gpu[i])
+            elif k == CIRCULAR:
+                align = math.lcm(align, RING_ROW_BYTES)
     bpb = cdiv(max(group_pages), align) * align
     return GroupPlan(
         tuple(groups),
@@ -264,7 +310,7 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         0,
         max(group_pages),
         (bpb,),
-        (),
+        tuple(raised),
         False,
         packed_pages=group_pages,
         block_alignment=align,

@@ -18,6 +18,7 @@ from .geometry import (
     LAYER_TYPE_CODES,
     MAMBA,
     Geometry,
+    QsaCaches,
     make_geometry,
     non_neg_int,
     pos_int,
@@ -591,6 +592,11 @@ def _kv_slots(
         ):
             raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
         return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
+    if model_type in _QWEN4_EXP and cfg.get("indexer_n_heads") is not None:
+        # Qwen4ExpQSAAttention: the indexer's ring and compressed key cache register before the KV.
+        qsa = ("circular_buffer", "compressed_mla", "full_attention")
+        types = cfg["layer_types"]
+        return tuple((k, i) for i, t in enumerate(types) for k in (qsa if t == "full_attention" else (t,))), n
     if model_type == "nemotron-nas":
         # vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer: a block whose attention
         # is a no-op has no attention layer, so no KV cache.
@@ -651,15 +657,9 @@ _QWEN4_EXP_ATTENTION = ("qwen_sparse_attention", "indexed_attention")
 
 def _qwen4_exp_config(cfg: dict[str, Any], n: int) -> dict[str, Any]:
     """Qwen4-exp read as vLLM builds it (vllm/models/qwen4_exp/nvidia/model.py
-    Qwen4ExpDecoderLayer): linear_attention layers are gated delta nets, the _QWEN4_EXP_ATTENTION
-    ones full attention. QSA (an indexer with a ring and a compressed key cache beside the KV)
-    and PLE layers (a short-conv state of their own) are refused naming their field: not modelled."""
-    if cfg.get("indexer_n_heads") is not None:
-        raise InvalidConfig(
-            "indexer_n_heads",
-            "set, so Qwen4-exp's attention layers are QSA (a raw-key ring and a compressed key cache "
-            "beside the KV, packed block-outermost), which kvplan does not model yet",
-        )
+    Qwen4ExpDecoderLayer): linear_attention layers are gated delta nets, the others full
+    attention, QSA when the config has indexer_n_heads. PLE layers (a short-conv state of their
+    own) are refused naming ple_layer_ids: not modelled."""
     if cfg.get("ple_layer_ids"):
         raise InvalidConfig(
             "ple_layer_ids",
@@ -668,19 +668,64 @@ def _qwen4_exp_config(cfg: dict[str, Any], n: int) -> dict[str, Any]:
     hc = cfg.get("hc_count", 4)
     if not isinstance(hc, int) or isinstance(hc, bool) or hc <= 1:
         raise InvalidConfig("hc_count", f"vLLM's Qwen4-exp requires hc_count > 1, got {hc!r}")
+    _qwen4_exp_qsa_fields(cfg)
     types = cfg.get("layer_types")
     if types is None:
-        return cfg
+        # Qwen4ExpTextConfig: every full_attention_interval-th layer (4) is indexed attention.
+        every = _cfg_count({"full_attention_interval": 4, **cfg}, "full_attention_interval")
+        types = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
     if not isinstance(types, list) or len(types) != n:
         raise InvalidConfig("layer_types", f"must list the {n} layers")
     out = []
     for i, t in enumerate(types):
-        if t not in ("linear_attention", *_QWEN4_EXP_ATTENTION):
+        # transformers reads a checkpoint's full_attention as indexed_attention.
+        if t not in ("linear_attention", "full_attention", *_QWEN4_EXP_ATTENTION):
             raise InvalidConfig(
                 f"layer_types[{i}]", f"Qwen4-exp takes linear_attention or indexed_attention, got {t!r}"
             )
-        out.append("full_attention" if t in _QWEN4_EXP_ATTENTION else t)
+        out.append("linear_attention" if t == "linear_attention" else "full_attention")
     return {**cfg, "layer_types": out}
+
+
+_QWEN4_EXP_QSA_FIELDS = (
+    "indexer_n_heads",
+    "indexer_kv_heads",
+    "indexer_head_dim",
+    "indexer_budget",
+    "indexer_compress_ratio",
+)
+
+
+def _qwen4_exp_qsa_fields(cfg: Mapping[str, Any]) -> None:
+    """QSA's fields as Qwen4ExpTextConfig.validate_architecture checks them: all or none,
+    positive, one indexer KV head, the budget a multiple of the compress ratio."""
+    given = {k: cfg.get(k) for k in _QWEN4_EXP_QSA_FIELDS}
+    if all(v is None for v in given.values()):
+        return
+    vals = {k: pos_int(v, k, MAX_TOKENS, InvalidConfig) for k, v in given.items()}
+    if vals["indexer_kv_heads"] != 1:
+        raise InvalidConfig("indexer_kv_heads", "Qwen4-exp QSA requires 1")
+    if vals["indexer_budget"] % vals["indexer_compress_ratio"]:
+        raise InvalidConfig("indexer_budget", "must be a multiple of indexer_compress_ratio")
+
+
+def _qwen4_exp_qsa(cfg: Mapping[str, Any], dtype: str, archs: tuple[str, ...]) -> QsaCaches | None:
+    """QSA's side caches (vllm/models/qwen4_exp/common/qsa_cache.py, indexer_qsa.py): a ring of
+    bf16 raw keys (beside exact MRoPE positions, four bf16 words per int64 axis, where the
+    multimodal model keeps MRoPE) and bf16 compressed keys (vLLM's default indexer KV dtype)."""
+    if cfg.get("indexer_n_heads") is None:
+        return None
+    if dtype != "bfloat16":
+        raise InvalidConfig("torch_dtype", "Qwen4-exp QSA requires bfloat16")
+    head = _cfg_dim(cfg, "indexer_head_dim")
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    mrope = (
+        "Qwen4ExpForConditionalGeneration" in archs and isinstance(rope, Mapping) and "mrope_section" in rope
+    )
+    row = head + (-head) % 4 + 3 * 4 if mrope else head
+    return QsaCaches(
+        compress_ratio=_cfg_dim(cfg, "indexer_compress_ratio"), ring_row_bytes=row * 2, key_bytes=head * 2
+    )
 
 
 def _qwen4_exp_ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
@@ -1089,6 +1134,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             attention_chunk_size=chunk,
             full_head_dim=full_dim,
             full_kv_heads=full_kv,
+            qsa=_qwen4_exp_qsa(cfg, dtype, archs) if model_type in _QWEN4_EXP else None,
             decoder_layers=slots,
             num_decoder_layers=n_decoder if slots is not None else None,
             weight_dtype=weight_dtype,

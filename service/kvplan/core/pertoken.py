@@ -18,7 +18,19 @@ from .dtypes import (
     resolve_kv_dtype,
 )
 from .errors import InvalidInput
-from .geometry import CHUNKED, CIRCULAR, FULL, KIND_NAMES, MAMBA, MLA, SLIDING, SUMMARY, Geometry
+from .geometry import (
+    CHUNKED,
+    CIRCULAR,
+    COMPRESSED_MLA,
+    FULL,
+    KIND_NAMES,
+    MAMBA,
+    MLA,
+    SLIDING,
+    SUMMARY,
+    Geometry,
+    QsaCaches,
+)
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
 from .memo import memo_bounded
@@ -76,6 +88,8 @@ class LayerBytes:
     # The state page the attention block is sized for: the layers' state, or a larger replicated
     # one the platform also counts (MambaState.replicated_state_bytes).
     mamba_align_gpu: int = 0
+    # Qwen4-exp QSA's side caches (their pages do not follow bytes per token × block).
+    qsa: QsaCaches | None = None
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -156,6 +170,13 @@ def _per_layer(
             model.append(SUMMARY_STATE_BYTES // SUMMARY_TOKENS_PER_STATE)
             dtypes.append("uint8")
             continue
+        if kind == COMPRESSED_MLA and geometry.qsa is not None:
+            # One key per compress_ratio tokens, one head on every TP rank (qsa_cache.py).
+            q = geometry.qsa
+            gpu.append(q.key_bytes // q.compress_ratio)
+            model.append(q.key_bytes // q.compress_ratio)
+            dtypes.append("bfloat16")
+            continue
         if kind == CIRCULAR:
             # One page a request, the page of the full-attention layer it serves
             # (csa_tail_ring.py): no cost per token; core/groups.py sizes its page.
@@ -235,6 +256,7 @@ def _layer_bytes(
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
         mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
+        qsa=geometry.qsa,
     )
 
 
@@ -255,7 +277,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind in (MAMBA, SUMMARY, CIRCULAR):
+        if kind in (MAMBA, SUMMARY, CIRCULAR, COMPRESSED_MLA):
             continue
         if kind == MLA:
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
