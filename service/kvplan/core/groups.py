@@ -22,6 +22,9 @@ MLA_HYBRID_BLOCK_ALIGNMENT = 128
 # eight-token pages (block_stride_alignment MultipleOf(8)), and the ring is addressed in 1 KiB rows
 # (vllm/models/step5/nvidia/sparse_attention.py Step5DSAAttentionBackend, csa_tail_ring.py).
 PACKED_KINDS = frozenset({CIRCULAR, SUMMARY, COMPRESSED_MLA})
+# Qwen4-exp QSA: QSAStateBackend takes BLNHC/BLHNC only, so the same packing; the main KV is bf16
+# or fp8 e4m3 (vllm/models/qwen4_exp/nvidia/qsa.py Qwen4ExpQSAAttention).
+QSA_KV_DTYPES = frozenset({"bfloat16", "fp8", "fp8_e4m3"})
 DSA_KERNEL_BLOCK = 8
 RING_ROW_BYTES = 1024
 # The ring holds the open region's rows: 7 + speculative tokens (none modelled); summaries cover
@@ -76,13 +79,14 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
         if not hybrid_manager:
             raise InvalidInput(
                 "hybrid_kv_cache_manager",
-                "Step5's sparse layers (a summary cache and a CSA ring beside each DSA layer) are "
+                "layers with side caches packed block-outermost (Step5's DSA, Qwen4-exp's QSA) are "
                 "planned with the hybrid KV cache manager only",
             )
         if len(lb.stages) > 1:
             raise InvalidInput(
                 "pipeline_parallel_size",
-                "Step5's block-outermost packed KV groups are modelled for one pipeline stage only",
+                "block-outermost packed KV groups (Step5's DSA, Qwen4-exp's QSA) are modelled for "
+                "one pipeline stage only",
             )
         return _packed(lb, block_size)
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
@@ -221,6 +225,11 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         if k == MAMBA:
             page = mamba_page
         elif qsa is not None and k in (CIRCULAR, COMPRESSED_MLA):
+            if k == COMPRESSED_MLA and lb.dtypes[i + 1] not in QSA_KV_DTYPES:
+                raise InvalidInput(
+                    "kv_cache_dtype",
+                    f"Qwen4-exp QSA keeps its KV in bf16 or fp8 (e4m3), not {lb.dtypes[i + 1]}",
+                )
             # qsa_cache.py: the ring holds compress_ratio rows in a block of as many tokens, the
             # compressed cache one key per compress_ratio tokens of the attention block.
             if bs % qsa.compress_ratio:

@@ -498,13 +498,25 @@ def per_token_ledger(
                 state_bytes=SUMMARY_STATE_BYTES,
                 tokens_per_state=SUMMARY_TOKENS_PER_STATE,
             )
+        elif kb.kind == KIND_NAMES[COMPRESSED_MLA] and geometry.qsa is not None:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "one key_bytes key per compress_ratio tokens, one head on every TP rank",
+                kb.bytes_per_token_per_layer,
+                "B",
+                "vllm/models/qwen4_exp/common/qsa_cache.py (QSACompressedKeyCache, MLAAttentionSpec)",
+                key_bytes=geometry.qsa.key_bytes,
+                compress_ratio=geometry.qsa.compress_ratio,
+            )
         elif kb.kind == KIND_NAMES[CIRCULAR]:
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
-                "0: one page a request (its full-attention layer's page), whatever the context",
+                "0: one page a request whatever the context (Step5: its full-attention layer's page; "
+                "QSA: compress_ratio raw-key rows)",
                 0,
                 "B",
-                "vllm/models/step5/nvidia/csa_tail_ring.py (CircularBufferSpec)",
+                "vllm/models/step5/nvidia/csa_tail_ring.py, vllm/models/qwen4_exp/common/qsa_cache.py "
+                "(CircularBufferSpec)",
             )
         elif kb.kind == "mamba":
             led.add(
