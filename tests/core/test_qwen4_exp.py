@@ -108,3 +108,9 @@ def test_qsa_refuses_a_kv_dtype_other_than_bf16_or_fp8_e4m3():
         budget(config("qsa-shaped"), kv_cache_dtype="fp8_e5m2")
     assert e.value.field == "kv_cache_dtype"
     assert budget(config("qsa-shaped"), kv_cache_dtype="fp8_e4m3").num_blocks > 0
+
+
+def test_the_multimodal_model_keeps_mrope_positions_in_each_ring_row():
+    """qsa_cache.py QSAKeyStateCache: 128 bf16 key words, then 3 int64 positions (12 words)."""
+    g = from_hf_config(config("qsa-vl-shaped"))
+    assert g.qsa is not None and g.qsa.ring_row_bytes == 280

@@ -57,9 +57,11 @@ HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
+STEP5_VL = "synthetic--step5-vl-shaped.json"
 QWEN4_EXP_DEFAULTS = "synthetic--qwen4-exp-defaults.json"
 QWEN4_EXP = "synthetic--qwen4-exp-shaped.json"
 QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
+QWEN4_EXP_QSA_VL = "synthetic--qwen4-exp-qsa-vl-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -269,6 +271,13 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("qwen4-exp-qsa-shaped-256k-tp2-tight", QWEN4_EXP_QSA, {"available_memory_bytes": 10 * GiB,
                                                             "max_model_len": 262144,
                                                             "tensor_parallel_size": 2}),
+    # The multimodal model keeps MRoPE: its rings hold each raw key's three int64 positions too.
+    ("qwen4-exp-qsa-vl-shaped-32k-tp2-fp8", QWEN4_EXP_QSA_VL, {"available_memory_bytes": 6 * GiB,
+                                                               "max_model_len": 32768,
+                                                               "tensor_parallel_size": 2, "dtype": "fp8"}),
+    # Step5's multimodal model (Step3p7's frontend around the Step5 text model).
+    ("step5-vl-shaped-64k-tp2", STEP5_VL, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                           "tensor_parallel_size": 2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
