@@ -71,8 +71,9 @@ def test_kvplan_plans_each_oracle_case_to_the_block(case):
     )
     ours = Counter()
     for g in b.groups:
-        # QSA's compressed keys are an MLAAttentionSpec: vLLM names their packed group MLA.
-        kind = "mla" if g.kind == "compressed_mla" else g.kind
+        # QSA's compressed keys are an MLAAttentionSpec (vLLM names their packed group MLA), the
+        # PLE state a MambaSpec.
+        kind = {"compressed_mla": "mla", "mamba_replicated": "mamba"}.get(g.kind, g.kind)
         ours[(kind, g.block_size, g.blocks_per_request)] += g.groups
     assert ours == vllm_groups
 

@@ -81,7 +81,7 @@ def test_transformers_full_attention_is_read_as_indexed_attention():
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"ple_layer_ids": [4, 8]}, "ple_layer_ids"),
+        ({"ple_layer_ids": [0, 8]}, "ple_layer_ids"),
         ({"hc_count": 1}, "hc_count"),
         ({"indexer_kv_heads": 2}, "indexer_kv_heads"),
         ({"indexer_budget": 2050}, "indexer_budget"),
@@ -114,3 +114,20 @@ def test_the_multimodal_model_keeps_mrope_positions_in_each_ring_row():
     """qsa_cache.py QSAKeyStateCache: 128 bf16 key words, then 3 int64 positions (12 words)."""
     g = from_hf_config(config("qsa-vl-shaped"))
     assert g.qsa is not None and g.qsa.ring_row_bytes == 280
+
+
+def test_each_ple_layer_keeps_a_replicated_state_in_a_group_of_its_own():
+    g = from_hf_config(config("ple-defaults"))
+    assert g.layer_counts() == {"full_attention": 10, "mamba": 30, "mamba_replicated": 10}
+    assert g.layer_pattern.startswith("RPR")  # layer 1's PLE state registers before its GDN
+    b = budget(config("ple-defaults"))
+    kinds = {(x.kind, x.groups, x.blocks_per_request) for x in b.groups}
+    assert ("mamba_replicated", 1, 2) in kinds and ("mamba", 3, 2) in kinds
+
+
+def test_ple_layers_are_refused_with_pipeline_stages():
+    from kvplan.core.errors import InvalidLayout
+
+    with pytest.raises(InvalidLayout) as e:
+        budget(config("ple-defaults"), pipeline_parallel_size=2)
+    assert e.value.field == "pipeline_parallel_size"

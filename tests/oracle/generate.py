@@ -62,6 +62,8 @@ QWEN4_EXP_DEFAULTS = "synthetic--qwen4-exp-defaults.json"
 QWEN4_EXP = "synthetic--qwen4-exp-shaped.json"
 QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
 QWEN4_EXP_QSA_VL = "synthetic--qwen4-exp-qsa-vl-shaped.json"
+QWEN4_EXP_PLE = "synthetic--qwen4-exp-ple-defaults.json"
+QWEN4_EXP_QSA_PLE = "synthetic--qwen4-exp-qsa-ple-shaped.json"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -278,6 +280,17 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     # Step5's multimodal model (Step3p7's frontend around the Step5 text model).
     ("step5-vl-shaped-64k-tp2", STEP5_VL, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
                                            "tensor_parallel_size": 2}),
+    # Qwen4-exp with PLE layers: each keeps a TP-replicated short-conv state (a MambaSpec of its
+    # own, apart from the sharded GDN states), beside plain attention and beside QSA.
+    ("qwen4-exp-ple-defaults-32k", QWEN4_EXP_PLE, {"available_memory_bytes": 20 * GiB,
+                                                   "max_model_len": 32768}),
+    ("qwen4-exp-ple-defaults-8k-tp16", QWEN4_EXP_PLE, {"available_memory_bytes": 2 * GiB,
+                                                       "max_model_len": 8192, "tensor_parallel_size": 16}),
+    ("qwen4-exp-qsa-ple-shaped-32k", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 20 * GiB,
+                                                         "max_model_len": 32768}),
+    ("qwen4-exp-qsa-ple-shaped-64k-tp8-fp8", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 4 * GiB,
+                                                                 "max_model_len": 65536,
+                                                                 "tensor_parallel_size": 8, "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -337,12 +337,17 @@ def _qsa_fill(req, mc, tp):  # type: ignore[no-untyped-def]
         from vllm.models.qwen4_exp.nvidia.model import _QSA_LAYER_TYPES
 
         req["_ext"]["qsa_layers"] = [i for i, t in enumerate(hf.layer_types) if t in _QSA_LAYER_TYPES]
+    if getattr(hf, "model_type", None) in ("qwen4_exp", "qwen4_exp_text") and hf.ple_layer_ids:
+        # Qwen4ExpDecoderLayer: layer i has a PLE layer when i + 1 is in ple_layer_ids.
+        req["_ext"]["ple_layers"] = [i - 1 for i in hf.ple_layer_ids]
     return req
 
 
 def _qsa_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     specs, cache_dtype, torch_dtype = _qsa_prev_build(req, vc, model_dtype)
     ext = req.get("_ext") or {}
+    if ext.get("ple_layers"):
+        specs = _with_ple(specs, vc, ext)
     if not ext.get("qsa_layers"):
         return specs, cache_dtype, torch_dtype
     from vllm.models.qwen4_exp.common.qsa_cache import (
@@ -389,6 +394,38 @@ def _qsa_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
     resolve_kv_cache_layout(vc, [layouts], out.values())
     return out, cache_dtype, torch_dtype
+
+
+def _with_ple(specs, vc, ext):  # type: ignore[no-untyped-def]
+    """Qwen4ExpPLELayer (ple_layer.py): a TP-replicated short-conv MambaSpec, as
+    MambaBase.get_kv_cache_spec builds it, registered before its decoder layer's mixer; no prefill
+    checkpoint, as the GDN layers export none (the oracle's Triton GDN). The GDN specs get their
+    own mamba_type, as QwenGatedDeltaNetAttention's."""
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
+    from vllm.v1.kv_cache_interface import MambaSpec
+
+    cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+    cc = vc.cache_config
+    ple = MambaSpec(
+        shapes=tuple(cls.get_ple_mamba_state_shape_from_config(vc)),
+        dtypes=tuple(cls.get_ple_mamba_state_dtype_from_config(vc)),
+        block_size=cc.mamba_block_size,
+        page_size_padded=cc.mamba_page_size_padded,
+        mamba_type=MambaAttentionBackendEnum.SHORT_CONV,
+        tp_replicated=True,
+        mamba_cache_mode=cc.mamba_cache_mode,
+        num_speculative_blocks=0,
+    )
+    out = {}
+    for name, spec in specs.items():
+        i = int(name.split(".")[2])
+        if i in ext["ple_layers"] and f"model.layers.{i}.ple" not in out:
+            out[f"model.layers.{i}.ple"] = ple
+        if isinstance(spec, MambaSpec):
+            spec = replace(spec, mamba_type=MambaAttentionBackendEnum.GDN_ATTN)
+        out[name] = spec
+    return out
 
 
 STOCK._fill_from_model_config = _qsa_fill

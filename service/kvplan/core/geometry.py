@@ -44,6 +44,9 @@ class LayerKind(StrEnum):
     SUMMARY = "Z"
     # Qwen4-exp QSA's compressed key cache: an MLAAttentionSpec of one key per compress_ratio tokens.
     COMPRESSED_MLA = "K"
+    # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
+    # own group beside the sharded Mamba states.
+    MAMBA_REPLICATED = "P"
 
 
 FULL = LayerKind.FULL
@@ -54,6 +57,7 @@ CHUNKED = LayerKind.CHUNKED
 CIRCULAR = LayerKind.CIRCULAR
 SUMMARY = LayerKind.SUMMARY
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
+MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -63,6 +67,7 @@ KIND_NAMES: dict[str, str] = {
     CIRCULAR: "circular_buffer",
     SUMMARY: "sparse_summary",
     COMPRESSED_MLA: "compressed_mla",
+    MAMBA_REPLICATED: "mamba_replicated",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -76,6 +81,7 @@ LAYER_TYPE_CODES = {
     "circular_buffer": CIRCULAR,
     "sparse_summary": SUMMARY,
     "compressed_mla": COMPRESSED_MLA,
+    "mamba_replicated": MAMBA_REPLICATED,
 }
 
 
@@ -161,7 +167,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, SUMMARY, COMPRESSED_MLA, CIRCULAR)
+            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, MAMBA_REPLICATED, SUMMARY, COMPRESSED_MLA, CIRCULAR)
             if k in self.layer_pattern
         }
 
@@ -281,6 +287,12 @@ def make_geometry(
         raise InvalidInput(
             p + "layer_types",
             "circular_buffer and sparse_summary layers serve full_attention layers; give one",
+        )
+    if MAMBA_REPLICATED in pattern and (
+        MAMBA not in pattern or mamba is None or not mamba.replicated_state_bytes
+    ):
+        raise InvalidInput(
+            p + "mamba", "mamba_replicated layers need the Mamba state's replicated_state_bytes"
         )
     if COMPRESSED_MLA in pattern and qsa is None:
         raise InvalidInput(p + "qsa", "required with compressed_mla layers")

@@ -7,10 +7,12 @@ import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, CIRCULAR, COMPRESSED_MLA, FULL, MAMBA, MLA, SLIDING, SUMMARY
+from .geometry import CHUNKED, CIRCULAR, COMPRESSED_MLA, FULL, MAMBA, MAMBA_REPLICATED, MLA, SLIDING, SUMMARY
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
+
+STATES = (MAMBA, MAMBA_REPLICATED)
 
 # The smallest kernel block of the attention backends (FlashAttention: multiples of 16), and the
 # alignment MLA decode kernels need in a Mamba hybrid (vllm/platforms/interface.py
@@ -118,7 +120,7 @@ def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page
 
 def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     raised: list[tuple[str, int, int]] = []
-    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k != MAMBA), default=0)
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k not in STATES), default=0)
     if MAMBA in kinds and attn_tok:
         state = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
         new_bs = align_hybrid_block_size(bs, attn_tok, state, MLA in kinds)
@@ -128,14 +130,14 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     # Spec classes in first-seen order: (kind, bytes per token).
     classes: dict[tuple[str, int], list[int]] = {}
     for i, k in enumerate(kinds):
-        key = (k, 0 if k == MAMBA else lb.gpu[i])
+        key = (k, 0 if k in STATES else lb.gpu[i])
         classes.setdefault(key, []).append(i)
-    pages = {key: (key[1] * bs if key[0] != MAMBA else 0) for key in classes}
+    pages = {key: (key[1] * bs if key[0] not in STATES else 0) for key in classes}
     max_page = max(pages.values()) or lb.mamba_state_gpu
     block_sizes: dict[tuple[str, int], int] = {}
     for key, page in pages.items():
-        if key[0] == MAMBA:
-            if lb.mamba_state_gpu > max_page:
+        if key[0] in STATES:
+            if (lb.mamba_replicated_gpu if key[0] == MAMBA_REPLICATED else lb.mamba_state_gpu) > max_page:
                 raise InvalidInput("model", "Mamba state larger than the attention page")
             block_sizes[key] = bs
             continue
@@ -203,7 +205,7 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
     step5 = SUMMARY in kinds
     raised: list[tuple[str, int, int]] = []
     attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k == FULL), default=0)
-    mamba_page = 0
+    mamba_page = replicated_page = 0
     if MAMBA in kinds and attn_tok:
         # Platform._align_hybrid_block_size sizes the attention block for the largest state, and
         # pads the states to the attention page unless it already equals that largest state.
@@ -213,17 +215,20 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
             raised.append(("attention", bs, new_bs))
             bs = new_bs
         mamba_page = lb.mamba_state_gpu if bs * attn_tok == largest else bs * attn_tok
+        replicated_page = lb.mamba_replicated_gpu if bs * attn_tok == largest else bs * attn_tok
     pages: list[int] = []
     blocks: list[int] = []
     served = 0
     for i, k in enumerate(kinds):
         block = bs
-        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR, COMPRESSED_MLA, MAMBA):
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR, COMPRESSED_MLA, *STATES):
             raise InvalidInput("model", f"a {k!r} layer beside packed KV groups is not modelled")
         if k == FULL:
             served = lb.gpu[i]
         if k == MAMBA:
             page = mamba_page
+        elif k == MAMBA_REPLICATED:
+            page = replicated_page
         elif qsa is not None and k in (CIRCULAR, COMPRESSED_MLA):
             if k == COMPRESSED_MLA and lb.dtypes[i + 1] not in QSA_KV_DTYPES:
                 raise InvalidInput(
@@ -281,7 +286,7 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         return cdiv(most, repeats) if balanced and repeats is not None else 1
 
     def state(key: str) -> bool:
-        return key in (CIRCULAR, MAMBA) or (repeats is None and key == SLIDING)
+        return key in (CIRCULAR, *STATES) or (repeats is None and key == SLIDING)
 
     def widest(by_page: dict[int, list[int]], n: int) -> int:
         return sum(cdiv(len(v), n) * page for page, v in by_page.items())

@@ -592,11 +592,19 @@ def _kv_slots(
         ):
             raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
         return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
-    if model_type in _QWEN4_EXP and cfg.get("indexer_n_heads") is not None:
-        # Qwen4ExpQSAAttention: the indexer's ring and compressed key cache register before the KV.
-        qsa = ("circular_buffer", "compressed_mla", "full_attention")
-        types = cfg["layer_types"]
-        return tuple((k, i) for i, t in enumerate(types) for k in (qsa if t == "full_attention" else (t,))), n
+    if model_type in _QWEN4_EXP and (cfg.get("indexer_n_heads") is not None or cfg.get("ple_layer_ids")):
+        # Qwen4ExpDecoderLayer: a PLE layer registers first; Qwen4ExpQSAAttention's indexer ring
+        # and compressed key cache before its KV.
+        attn: tuple[str, ...] = ("full_attention",)
+        if cfg.get("indexer_n_heads") is not None:
+            attn = ("circular_buffer", "compressed_mla", "full_attention")
+        ple = set(cfg.get("ple_layer_ids") or ())
+        entries: list[tuple[str, int]] = []
+        for i, t in enumerate(cfg["layer_types"]):
+            if i + 1 in ple:
+                entries.append(("mamba_replicated", i))
+            entries += [(k, i) for k in (attn if t == "full_attention" else (t,))]
+        return tuple(entries), n
     if model_type == "nemotron-nas":
         # vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer: a block whose attention
         # is a no-op has no attention layer, so no KV cache.
@@ -658,13 +666,13 @@ _QWEN4_EXP_ATTENTION = ("qwen_sparse_attention", "indexed_attention")
 def _qwen4_exp_config(cfg: dict[str, Any], n: int) -> dict[str, Any]:
     """Qwen4-exp read as vLLM builds it (vllm/models/qwen4_exp/nvidia/model.py
     Qwen4ExpDecoderLayer): linear_attention layers are gated delta nets, the others full
-    attention, QSA when the config has indexer_n_heads. PLE layers (a short-conv state of their
-    own) are refused naming ple_layer_ids: not modelled."""
-    if cfg.get("ple_layer_ids"):
-        raise InvalidConfig(
-            "ple_layer_ids",
-            "Qwen4-exp's PLE layers keep a short-conv state of their own, which kvplan does not model yet",
-        )
+    attention, QSA when the config has indexer_n_heads; a layer whose 1-based index is in
+    ple_layer_ids also keeps a PLE short-conv state (ple_layer.py)."""
+    ple = cfg.get("ple_layer_ids") or []
+    if not isinstance(ple, list) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= n for i in ple
+    ):
+        raise InvalidConfig("ple_layer_ids", f"must list 1-based layer indices up to {n}")
     hc = cfg.get("hc_count", 4)
     if not isinstance(hc, int) or isinstance(hc, bool) or hc <= 1:
         raise InvalidConfig("hc_count", f"vLLM's Qwen4-exp requires hc_count > 1, got {hc!r}")

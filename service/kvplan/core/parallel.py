@@ -7,7 +7,7 @@ from bisect import bisect_left
 import msgspec
 
 from .errors import InvalidLayout
-from .geometry import CIRCULAR, Geometry
+from .geometry import CIRCULAR, MAMBA_REPLICATED, Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
@@ -62,6 +62,12 @@ def validate(geometry: Geometry, par: Parallel) -> None:
             )
     if geometry.model_type == "step5" and CIRCULAR in geometry.layer_pattern:
         _check_step5_dsa(geometry, tp)
+    if pp > 1 and MAMBA_REPLICATED in geometry.layer_pattern:
+        raise InvalidLayout(
+            "pipeline_parallel_size",
+            "vLLM runs Qwen4-exp's PLE layers without pipeline parallelism; use 1 "
+            "(vllm/model_executor/models/config.py Qwen4ExpForConditionalGenerationConfig)",
+        )
     if pp > 1 and geometry.model_type in SINGLE_STAGE_MODEL_TYPES:
         raise InvalidLayout(
             "pipeline_parallel_size",

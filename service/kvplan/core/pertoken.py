@@ -25,6 +25,7 @@ from .geometry import (
     FULL,
     KIND_NAMES,
     MAMBA,
+    MAMBA_REPLICATED,
     MLA,
     SLIDING,
     SUMMARY,
@@ -88,6 +89,7 @@ class LayerBytes:
     # The state page the attention block is sized for: the layers' state, or a larger replicated
     # one the platform also counts (MambaState.replicated_state_bytes).
     mamba_align_gpu: int = 0
+    mamba_replicated_gpu: int = 0
     # Qwen4-exp QSA's side caches (their pages do not follow bytes per token × block).
     qsa: QsaCaches | None = None
 
@@ -160,7 +162,7 @@ def _per_layer(
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
         dtype = model_dtype if i in skip else base
-        if kind == MAMBA:
+        if kind in (MAMBA, MAMBA_REPLICATED):
             gpu.append(0)
             model.append(0)
             dtypes.append(model_dtype)
@@ -256,6 +258,7 @@ def _layer_bytes(
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
         mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
+        mamba_replicated_gpu=geometry.mamba.replicated_state_bytes if geometry.mamba else 0,
         qsa=geometry.qsa,
     )
 
@@ -277,7 +280,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind in (MAMBA, SUMMARY, CIRCULAR, COMPRESSED_MLA):
+        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA):
             continue
         if kind == MLA:
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0

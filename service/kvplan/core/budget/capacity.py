@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, CIRCULAR, KIND_NAMES, MAMBA, SLIDING
+from ..geometry import CHUNKED, CIRCULAR, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SLIDING
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -175,6 +175,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
         CIRCULAR: 1,  # a ring keeps one block a request (CircularBufferSpec)
+        # A replicated state (Qwen4-exp's PLE) holds as many, without the GDN's checkpoint.
+        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
     }
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
 

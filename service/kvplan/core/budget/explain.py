@@ -309,6 +309,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         elif gr.kind == "chunked_attention":
             formula = "ceil(min(chunk + F, T) / block_size)"
             src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
+        elif gr.kind == "mamba_replicated":
+            formula = "2 state blocks (running + last cached), the state on every TP rank"
+            src = "vllm/models/qwen4_exp/nvidia/ple_layer.py (Qwen4ExpPLELayer, MambaSpec tp_replicated)"
         elif gr.kind == "circular_buffer":
             formula = "1: the ring keeps one page a request, whatever the context"
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
