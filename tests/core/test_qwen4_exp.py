@@ -131,3 +131,11 @@ def test_ple_layers_are_refused_with_pipeline_stages():
     with pytest.raises(InvalidLayout) as e:
         budget(config("ple-defaults"), pipeline_parallel_size=2)
     assert e.value.field == "pipeline_parallel_size"
+
+
+def test_qsa_is_refused_with_decode_context_parallelism_as_vllm_refuses_it():
+    from kvplan.core.errors import InvalidLayout
+
+    with pytest.raises(InvalidLayout) as e:
+        budget(config("qsa-shaped"), tensor_parallel_size=2, decode_context_parallel_size=2)
+    assert e.value.field == "decode_context_parallel_size"

@@ -7,7 +7,7 @@ from bisect import bisect_left
 import msgspec
 
 from .errors import InvalidLayout
-from .geometry import CIRCULAR, MAMBA_REPLICATED, Geometry
+from .geometry import CIRCULAR, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
@@ -62,6 +62,12 @@ def validate(geometry: Geometry, par: Parallel) -> None:
             )
     if geometry.model_type == "step5" and CIRCULAR in geometry.layer_pattern:
         _check_step5_dsa(geometry, tp)
+    if dcp > 1 and {CIRCULAR, SUMMARY, COMPRESSED_MLA} & set(geometry.layer_pattern):
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "Step5's DSA and Qwen4-exp's QSA side caches are planned without decode context parallelism "
+            "(vLLM's QSA refuses it)",
+        )
     if pp > 1 and MAMBA_REPLICATED in geometry.layer_pattern:
         raise InvalidLayout(
             "pipeline_parallel_size",

@@ -303,6 +303,8 @@ def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, d
         + lb.stage_sliding[stage] * kept_sliding
         + lb.stage_chunked[stage] * min(tokens, lb.chunk)
         + lb.stage_mamba[stage] * lb.mamba_state_gpu
+        # Replicated states (Qwen4-exp's PLE) run on one pipeline stage only.
+        + lb.kinds.count(MAMBA_REPLICATED) * lb.mamba_replicated_gpu
     )
 
 
