@@ -28,6 +28,10 @@ KIND_OF_SPEC = {
     "UniformTypeKVCacheSpecs": "mla",
     "CircularBufferSpec": "circular_buffer",
 }
+# kvplan's kinds that vLLM keeps under another kind's spec class: Inkling's short-conv state is a
+# SlidingWindowSpec (of the kernel's width and block); QSA's compressed keys an MLAAttentionSpec
+# (vLLM names their packed group MLA), the PLE state a MambaSpec.
+SPEC_KIND_OF = {"sconv": "sliding_attention", "compressed_mla": "mla", "mamba_replicated": "mamba"}
 
 
 def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
@@ -65,16 +69,12 @@ def test_kvplan_plans_each_oracle_case_to_the_block(case):
     assert b.kv_cache_size_tokens == v["kv_cache_size_tokens"]
     assert b.concurrency.vllm_reported == pytest.approx(v["max_concurrency"], rel=1e-12)
     vllm_groups = Counter(
-        # A packed group (Step5's block-outermost layout) names its layers' spec.
         (KIND_OF_SPEC[g.get("layer_spec", g["spec"])], g["block_size"], g["blocks_per_request"])
         for g in v["groups"]
     )
     ours = Counter()
     for g in b.groups:
-        # QSA's compressed keys are an MLAAttentionSpec (vLLM names their packed group MLA), the
-        # PLE state a MambaSpec.
-        kind = {"compressed_mla": "mla", "mamba_replicated": "mamba"}.get(g.kind, g.kind)
-        ours[(kind, g.block_size, g.blocks_per_request)] += g.groups
+        ours[(SPEC_KIND_OF.get(g.kind, g.kind), g.block_size, g.blocks_per_request)] += g.groups
     assert ours == vllm_groups
 
 

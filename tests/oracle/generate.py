@@ -54,6 +54,11 @@ GEMMA4_SHARED = "synthetic--gemma-4-shared-shaped.json"
 HY_V4_DEFAULTS = "synthetic--hy-v4-defaults.json"
 STEP35 = "synthetic--step-3.5-shaped.json"
 HY_V4_SPARSE = "synthetic--hy-v4-sparse-shaped.json"
+MINIMAX_M3_DEFAULTS = "synthetic--minimax-m3-defaults.json"
+MINIMAX_M3 = "synthetic--minimax-m3-shaped.json"
+INKLING_DEFAULTS = "synthetic--inkling-defaults.json"
+INKLING = "synthetic--inkling-shaped.json"
+INKLING_7 = "synthetic--inkling-7-layers.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
@@ -232,6 +237,38 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                          "tensor_parallel_size": 4}),
     ("step-3.5-shaped-128k-tp8-fp8", STEP35, {"available_memory_bytes": 20 * GiB, "max_model_len": 128000,
                                               "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # MiniMax-M3: MiniMaxM3Config's defaults (60 layers, the first 3 dense, 57 sparse with an
+    # indexer cache each) and a 40-layer text config with dense layers between the sparse ones.
+    # Every layer's K/V and every index cache share one group (pages of two sizes); the sparse
+    # kernels take blocks of exactly 128, vLLM's pick when --block-size is not given.
+    ("minimax-m3-defaults-128k-block128", MINIMAX_M3_DEFAULTS,
+     {"available_memory_bytes": 30 * GiB, "max_model_len": 131072, "block_size": 128}),
+    ("minimax-m3-defaults-512k-tp4-fp8-block128", MINIMAX_M3_DEFAULTS,
+     {"available_memory_bytes": 20 * GiB, "max_model_len": 524288, "block_size": 128,
+      "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("minimax-m3-shaped-64k-block256", MINIMAX_M3,
+     {"available_memory_bytes": 11 * GiB, "max_model_len": 65536, "block_size": 256}),
+    ("minimax-m3-shaped-32k-tp8-fp8-block128", MINIMAX_M3,
+     {"available_memory_bytes": 6 * GiB, "max_model_len": 32768, "block_size": 128,
+      "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # Inkling: InklingMMConfig's defaults (16 full-attention layers, no local layer, no context
+    # length: 2048) and a 24-layer text config with 20 local (sliding, 512) layers of fewer KV
+    # heads. Every layer also keeps its short-convolution state as a sliding window of
+    # sconv_kernel_size tokens in blocks of that size, which the page unification scales.
+    ("inkling-defaults-auto-len", INKLING_DEFAULTS,
+     {"available_memory_bytes": 10 * GiB, "auto_fit_max_model_len": True}),
+    ("inkling-defaults-2k-tp2-fp8", INKLING_DEFAULTS,
+     {"available_memory_bytes": 4 * GiB, "max_model_len": 2048, "tensor_parallel_size": 2, "dtype": "fp8"}),
+    ("inkling-shaped-32k", INKLING, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("inkling-shaped-128k-tp4-fp8", INKLING,
+     {"available_memory_bytes": 12 * GiB, "max_model_len": 131072, "tensor_parallel_size": 4,
+      "dtype": "fp8"}),
+    ("inkling-defaults-2k-block64", INKLING_DEFAULTS,
+     {"available_memory_bytes": 1 * GiB, "max_model_len": 2048, "block_size": 64}),
+    ("inkling-7-layers-8k", INKLING_7, {"available_memory_bytes": 8 * GiB, "max_model_len": 8192}),
+    ("inkling-shaped-16k-block32-mnbt2048", INKLING,
+     {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
+      "max_num_batched_tokens": 2048}),
     # Step5: every 4th layer DSA (full attention with a summary cache and a CSA ring beside it),
     # the rest sliding with heads and head dim of their own (attention_other_setting); and
     # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).
@@ -314,9 +351,13 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
-        # A packed group (block-outermost layout, as Step5's DSA backend takes) names its
-        # layers' spec; sparse MLA beside its indexer keeps reading as MLA.
-        | ({"layer_spec": g["layer_spec"]} if g["layer_spec"] not in (g["spec"], "MLAAttentionSpec") else {})
+        # A group of layers of one type with pages of two sizes names the type when it is not MLA
+        # (MiniMax-M3: full attention beside its indexer caches).
+        | (
+            {"layer_spec": g["layer_spec"]}
+            if g["spec"] == "UniformTypeKVCacheSpecs" and g["layer_spec"] != "MLAAttentionSpec"
+            else {}
+        )
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

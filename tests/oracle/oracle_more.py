@@ -35,6 +35,23 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       leaves as given.
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
+  MiniMax-M3 (vllm/models/minimax_m3/nvidia/model.py): layer i runs MiniMaxM3SparseAttention when
+      sparse_attention_config.sparse_attention_freq[i] != 0 (_sparse_attention_layer_ids), else a
+      plain Attention. A sparse layer keeps its K/V as a FullAttentionSpec bound to
+      MiniMaxM3SparseBackend (Triton on Hopper: select_main_backend_and_impl_cls), and its
+      indexer a key-only MLAAttentionSpec (MiniMaxM3IndexerCache.get_kv_cache_spec: one head of
+      sparse_index_dim, bf16 unless attention_config.indexer_kv_dtype says otherwise,
+      cache_role INDEXER) bound to MiniMaxM3IndexerBackend; both pass through
+      customize_attention_spec, whose kernel block of exactly 128 sets the block stride
+      alignment. The index cache registers before its layer's main cache.
+  Inkling (vllm/models/inkling/nvidia/model.py): every decoder layer keeps a short-convolution
+      state as a SlidingWindowSpec of its own (InklingConvState, built here by vLLM's class:
+      block and window sconv_kernel_size, KV heads per rank, the four streams packed into a
+      power-of-two head, bf16), registered before the layer's attention; the attention
+      (InklingAttention.get_kv_cache_spec, mirrored) is sliding with sliding_window_size on
+      local_layer_ids and full elsewhere, with the swa_ heads and head dim on local layers. vLLM
+      reads neither layer_types nor sliding_window for it, so oracle_ext's model-level window is
+      dropped.
   Step5 (vllm/models/step5/nvidia/model.py): a layer slides where layer_types says
       sliding_attention (no layer_types: even layers) and the config has a window; its heads, KV
       groups and head dim come from attention_other_setting when that names its type. With a
@@ -139,6 +156,17 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
             from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
 
             req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+    if getattr(hf, "model_type", None) == "minimax_m3_text":
+        from vllm.models.minimax_m3.nvidia.model import _sparse_attention_layer_ids
+
+        ext["minimax_m3_sparse"] = sorted(_sparse_attention_layer_ids(hf))
+        ext["minimax_m3_index_dim"] = int(hf.sparse_attention_config["sparse_index_dim"])
+        ext["minimax_m3_topk_blocks"] = int(hf.sparse_attention_config["sparse_topk_blocks"])
+    if getattr(hf, "model_type", None) == "inkling_model":
+        ext.pop("model_level_sliding_window", None)
+        req.pop("sliding_window", None)
+        req.pop("sliding_window_pattern", None)
+        ext["inkling"] = True
     if mc.is_attention_free:
         ext["attention_free"] = True
     E._CTX["ext"] = ext
@@ -181,7 +209,12 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             specs.pop(f"model.layers.{i}.self_attn.attn", None)
         order = sorted(specs, key=lambda n: (int(n.split(".")[2]), n.endswith(".mixer")))
         return {n: specs[n] for n in order}, cache_dtype, torch_dtype
+    if ext.get("inkling"):
+        specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+        return _inkling(req, vc, cache_dtype, torch_dtype), cache_dtype, torch_dtype
     specs, cache_dtype, torch_dtype = _ext_build(req, vc, model_dtype)
+    if ext.get("minimax_m3_sparse"):
+        specs = _minimax_m3(specs, ext, vc, cache_dtype)
     if ext.get("per_layer_heads"):
         mc = vc.model_config
         for name, spec in specs.items():
@@ -194,6 +227,81 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
     return specs, cache_dtype, torch_dtype
+
+
+def _minimax_m3(specs, ext, vc, cache_dtype):  # type: ignore[no-untyped-def]
+    """MiniMax-M3's sparse layers: the main K/V on MiniMaxM3SparseBackend and the indexer's side
+    cache (built by vLLM's own MiniMaxM3IndexerCache), in vLLM's registration order."""
+    from vllm.config import set_current_vllm_config
+    from vllm.models.minimax_m3.common.indexer import MiniMaxM3IndexerCache, select_indexer_impl_cls
+    from vllm.models.minimax_m3.common.sparse_attention import select_main_backend_and_impl_cls
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    sparse = set(ext["minimax_m3_sparse"])
+    out = {}
+    with set_current_vllm_config(vc):
+        dtype = vc.attention_config.resolve_indexer_kv_dtype("bf16")
+        for name, s in specs.items():
+            i = int(name.split(".")[2])
+            if i not in sparse:
+                out[name] = s
+                continue
+            backend, _ = select_main_backend_and_impl_cls(
+                topk_blocks=ext["minimax_m3_topk_blocks"],
+                kv_cache_dtype=cache_dtype,
+                num_kv_heads=s.num_kv_heads,
+            )
+            impl = select_indexer_impl_cls(topk_blocks=ext["minimax_m3_topk_blocks"], indexer_kv_dtype=dtype)
+            cache = MiniMaxM3IndexerCache(
+                head_dim=ext["minimax_m3_index_dim"],
+                prefix=f"{name}.index_cache",
+                cache_config=vc.cache_config,
+                indexer_kv_dtype=dtype,
+                backend_cls=impl.indexer_backend_cls,
+            )
+            out[f"{name}.index_cache"] = customize_attention_spec(
+                impl.indexer_backend_cls, cache.get_kv_cache_spec(vc)
+            )
+            out[name] = customize_attention_spec(backend, s)
+    return out
+
+
+def _inkling(req, vc, cache_dtype, torch_dtype):  # type: ignore[no-untyped-def]
+    """Inkling's per-layer conv state (vLLM's InklingConvState) and attention spec, with the
+    backends' customisation, in vLLM's registration order."""
+    from vllm.config import set_current_vllm_config
+    from vllm.models.inkling.nvidia import sconv_swa_attn as S
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    cfg = vc.model_config.hf_text_config
+    tp = int(req.get("tensor_parallel_size", 1))
+    S.get_tensor_model_parallel_world_size = lambda: tp  # no process group on the oracle's CPU
+    local = set(cfg.local_layer_ids)
+    bs = vc.cache_config.block_size
+    out = {}
+    with set_current_vllm_config(vc):
+        for i in range(int(cfg.num_hidden_layers)):
+            is_local = i in local
+            kv = cfg.swa_num_key_value_heads if is_local else cfg.num_key_value_heads
+            hd = cfg.swa_head_dim if is_local else cfg.head_dim
+            conv = S.InklingConvState(
+                num_kv_heads=kv,
+                head_dim=hd,
+                hidden_size=cfg.hidden_size,
+                kernel_size=cfg.sconv_kernel_size,
+                prefix=f"model.layers.{i}.conv_state",
+            )
+            out[conv.prefix] = customize_attention_spec(conv.get_attn_backend(), conv.get_kv_cache_spec(vc))
+            kw = dict(block_size=bs, num_kv_heads=max(1, kv // tp), head_size=hd, dtype=torch_dtype)
+            attn = (
+                SlidingWindowSpec(**kw, sliding_window=cfg.sliding_window_size)
+                if is_local
+                else FullAttentionSpec(**kw)
+            )
+            out[f"model.layers.{i}.attn"] = customize_attention_spec(FlashAttentionBackend, attn)
+    return out
 
 
 STOCK._fill_from_model_config = _fill

@@ -111,6 +111,23 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "step5": {"tie_word_embeddings": False, "num_hidden_layers": 48, "num_attention_heads": 40,
               "num_attention_groups": 8, "hidden_size": 5120, "max_seq_len": 4096,
               "intermediate_size": 13312, "vocab_size": 65536, "att_impl_type": "GQA"},
+    # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py): the first 3 layers dense,
+    # the other 57 sparse MoE layers, each with an indexer cache.
+    "minimax_m3_text": {"tie_word_embeddings": False, "num_hidden_layers": 60, "num_attention_heads": 64,
+                        "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 6144,
+                        "max_position_embeddings": 524288,
+                        "sparse_attention_config": {
+                            "use_sparse_attention": True, "sparse_index_dim": 128,
+                            "sparse_num_index_heads": 4,
+                            "sparse_topk_blocks": 16, "sparse_block_size": 128,
+                            "sparse_disable_index_value": [0] * 3 + [1] * 57, "sparse_score_type": "max",
+                            "sparse_init_block": 0, "sparse_local_block": 1,
+                            "sparse_attention_freq": [0] * 3 + [1] * 57}},
+    # InklingModelConfig (vllm/models/inkling/configs.py): head_dim is hidden ÷ heads, the swa_ heads
+    # and dims are the full layers' own, no layer is local and the conv kernel is 4 unless given.
+    "inkling_model": {"tie_word_embeddings": False, "vocab_size": 201024, "hidden_size": 1536,
+                      "num_hidden_layers": 16, "num_attention_heads": 12, "num_key_value_heads": 4,
+                      "sliding_window_size": 512, "intermediate_size": 768},
 }  # fmt: skip
 
 

@@ -47,6 +47,9 @@ class LayerKind(StrEnum):
     # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
     # own group beside the sharded Mamba states.
     MAMBA_REPLICATED = "P"
+    # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
+    # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
+    SCONV = "V"
 
 
 FULL = LayerKind.FULL
@@ -58,6 +61,7 @@ CIRCULAR = LayerKind.CIRCULAR
 SUMMARY = LayerKind.SUMMARY
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
 MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
+SCONV = LayerKind.SCONV
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -68,6 +72,7 @@ KIND_NAMES: dict[str, str] = {
     SUMMARY: "sparse_summary",
     COMPRESSED_MLA: "compressed_mla",
     MAMBA_REPLICATED: "mamba_replicated",
+    SCONV: "sconv",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -82,6 +87,7 @@ LAYER_TYPE_CODES = {
     "sparse_summary": SUMMARY,
     "compressed_mla": COMPRESSED_MLA,
     "mamba_replicated": MAMBA_REPLICATED,
+    "sconv": SCONV,
 }
 
 
@@ -124,6 +130,14 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
     qsa: QsaCaches | None = None
+    # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
+    # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
+    indexer_layers: tuple[int, ...] | None = None
+    indexer_dim: int | None = None
+    # Inkling's short-convolution states (SCONV entries): the kernel (block and window) and the
+    # hidden size its four packed streams are cut from.
+    sconv_kernel_size: int | None = None
+    sconv_hidden_size: int | None = None
     # When KV-carrying layers are not one per decoder layer (Falcon-H1 keeps an attention and a
     # Mamba layer in each; Nemotron-H has MLP-only layers with none): the decoder layer of each
     # entry of layer_pattern, and the decoder's layer count. Pipeline stages split decoder layers.
@@ -167,7 +181,18 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, MAMBA, MAMBA_REPLICATED, SUMMARY, COMPRESSED_MLA, CIRCULAR)
+            for k in (
+                FULL,
+                SLIDING,
+                CHUNKED,
+                MLA,
+                MAMBA,
+                SCONV,
+                MAMBA_REPLICATED,
+                SUMMARY,
+                COMPRESSED_MLA,
+                CIRCULAR,
+            )
             if k in self.layer_pattern
         }
 
@@ -229,6 +254,10 @@ def make_geometry(
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
     qsa: QsaCaches | None = None,
+    indexer_layers: tuple[int, ...] | None = None,
+    indexer_dim: int | None = None,
+    sconv_kernel_size: int | None = None,
+    sconv_hidden_size: int | None = None,
     decoder_layers: tuple[int, ...] | None = None,
     num_decoder_layers: int | None = None,
     params_total: int | None = None,
@@ -306,6 +335,16 @@ def make_geometry(
             mamba_state_bytes = None
     if CHUNKED in pattern:
         attention_chunk_size = pos_int(attention_chunk_size, p + "attention_chunk_size", MAX_TOKENS)
+    indexer_layers, indexer_dim = _indexer(indexer_layers, indexer_dim, pattern, p)
+    if SCONV in pattern:
+        sconv_kernel_size = pos_int(sconv_kernel_size, p + "sconv_kernel_size", MAX_TOKENS)
+        sconv_hidden_size = pos_int(sconv_hidden_size, p + "sconv_hidden_size", MAX_HIDDEN_SIZE)
+        for i, k in enumerate(pattern):
+            if k == SCONV and (i + 1 == len(pattern) or pattern[i + 1] not in (FULL, SLIDING)):
+                raise InvalidInput(
+                    f"{p}layer_types[{i}]",
+                    "an sconv state goes just before its layer's full or sliding attention",
+                )
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
     if decoder_layers is not None:
@@ -346,6 +385,10 @@ def make_geometry(
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         qsa=qsa if COMPRESSED_MLA in pattern else None,
+        indexer_layers=indexer_layers,
+        indexer_dim=indexer_dim,
+        sconv_kernel_size=sconv_kernel_size if SCONV in pattern else None,
+        sconv_hidden_size=sconv_hidden_size if SCONV in pattern else None,
         decoder_layers=decoder_layers,
         num_decoder_layers=num_decoder_layers if decoder_layers is not None else None,
         params_total=_opt_pos_int(params_total, p + "params_total", MAX_PARAMS),
@@ -356,6 +399,23 @@ def make_geometry(
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
     )
+
+
+def _indexer(
+    layers: tuple[int, ...] | None, dim: int | None, pattern: str, p: str
+) -> tuple[tuple[int, ...] | None, int | None]:
+    """The full-attention layers with an indexer cache, checked (None when there are none)."""
+    if not layers:
+        return None, None
+    dim = pos_int(dim, p + "indexer_dim", MAX_HEAD_DIM)
+    if list(layers) != sorted(set(layers)) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pattern) or pattern[i] != FULL
+        for i in layers
+    ):
+        raise InvalidInput(
+            p + "indexer_layers", "must list, in order and once each, full-attention layers (0-based)"
+        )
+    return tuple(layers), dim
 
 
 def check_mamba(m: MambaState, p: str) -> None:

@@ -7,7 +7,18 @@ import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, CIRCULAR, COMPRESSED_MLA, FULL, MAMBA, MAMBA_REPLICATED, MLA, SLIDING, SUMMARY
+from .geometry import (
+    CHUNKED,
+    CIRCULAR,
+    COMPRESSED_MLA,
+    FULL,
+    MAMBA,
+    MAMBA_REPLICATED,
+    MLA,
+    SCONV,
+    SLIDING,
+    SUMMARY,
+)
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
@@ -76,6 +87,12 @@ class GroupPlan:
 def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupPlan:
     if block_size < 1:
         raise InvalidInput("block_size", "must be at least 1")
+    if SCONV in lb.kinds and not hybrid_manager:
+        raise InvalidInput(
+            "hybrid_kv_cache_manager",
+            "Inkling's short-conv states are sliding windows of their own block size; kvplan does not model "
+            "how vLLM plans them without the hybrid KV cache manager",
+        )
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     if PACKED_KINDS & set(lb.kinds):
         if not hybrid_manager:
@@ -127,14 +144,16 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
         if bs < new_bs:
             raised.append(("attention", bs, new_bs))
             bs = new_bs
-    # Spec classes in first-seen order: (kind, bytes per token).
-    classes: dict[tuple[str, int], list[int]] = {}
+    # Spec classes in first-seen order: (kind, bytes per token, what else tells specs apart).
+    classes: dict[tuple[str, int, int], list[int]] = {}
     for i, k in enumerate(kinds):
-        key = (k, 0 if k in STATES else lb.gpu[i])
+        key = (k, 0 if k in STATES else lb.gpu[i], lb.variants[i] if lb.variants else 0)
         classes.setdefault(key, []).append(i)
-    pages = {key: (key[1] * bs if key[0] not in STATES else 0) for key in classes}
+    # An sconv state's block is its kernel, whatever the requested block (vllm/models/inkling).
+    own: dict[str, int] = {SCONV: lb.sconv_kernel}
+    pages = {key: (key[1] * own.get(key[0], bs) if key[0] not in STATES else 0) for key in classes}
     max_page = max(pages.values()) or lb.mamba_state_gpu
-    block_sizes: dict[tuple[str, int], int] = {}
+    block_sizes: dict[tuple[str, int, int], int] = {}
     for key, page in pages.items():
         if key[0] in STATES:
             if (lb.mamba_replicated_gpu if key[0] == MAMBA_REPLICATED else lb.mamba_state_gpu) > max_page:
@@ -148,14 +167,15 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
             continue
         if page == 0 or max_page % page:
             raise InvalidInput(
-                "kv_cache_dtype_skip_layers",
+                "block_size" if SCONV in kinds else "kv_cache_dtype_skip_layers",
                 f"page sizes {page} and {max_page} bytes cannot be unified by "
                 "raising the block size (vLLM raises NotImplementedError)",
             )
         ratio = max_page // page
-        block_sizes[key] = bs * ratio
+        base = own.get(key[0], bs)
+        block_sizes[key] = base * ratio
         if ratio > 1:
-            raised.append((key[0], bs, bs * ratio))
+            raised.append((key[0], base, base * ratio))
     counts = [len(v) for v in classes.values()]
     lo, hi = min(counts), max(counts)
     group_size = hi if hi < lo * 1.5 else lo

@@ -17,6 +17,7 @@ from .geometry import (
     FULL,
     LAYER_TYPE_CODES,
     MAMBA,
+    SCONV,
     Geometry,
     QsaCaches,
     make_geometry,
@@ -66,13 +67,22 @@ _OWN_LAYOUT_ARCHS = {
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
         ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
-        ("inkling", ("InklingForCausalLM", "InklingForConditionalGeneration")),
         ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
-        ("minimax_m3", ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
     )
     for arch in archs
 }
+# MiniMax-M3: vLLM reads only the text_config of a minimax_m3_vl config, through its own
+# MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py), the top level's dtype aside.
+_MINIMAX_M3 = "minimax_m3_text"
+_MINIMAX_M3_VL = "minimax_m3_vl"
+_MINIMAX_M3_SPARSE = "sparse_attention_config"
+_MINIMAX_M3_ARCHS = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
+# Inkling: vLLM reads an inkling_mm_model config's text_config (none: every default) through its
+# own InklingModelConfig (vllm/models/inkling/configs.py), the top level's dtype aside.
+_INKLING = "inkling_model"
+_INKLING_MM = "inkling_mm_model"
+_INKLING_ARCHS = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -927,6 +937,104 @@ def _step5_geometry(
         raise InvalidConfig(e.field, e.reason) from None
 
 
+def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
+    """Inkling (vllm/models/inkling): every decoder layer keeps a short-convolution state (an
+    SCONV entry) ahead of its attention, sliding (sliding_window_size) on local_layer_ids with the
+    swa_ heads and dims, full elsewhere. vLLM reads neither layer_types nor sliding_window here."""
+    cfg = _text_of(config, _INKLING_MM)
+    cfg = {**with_defaults({}, _INKLING), **{k: v for k, v in cfg.items() if v is not None}}
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    kv = _cfg_int(cfg, "num_key_value_heads", MAX_HEADS)
+    head = _cfg_int(cfg, "head_dim", MAX_HEAD_DIM) if "head_dim" in cfg else hidden // q_heads
+    swa_kv = _cfg_int(cfg, "swa_num_key_value_heads", MAX_HEADS) if "swa_num_key_value_heads" in cfg else kv
+    swa_head = _cfg_int(cfg, "swa_head_dim", MAX_HEAD_DIM) if "swa_head_dim" in cfg else head
+    kernel_key = "sconv_kernel_size" if "sconv_kernel_size" in cfg else "conv_kernel_size"
+    kernel = _cfg_int(cfg, kernel_key, MAX_TOKENS) if kernel_key in cfg else 4
+    local_ids = cfg.get("local_layer_ids") or []
+    if not isinstance(local_ids, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in local_ids
+    ):
+        raise InvalidConfig("local_layer_ids", "must be a list of layer indices")
+    local = set(local_ids)
+    window = _cfg_int(cfg, "sliding_window_size", MAX_TOKENS) if local & set(range(n)) else None
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype not in ("bfloat16", "float32"):  # float32 checkpoints are served in bfloat16
+        raise InvalidConfig(
+            "torch_dtype",
+            f"Inkling runs in bfloat16 only (its short-conv state asserts it; "
+            f"vllm/models/inkling/nvidia/sconv_swa_attn.py), got {raw_dtype!r}",
+        )
+    types: list[str] = []
+    for i in range(n):
+        types += ["sconv", "sliding_attention" if i in local else "full_attention"]
+    try:
+        return make_geometry(
+            name=name,
+            model_type=_INKLING,
+            num_layers=2 * n,
+            num_attention_heads=q_heads,
+            num_kv_heads=swa_kv,
+            head_dim=swa_head,
+            layer_types=tuple(types),
+            sliding_window=window,
+            max_position_embeddings=derived_max_model_len(cfg, _INKLING),
+            full_head_dim=head,
+            full_kv_heads=kv,
+            sconv_kernel_size=kernel,
+            sconv_hidden_size=hidden,
+            decoder_layers=tuple(i // 2 for i in range(2 * n)),
+            num_decoder_layers=n,
+            prefix="",
+        )
+    except InvalidConfig:
+        raise
+    except InvalidInput as e:
+        raise InvalidConfig(e.field, e.reason) from None
+
+
+def _text_of(config: Mapping[str, Any], wrapper: str) -> dict[str, Any]:
+    """A multimodal wrapper's text_config (absent: every default) with the top level's dtype,
+    as vLLM reads families whose config class builds the text config itself; else the config."""
+    if config.get("model_type") != wrapper:
+        return dict(config)
+    text = config.get("text_config")
+    if text is not None and not isinstance(text, Mapping):
+        raise InvalidConfig("text_config", "must be an object")
+    dtypes = {k: config[k] for k in ("torch_dtype", "dtype") if config.get(k) is not None}
+    return {**(text or {}), **dtypes}
+
+
+def _minimax_m3_indexer(cfg: Mapping[str, Any], n: int) -> tuple[tuple[int, ...] | None, int | None]:
+    """MiniMax-M3's sparse layers (each keeps an indexer cache beside its K/V) and the indexer's
+    key width: layer i is sparse when sparse_attention_config.sparse_attention_freq[i] != 0
+    (vllm/models/minimax_m3/nvidia/model.py _sparse_attention_layer_ids). A null
+    sparse_attention_config is the config class's default; an empty one has no sparse layer."""
+    sparse = cfg.get(_MINIMAX_M3_SPARSE)
+    if sparse is None:
+        sparse = with_defaults({}, _MINIMAX_M3)[_MINIMAX_M3_SPARSE]
+    if not isinstance(sparse, Mapping):
+        raise InvalidConfig(_MINIMAX_M3_SPARSE, "must be an object")
+    freq = sparse.get("sparse_attention_freq") if sparse else None
+    if freq is None:
+        return None, None
+    field = f"{_MINIMAX_M3_SPARSE}.sparse_attention_freq"
+    if not isinstance(freq, list) or not all(isinstance(f, (int, float)) for f in freq):
+        raise InvalidConfig(field, "must be a list of numbers, one a layer (non-zero: sparse)")
+    layers = tuple(i for i, f in enumerate(freq[:n]) if f != 0)
+    if not layers:
+        return None, None
+    for key in ("sparse_num_index_heads", "sparse_topk_blocks", "sparse_block_size"):
+        if sparse.get(key) is None:  # the model reads them for every sparse layer
+            raise InvalidConfig(f"{_MINIMAX_M3_SPARSE}.{key}", "required when a layer is sparse")
+    dim = sparse.get("sparse_index_dim")
+    if dim is None:
+        raise InvalidConfig(f"{_MINIMAX_M3_SPARSE}.sparse_index_dim", "required when a layer is sparse")
+    return layers, pos_int(dim, f"{_MINIMAX_M3_SPARSE}.sparse_index_dim", MAX_HEAD_DIM, InvalidConfig)
+
+
 def _quant_dtypes(cfg: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(weight dtype, expert weight dtype) implied by `quantization_config`, if any."""
     q = cfg.get("quantization_config")
@@ -950,7 +1058,8 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     cfg = dict(language_config(config))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
-    est = estimate_params(config, len(geo.layer_pattern) - states, geo.mamba, states)
+    attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
+    est = estimate_params(config, attention, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None
@@ -1004,6 +1113,13 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
             "that kvplan does not model yet; send the model as inline geometry",
         )
+    # Known by the top level's model_type or the architecture: a text_config may name the
+    # family otherwise (transformers' minimax_m3_vl_text), which vLLM's own config class ignores.
+    families = {str(top.get("model_type") or ""), model_type}
+    if families & {_MINIMAX_M3, _MINIMAX_M3_VL} or set(archs) & _MINIMAX_M3_ARCHS:
+        cfg, model_type = _text_of(config, _MINIMAX_M3_VL), _MINIMAX_M3
+    if families & {_INKLING, _INKLING_MM} or set(archs) & _INKLING_ARCHS:
+        return _inkling(config, name)
     cfg = with_defaults(cfg, model_type)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
@@ -1123,6 +1239,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         )
 
     kv_heads, head_dim = _attention_dims(cfg, model_type, q_heads)
+    indexer_layers, indexer_dim = _minimax_m3_indexer(cfg, n) if model_type == _MINIMAX_M3 else (None, None)
     full_dim = full_kv = None
     if gemma4_types is not None:
         full_dim, full_kv = _gemma4_full_heads(cfg, gemma4_types, head_dim, kv_heads)
@@ -1143,6 +1260,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             full_head_dim=full_dim,
             full_kv_heads=full_kv,
             qsa=_qwen4_exp_qsa(cfg, dtype, archs) if model_type in _QWEN4_EXP else None,
+            indexer_layers=indexer_layers,
+            indexer_dim=indexer_dim,
             decoder_layers=slots,
             num_decoder_layers=n_decoder if slots is not None else None,
             weight_dtype=weight_dtype,

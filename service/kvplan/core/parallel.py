@@ -86,6 +86,22 @@ def validate(geometry: Geometry, par: Parallel) -> None:
         )
     if tp % dcp:
         raise InvalidLayout("decode_context_parallel_size", f"{dcp} must divide tensor_parallel_size {tp}")
+    if geometry.sconv_kernel_size is not None:
+        # Inkling: every layer's conv state keeps whole KV heads on each rank
+        # (vllm/models/inkling/nvidia/sconv_swa_attn.py asserts tp_size <= num_kv_heads).
+        for heads in {geometry.num_kv_heads, geometry.full_kv_heads or geometry.num_kv_heads}:
+            if tp > heads or heads % tp:
+                raise InvalidLayout(
+                    "tensor_parallel_size",
+                    f"Inkling's short-conv state shards whole KV heads: {tp} must divide the {heads} KV "
+                    "heads of a layer (vLLM asserts tp_size <= num_kv_heads)",
+                )
+    if dcp > 1 and geometry.indexer_layers:
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "MiniMax-M3's sparse attention does not return the softmax LSE that decode context "
+            "parallel needs; vLLM refuses it (vllm/v1/worker/cp_utils.py); use 1",
+        )
 
 
 def _check_step5_dsa(geometry: Geometry, tp: int) -> None:

@@ -12,6 +12,7 @@ from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
     INDEXER_SCALE_BYTES,
+    MODEL_DTYPES,
     attention_cell_bytes,
     check_kv_dtype,
     mla_cell_bytes,
@@ -27,6 +28,7 @@ from .geometry import (
     MAMBA,
     MAMBA_REPLICATED,
     MLA,
+    SCONV,
     SLIDING,
     SUMMARY,
     Geometry,
@@ -46,6 +48,17 @@ SKIP_SLIDING = "sliding_window"
 # (vllm/models/step5/nvidia/sparse_summary_cache.py, FullAttentionSpec tokens_per_state=8).
 SUMMARY_STATE_BYTES = 256
 SUMMARY_TOKENS_PER_STATE = 8
+# MiniMax-M3's indexer cache: one key of indexer_dim a token, in bf16 whatever the KV dtype
+# (attention_config.indexer_kv_dtype "auto"; vllm/models/minimax_m3/common/indexer.py).
+INDEXER_CACHE_DTYPE = "bfloat16"
+# The KV dtypes MiniMax-M3's sparse attention takes on CUDA before Blackwell (Triton:
+# vllm/models/minimax_m3/common/sparse_attention.py MiniMaxM3SparseBackend); nvfp4 needs SM100.
+SPARSE_FULL_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"})
+# Inkling keeps its short-convolution state in bf16 (the model dtype, which it requires), and its
+# attention spec carries no quantization mode: scaled KV dtypes have no page it describes
+# (vllm/models/inkling/nvidia/attention.py, sconv_swa_attn.py).
+SCONV_DTYPE = "bfloat16"
+INKLING_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"})
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -92,6 +105,13 @@ class LayerBytes:
     mamba_replicated_gpu: int = 0
     # Qwen4-exp QSA's side caches (their pages do not follow bytes per token × block).
     qsa: QsaCaches | None = None
+    # Inkling's short-convolution states: bytes/token per stage and unsharded, their window and
+    # block (the kernel), and per entry what tells spec-distinct states of equal bytes apart
+    # (their KV heads per GPU; 0 elsewhere).
+    stage_sconv: tuple[int, ...] = ()
+    model_sconv: int = 0
+    sconv_kernel: int = 0
+    variants: tuple[int, ...] = ()
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -138,6 +158,8 @@ def _per_layer(
     base = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     model_dtype = geometry.dtype
     hkv_gpu = kv_heads_per_gpu(geometry, tensor)
+    indexed = _check_indexer(geometry, base, skip)
+    _check_sconv(geometry, base, skip)
     cell_cache: dict[tuple[str, str], int] = {}
 
     def cell(kind: str, dtype: str) -> int:
@@ -162,6 +184,13 @@ def _per_layer(
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
         dtype = model_dtype if i in skip else base
+        if kind == SCONV:
+            heads, width = sconv_head(geometry, i)
+            per_head = width * MODEL_DTYPES[SCONV_DTYPE]
+            gpu.append(heads // tensor * per_head)
+            model.append(heads * per_head)
+            dtypes.append(SCONV_DTYPE)
+            continue
         if kind in (MAMBA, MAMBA_REPLICATED):
             gpu.append(0)
             model.append(0)
@@ -198,10 +227,66 @@ def _per_layer(
         else:
             gpu.append(hkv_gpu * c)
             model.append(geometry.num_kv_heads * c)
+        if i in indexed:  # one key-only head, kept whole on every TP rank
+            gpu[-1] += indexed[i]
+            model[-1] += indexed[i]
         dtypes.append(dtype)
     g, d = tuple(gpu), tuple(dtypes)
     kinds = _by_kind(geometry.layer_pattern, d, g)
     return g, tuple(model), d, hkv_gpu, kinds, mha_equivalent_bytes(geometry, kv_cache_dtype)
+
+
+def sconv_head(geometry: Geometry, i: int) -> tuple[int, int]:
+    """(KV heads, packed head width) of the short-conv state at entry i: its layer's attention
+    heads, each packing K, V and a hidden / H chunk of the attention- and MLP-output streams,
+    padded to a power of two (vllm/models/inkling/nvidia/sconv_swa_attn.py InklingConvState)."""
+    full = geometry.layer_pattern[i + 1] == FULL
+    heads = (geometry.full_kv_heads or geometry.num_kv_heads) if full else geometry.num_kv_heads
+    dim = (geometry.full_head_dim or geometry.head_dim) if full else geometry.head_dim
+    raw = 2 * dim + 2 * ((geometry.sconv_hidden_size or 0) // heads)
+    return heads, 1 << (raw - 1).bit_length()
+
+
+def _check_sconv(geometry: Geometry, kv_dtype: str, skip: frozenset[int]) -> None:
+    """The KV settings vLLM serves Inkling with (its attention and conv state ignore the skip list
+    and take no scaled KV dtype)."""
+    if geometry.sconv_kernel_size is None:
+        return
+    if kv_dtype not in INKLING_KV_DTYPES:
+        raise InvalidInput(
+            "kv_cache_dtype",
+            f"Inkling's attention builds its KV spec without a quantization mode, so {kv_dtype} is not a "
+            "KV cache dtype kvplan can size for it (vllm/models/inkling/nvidia/attention.py): use auto, "
+            + ", ".join(sorted(INKLING_KV_DTYPES)),
+        )
+    if skip:
+        raise InvalidInput(
+            "kv_cache_dtype_skip_layers",
+            "Inkling's attention keeps the KV cache dtype whatever the skip list says; kvplan does not "
+            "model the mix vLLM would plan",
+        )
+
+
+def _check_indexer(geometry: Geometry, kv_dtype: str, skip: frozenset[int]) -> dict[int, int]:
+    """Layer → its indexer cache's bytes per token (MiniMax-M3's sparse layers), once the KV
+    settings are ones vLLM serves those layers with."""
+    if not geometry.indexer_layers or geometry.indexer_dim is None:
+        return {}
+    if kv_dtype not in SPARSE_FULL_KV_DTYPES:
+        raise InvalidInput(
+            "kv_cache_dtype",
+            f"{kv_dtype} is not a KV cache dtype MiniMax-M3's sparse attention takes on this platform "
+            f"(vllm/models/minimax_m3/common/sparse_attention.py): use auto, "
+            + ", ".join(sorted(SPARSE_FULL_KV_DTYPES)),
+        )
+    if skip:
+        raise InvalidInput(
+            "kv_cache_dtype_skip_layers",
+            "MiniMax-M3's sparse layers keep the KV cache dtype whatever the skip list says, and vLLM "
+            "realigns the block for skipped layers; kvplan does not model the mix",
+        )
+    per_token = geometry.indexer_dim * MODEL_DTYPES[INDEXER_CACHE_DTYPE]
+    return dict.fromkeys(geometry.indexer_layers, per_token)
 
 
 @memo_bounded(4096, lambda geometry, *_: geometry.num_layers)
@@ -217,24 +302,26 @@ def _layer_bytes(
     stages = kv_stage_ranges(geometry, par.pipeline)
     pattern = geometry.layer_pattern
 
-    def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int, int]:
-        full = sliding = mamba = chunked = 0
+    def split(a: int, b: int, values: tuple[int, ...]) -> tuple[int, int, int, int, int]:
+        full = sliding = mamba = chunked = sconv = 0
         for i in range(a, b):
             k = pattern[i]
             if k == SLIDING:
                 sliding += values[i]
+            elif k == SCONV:
+                sconv += values[i]
             elif k == MAMBA:
                 mamba += 1
             elif k == CHUNKED:
                 chunked += values[i]
             else:
                 full += values[i]
-        return full, sliding, mamba, chunked
+        return full, sliding, mamba, chunked, sconv
 
     per_stage = [split(a, b, gpu) for a, b in stages]
     by_stage = tuple(sum(gpu[a:b]) for a, b in stages)
     worst = max(range(len(by_stage)), key=lambda i: (by_stage[i], -i))
-    model_full, model_sliding, _, model_chunked = split(0, len(pattern), model)
+    model_full, model_sliding, _, model_chunked, model_sconv = split(0, len(pattern), model)
     return LayerBytes(
         kinds=pattern,
         gpu=gpu,
@@ -260,6 +347,12 @@ def _layer_bytes(
         mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
         mamba_replicated_gpu=geometry.mamba.replicated_state_bytes if geometry.mamba else 0,
         qsa=geometry.qsa,
+        stage_sconv=tuple(x[4] for x in per_stage),
+        model_sconv=model_sconv,
+        sconv_kernel=geometry.sconv_kernel_size or 0,
+        variants=tuple(
+            sconv_head(geometry, i)[0] // par.tensor if k == SCONV else 0 for i, k in enumerate(pattern)
+        ),
     )
 
 
@@ -280,7 +373,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA):
+        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA, SCONV):
             continue
         if kind == MLA:
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
@@ -305,6 +398,7 @@ def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, d
         + lb.stage_mamba[stage] * lb.mamba_state_gpu
         # Replicated states (Qwen4-exp's PLE) run on one pipeline stage only.
         + lb.kinds.count(MAMBA_REPLICATED) * lb.mamba_replicated_gpu
+        + (lb.stage_sconv[stage] * min(tokens, lb.sconv_kernel) if lb.stage_sconv else 0)
     )
 
 
@@ -422,7 +516,10 @@ def for_context(base: PerToken, geometry: Geometry, lb: LayerBytes, par: Paralle
         context_tokens=tokens,
         kv_bytes_per_request=request_bytes(lb, lb.worst_stage, tokens, window, par.decode_context),
         kv_bytes_per_request_model=(
-            lb.model_full * tokens + lb.model_sliding * kept + lb.model_chunked * min(tokens, lb.chunk)
+            lb.model_full * tokens
+            + lb.model_sliding * kept
+            + lb.model_chunked * min(tokens, lb.chunk)
+            + lb.model_sconv * min(tokens, lb.sconv_kernel)
         ),
     )
 
@@ -452,6 +549,18 @@ def per_token_ledger(
             Hkv=geometry.num_kv_heads,
             TP=par.tensor,
         )
+    if geometry.indexer_layers and geometry.indexer_dim is not None:
+        led.add(
+            "indexer_bytes_per_token_per_layer",
+            "one key-only head of indexer_dim in bf16, whole on every TP rank, on each sparse layer "
+            "beside its K/V (its page shares the layer's group and block)",
+            geometry.indexer_dim * MODEL_DTYPES[INDEXER_CACHE_DTYPE],
+            "B",
+            "vllm/models/minimax_m3/common/indexer.py (MiniMaxM3IndexerCache)",
+            indexer_dim=geometry.indexer_dim,
+            sparse_layers=len(geometry.indexer_layers),
+            dense_layers=geometry.layer_pattern.count(FULL) - len(geometry.indexer_layers),
+        )
     for kb in lb.by_kind:
         if kb.kind == "mla":
             idx = geometry.index_head_dim
@@ -471,6 +580,18 @@ def per_token_ledger(
                 kv_lora_rank=geometry.kv_lora_rank,
                 qk_rope_head_dim=geometry.qk_rope_head_dim,
                 kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind == KIND_NAMES[SCONV]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "Hkv_per_gpu × 2^⌈log2(2·D + 2·hidden / Hkv)⌉ × 2 B: K, V and the attention- and MLP-output "
+                "streams packed in one bf16 head, kept for sconv_kernel_size tokens in blocks of that size",
+                kb.bytes_per_token_per_layer,
+                "B",
+                "vllm/models/inkling/nvidia/sconv_swa_attn.py (InklingConvState)",
+                hidden=geometry.sconv_hidden_size,
+                sconv_kernel_size=geometry.sconv_kernel_size,
+                TP=par.tensor,
             )
         elif kb.kind == "mamba" and geometry.mamba is not None:
             m = geometry.mamba
@@ -536,9 +657,19 @@ def per_token_ledger(
         else:
             own = kb.kind == KIND_NAMES[FULL] and geometry.full_head_dim is not None  # Gemma-4's full layers
             hkv = max(1, (geometry.full_kv_heads or geometry.num_kv_heads) // par.tensor) if own else None
+            indexed = (
+                kb.kind == KIND_NAMES[FULL]
+                and kb.layers == len(geometry.indexer_layers or ())
+                and (
+                    kb.bytes_per_token_per_layer
+                    > lb.kv_heads_per_gpu
+                    * attention_cell_bytes(kb.kv_dtype, geometry.head_dim, geometry.v_head_dim)
+                )
+            )
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
-                "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2",
+                "Hkv_per_gpu × cell(kv_cache_dtype, D_k, D_v); bf16 cell = (D_k + D_v) × 2"
+                + (" + indexer_bytes_per_token_per_layer (sparse layers)" if indexed else ""),
                 kb.bytes_per_token_per_layer,
                 "B",
                 SRC_PAGE,

@@ -50,7 +50,7 @@ EngineId = Annotated[
     ),
 ]
 LayerType = Literal[
-    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention"
+    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention", "sconv"
 ]
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
@@ -153,6 +153,31 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ) = None
     full_kv_heads: (
         Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
+        | None
+    ) = None
+    indexer_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
+            ),
+        ]
+        | None
+    ) = None
+    sconv_kernel_size: (
+        Annotated[int, Meta(ge=1, le=MAX_TOKENS, description="the short-conv states' kernel (Inkling)")]
+        | None
+    ) = None
+    sconv_hidden_size: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_HIDDEN_SIZE, description="the hidden size the short-conv streams are cut from"),
+        ]
+        | None
+    ) = None
+    indexer_dim: (
+        Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="the indexer key's width (sparse_index_dim)")]
         | None
     ) = None
     decoder_layers: (

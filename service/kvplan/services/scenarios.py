@@ -118,7 +118,7 @@ def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = 
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
          "mamba_state_bytes", "attention_chunk_size", "full_head_dim", "full_kv_heads",
-         "num_decoder_layers", "params_total",
+         "indexer_dim", "sconv_kernel_size", "sconv_hidden_size", "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
                "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
@@ -145,6 +145,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
         mamba=mamba,
         decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
+        indexer_layers=tuple(g.indexer_layers) if g.indexer_layers is not None else None,
         **{f: getattr(g, f) for f in _SAME},
     )
 
@@ -159,6 +160,7 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
         decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
+        indexer_layers=None if g.indexer_layers is None else list(g.indexer_layers),
         mamba=None
         if g.mamba is None
         else MambaStateSpec(

@@ -303,6 +303,7 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
     passes = 0
     prefix = _prefix(reg.version, "batch", str(explain))
     decode = decoder(BudgetRequest).decode
+    layers: dict[str, int] = {}  # a named model's layers, read once a batch
     for raw in batch.scenarios:
         key = prefix + bytes(raw)
         seen = _answers.get(key)
@@ -311,7 +312,14 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
             continue
         try:
             req = decode(raw)
-            passes += model_layers(reg, req.model) + req.pipeline_parallel_size
+            model = req.model
+            if isinstance(model, str):
+                n = layers.get(model)
+                if n is None:
+                    n = layers[model] = model_layers(reg, model)
+            else:
+                n = model_layers(reg, model)
+            passes += n + req.pipeline_parallel_size
             scenarios.append((req, key))
         except msgspec.ValidationError as e:
             scenarios.append(unknown_field(e, BudgetRequest) or e)

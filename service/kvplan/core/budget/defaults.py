@@ -45,6 +45,30 @@ def check_sparse_mla_block(block_size: int) -> None:
         )
 
 
+# MiniMax-M3's sparse layers: the sparse attention and indexer kernels take blocks of exactly
+# 128 tokens (get_supported_kernel_block_sizes in vllm/models/minimax_m3/common/sparse_attention.py
+# and indexer.py), so vLLM picks 128 when --block-size is not given (vllm/platforms/interface.py
+# _preferred_block_size_for_backends) and splits a larger multiple of it into kernel blocks.
+SPARSE_FULL_BLOCK_MULTIPLE = 128
+
+
+def check_sparse_full_block(block_size: int) -> None:
+    if block_size % SPARSE_FULL_BLOCK_MULTIPLE:
+        raise InvalidInput(
+            "block_size",
+            f"MiniMax-M3's sparse attention and indexer kernels take blocks of "
+            f"{SPARSE_FULL_BLOCK_MULTIPLE} tokens: vLLM finds no common kernel block for block "
+            f"{block_size} (use a multiple of {SPARSE_FULL_BLOCK_MULTIPLE}, or leave block_size out "
+            "for its default)",
+        )
+
+
+def default_block_size(geometry: Geometry | None, profile: EngineProfile) -> int:
+    if geometry is not None and geometry.indexer_layers:
+        return SPARSE_FULL_BLOCK_MULTIPLE
+    return profile.default_block_size_for(geometry is not None and geometry.is_mla)
+
+
 def resolve_settings(inp: BudgetInput) -> Settings:
     return settings_for(
         inp.geometry,
@@ -95,7 +119,6 @@ def settings_for(
     else:
         util = profile.default_gpu_memory_utilization
     batch = profile.batch_defaults(gpu_memory_bytes, gpu_name)
-    is_mla = geometry is not None and geometry.is_mla
     if max_model_len is not None:
         mml = positive_int(max_model_len, "max_model_len", MAX_TOKENS)
     else:
@@ -104,9 +127,11 @@ def settings_for(
         block_size = positive_int(block_size, "block_size", MAX_BLOCK_SIZE)
         if geometry is not None and geometry.index_head_dim is not None:
             check_sparse_mla_block(block_size)
+        if geometry is not None and geometry.indexer_layers:
+            check_sparse_full_block(block_size)
     return Settings(
         gpu_memory_utilization=util,
-        block_size=profile.default_block_size_for(is_mla) if block_size is None else block_size,
+        block_size=default_block_size(geometry, profile) if block_size is None else block_size,
         max_model_len=mml,
         max_num_batched_tokens=batch.max_num_batched_tokens
         if max_num_batched_tokens is None

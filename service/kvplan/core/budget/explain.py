@@ -306,6 +306,11 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         if gr.kind == "sliding_attention":
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
+        elif gr.kind == "sconv":
+            formula = (
+                "ceil(min(sconv_kernel_size − 1 + F, T) / block_size) + 1 (a sliding window of the kernel)"
+            )
+            src = SRC_SLIDING
         elif gr.kind == "chunked_attention":
             formula = "ceil(min(chunk + F, T) / block_size)"
             src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
