@@ -197,7 +197,13 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
 
 
 @pytest.mark.parametrize(
-    "arch", ["DeepseekV4ForCausalLM", "Glm5NextForCausalLM", "KimiK3ForConditionalGeneration", "Dots3NoteForCausalLM"]
+    "arch",
+    [
+        "DeepseekV4ForCausalLM",
+        "Glm5NextForCausalLM",
+        "KimiK3ForConditionalGeneration",
+        "Dots3NoteForCausalLM",
+    ],
 )
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
