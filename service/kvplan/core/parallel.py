@@ -60,7 +60,7 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                 f"{tp} and the model's {kv} KV heads do not divide one another; "
                 "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
             )
-    if geometry.model_type == "step5" and CIRCULAR in geometry.layer_pattern:
+    if SUMMARY in geometry.layer_pattern:  # Step5's DSA layers (inline geometry too)
         _check_step5_dsa(geometry, tp)
     if dcp > 1 and {CIRCULAR, SUMMARY, COMPRESSED_MLA} & set(geometry.layer_pattern):
         raise InvalidLayout(

@@ -14,7 +14,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, make_geometry
+from kvplan.core.geometry import KIND_NAMES, Geometry, QsaCaches, make_geometry
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -33,6 +33,7 @@ from kvplan.schemas import (
     MambaStateSpec,
     ModelSpec,
     PerTokenRequest,
+    QsaSpec,
     SimulateRequest,
     Workload,
 )
@@ -121,7 +122,8 @@ _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_po
          "indexer_dim", "sconv_kernel_size", "sconv_hidden_size", "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
-               "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
+               "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks",
+               "replicated_state_bytes")  # fmt: skip
 
 
 def _dtype(name: str) -> str:
@@ -146,6 +148,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         mamba=mamba,
         decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
         indexer_layers=tuple(g.indexer_layers) if g.indexer_layers is not None else None,
+        qsa=None if g.qsa is None else QsaCaches(**msgspec.structs.asdict(g.qsa)),
         **{f: getattr(g, f) for f in _SAME},
     )
 
@@ -161,6 +164,7 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
         decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
         indexer_layers=None if g.indexer_layers is None else list(g.indexer_layers),
+        qsa=None if g.qsa is None else QsaSpec(**msgspec.structs.asdict(g.qsa)),
         mamba=None
         if g.mamba is None
         else MambaStateSpec(
