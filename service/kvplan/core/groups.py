@@ -30,14 +30,13 @@ STATES = (MAMBA, MAMBA_REPLICATED)
 # Platform._align_hybrid_block_size).
 KERNEL_BLOCK_ALIGNMENT = 16
 MLA_HYBRID_BLOCK_ALIGNMENT = 128
-# Step5's DSA layers (the full-attention layers beside a summary cache and a CSA ring): their
-# backend takes the BLNHC layout only, so vLLM packs the groups block-outermost; it reads
-# eight-token pages (block_stride_alignment MultipleOf(8)), and the ring is addressed in 1 KiB rows
-# (vllm/models/step5/nvidia/sparse_attention.py Step5DSAAttentionBackend, csa_tail_ring.py).
+# Layers with side caches whose backends take block-outermost layouts only, so vLLM packs the
+# groups (Step5's DSA: BLNHC; Qwen4-exp's QSAStateBackend: BLNHC/BLHNC).
 PACKED_KINDS = frozenset({CIRCULAR, SUMMARY, COMPRESSED_MLA})
-# Qwen4-exp QSA: QSAStateBackend takes BLNHC/BLHNC only, so the same packing; the main KV is bf16
-# or fp8 e4m3 (vllm/models/qwen4_exp/nvidia/qsa.py Qwen4ExpQSAAttention).
+# Qwen4-exp QSA's main KV is bf16 or fp8 e4m3 (vllm/models/qwen4_exp/nvidia/qsa.py).
 QSA_KV_DTYPES = frozenset({"bfloat16", "fp8", "fp8_e4m3"})
+# Step5's DSA layers read eight-token pages (block_stride_alignment MultipleOf(8)) and its ring is
+# addressed in 1 KiB rows (vllm/models/step5/nvidia/sparse_attention.py, csa_tail_ring.py).
 DSA_KERNEL_BLOCK = 8
 RING_ROW_BYTES = 1024
 # The ring holds the open region's rows: 7 + speculative tokens (none modelled); summaries cover
@@ -93,7 +92,6 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
             "Inkling's short-conv states are sliding windows of their own block size; kvplan does not model "
             "how vLLM plans them without the hybrid KV cache manager",
         )
-    # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     if PACKED_KINDS & set(lb.kinds):
         if not hybrid_manager:
             raise InvalidInput(
@@ -108,6 +106,7 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
                 "one pipeline stage only",
             )
         return _packed(lb, block_size)
+    # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
