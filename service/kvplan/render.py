@@ -123,7 +123,7 @@ _CHARGE = {
     "chunked_attention": "the chunk's blocks",
     "mamba": "state blocks, whatever T",
     "mamba_replicated": "state blocks on every TP rank, whatever T",
-    "circular_buffer": "one ring page, whatever T",
+    "circular_buffer": "one ring, whatever T",
 }
 
 

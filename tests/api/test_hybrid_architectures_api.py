@@ -148,8 +148,9 @@ def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
     [
         ({"linear_attn_config": None}, "linear_attn_config"),
         ({"linear_attn_config": {"kda_layers": [1], "num_heads": 32, "head_dim": 128,
-                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True}},
-         "linear_attn_config.use_full_rank_gate"),
+                                 "short_conv_kernel_size": 4, "use_full_rank_gate": True,
+                                 "gate_lower_bound": 1.0}},
+         "linear_attn_config.gate_lower_bound"),
         ({"linear_attn_config": {"kda_layers": "1,2", "num_heads": 32}}, "linear_attn_config.kda_layers"),
         ({"linear_attn_config": {"kda_layers": [1], "num_heads": 0, "head_dim": 128,
                                  "short_conv_kernel_size": 4}}, "linear_attn_config.num_heads"),
@@ -235,3 +236,73 @@ def test_the_text_answer_names_each_hybrid_group_and_what_it_charges(client):
     assert "block 544 tokens (raised from 16 to unify pages)" in " ".join(text.split())  # wrapped at 100
     assert "3 × mamba" in text and "36 layers in 3 groups of 12 slots · 2 blocks each per request" in text
     assert "12 layers in 1 group of 12 slots · 61 blocks each per request" in text
+
+
+def test_kimi_k3_plans_its_kda_groups_with_three_state_blocks_and_says_why(client):
+    """Kimi-K3's full-rank-gate KDA prefills with FlashKDA on an H100 and keeps a prefill
+    checkpoint: 2 state blocks a request + 1 (vllm/models/kimi_k3/nvidia/kda.py)."""
+    cfg = load_config("synthetic--kimi-k3-shaped.json")
+    body = client.post("/v1/models/resolve", json=cfg).json()
+    assert body["layer_counts"] == {"mla": 16, "mamba": 48}
+    assert body["geometry"]["mamba"]["checkpoint_blocks"] == 1
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 40 << 30, "engine": "vllm@0.33",
+           "max_model_len": 262144}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    step = next(s for s in r.json()["ledger"] if s["name"].startswith("blocks_per_request[mamba"))
+    assert step["value"] == 3 and "+ 1 prefill checkpoint" in step["formula"]
+
+
+def test_glm5_next_packs_kda_states_sparse_mla_and_rings_as_vllm_does(client):
+    """GLM-5-next (Glm5NextTextConfig's defaults) at 128K on 20 GiB: 4 KDA groups of 3 blocks, one
+    MLA group of 29 blocks of 4,608 tokens, one ring group of 1 block; 52,343,808 B a block."""
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 131072}  # fmt: skip
+    r = client.post("/v1/budget?explain=true", json=ask)
+    assert r.status_code == 200, r.text
+    ledger = {s["name"]: s for s in r.json()["ledger"]}
+    assert ledger["bytes_per_block"]["value"] == 52_343_808
+    assert ledger["packed_groups"]["value"] == 6
+    assert ledger["blocks_per_request[circular_buffer × 1 groups]"]["value"] == 1
+    assert ledger["blocks_per_request"]["value"] == 4 * 3 + 29 + 1
+
+
+def test_glm5_next_resolved_geometry_sent_back_inline_plans_the_same(client):
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert (geometry["index_kpool"], geometry["index_head_dim"], geometry["qk_rope_head_dim"]) == (16, 128, 0)
+    ask = {"kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33", "max_model_len": 131072}
+    by_config = client.post("/v1/budget", json={**ask, "model": {"hf_config": cfg}}).json()
+    inline = client.post("/v1/budget", json={**ask, "model": {"geometry": geometry}})
+    assert inline.status_code == 200, inline.text
+    keys = ("bytes_per_block", "num_blocks", "blocks_per_request", "groups")
+    assert {k: inline.json()[k] for k in keys} == {k: by_config[k] for k in keys}
+
+
+def test_glm5_next_text_answer_names_the_ring_group_and_what_it_charges(client):
+    cfg = load_config("synthetic--glm-5-next-defaults.json")
+    ask = {"model": {"hf_config": cfg}, "kv_cache_memory_bytes": 20 << 30, "engine": "vllm@0.33",
+           "max_model_len": 131072}  # fmt: skip
+    r = client.post("/v1/budget?format=text", json=ask)
+    assert r.status_code == 200, r.text
+    assert "1 × circular_buffer" in r.text and "(one ring," in r.text
+
+
+@pytest.mark.parametrize(
+    ("config", "gpu", "warned"),
+    [
+        ("synthetic--kimi-k3-shaped.json", "h100-sxm-80gb", False),
+        ("synthetic--kimi-k3-shaped.json", "b200-180gb", False),  # FlashKDA runs on SM 10.x too
+        ("synthetic--kimi-k3-shaped.json", "a100-80gb", True),  # Triton prefill: no checkpoint
+        ("synthetic--kimi-k3-defaults.json", "a100-80gb", False),  # no checkpoint anywhere
+        ("synthetic--glm-5-next-defaults.json", "h200-141gb", False),
+        ("synthetic--glm-5-next-defaults.json", "b200-180gb", True),  # other sparse kernels, fp8
+    ],
+)
+def test_a_layout_planned_for_other_gpus_says_so_on_the_named_gpu(client, config, gpu, warned):
+    ask = {"model": {"hf_config": load_config(config)}, "gpu": gpu, "engine": "vllm@0.33",
+           "max_model_len": 4096}  # fmt: skip
+    r = client.post("/v1/budget", json=ask)
+    assert r.status_code == 200, r.text
+    assert ("planned_for_other_gpu" in {x["code"] for x in r.json()["warnings"]}) is warned

@@ -197,13 +197,7 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
 
 
 @pytest.mark.parametrize(
-    "arch",
-    [
-        "DeepseekV4ForCausalLM",
-        "Glm5NextForCausalLM",
-        "KimiK3ForConditionalGeneration",
-        "Dots3NoteForCausalLM",
-    ],
+    "arch", ["DeepseekV4ForCausalLM", "MuseSparkForConditionalGeneration", "Dots3NoteForCausalLM"]
 )
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
@@ -344,3 +338,127 @@ def test_aliceai_runs_without_pipeline_parallelism_as_vllm_refuses_it():
     with pytest.raises(InvalidLayout) as e:
         validate(g, Parallel(1, 2))
     assert e.value.field == "pipeline_parallel_size"
+
+
+K3 = "synthetic--kimi-k3-shaped.json"
+
+
+def _k3(text: dict | None = None, lac: dict | None = None, top: dict | None = None) -> dict:
+    """The Kimi-K3-shaped config with text_config / linear_attn_config keys changed."""
+    cfg = _config(K3)
+    t = cfg["text_config"]
+    t = {**t, "linear_attn_config": {**t["linear_attn_config"], **(lac or {})}, **(text or {})}
+    return {**cfg, **(top or {}), "text_config": t}
+
+
+def test_kimi_k3_is_read_from_its_text_config_as_kimi_linear_with_a_flashkda_checkpoint():
+    """KimiK3Config's text_config is a KimiLinearConfig: every 4th layer MLA, the rest KDA, whose
+    full-rank gate prefills with FlashKDA (head dim 128, bf16, a gate bound) and so keeps a
+    prefill checkpoint (vllm/models/kimi_k3/nvidia/kda.py)."""
+    g = from_hf_config(_config(K3))
+    assert g.layer_counts() == {"mla": 16, "mamba": 48} and g.head_dim == 512 + 64
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 1
+    assert (g.mamba.num_v_heads, g.mamba.head_v_dim, g.mamba.ssm_dtype) == (64, 128, "float32")
+
+
+@pytest.mark.parametrize(
+    "text, lac, top",
+    [
+        ({}, {"gate_lower_bound": None}, {}),  # FlashKDA needs a bounded gate
+        ({}, {"head_dim": 64}, {}),  # and a head dim of 128
+        ({"torch_dtype": "float16"}, {}, {"torch_dtype": "float16"}),  # and a bf16 model
+        ({}, {"use_full_rank_gate": False}, {}),  # Kimi-Linear's low-rank-gate KDA: never
+    ],
+)
+def test_kimi_k3_kda_keeps_no_checkpoint_where_flashkda_does_not_prefill_it(text, lac, top):
+    g = from_hf_config(_k3(text, lac, top))
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 0
+
+
+def test_kimi_k3_reads_what_its_text_config_leaves_out_from_kimi_linear_config():
+    """KimiLinearConfig's defaults: 32 layers, 32 heads, 4096 positions."""
+    g = from_hf_config(_config("synthetic--kimi-k3-defaults.json"))
+    assert g.layer_counts() == {"mla": 8, "mamba": 24}
+    assert g.max_position_embeddings == 4096 and g.num_attention_heads == 32
+
+
+@pytest.mark.parametrize(
+    "cfg, field",
+    [
+        (_k3(lac={"gate_lower_bound": 0.5}), "linear_attn_config.gate_lower_bound"),
+        (_k3(lac={"gate_lower_bound": -6}), "linear_attn_config.gate_lower_bound"),
+        (_k3(text={"model_type": "kimi_k3_text"}), "text_config.model_type"),
+        (_k3(text={"linear_attn_config": None}), "linear_attn_config"),
+    ],
+)
+def test_a_kimi_k3_config_vllm_would_not_build_is_refused_naming_the_field(cfg, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(cfg)
+    assert e.value.field == field
+
+
+GLM5_NEXT = {"architectures": ["Glm5NextForCausalLM"], "model_type": "glm5_next_text",
+             "torch_dtype": "bfloat16"}  # fmt: skip
+
+
+def test_glm5_next_reads_glm5_next_text_config_defaults_with_every_fourth_layer_sparse_mla():
+    """Glm5NextTextConfig: 45 layers, layer i sparse MLA when i % 4 == 3, the rest KDA; NoPE MLA
+    (a 512 latent); a kpool indexer of 128 dims a pool of 16 tokens."""
+    g = from_hf_config(GLM5_NEXT)
+    assert g.layer_counts() == {"mla": 11, "mamba": 34}
+    assert g.layer_pattern[3::4] == "M" * 11 and g.head_dim == 512
+    assert g.kpool_indexer == (128, 16) and g.index_head_dim is None
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == 1  # FlashKDA: bounded gate, 128, bf16
+
+
+@pytest.mark.parametrize(
+    "changes, checkpoint",
+    [
+        ({"linear_lower_bound": None}, 0),  # an unbounded gate prefills with Triton
+        ({"linear_attn_config": {"gate_lower_bound": None}}, 1),  # safe_gate bounds it at −5
+        ({"linear_attn_config": {"gate_lower_bound": None, "safe_gate": False}}, 0),
+        ({"linear_head_dim": 64}, 0),
+    ],
+)
+def test_glm5_next_kda_keeps_flashkdas_checkpoint_only_where_flashkda_prefills(changes, checkpoint):
+    g = from_hf_config({**GLM5_NEXT, **changes})
+    assert g.mamba is not None and g.mamba.checkpoint_blocks == checkpoint
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"index_topk": None}, "index_topk"),  # the config class types it int: always sparse
+        ({"index_topk": 2040}, "index_topk"),  # not a multiple of index_kpool
+        ({"index_kpool": 1}, "index_kpool"),
+        ({"index_kpool_always_select_tail": False}, "index_kpool_always_select_tail"),
+        ({"qk_rope_head_dim": 64}, "qk_rope_head_dim"),
+        ({"num_key_value_heads": 8}, "num_key_value_heads"),
+        ({"layer_types": ["indexed_attention"] * 45}, "layer_types"),
+        ({"layer_types": ["linear_attention"] * 44}, "layer_types"),
+    ],
+)
+def test_a_glm5_next_config_vllm_would_not_serve_or_kvplan_does_not_model_names_the_field(changes, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**GLM5_NEXT, **changes})
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    "setting, field",
+    [
+        ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+        ({"decode_context_parallel_size": 2, "tensor_parallel_size": 2}, "decode_context_parallel_size"),
+        ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
+    ],
+)
+def test_glm5_next_packed_layout_is_refused_where_kvplan_does_not_model_it(setting, field):
+    from kvplan.core.budget import BudgetInput, compute_budget
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.profiles import get_profile
+
+    inp = BudgetInput(geometry=from_hf_config(GLM5_NEXT), profile=get_profile("vllm@0.33"),
+                      kv_cache_memory_bytes=40 << 30, max_model_len=8192, **setting)  # fmt: skip
+    with pytest.raises(InvalidInput) as e:
+        compute_budget(inp)
+    assert e.value.field == field and "GLM-5-next" in e.value.reason

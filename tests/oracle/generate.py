@@ -59,6 +59,10 @@ MINIMAX_M3 = "synthetic--minimax-m3-shaped.json"
 INKLING_DEFAULTS = "synthetic--inkling-defaults.json"
 INKLING = "synthetic--inkling-shaped.json"
 INKLING_7 = "synthetic--inkling-7-layers.json"
+KIMI_K3 = "synthetic--kimi-k3-shaped.json"
+KIMI_K3_DEFAULTS = "synthetic--kimi-k3-defaults.json"
+GLM5_NEXT = "synthetic--glm-5-next-defaults.json"
+GLM5_NEXT_VL = "synthetic--glm-5-next-vl-shaped.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
@@ -269,6 +273,39 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("inkling-shaped-16k-block32-mnbt2048", INKLING,
      {"available_memory_bytes": 6 * GiB, "max_model_len": 16384, "block_size": 32,
       "max_num_batched_tokens": 2048}),
+    # Kimi-K3 (KimiK3ForConditionalGeneration): Kimi-Linear's layout in a text_config, its KDA with
+    # the full-rank gate (KimiK3DeltaAttention). FlashKDA, which it prefills with on SM 9.0+ when
+    # the KDA head dim is 128, the model bf16 and gate_lower_bound set, keeps a prefill checkpoint:
+    # a third state block a request. The defaults config (KimiLinearConfig's defaults, no gate
+    # bound) prefills with Triton: no checkpoint.
+    ("kimi-k3-shaped-256k", KIMI_K3, {"available_memory_bytes": 40 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-shaped-128k-tp8-fp8", KIMI_K3, {"available_memory_bytes": 4 * GiB, "max_model_len": 131072,
+                                              "tensor_parallel_size": 8, "dtype": "fp8"}),
+    ("kimi-k3-shaped-64k-tp4-block768", KIMI_K3, {"available_memory_bytes": 12 * GiB, "max_model_len": 65536,
+                                                  "tensor_parallel_size": 4, "block_size": 768}),
+    ("kimi-k3-shaped-256k-tight", KIMI_K3, {"available_memory_bytes": 6 * GiB, "max_model_len": 262144}),
+    ("kimi-k3-defaults-4k", KIMI_K3_DEFAULTS, {"available_memory_bytes": 2 * GiB, "max_model_len": 4096}),
+    ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB,
+                                                       "max_model_len": 4096, "tensor_parallel_size": 2,
+                                                       "dtype": "fp8"}),
+    # GLM-5-next (Glm5NextForCausalLM), Glm5NextTextConfig's defaults: 34 KDA layers (FlashKDA
+    # checkpoint) and 11 sparse MLA layers, each with a kpool indexer and a ring, packed
+    # block-outermost by vLLM on an SM 9.0 GPU; blocks of index_kpool × 32 tokens and more.
+    ("glm-5-next-defaults-128k", GLM5_NEXT, {"available_memory_bytes": 20 * GiB, "max_model_len": 131072}),
+    ("glm-5-next-defaults-64k-tp4-fp8", GLM5_NEXT, {"available_memory_bytes": 8 * GiB, "max_model_len": 65536,
+                                                    "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("glm-5-next-defaults-1m-tp8-block768", GLM5_NEXT, {"available_memory_bytes": 30 * GiB,
+                                                        "max_model_len": 1048576, "tensor_parallel_size": 8,
+                                                        "block_size": 768}),
+    ("glm-5-next-defaults-1m-tight", GLM5_NEXT, {"available_memory_bytes": 18 * GiB,
+                                                 "max_model_len": 1048576}),
+    # The multimodal model (Glm5NextConfig's text_config): every 3rd layer sparse MLA, index_kpool 32
+    # (blocks of 1024 tokens and more), an unbounded KDA gate (safe_gate off): Triton, no checkpoint.
+    ("glm-5-next-vl-shaped-128k", GLM5_NEXT_VL, {"available_memory_bytes": 10 * GiB,
+                                                 "max_model_len": 131072}),
+    ("glm-5-next-vl-shaped-256k-tp2-fp8", GLM5_NEXT_VL, {"available_memory_bytes": 6 * GiB,
+                                                         "max_model_len": 262144, "tensor_parallel_size": 2,
+                                                         "dtype": "fp8"}),
     # Step5: every 4th layer DSA (full attention with a summary cache and a CSA ring beside it),
     # the rest sliding with heads and head dim of their own (attention_other_setting); and
     # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).
@@ -351,13 +388,8 @@ def summarise(
         return {**head, "vllm_raises": answer["exception"]}
     groups = [
         {k: g[k] for k in ("spec", "num_layers", "block_size", "page_size_bytes", "blocks_per_request")}
-        # A group of layers of one type with pages of two sizes names the type when it is not MLA
-        # (MiniMax-M3: full attention beside its indexer caches).
-        | (
-            {"layer_spec": g["layer_spec"]}
-            if g["spec"] == "UniformTypeKVCacheSpecs" and g["layer_spec"] != "MLAAttentionSpec"
-            else {}
-        )
+        # Packed groups (GLM-5-next) are UniformTypeKVCacheSpecs of any kind: name their layers'.
+        | ({"layer_spec": g["layer_spec"]} if g["layer_spec"] not in (g["spec"], "MLAAttentionSpec") else {})
         for g in answer["kv_cache_groups"]  # type: ignore[union-attr]
     ]
     return {

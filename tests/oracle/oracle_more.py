@@ -66,6 +66,20 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       (QSACompressedKeyCache: an MLAAttentionSpec, one row per compress_ratio tokens) and its KV
       (a FullAttentionSpec on the QSA backend); QSAStateBackend takes BLNHC/BLHNC only, so the
       layout is resolved from the backends as for Step5. Built with vLLM's own cache classes.
+  Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py, kda.py): KimiK3Config wraps a KimiLinearConfig
+      text_config, read as Kimi-Linear's; with linear_attn_config.use_full_rank_gate the KDA
+      layers are KimiK3DeltaAttention, whose MambaSpec keeps a prefill checkpoint block when
+      resolve_kda_prefill_backend picks FlashKDA (kda_prefill_checkpoint_alignment). That pick
+      reads the GPU, so it is made here as on the CUDA platform of an SM 9.0 GPU (H100; the
+      oracle's other backend choices are Hopper's too); the rest of the rule is vLLM's own code.
+  GLM-5-next (vllm/models/glm5next/common/model.py, attention.py, kda.py): layer_types'
+      linear_attention layers are Glm5NextLinearAttention (a MambaSpec; FlashKDA's checkpoint as
+      Kimi-K3's, resolved as on SM 9.0), the others Glm5NextMLAAttention: sparse MLA on
+      FLASHINFER_MLA_SPARSE_SM90 (Hopper's first sparse backend for a 512 head), its kpool
+      indexer (Glm5NextIndexerCache: tokens_per_state = index_kpool) and the tail ring
+      (Glm5NextTailCache: CircularBufferSpec), each through customize_attention_spec; the block
+      size settled by Platform.update_block_size_for_backend over those backends, and the layout
+      resolved from them (KPOOL_TAIL reads BLHNC only), which makes vLLM pack the groups.
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -169,6 +183,10 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["inkling"] = True
     if mc.is_attention_free:
         ext["attention_free"] = True
+    kimi = getattr(hf, "model_type", None) == "kimi_linear"
+    lac = getattr(hf, "linear_attn_config", None) if kimi else None
+    if lac and lac.get("use_full_rank_gate"):
+        ext["kda_full_rank_gate"] = True
     E._CTX["ext"] = ext
     return req
 
@@ -226,6 +244,16 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
                 )
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
+    if ext.get("kda_full_rank_gate"):
+        alignment = _kimi_k3_kda_checkpoint_alignment(vc)
+        ext["kda_prefill_checkpoint_alignment"] = alignment
+        for name, spec in specs.items():
+            if name.endswith(".mixer"):
+                specs[name] = replace(
+                    spec,
+                    num_prefill_checkpoint_blocks=int(alignment is not None),
+                    prefill_checkpoint_alignment=alignment,
+                )
     return specs, cache_dtype, torch_dtype
 
 
@@ -302,6 +330,27 @@ def _inkling(req, vc, cache_dtype, torch_dtype):  # type: ignore[no-untyped-def]
             )
             out[f"model.layers.{i}.attn"] = customize_attention_spec(FlashAttentionBackend, attn)
     return out
+
+
+def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+    """KimiK3DeltaAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
+    resolved ("auto", no additional_config) as on an SM 9.0 CUDA GPU."""
+    from unittest import mock
+
+    from vllm.models.kimi_k3.nvidia import kda
+    from vllm.models.kimi_k3.nvidia.model import KimiLinearForCausalLM
+    from vllm.platforms.interface import DeviceCapability
+
+    text = vc.model_config.hf_text_config
+    lac = text.linear_attn_config
+    vc_text = vc.with_hf_config(text) if text is not vc.model_config.hf_config else vc
+    recurrent_dtype = KimiLinearForCausalLM.get_mamba_state_dtype_from_config(vc_text)[1]
+    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
+    with mock.patch.object(kda, "current_platform", hopper):
+        backend = kda.resolve_kda_prefill_backend(
+            "auto", lac["head_dim"], vc.model_config.dtype, recurrent_dtype, lac.get("gate_lower_bound")
+        )
+    return kda.kda_prefill_checkpoint_alignment(backend)
 
 
 STOCK._fill_from_model_config = _fill
@@ -539,6 +588,171 @@ def _with_ple(specs, vc, ext):  # type: ignore[no-untyped-def]
 STOCK._fill_from_model_config = _qsa_fill
 STOCK.build_specs = _qsa_build
 
+
+_more_make_vc = STOCK.make_vllm_config
+_more_build = STOCK.build_specs
+
+
+def _glm5next_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _glm5_prev_fill(req, mc, tp)
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) == "glm5_next_text":
+        ext = req["_ext"]
+        ext.pop("indexer_head", None)  # not the V3.2 indexer: oracle_more builds GLM-5-next's own
+        ext["glm5next"] = True
+    return req
+
+
+def _glm5next_backends():  # type: ignore[no-untyped-def]
+    """The non-SSM backends of a GLM-5-next MLA layer on an SM 9.0 GPU, in the order the layer
+    registers them (its Indexer's k_cache and tail_cache before the MLA attention)."""
+    from vllm.v1.attention.backends.mla.flashinfer_mla_sparse_sm90 import FlashInferMLASparseSM90Backend
+    from vllm.v1.attention.backends.mla.indexer import Glm5NextIndexerBackend, KpoolTailBackend
+
+    return [Glm5NextIndexerBackend, KpoolTailBackend, FlashInferMLASparseSM90Backend]
+
+
+def _glm5next_make_vc(req, model_config=None):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("glm5next"):
+        return _more_make_vc(req, model_config)
+    from unittest import mock
+
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.platforms.interface import Platform
+
+    mamba_layers = ext.pop("mamba_layers", None)
+    vc = _more_make_vc(req, model_config)
+    ext["mamba_layers"] = mamba_layers
+    cc = vc.cache_config
+    cc.enable_prefix_caching = True
+    cc.mamba_cache_mode = "align"
+    cc.user_specified_block_size = int(req["block_size"]) != 16
+    cc.mamba_block_size = cc.block_size
+    backends = classmethod(lambda cls, v: _glm5next_backends())
+    with mock.patch.object(Platform, "_find_non_ssm_backends", backends):
+        Platform.update_block_size_for_backend(vc)
+    cc.mamba_block_size = cc.block_size
+    model_cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+    ext["mamba_shapes"] = model_cls.get_mamba_state_shape_from_config(vc)
+    ext["mamba_dtypes"] = model_cls.get_mamba_state_dtype_from_config(vc)
+    ext["attn_block_size"] = cc.block_size
+    ext["mamba_page_size_padded"] = cc.mamba_page_size_padded
+    return vc
+
+
+def _glm5next_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    specs, cache_dtype, torch_dtype = _more_build(req, vc, model_dtype)
+    if not ext.get("glm5next"):
+        return specs, cache_dtype, torch_dtype
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import _canonicalize_sparse_mla_kv_cache_dtype
+    from vllm.models.glm5next.common.model import get_sparse_topk_buffer_width
+    from vllm.utils.math_utils import cdiv, next_power_of_2
+    from vllm.utils.torch_utils import kv_cache_dtype_str_to_dtype
+    from vllm.v1.kv_cache_interface import (
+        CircularBufferSpec,
+        MLAAttentionSpec,
+        SparseCacheRole,
+        get_kv_quant_mode,
+    )
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_text_config
+    indexer_be, tail_be, mla_be = _glm5next_backends()
+    bs = vc.cache_config.block_size
+    kv_dtype_str = _canonicalize_sparse_mla_kv_cache_dtype(mla_be, vc.cache_config.cache_dtype)
+    kv_dtype = kv_cache_dtype_str_to_dtype(kv_dtype_str, vc.model_config)
+    ext["mla_cache_dtype"] = kv_dtype_str
+    kpool = int(hf.index_kpool)
+    ring = kpool * next_power_of_2(cdiv(kpool + vc.num_speculative_tokens, kpool))
+    assert bs % ring == 0
+    out = {}
+    for name, s in specs.items():
+        if not name.endswith(".self_attn.attn"):
+            out[name] = s
+            continue
+        base = name[: -len(".attn")]
+        ihd = int(hf.index_head_dim)
+        out[base + ".indexer.k_cache"] = customize_attention_spec(
+            indexer_be,
+            MLAAttentionSpec(
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=ihd + ihd // 128 * 4,
+                dtype=torch.uint8,
+                cache_role=SparseCacheRole.INDEXER,
+                tokens_per_state=kpool,
+            ),
+        )
+        out[base + ".indexer.tail_cache"] = customize_attention_spec(
+            tail_be,
+            CircularBufferSpec(
+                block_size=ring,
+                num_kv_heads=2,
+                head_size=ihd,
+                head_size_v=0,
+                dtype=torch.bfloat16,
+                dcp_sharded=False,
+            ),
+        )
+        out[name] = customize_attention_spec(
+            mla_be,
+            MLAAttentionSpec(
+                block_size=bs,
+                num_kv_heads=1,
+                max_tp_shards=1,
+                head_size=int(hf.kv_lora_rank) + int(hf.qk_rope_head_dim),
+                dtype=kv_dtype,
+                cache_dtype_str=kv_dtype_str,
+                kv_quant_mode=get_kv_quant_mode(kv_dtype_str),
+                state_content_bytes={"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}.get(kv_dtype_str),
+                topk_buffer_width=get_sparse_topk_buffer_width(hf),
+                is_index_group_leader=True,
+            ),
+        )
+    # The layout the engine core resolves from the workers' backends (KPOOL_TAIL reads BLHNC only):
+    # block-outermost, so vLLM packs the groups' mixed page sizes (_get_packed_kv_cache_groups).
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(_glm5next_backends())]
+    ext["kv_cache_layout"] = resolve_kv_cache_layout(vc, [layouts], out.values()).name
+    alignment = _glm5next_kda_checkpoint_alignment(vc)
+    ext["kda_prefill_checkpoint_alignment"] = alignment
+    for name, s in out.items():
+        if name.endswith(".mixer"):
+            out[name] = replace(
+                s,
+                num_prefill_checkpoint_blocks=int(alignment is not None),
+                prefill_checkpoint_alignment=alignment,
+            )
+    return out, cache_dtype, torch_dtype
+
+
+def _glm5next_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+    """Glm5NextLinearAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
+    resolved ("auto") as on an SM 9.0 CUDA GPU."""
+    from unittest import mock
+
+    from vllm.model_executor.layers.mamba.kda_checkpoint import kda_prefill_checkpoint_alignment
+    from vllm.models.glm5next.common import kda
+    from vllm.platforms.interface import DeviceCapability
+
+    hf = vc.model_config.hf_text_config
+    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
+    with mock.patch.object(kda, "current_platform", hopper):
+        backend = kda._resolve_kda_prefill_backend(
+            "auto", hf.linear_head_dim, vc.model_config.dtype, hf.linear_lower_bound
+        )
+    return kda_prefill_checkpoint_alignment(backend)
+
+
+_glm5_prev_fill = STOCK._fill_from_model_config
+STOCK._fill_from_model_config = _glm5next_fill
+STOCK.make_vllm_config = _glm5next_make_vc
+STOCK.build_specs = _glm5next_build
 
 if __name__ == "__main__":
     E.main()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, CIRCULAR, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
@@ -19,7 +19,7 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR)
+_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -29,7 +29,11 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind in (MAMBA, MAMBA_REPLICATED, CIRCULAR):  # CircularBufferSpec.max_num_blocks_per_req: one block
+    if kind in (
+        MAMBA,
+        MAMBA_REPLICATED,
+        CIRCULAR_BUFFER,
+    ):  # states; a ring holds one block (CircularBufferSpec)
         return bound
     return -(-tokens // (bs * dcp))
 

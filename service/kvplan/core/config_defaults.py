@@ -93,6 +93,21 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "beam": {"tie_word_embeddings": False, "num_hidden_layers": 24, "num_attention_heads": 32,
              "num_key_value_heads": 4, "hidden_size": 2048, "max_position_embeddings": 32768,
              "sliding_window": 4096},
+    # vLLM's KimiLinearConfig (vllm/transformers_utils/configs/kimi_linear.py), Kimi-K3's text_config.
+    "kimi_linear": {"tie_word_embeddings": False, "num_hidden_layers": 32, "num_attention_heads": 32,
+                    "hidden_size": 4096, "intermediate_size": 11008, "max_position_embeddings": 4096,
+                    "vocab_size": 163840},
+    # Glm5NextTextConfig (GLM-5-next, and its multimodal model's text_config); its __post_init__
+    # fills layer_types in (hfconfig._glm5_next_layer_types).
+    "glm5_next_text": {"tie_word_embeddings": False, "num_hidden_layers": 45, "num_attention_heads": 64,
+                       "num_key_value_heads": 64, "hidden_size": 4096, "max_position_embeddings": 1048576,
+                       "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0,
+                       "qk_nope_head_dim": 256, "v_head_dim": 256, "index_topk": 2048, "index_head_dim": 128,
+                       "index_n_heads": 32, "index_kpool": 16, "index_kpool_always_select_tail": True,
+                       "linear_head_dim": 128, "linear_num_heads": 64, "linear_conv_kernel_dim": 4,
+                       "linear_lower_bound": -5.0, "vocab_size": 154880, "intermediate_size": 12288,
+                       "moe_intermediate_size": 2048, "n_routed_experts": 288, "n_shared_experts": 1,
+                       "num_experts_per_tok": 8},
     "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
               "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
               "max_position_embeddings": 262144, "sliding_window": 513},

@@ -19,5 +19,6 @@ MLA_MODEL_TYPES = frozenset(
         "pangu_ultra_moe",
         "mistral_large_3",
         "hy_v4",
+        "glm5_next_text",
     }
 )

@@ -37,9 +37,6 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
-    # A per-request ring of one page (vLLM's CircularBufferSpec): Step5's CSA tail ring, sized to
-    # the page of the full-attention layer it serves.
-    CIRCULAR = "B"
     # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
     SUMMARY = "Z"
     # Qwen4-exp QSA's compressed key cache: an MLAAttentionSpec of one key per compress_ratio tokens.
@@ -50,6 +47,10 @@ class LayerKind(StrEnum):
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
     SCONV = "V"
+    # A per-request ring of one block (vLLM's CircularBufferSpec): GLM-5-next's indexer rings (a
+    # group kind only, never in its layer_pattern); Step5's CSA tail ring (the page of the
+    # full-attention layer it serves) and Qwen4-exp QSA's raw-key ring, layers of their own.
+    CIRCULAR_BUFFER = "B"
 
 
 FULL = LayerKind.FULL
@@ -57,22 +58,23 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
-CIRCULAR = LayerKind.CIRCULAR
 SUMMARY = LayerKind.SUMMARY
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
 MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
 SCONV = LayerKind.SCONV
+CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
+CIRCULAR = CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
-    CIRCULAR: "circular_buffer",
     SUMMARY: "sparse_summary",
     COMPRESSED_MLA: "compressed_mla",
     MAMBA_REPLICATED: "mamba_replicated",
     SCONV: "sconv",
+    CIRCULAR_BUFFER: "circular_buffer",
 }
 LAYER_TYPE_CODES = {
     "full_attention": FULL,
@@ -125,6 +127,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     mamba_state_bytes: int | None = None
     mamba: MambaState | None = None
     attention_chunk_size: int | None = None
+    # GLM-5-next's kpool indexer beside each sparse MLA layer: (index_head_dim, index_kpool), one
+    # indexer state a pool of index_kpool tokens and a ring of the open pool's raw keys
+    # (vllm/models/glm5next/common/attention.py); vLLM packs its pages block-outermost.
+    kpool_indexer: tuple[int, int] | None = None
     # Full-attention layers with a head dim and KV heads of their own beside sliding ones (Gemma-4:
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
@@ -220,6 +226,19 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
     return int(value)
 
 
+def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    if value is None:
+        return None
+    if MLA not in pattern or MAMBA not in pattern:
+        raise InvalidInput(p + "index_kpool", "modelled beside MLA and Mamba (KDA) layers only")
+    head = pos_int(value[0], p + "index_head_dim", MAX_HEAD_DIM)
+    kpool = pos_int(value[1], p + "index_kpool", MAX_HEAD_DIM)
+    if kpool < 2:
+        raise InvalidInput(p + "index_kpool", "must be at least 2")
+    return head, kpool
+
+
 def non_neg_int(value: Any, field: str, maximum: int) -> int:
     """A config count that may be 0 (meaning "derive it"), as InvalidConfig when it is not."""
     if value == 0 and not isinstance(value, bool):
@@ -251,6 +270,7 @@ def make_geometry(
     mamba_state_bytes: int | None = None,
     mamba: MambaState | None = None,
     attention_chunk_size: int | None = None,
+    kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
     qsa: QsaCaches | None = None,
@@ -277,7 +297,9 @@ def make_geometry(
         kv_lora_rank = pos_int(kv_lora_rank, p + "kv_lora_rank", MAX_HEAD_DIM)
         if qk_rope_head_dim is None:
             raise InvalidInput(p + "qk_rope_head_dim", "required for MLA (with kv_lora_rank)")
-        qk_rope_head_dim = pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
+        # 0: NoPE MLA (GLM-5-next), the latent alone.
+        nope = qk_rope_head_dim == 0 and not isinstance(qk_rope_head_dim, bool)
+        qk_rope_head_dim = 0 if nope else pos_int(qk_rope_head_dim, p + "qk_rope_head_dim", MAX_HEAD_DIM)
         num_kv_heads = 1
         head_dim = kv_lora_rank + qk_rope_head_dim
         v_head_dim = 0
@@ -382,6 +404,7 @@ def make_geometry(
         mamba_state_bytes=mamba_state_bytes if MAMBA in pattern else None,
         mamba=mamba if MAMBA in pattern else None,
         attention_chunk_size=attention_chunk_size if CHUNKED in pattern else None,
+        kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         qsa=qsa if COMPRESSED_MLA in pattern else None,

@@ -10,6 +10,7 @@ from .errors import InvalidInput
 from .geometry import (
     CHUNKED,
     CIRCULAR,
+    CIRCULAR_BUFFER,
     COMPRESSED_MLA,
     FULL,
     MAMBA,
@@ -92,6 +93,8 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
             "Inkling's short-conv states are sliding windows of their own block size; kvplan does not model "
             "how vLLM plans them without the hybrid KV cache manager",
         )
+    if lb.kpool_indexer is not None:
+        return _packed(lb, block_size, hybrid_manager)
     if PACKED_KINDS & set(lb.kinds):
         if not hybrid_manager:
             raise InvalidInput(
@@ -105,7 +108,7 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
                 "block-outermost packed KV groups (Step5's DSA, Qwen4-exp's QSA) are modelled for "
                 "one pipeline stage only",
             )
-        return _packed(lb, block_size)
+        return _packed_side_caches(lb, block_size)
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
     if len(set(kinds)) == 1:
@@ -200,24 +203,13 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)
 
 
-def approximate_gcd(values: list[int], lower_bound: int) -> int:
-    """The chunk d ≥ lower_bound that pads the values up to multiples of d the least, ties to the
-    larger d (vllm/v1/core/kv_cache_planning.py _approximate_gcd)."""
-    best_d, best_pad = lower_bound, -1
-    for d in range(max(1, lower_bound), max(values) + 1):
-        pad = sum((d - x % d) % d for x in values)
-        if best_pad < 0 or pad <= best_pad:
-            best_d, best_pad = d, pad
-    return best_d
-
-
-def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
+def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
     """Groups packed block-outermost (docs/vllm-rules.md §8.6; vllm/v1/core/kv_cache_planning.py
     _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
     order (full attention with the summary caches or compressed keys beside it, as one type; the
     rings; the sliding layers; the Mamba states); a bucket holding each page size as often is a
     repeating pattern, and every such bucket splits into groups of the same number of repeats
-    (approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
+    (_approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
     repeats) sliding buckets are split to fit the widest group. A block is the widest group's
     pages, rounded up to every layer's stride alignment."""
     kinds, qsa = lb.kinds, lb.qsa
@@ -299,7 +291,7 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         for key, by_page in buckets.items()
     ]
     floor = max((most for _, by_page, bal, most in info if bal and len(by_page) > 1), default=0)
-    repeats = approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
+    repeats = _approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
 
     def n_groups(balanced: bool, most: int) -> int:
         return cdiv(most, repeats) if balanced and repeats is not None else 1
@@ -348,3 +340,86 @@ def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
         packed_pages=group_pages,
         block_alignment=align,
     )
+
+
+# GLM-5-next's caches beside its sparse MLA latent: an indexer state of index_head_dim fp8 bytes and
+# a 4-byte scale a 128 (DeepseekV32IndexerCache), a pool of index_kpool tokens to a state; the
+# ring keeps the open pool's raw keys and gate scores, 2 bf16 rows of index_head_dim a token
+# (vllm/models/glm5next/common/attention.py Glm5NextIndexerCache, Glm5NextTailCache).
+_PAGED_MQA_STATES = (32, 64)  # DeepGEMM's paged-MQA pages (vllm/utils/deep_gemm.py), SM 9.x
+_SPARSE_MLA_KERNEL_BLOCK = 64  # FLASHINFER_MLA_SPARSE_SM90: multiples of 64
+_RING_ROW_BYTES = 2 * 2  # [K, gate score] × bf16
+
+
+def _approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """vllm/v1/core/kv_cache_planning.py _approximate_gcd: the chunk d ≥ lower_bound that pads
+    the values least when each is rounded up to a multiple of d, ties to the larger d."""
+    best_d, best_pad = lower_bound, -1
+    for d in range(lower_bound, max(values) + 1):
+        pad = sum(-x % d for x in values)
+        if best_pad < 0 or pad <= best_pad:
+            best_d, best_pad = d, pad
+    return best_d
+
+
+def packed_pages(lb: LayerBytes, bs: int) -> tuple[int, int, int, int]:
+    """(latent page, indexer page, ring page, block-stride step) of one GLM-5-next MLA layer at
+    block size bs. The sparse MLA reads whole latent rows (align_blocks_to_rows); the indexer whole
+    kernel blocks of up to index_kpool × 64 tokens (vllm/v1/worker/utils.py
+    customize_attention_spec); a block's bytes are a multiple of both."""
+    assert lb.kpool_indexer is not None
+    head, kpool = lb.kpool_indexer
+    latent = next(b for k, b in zip(lb.kinds, lb.gpu, strict=True) if k == MLA)
+    state_bytes = head + head // 128 * 4
+    kernel_block = math.gcd(kpool * _PAGED_MQA_STATES[-1], bs)
+    index_align = 1 if kernel_block == bs else kernel_block // kpool * state_bytes
+    return (
+        bs * latent,
+        bs // kpool * state_bytes,
+        kpool * head * _RING_ROW_BYTES,
+        math.lcm(latent, index_align),
+    )
+
+
+def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
+    """GLM-5-next on an SM 9.x GPU: KDA layers (Mamba states), sparse MLA layers each with a kpool
+    indexer and a ring. The ring's backend reads the block-outermost layout only, so vLLM packs the
+    unequal pages of its groups side by side in each block (vllm/v1/core/kv_cache_planning.py
+    _get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)."""
+    assert lb.kpool_indexer is not None
+    if len(lb.stages) > 1:
+        raise InvalidInput("pipeline_parallel_size", "GLM-5-next's packed layout is modelled without stages")
+    if not hybrid_manager:
+        raise InvalidInput("hybrid_kv_cache_manager", "GLM-5-next's packed layout needs the hybrid manager")
+    kpool = lb.kpool_indexer[1]
+    mla_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MLA)
+    mamba_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MAMBA)
+    latent = lb.gpu[mla_layers[0]]  # bytes a token of one MLA layer (one latent row)
+    # Platform.update_block_size_for_backend (vllm/platforms/interface.py): the indexer backend,
+    # registered first, takes index_kpool × 32 or 64 tokens; the block holds a KDA state
+    # (_align_hybrid_block_size, MLA: at least 128) in multiples of every backend's smallest block.
+    kernel = kpool * _PAGED_MQA_STATES[0]
+    align = max(kernel, requested, MLA_HYBRID_BLOCK_ALIGNMENT)
+    bs = align * cdiv(lb.mamba_state_gpu, align * latent)
+    backends = math.lcm(kernel, _SPARSE_MLA_KERNEL_BLOCK)
+    bs = backends * cdiv(bs, backends)
+    # Glm5NextTailCache: a ring of index_kpool tokens (no speculative tokens); it must divide the block.
+    ring = kpool
+    page, index_page, ring_page, step = packed_pages(lb, bs)
+    m, k = len(mla_layers), len(mamba_layers)
+    # Buckets: the KDA states; the latents with their indexers (a 1:1 pattern, kept whole); the rings.
+    repeats = _approximate_gcd([c for c in (k, m, m) if c], lower_bound=m)
+    anchor = max(page if k else 0, m * (page + index_page), ring_page)
+    mamba_groups = max(cdiv(k, repeats), cdiv(k, max(anchor // page, 1))) if k else 0
+    ring_groups = max(cdiv(m, repeats), cdiv(m, max(anchor // ring_page, 1)))
+    groups: list[KvGroup] = [KvGroup(MAMBA, bs, mamba_layers[j::mamba_groups]) for j in range(mamba_groups)]
+    groups.append(KvGroup(MLA, bs, mla_layers))
+    groups += [KvGroup(CIRCULAR_BUFFER, ring, mla_layers[j::ring_groups]) for j in range(ring_groups)]
+    widest = max(
+        m * (page + index_page),
+        max((cdiv(k, mamba_groups) * page for _ in (0,) if mamba_groups), default=0),
+        cdiv(m, ring_groups) * ring_page,
+    )
+    bytes_per_block = step * cdiv(widest, step)
+    raised = (("attention", requested, bs),) if requested < bs else ()
+    return GroupPlan(tuple(groups), m, 0, page, (bytes_per_block,), raised, False)

@@ -66,8 +66,6 @@ _OWN_LAYOUT_ARCHS = {
         ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
         ("dots3_note", ("Dots3NoteForCausalLM",)),
-        ("glm5next", ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")),
-        ("kimi_k3", ("KimiK3ForConditionalGeneration",)),
         ("muse_spark", ("MuseSparkForConditionalGeneration",)),
     )
     for arch in archs
@@ -83,6 +81,18 @@ _MINIMAX_M3_ARCHS = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseFor
 _INKLING = "inkling_model"
 _INKLING_MM = "inkling_mm_model"
 _INKLING_ARCHS = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
+# Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py): KimiK3Config wraps a KimiLinearConfig
+# text_config, which the Kimi-Linear model reads (vllm/transformers_utils/configs/kimi_k3.py).
+_KIMI_K3 = "KimiK3ForConditionalGeneration"
+# FlashKDA, the prefill backend the full-rank-gate KDA picks on SM 9.x / 10.x / 12.x GPUs, takes
+# this head dim only (vllm/models/kimi_k3/nvidia/kda.py is_flashkda_supported); the gate's lower
+# bound must lie in [−5, 0) (KimiK3DeltaAttention asserts it).
+_FLASHKDA_HEAD_DIM = 128
+_KDA_GATE_LOGBOUND_MIN = -5.0
+# GLM-5-next (vllm/models/glm5next): transformers' Glm5NextTextConfig, also the text_config of
+# the multimodal model. Its MLA layers are sparse with a kpool indexer (index_topk is an int).
+_GLM5_NEXT = "glm5_next_text"
+_GLM5_NEXT_ARCHS = frozenset({"Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"})
 _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
 # HY-V4's spellings of a sparse (indexed) MLA layer in layer_types; any other entry is dense MLA
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
@@ -100,7 +110,7 @@ _GDN_FAMILIES = frozenset(
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
-                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY,
+                           "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY, _GLM5_NEXT,
                            *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
 _UNREAD_HYBRIDS = frozenset({"bamba", "zamba", "plamo2", "minimax", "minimax_text_01",
                              "bailing_moe_linear"})  # fmt: skip
@@ -180,6 +190,8 @@ def _layer_types(
         )
     if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_indexed's
         return None
+    if model_type == _GLM5_NEXT:
+        return _glm5_next_layer_types(cfg, n)
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if layer_types is None and model_type == _ALICE_AI_FAMILY:
         raise InvalidConfig("layer_types", "AliceAI's layers are read from layer_types, which is missing")
@@ -291,15 +303,98 @@ def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     lac = cfg.get("linear_attn_config")
     if not isinstance(lac, Mapping):
         raise InvalidConfig("linear_attn_config", "must be an object (kda_layers, num_heads, head_dim, ...)")
-    if lac.get("use_full_rank_gate"):
-        # Kimi-K3's KDA layer: whether it exports a prefill checkpoint depends on the prefill
-        # backend vLLM picks on the GPU (vllm/models/kimi_k3/nvidia/kda.py), not on the config.
-        raise InvalidConfig(
-            "linear_attn_config.use_full_rank_gate",
-            "Kimi-K3's full-rank-gate KDA keeps a state kvplan does not read from config.json; "
-            "send the model as inline geometry",
-        )
     return lac
+
+
+def _kimi_k3_text_model_type(config: Mapping[str, Any]) -> str:
+    """Kimi-K3 is read as Kimi-Linear: KimiK3Config builds its text_config as a KimiLinearConfig,
+    whose model_type vLLM's MLA check reads (vllm/config/model.py is_deepseek_mla)."""
+    text = config.get("text_config")
+    text_type = text.get("model_type", "kimi_linear") if isinstance(text, Mapping) else "kimi_linear"
+    if text_type != "kimi_linear":
+        raise InvalidConfig(
+            "text_config.model_type", f"Kimi-K3's text model is kimi_linear, got {text_type!r}"
+        )
+    return "kimi_linear"
+
+
+def _kda_checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
+    """Kimi-K3's KDA (use_full_rank_gate: KimiK3DeltaAttention) keeps a prefill checkpoint block
+    when it prefills with FlashKDA (vllm/models/kimi_k3/nvidia/kda.py get_kv_cache_spec,
+    resolve_kda_prefill_backend): on the SM 9.x / 10.x / 12.x GPUs kvplan plans for, with a head
+    dim of 128, a bf16 model and a gate lower bound (the recurrent state is float32). Else Triton
+    prefills it, without one; Kimi-Linear's low-rank-gate KDA never keeps one."""
+    if not lac.get("use_full_rank_gate"):
+        return 0
+    bound = lac.get("gate_lower_bound")
+    if bound is None:
+        return 0
+    number = not isinstance(bound, bool) and isinstance(bound, int | float)
+    if not number or not _KDA_GATE_LOGBOUND_MIN <= bound < 0:
+        raise InvalidConfig(
+            "linear_attn_config.gate_lower_bound",
+            f"must lie in [{_KDA_GATE_LOGBOUND_MIN}, 0) (KimiK3DeltaAttention asserts it), got {bound!r}",
+        )
+    return int(dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
+
+
+def _glm5_next_linear_keys(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Glm5NextTextConfig.__post_init__: a linear_attn_config object overrides the linear_* keys,
+    and its safe_gate (on unless said) bounds an unbounded gate at −5."""
+    lac = cfg.get("linear_attn_config")
+    if lac is None:
+        return cfg
+    if not isinstance(lac, Mapping):
+        raise InvalidConfig("linear_attn_config", "must be an object (head_dim, num_heads, ...)")
+    out = dict(cfg)
+    for key, name in (("head_dim", "linear_head_dim"), ("num_heads", "linear_num_heads"),
+                      ("short_conv_kernel_size", "linear_conv_kernel_dim"),
+                      ("gate_lower_bound", "linear_lower_bound")):  # fmt: skip
+        if key in lac:
+            out[name] = lac[key]
+    if lac.get("safe_gate", True) and out.get("linear_lower_bound") is None:
+        out["linear_lower_bound"] = -5.0
+    return out
+
+
+def _glm5_next_layer_types(cfg: Mapping[str, Any], n: int) -> tuple[str, ...]:
+    """Glm5NextTextConfig's layer_types (every 4th layer indexed attention when none is given);
+    vLLM makes a layer KDA when it says linear_attention, else sparse MLA
+    (vllm/models/glm5next/common/model.py _is_kda_layer)."""
+    types = cfg.get("layer_types")
+    if types is None:
+        types = ["linear_attention" if i % 4 != 3 else "indexed_attention" for i in range(n)]
+    if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+        raise InvalidConfig("layer_types", f"must list one layer type for each of the {n} layers")
+    out = tuple("linear_attention" if t == "linear_attention" else "full_attention" for t in types)
+    if "linear_attention" not in out:
+        raise InvalidConfig(
+            "layer_types", "GLM-5-next without KDA layers is a layout kvplan does not model; send it inline"
+        )
+    return out
+
+
+def _glm5_next_kpool_indexer(cfg: Mapping[str, Any], q_heads: int) -> tuple[int, int]:
+    """(index_head_dim, index_kpool) of GLM-5-next's sparse MLA layers, with the checks
+    Glm5NextTextConfig.validate_architecture and vLLM's model make (a config failing them does not
+    load)."""
+    topk = cfg.get("index_topk")
+    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+        raise InvalidConfig("index_topk", f"must be a positive integer (Glm5NextTextConfig), got {topk!r}")
+    kpool = pos_int(cfg.get("index_kpool"), "index_kpool", MAX_HEAD_DIM, InvalidConfig)
+    if kpool < 2:  # vllm/models/glm5next/common/attention.py Glm5NextIndexerCache
+        raise InvalidConfig("index_kpool", "vLLM's kpool indexer needs index_kpool > 1")
+    if topk % kpool:
+        raise InvalidConfig("index_topk", f"must be a multiple of index_kpool ({kpool})")
+    if not cfg.get("index_kpool_always_select_tail", True):
+        raise InvalidConfig("index_kpool_always_select_tail", "vLLM 0.33 serves GLM-5-next only with true")
+    if cfg.get("qk_rope_head_dim"):
+        raise InvalidConfig("qk_rope_head_dim", "GLM-5-next's sparse MLA layers are NoPE (0)")
+    kv = cfg.get("num_key_value_heads", q_heads)
+    if kv != q_heads:
+        raise InvalidConfig("num_key_value_heads", "Glm5NextTextConfig needs as many as num_attention_heads")
+    ihd = pos_int(cfg.get("index_head_dim"), "index_head_dim", MAX_HEAD_DIM, InvalidConfig)
+    return ihd, kpool
 
 
 def _kimi_layer_list(lac: Mapping[str, Any], key: str) -> list[int]:
@@ -435,6 +530,15 @@ def _mamba_state(
             if cfg.get(key, same) != same:
                 raise InvalidConfig(key, "AliceAI's KDA needs as many value heads and dims as key ones")
         return _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
+    if model_type == _GLM5_NEXT:
+        # vllm/models/glm5next/common/kda.py Glm5NextLinearAttention: KDA of linear_num_heads heads
+        # of linear_head_dim; FlashKDA (SM 9.x/10.x/12.x, head dim 128, bf16, a gate bound) keeps
+        # a prefill checkpoint (_resolve_kda_prefill_backend).
+        heads, dim = _cfg_dim(cfg, "linear_num_heads"), _cfg_dim(cfg, "linear_head_dim")
+        state = _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
+        bounded = cfg.get("linear_lower_bound") is not None
+        flashkda = dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16" and bounded
+        return replace(state, checkpoint_blocks=int(flashkda))
     if model_type == "kimi_linear":
         lac = _kimi_linear_config(cfg)
         p = "linear_attn_config."
@@ -443,7 +547,8 @@ def _mamba_state(
         kernel = pos_int(
             lac.get("short_conv_kernel_size"), p + "short_conv_kernel_size", MAX_HEAD_DIM, InvalidConfig
         )
-        return _kda_state(heads, dim, kernel, dtype)
+        state = _kda_state(heads, dim, kernel, dtype)
+        return replace(state, checkpoint_blocks=_kda_checkpoint_blocks(lac, dim, dtype))
     raise InvalidConfig(
         "model_type",
         f"{model_type!r} has Mamba or linear-attention layers whose state layout kvplan does not "
@@ -1055,11 +1160,14 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     with parameter counts estimated from the architecture. `quantization=False` when the
     weights are known otherwise (the checkpoint's tensors): its quantization_config is not read."""
     geo = _geometry_from_config(config, name)
-    cfg = dict(language_config(config))
+    base = config
+    if _KIMI_K3 in _architectures(config):  # its text_config is a KimiLinearConfig, defaults and all
+        base = {**config, "model_type": "kimi_linear"}
+    cfg = dict(language_config(base))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
     attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
-    est = estimate_params(config, attention, geo.mamba, states)
+    est = estimate_params(base, attention, geo.mamba, states)
     if est is None:
         return geo
     scheme = quant_scheme(language_config(config)) if quantization else None
@@ -1106,6 +1214,11 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         model_type = _ALICE_AI_FAMILY
     if _STEP5_ARCHS & set(archs):
         model_type = _STEP5  # vLLM builds Step5's layers whatever else the config calls itself
+    if _KIMI_K3 in archs:
+        model_type = _kimi_k3_text_model_type(config)
+    if _GLM5_NEXT_ARCHS & set(archs):
+        model_type = _GLM5_NEXT
+        cfg = _glm5_next_linear_keys(cfg)
     own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
     if own is not None:  # before any field is read: the refusal is the answer
         raise InvalidConfig(
@@ -1213,10 +1326,16 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
 
     if is_mla:
         rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
-        rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+        if model_type == _GLM5_NEXT:  # NoPE: the latent alone (Glm5NextTextConfig: 0)
+            rope = non_neg_int(cfg.get("qk_rope_head_dim"), "qk_rope_head_dim", MAX_HEAD_DIM)
+        else:
+            rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
         idx = cfg.get("index_head_dim")
+        kpool = None
         if model_type == _HY_V4:
             indexed = _hy_v4_indexed(cfg, n)
+        elif model_type == _GLM5_NEXT:
+            kpool, indexed = _glm5_next_kpool_indexer(cfg, q_heads), False
         else:
             indexed = cfg.get("index_topk") is not None or idx is not None
         return make_geometry(
@@ -1229,6 +1348,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
             mla_v_head_dim=cfg.get("v_head_dim"),
             index_head_dim=idx if indexed else None,
+            kpool_indexer=kpool,
             dtype=dtype,
             max_position_embeddings=max_pos,
             layer_types=layer_types,

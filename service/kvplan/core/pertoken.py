@@ -112,6 +112,9 @@ class LayerBytes:
     model_sconv: int = 0
     sconv_kernel: int = 0
     variants: tuple[int, ...] = ()
+    # GLM-5-next's kpool indexer (index_head_dim, index_kpool) beside its MLA layers: its pages
+    # are not per token, and vLLM packs them block-outermost (groups.py _packed).
+    kpool_indexer: tuple[int, int] | None = None
 
 
 def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]:
@@ -353,6 +356,7 @@ def _layer_bytes(
         variants=tuple(
             sconv_head(geometry, i)[0] // par.tensor if k == SCONV else 0 for i, k in enumerate(pattern)
         ),
+        kpool_indexer=geometry.kpool_indexer,
     )
 
 

@@ -156,10 +156,24 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     dtype: ModelDtype = "bfloat16"
     max_position_embeddings: Tokens = 131072
     kv_lora_rank: Dim | None = None
-    qk_rope_head_dim: Dim | None = None
+    qk_rope_head_dim: (
+        Annotated[int, Meta(ge=0, le=MAX_HEAD_DIM, description="0: NoPE MLA, the latent alone")] | None
+    ) = None
     qk_nope_head_dim: Dim | None = None
     mla_v_head_dim: Dim | None = None
     index_head_dim: Dim | None = None
+    index_kpool: (
+        Annotated[
+            int,
+            Meta(
+                ge=2,
+                le=MAX_HEAD_DIM,
+                description="GLM-5-next: one indexer state (of index_head_dim) a pool of this many tokens, "
+                "and a ring of them, beside each MLA layer; needs Mamba (KDA) layers too",
+            ),
+        ]
+        | None
+    ) = None
     mamba_state_bytes: (
         Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, description="one Mamba layer's state at TP 1")] | None
     ) = None

@@ -139,6 +139,12 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
             ssm_dtype=_dtype(g.mamba.ssm_dtype),
             **{f: getattr(g.mamba, f) for f in _STATE_DIMS},
         )
+    same = {f: getattr(g, f) for f in _SAME}
+    kpool = None
+    if g.index_kpool is not None:  # GLM-5-next: index_head_dim is its kpool indexer's
+        if g.index_head_dim is None:
+            raise InvalidInput("model.geometry.index_head_dim", "required with index_kpool")
+        kpool, same["index_head_dim"] = (g.index_head_dim, g.index_kpool), None
     return make_geometry(
         name=name or g.name,
         num_kv_heads=g.num_kv_heads,
@@ -149,7 +155,8 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
         indexer_layers=tuple(g.indexer_layers) if g.indexer_layers is not None else None,
         qsa=None if g.qsa is None else QsaCaches(**msgspec.structs.asdict(g.qsa)),
-        **{f: getattr(g, f) for f in _SAME},
+        kpool_indexer=kpool,
+        **same,
     )
 
 
@@ -173,7 +180,9 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
             ssm_dtype=g.mamba.ssm_dtype,  # type: ignore[arg-type]
             **{f: getattr(g.mamba, f) for f in _STATE_DIMS},
         ),
-        **{f: getattr(g, f) for f in _SAME},
+        index_kpool=None if g.kpool_indexer is None else g.kpool_indexer[1],
+        **{f: getattr(g, f) for f in _SAME}
+        | ({} if g.kpool_indexer is None else {"index_head_dim": g.kpool_indexer[0]}),
     )
 
 

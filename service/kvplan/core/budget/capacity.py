@@ -12,7 +12,8 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, CIRCULAR, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
+from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
+from ..gpu_arch import planned_arch_warning
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -165,6 +166,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
     # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
     block = settings.max_model_len if g.attention_free else settings.block_size
+    if g.kpool_indexer is not None and par.decode_context > 1:
+        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
     plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
@@ -175,8 +178,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
-        CIRCULAR: 1,  # a ring keeps one block a request (CircularBufferSpec)
-        # A replicated state (Qwen4-exp's PLE) holds as many, without the GDN's checkpoint.
+        CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
+        # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
         MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
     }
     shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
@@ -288,6 +291,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
                + (" and larger." if len(fits) > 3 else ".") if fits
                else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
         ))  # fmt: skip
+    if (arch := planned_arch_warning(inp.geometry, inp.gpu_name)) is not None:
+        out.append(arch)
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
     if mml > derived:
@@ -340,7 +345,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,
             f"{KIND_NAMES.get(kind, kind)} layers use block size {new} instead of {old} so that every "
-            "group's page has the same size.",
+            + ("group's page has the same size." if inp.geometry.kpool_indexer is None
+               else "latent page holds a KDA state, in whole indexer kernel blocks."),
         ))  # fmt: skip
     if inp.num_gpu_blocks_override is not None:
         out.append(w.Warning(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..geometry import KIND_NAMES
+from ..geometry import KIND_NAMES, MLA
+from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -172,7 +173,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             shortfall=b.kv_memory_shortfall_bytes or None,
             GiB=round(b.available_kv_bytes / GiB, 6),
         )
-    if plan.uniform:
+    if g.kpool_indexer is not None:
+        _packed_steps(led, b, cap)
+    elif plan.uniform:
         led.add(
             "bytes_per_block",
             "Σ layers' pages = bytes_per_token × block_size",
@@ -183,6 +186,16 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             block_size=b.block_size,
         )
     elif plan.packed_pages:
+        for _, old, new in plan.raised_block_sizes:
+            led.add(
+                "block_size[attention]",
+                "align × ceil(state / (align × attention bytes per token)), align = max(16, block)",
+                new,
+                "tokens",
+                "vllm/platforms/interface.py (Platform._align_hybrid_block_size)",
+                requested=old,
+                state=max(cap.layer_bytes.mamba_state_gpu, cap.layer_bytes.mamba_align_gpu),
+            )
         for j, (group, page) in enumerate(zip(plan.groups, plan.packed_pages, strict=True)):
             led.add(
                 f"page[group {j}: {KIND_NAMES[group.kind]}]",
@@ -318,7 +331,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             formula = "2 state blocks (running + last cached), the state on every TP rank"
             src = "vllm/models/qwen4_exp/nvidia/ple_layer.py (Qwen4ExpPLELayer, MambaSpec tp_replicated)"
         elif gr.kind == "circular_buffer":
-            formula = "1: the ring keeps one page a request, whatever the context"
+            formula = "1 block: the ring (raw keys of the open pool or region), kept for the request's life"
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
@@ -445,3 +458,59 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             unrounded=round(p.concurrency_unrounded, 4),
         )
     return led.build()
+
+
+SRC_PACKED = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)"
+
+
+def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
+    """GLM-5-next: the attention block, and the groups vLLM packs side by side in each block."""
+    plan, lb = cap.plan, cap.layer_bytes
+    assert lb.kpool_indexer is not None
+    head, kpool = lb.kpool_indexer
+    bs = next(g.block_size for g in plan.groups if g.kind == MLA)
+    page, index_page, ring_page, step = packed_pages(lb, bs)
+    for kind, old, new in plan.raised_block_sizes:
+        led.add(
+            f"block_size[{kind}]",
+            "align × ceil(mamba_page / (align × latent bytes per token)), align = max(index_kpool × 32, "
+            "block, 128), in multiples of lcm(index_kpool × 32, 64)",
+            new,
+            "tokens",
+            "vllm/platforms/interface.py (update_block_size_for_backend, _align_hybrid_block_size)",
+            requested=old,
+            mamba_page=lb.mamba_state_gpu,
+            index_kpool=kpool,
+        )
+    led.add(
+        "mamba_page_padded",
+        "a KDA layer's state padded to the latent page",
+        page,
+        "B",
+        "vllm/platforms/interface.py (mamba_page_size_padded)",
+        state=lb.mamba_state_gpu,
+        padding=page - lb.mamba_state_gpu,
+    )
+    mla = sum(1 for k in lb.kinds if k == MLA)
+    led.add(
+        "packed_groups",
+        "KDA states in groups of at most what one block holds; every MLA latent and indexer in one "
+        "group; the rings in one",
+        len(plan.groups),
+        "groups",
+        SRC_PACKED,
+        mla_layers=mla,
+        indexer_page=index_page,
+        index_state_bytes=head + head // 128 * 4,
+        ring_page=ring_page,
+    )
+    led.add(
+        "bytes_per_block",
+        "MLA layers × (latent page + indexer page), rounded up to the block-stride step",
+        b.bytes_per_block,
+        "B",
+        SRC_PACKED,
+        latent_page=page,
+        indexer_page=index_page,
+        step=step,
+    )
