@@ -121,6 +121,7 @@ def _block_sizes(b: Budget) -> str:
 _CHARGE = {
     "sliding_attention": "the window's blocks",
     "chunked_attention": "the chunk's blocks",
+    "sliding_window_mla": "the window's blocks",
     "mamba": "state blocks, whatever T",
     "mamba_replicated": "state blocks on every TP rank, whatever T",
     "circular_buffer": "one ring, whatever T",

@@ -196,15 +196,108 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
     assert e.value.field == "linear_value_head_dim"
 
 
-@pytest.mark.parametrize(
-    "arch", ["DeepseekV4ForCausalLM", "MuseSparkForConditionalGeneration", "Dots3NoteForCausalLM"]
-)
+@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM"])
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
                     "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512}  # fmt: skip
     with pytest.raises(InvalidConfig) as e:
         from_hf_config(llama_shaped)
     assert e.value.field == "architectures" and arch in e.value.reason
+
+
+MUSE = {"architectures": ["MuseSparkForConditionalGeneration"], "model_type": "muse_spark",
+        "text_config": {"model_type": "muse_spark_text", "num_hidden_layers": 4, "num_attention_heads": 8,
+                        "num_key_value_heads": 2, "head_dim": 128, "hidden_size": 1024,
+                        "sliding_window": 1024, "rope_parameters": {"rope_type": "default"},
+                        "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}}  # fmt: skip
+
+
+def _muse(**text: object) -> dict:
+    return {**MUSE, "text_config": {**MUSE["text_config"], **text}}  # type: ignore[dict-item]
+
+
+def test_muse_spark_reads_its_sliding_and_full_layers_from_layer_types():
+    g = from_hf_config(MUSE)
+    assert g.layer_counts() == {"sliding_attention": 3, "full_attention": 1}
+    assert (g.sliding_window, g.num_kv_heads, g.head_dim) == (1024, 2, 128)
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ({"layer_types": None}, "layer_types"),
+        ({"layer_types": ["sliding_attention"] * 3}, "layer_types"),
+        ({"layer_types": ["chunked_attention"] * 4}, "layer_types"),
+        ({"num_key_value_heads": None}, "num_key_value_heads"),
+        ({"head_dim": None}, "head_dim"),
+        ({"sliding_window": None}, "sliding_window"),
+        ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, "rope_parameters"),
+    ],
+)
+def test_muse_spark_fields_its_config_class_refuses_are_refused_by_name(text, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(_muse(**text))
+    assert e.value.field == field
+
+
+def _dots3(**changes: object) -> dict:
+    return {**_config("synthetic--dots3-note-shaped.json"), **changes}
+
+
+def test_dots3_reads_sliding_window_mla_beside_sparse_mla_padded_to_the_sliding_width():
+    g = from_hf_config(_dots3())
+    assert g.layer_counts() == {"mla": 10, "sliding_window_mla": 30}
+    assert (g.sliding_window, g.sliding_mla_dim, g.mla_row_dim) == (4096, 1024 + 64, 1024 + 64)
+    assert g.mla_latent_dim == 512 + 64 and g.index_head_dim == 128
+
+
+def test_dots3_sparse_layers_that_reuse_a_top_k_keep_no_indexer_cache():
+    """IndexCache (DeepseekV2MLAAttention): by its index among all layers, a sparse layer computes
+    its top-k when max(i - offset + 1, 0) % index_topk_freq == 0, or per index_topk_pattern."""
+    every_third = from_hf_config(_dots3(index_topk_freq=3))  # sparse layers 3, 7, 11, …, 39
+    assert every_third.mla_indexer_layers == (7, 19, 31)
+    assert from_hf_config(_dots3(index_topk_pattern="FFFS" * 10)).mla_indexer_layers == ()
+    assert from_hf_config(_dots3()).mla_indexer_layers is None  # every sparse layer has its own
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"layer_types": None}, "layer_types"),
+        ({"swa_kv_lora_rank": None}, "swa_kv_lora_rank"),
+        ({"swa_kv_lora_rank": 256}, "swa_kv_lora_rank"),  # narrower than the sparse latent
+        ({"sliding_window_size": None}, "sliding_window_size"),
+        ({"index_head_dim": None}, "index_head_dim"),
+        ({"index_topk_freq": 0}, "index_topk_freq"),
+        ({"index_topk_pattern": 4}, "index_topk_pattern"),
+    ],
+)
+def test_dots3_fields_kvplan_cannot_read_are_refused_by_name(changes, field):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(_dots3(**changes))
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(
+    "inputs, field",
+    [
+        ({"kv_cache_dtype": "fp8"}, "kv_cache_dtype"),  # FlashAttnMLASparseImpl: 16-bit KV only
+        ({"block_size": 16}, "block_size"),  # the sparse and indexer kernels take multiples of 64
+        ({"hybrid_kv_cache_manager": False}, "hybrid_kv_cache_manager"),
+        ({"pipeline_parallel_size": 2}, "pipeline_parallel_size"),
+        ({"tensor_parallel_size": 2, "decode_context_parallel_size": 2}, "decode_context_parallel_size"),
+    ],
+)
+def test_dots3_settings_vllm_refuses_or_kvplan_does_not_plan_are_refused_by_name(inputs, field):
+    from kvplan.core.budget import BudgetInput, compute_budget
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.profiles import get_profile
+
+    inp = BudgetInput(geometry=from_hf_config(_dots3()), profile=get_profile("vllm@0.33"),
+                      kv_cache_memory_bytes=20 << 30, **{"block_size": 64, **inputs})  # fmt: skip
+    with pytest.raises(InvalidInput) as e:
+        compute_budget(inp)
+    assert e.value.field == field
 
 
 def test_flint_and_beam_without_layer_types_read_as_their_config_classes_fill_them():
@@ -234,17 +327,52 @@ def test_hy_v4_with_every_layer_sparse_and_its_own_indexer_is_the_deepseek_v32_l
     assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
 
 
+def test_hy_v4_sparse_layers_that_reuse_a_top_k_keep_no_indexer_cache():
+    """HYV4Config's indexer_types: layer 0 and every 4th from layer 1 compute their top-k."""
+    g = from_hf_config({**HY_V4, "layer_types": ["sparse"] * 8})
+    assert g.layer_counts() == {"mla": 8} and g.index_head_dim == 128
+    assert (g.sparse_mla_layers, g.mla_indexer_layers) == (None, (0, 1, 5))
+
+
+def test_hy_v4_dense_layers_beside_sparse_ones_are_mla_without_an_indexer():
+    g = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
+    )
+    assert g.layer_counts() == {"mla": 8}
+    assert (g.sparse_mla_layers, g.mla_indexer_layers) == ((0, 1, 2, 3), None)
+
+
+def test_hy_v4_without_the_learnable_sink_plans_as_with_it():
+    sink = from_hf_config({**HY_V4, "layer_types": ["sparse"] * 8, "indexer_types": OWN})
+    plain = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 8, "indexer_types": OWN, "learnable_sink": False}
+    )
+    assert sink == plain
+
+
+def test_hy_v4_fp8_with_dense_layers_beside_sparse_ones_is_refused_naming_kv_cache_dtype():
+    """The first sparse layer turns the shared cache dtype into fp8_ds_mla, which no dense MLA
+    backend takes: vLLM does not start."""
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.pertoken import per_token
+
+    g = from_hf_config(
+        {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
+    )
+    assert per_token(g, "auto").bytes_per_token == 8 * 1152 + 4 * 132
+    with pytest.raises(InvalidInput) as e:
+        per_token(g, "fp8")
+    assert e.value.field == "kv_cache_dtype"
+
+
 @pytest.mark.parametrize(
     "changes, field",
     [
-        # The config class's indexer_types: layers 2-4, 6-8 share another layer's top-k.
-        ({"layer_types": ["sparse"] * 8}, "indexer_types"),
-        ({"layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}, "layer_types"),
-        ({"layer_types": ["sparse"] * 8, "indexer_types": OWN, "learnable_sink": False}, "learnable_sink"),
         ({"layer_types": ["sliding_attention"] * 8}, "layer_types[0]"),
+        ({"layer_types": ["sparse"] * 8, "indexer_types": ["full"] * 7}, "indexer_types"),
     ],
 )
-def test_hy_v4_layouts_kvplan_does_not_model_are_refused_naming_the_field(changes, field):
+def test_hy_v4_fields_kvplan_cannot_read_are_refused_naming_the_field(changes, field):
     with pytest.raises(InvalidConfig) as e:
         from_hf_config({**HY_V4, **changes})
     assert e.value.field == field

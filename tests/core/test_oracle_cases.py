@@ -27,6 +27,7 @@ KIND_OF_SPEC = {
     # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
     "UniformTypeKVCacheSpecs": "mla",
     "CircularBufferSpec": "circular_buffer",
+    "SlidingWindowMLASpec": "sliding_window_mla",
 }
 # kvplan's kinds that vLLM keeps under another kind's spec class: Inkling's short-conv state is a
 # SlidingWindowSpec (of the kernel's width and block); QSA's compressed keys an MLAAttentionSpec

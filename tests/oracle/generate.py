@@ -63,6 +63,14 @@ KIMI_K3 = "synthetic--kimi-k3-shaped.json"
 KIMI_K3_DEFAULTS = "synthetic--kimi-k3-defaults.json"
 GLM5_NEXT = "synthetic--glm-5-next-defaults.json"
 GLM5_NEXT_VL = "synthetic--glm-5-next-vl-shaped.json"
+MUSE_SPARK = "synthetic--muse-spark-shaped.json"
+DOTS3 = "synthetic--dots3-note-shaped.json"
+DOTS3_UNEVEN = "synthetic--dots3-note-uneven-shaped.json"
+HY_V4_SHARED = "synthetic--hy-v4-sparse-shared-shaped.json"
+DOTS3_ALL_SPARSE = "synthetic--dots3-note-all-sparse-shaped.json"
+DOTS3_INDEXCACHE = "synthetic--dots3-note-indexcache-shaped.json"
+HY_V4_MIXED = "synthetic--hy-v4-mixed-shaped.json"
+HY_V4_NOSINK = "synthetic--hy-v4-sparse-nosink-shaped.json"
 STEP5 = "synthetic--step5-shaped.json"
 STEP5_DEFAULTS = "synthetic--step5-defaults.json"
 STEP5_DENSE = "synthetic--step5-dense-sliding.json"
@@ -306,6 +314,73 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("glm-5-next-vl-shaped-256k-tp2-fp8", GLM5_NEXT_VL, {"available_memory_bytes": 6 * GiB,
                                                          "max_model_len": 262144, "tensor_parallel_size": 2,
                                                          "dtype": "fp8"}),
+    # Muse Spark (MuseSparkForConditionalGeneration): MuseSparkTextConfig has no defaults, so a
+    # shape: 48 layers, every 4th full, the rest sliding within sliding_window (8192), as
+    # MuseSpark1xAttention reads layer_types; 8 KV heads of 128.
+    ("muse-spark-shaped-32k", MUSE_SPARK, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("muse-spark-shaped-256k-tp8-fp8", MUSE_SPARK, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 262144, "tensor_parallel_size": 8,
+                                                    "dtype": "fp8"}),
+    ("muse-spark-shaped-256k-tight-block32", MUSE_SPARK, {"available_memory_bytes": 16 * GiB,
+                                                          "max_model_len": 262144, "block_size": 32}),
+    ("muse-spark-shaped-16k-tp2-mnbt2048", MUSE_SPARK, {"available_memory_bytes": 6 * GiB,
+                                                        "max_model_len": 16384, "tensor_parallel_size": 2,
+                                                        "max_num_batched_tokens": 2048}),
+    # Dots3 (Dots3NoteForCausalLM): 30 sliding-window MLA layers (latent 1024 + 64, window 4096)
+    # and 10 sparse MLA layers with indexers, rows padded to 1088; and 47 layers, the first and
+    # every 5th sparse (10 beside 37 sliding, window 2048). The padded sparse backend takes only
+    # BLHNC, so the planner packs the mixed pages; blocks multiples of 64; 16-bit KV only.
+    ("dots3-note-shaped-32k-block64", DOTS3, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768,
+                                              "block_size": 64}),
+    ("dots3-note-shaped-128k-tp4-block64", DOTS3, {"available_memory_bytes": 30 * GiB,
+                                                   "max_model_len": 131072, "block_size": 64,
+                                                   "tensor_parallel_size": 4}),
+    ("dots3-note-shaped-128k-tight-block128", DOTS3, {"available_memory_bytes": 8 * GiB,
+                                                      "max_model_len": 131072, "block_size": 128}),
+    ("dots3-note-uneven-shaped-64k-block64-mnbt2048", DOTS3_UNEVEN, {"available_memory_bytes": 20 * GiB,
+                                                                     "max_model_len": 65536, "block_size": 64,
+                                                                     "max_num_batched_tokens": 2048}),
+    ("dots3-note-uneven-shaped-256k-tp2-block192", DOTS3_UNEVEN, {"available_memory_bytes": 40 * GiB,
+                                                                  "max_model_len": 262144, "block_size": 192,
+                                                                  "tensor_parallel_size": 2}),
+    # HY-V4's layouts beyond the V3.2 one: every layer sparse with HYV4Config's indexer_types (5 of
+    # 16 compute their top-k, the rest keep no indexer cache); sparse (odd) beside dense (even)
+    # layers, 16-bit only (fp8 turns the shared dtype into fp8_ds_mla, which no dense backend
+    # takes); every layer sparse without the learnable sink (the selector's sparse backend).
+    ("hy-v4-sparse-shared-shaped-64k-block64", HY_V4_SHARED, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-sparse-shared-shaped-128k-tp4-fp8-block128", HY_V4_SHARED, {"available_memory_bytes": 10 * GiB,
+                                                                        "max_model_len": 131072,
+                                                                        "block_size": 128,
+                                                                        "tensor_parallel_size": 4,
+                                                                        "dtype": "fp8"}),
+    ("hy-v4-mixed-shaped-64k-block64", HY_V4_MIXED, {"available_memory_bytes": 20 * GiB,
+                                                     "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-mixed-shaped-256k-tp2-block128", HY_V4_MIXED, {"available_memory_bytes": 12 * GiB,
+                                                           "max_model_len": 262144, "block_size": 128,
+                                                           "tensor_parallel_size": 2}),
+    ("hy-v4-sparse-nosink-shaped-64k-block64", HY_V4_NOSINK, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 65536, "block_size": 64}),
+    ("hy-v4-sparse-nosink-shaped-128k-tp8-fp8-block64", HY_V4_NOSINK, {"available_memory_bytes": 8 * GiB,
+                                                                       "max_model_len": 131072,
+                                                                       "block_size": 64,
+                                                                       "tensor_parallel_size": 8,
+                                                                       "dtype": "fp8"}),
+    # Dots3 with every layer sparse: one group of layers beside their indexers, the block still
+    # rounded to the padded row and (at block 128) to the indexer's 64-token kernel block.
+    ("dots3-note-all-sparse-shaped-64k-block128", DOTS3_ALL_SPARSE, {"available_memory_bytes": 20 * GiB,
+                                                                     "max_model_len": 65536,
+                                                                     "block_size": 128}),
+    # Dots3 with IndexCache (index_topk_freq 2): 4 of its 10 sparse layers reuse a top-k and keep no
+    # indexer, so the sparse bucket is no repeating pattern: it stays whole, and the sliding bucket
+    # splits into as many groups as the widest group's block needs (a state bucket).
+    ("dots3-note-indexcache-shaped-32k-block64", DOTS3_INDEXCACHE, {"available_memory_bytes": 20 * GiB,
+                                                                    "max_model_len": 32768,
+                                                                    "block_size": 64}),
+    ("dots3-note-indexcache-shaped-64k-tp2-block128", DOTS3_INDEXCACHE, {"available_memory_bytes": 20 * GiB,
+                                                                         "max_model_len": 65536,
+                                                                         "block_size": 128,
+                                                                         "tensor_parallel_size": 2}),
     # Step5: every 4th layer DSA (full attention with a summary cache and a CSA ring beside it),
     # the rest sliding with heads and head dim of their own (attention_other_setting); and
     # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).

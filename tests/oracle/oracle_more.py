@@ -25,14 +25,30 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
   AliceAI (vllm/model_executor/models/alice_ai.py): layer_types' "linear_attention" layers are
       KDA (KimiGatedDeltaNetAttention: a MambaSpec, no checkpoint), oracle_ext finds them itself;
       its config loads as a plain PretrainedConfig (below).
-  HY-V4 (vllm/models/hy_v4/nvidia/attention.py): a layer is sparse MLA with an indexer only
-      when layer_types names it sparse (_SPARSE_LAYER_TYPES); with none, every layer is dense
-      MLA and keeps no indexer cache, though the config class always sets index_topk, which
-      oracle_ext reads as the DeepSeek-V3.2 indexer on every layer. Every layer sparse with
-      its own indexer is oracle_ext's V3.2 layout (the learnable sink binds HY-V4's
-      FLASHMLA_SPARSE subclass, whose spec is its parent's), with the KV cache dtype that
-      MLAAttention canonicalises for that backend (fp8 served as fp8_ds_mla), which oracle_ext
-      leaves as given.
+  HY-V4 (vllm/models/hy_v4/nvidia/attention.py HYV4MLAAttention): a layer is sparse MLA only
+      when layer_types names it sparse (_SPARSE_LAYER_TYPES), else dense MLA, whatever
+      index_topk says (oracle_ext would give every layer the V3.2 indexer); a sparse layer keeps
+      an indexer cache unless compute_skip_topk_layers says it reuses another's top-k. Built
+      layer by layer in the model's order: the learnable sink binds HY-V4's FLASHMLA_SPARSE
+      subclass on sparse layers, else the backend vLLM's selector picks on Hopper (priority order
+      of vllm/platforms/cuda.py, first matching sparsity and KV cache dtype: the device checks
+      cannot run on CPU); each sparse layer's MLAAttention canonicalises the shared cache dtype
+      (fp8 served as fp8_ds_mla), which the later layers then read.
+  Muse Spark (vllm/models/muse_spark/nvidia/model.py MuseSpark1xAttention): no spec class of
+      its own; each layer is a plain Attention, windowed by config.sliding_window where
+      layer_types[i] is "sliding_attention" (per_layer_sliding_window), else full; the vision and
+      audio towers' MMEncoderAttention keep no KV cache. Set here from that rule.
+  Dots3 (vllm/models/dots3_note/nvidia/model.py Dots3NoteDecoderLayer): layer_types'
+      "sliding_attention" layers are Dots3NoteSlidingAttention, an MLAAttention over the swa_*
+      latent (swa_kv_lora_rank + swa_qk_rope_head_dim) with sliding_window_size on
+      Dots3NoteTritonMLABackend (a SlidingWindowMLASpec; fp8_ds_mla served as fp8); the others
+      are Dots3NoteFullAttention, DeepSeek-V3.2 sparse MLA whose Dots3NotePaddedMLAAttention pads
+      its latent rows to the sliding layers' width (physical_head_size) on
+      Dots3NotePaddedSparseBackend, with the V3.2 indexer cache beside it (the index_topk_freq /
+      index_topk_pattern of DeepseekV2MLAAttention decides which layers keep one). The specs
+      come from the layers' own get_kv_cache_spec on bare instances, through
+      customize_attention_spec with each layer's backend, as the runner does. The sparse backend
+      takes only a 16-bit KV cache (FlashAttnMLASparseImpl raises on any other).
   Attention-free Mamba (mamba.py, mamba2.py): every layer a MambaSpec, with the cache mode and
       Mamba block size VllmConfig settles for a model without prefix caching (MambaModelConfig).
   MiniMax-M3 (vllm/models/minimax_m3/nvidia/model.py): layer i runs MiniMaxM3SparseAttention when
@@ -159,17 +175,15 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
         ext["mamba_layers"] = [i for i in range(n) if _is_kda_layer(i, hf.layer_group_size, n)]
         ext["arch"] = mc.architecture
     if getattr(hf, "model_type", None) == "hy_v4":
-        from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES
-
-        if not any(t in _SPARSE_LAYER_TYPES for t in hf.layer_types or ()):
-            ext.pop("indexer_head", None)
-        else:
-            from vllm.model_executor.layers.attention.mla_attention import (
-                _canonicalize_sparse_mla_kv_cache_dtype,
-            )
-            from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
-
-            req["dtype"] = _canonicalize_sparse_mla_kv_cache_dtype(HYV4FlashMLASparseBackend, req["dtype"])
+        ext.pop("indexer_head", None)
+        ext["hy_v4"] = True
+    if getattr(hf, "model_type", None) == "muse_spark_text":
+        windows = [int(hf.sliding_window) if t == "sliding_attention" else None for t in hf.layer_types]
+        req["sliding_window_pattern"] = windows
+        req["sliding_window"] = next((w for w in windows if w), None)
+    if getattr(hf, "model_type", None) == "dots3_note":
+        ext.pop("indexer_head", None)
+        ext["dots3"] = True
     if getattr(hf, "model_type", None) == "minimax_m3_text":
         from vllm.models.minimax_m3.nvidia.model import _sparse_attention_layer_ids
 
@@ -191,8 +205,183 @@ def _fill(req, mc, tp):  # type: ignore[no-untyped-def]
     return req
 
 
+def _bare(cls, **attrs):  # type: ignore[no-untyped-def]
+    """An instance of a vLLM layer class with only the attributes its get_kv_cache_spec reads."""
+    import torch
+
+    obj = cls.__new__(cls)
+    torch.nn.Module.__init__(obj)
+    for k, v in attrs.items():
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+def _dots3_specs(vc):  # type: ignore[no-untyped-def]
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+    from vllm.model_executor.models.deepseek_v2 import DeepseekV32IndexerCache
+    from vllm.model_executor.models.utils import extract_layer_index
+    from vllm.models.dots3_note.nvidia.attention import (
+        Dots3NotePaddedSparseBackend,
+        Dots3NoteTritonMLABackend,
+    )
+    from vllm.models.dots3_note.nvidia.model import Dots3NotePaddedMLAAttention
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_config
+    cc = vc.cache_config
+    if cc.cache_dtype not in ("auto", "float16", "bfloat16"):
+        # Dots3NotePaddedSparseImpl is FlashAttnMLASparseImpl's: a 16-bit KV cache only.
+        raise NotImplementedError("FlashAttnMLASparseImpl currently supports only FP16/BF16 KV cache.")
+    topk_width = int(hf.index_topk)  # Dots3NoteModel's topk_indices_buffer
+    freq = getattr(hf, "index_topk_freq", 1)
+    pattern = getattr(hf, "index_topk_pattern", None)
+    offset = getattr(hf, "index_skip_topk_offset", 2)
+    ihd = int(hf.index_head_dim)
+    specs, backends = {}, []
+    swa_width = hf.swa_kv_lora_rank + hf.swa_qk_rope_head_dim  # the physical_head_size too
+    for i, t in enumerate(hf.layer_types[: int(hf.num_hidden_layers)]):
+        prefix = f"model.layers.{i}.self_attn"
+        if t == "sliding_attention":
+            layer = _bare(
+                MLAAttention,
+                kv_cache_dtype=cc.cache_dtype,  # a 16-bit one: as given
+                sliding_window=hf.sliding_window_size,
+                head_size=swa_width,
+            )
+            spec = layer.get_kv_cache_spec(vc)
+            specs[f"{prefix}.attn"] = customize_attention_spec(Dots3NoteTritonMLABackend, spec)
+            backends.append(Dots3NoteTritonMLABackend)
+            continue
+        # DeepseekV2MLAAttention's IndexCache rule: which layers compute (and cache) their top-k.
+        layer_id = extract_layer_index(prefix)
+        if pattern is None:
+            skip = max(layer_id - offset + 1, 0) % freq != 0
+        else:
+            skip = 0 <= layer_id < len(pattern) and pattern[layer_id] == "S"
+        indexer = None
+        if not skip:  # registered (static_forward_context) before the attention layer
+            indexer = _bare(
+                DeepseekV32IndexerCache,
+                head_dim=ihd + ihd // 128 * 4,
+                dtype=torch.uint8,
+                cache_config=cc,
+                prefix=f"{prefix}.indexer.k_cache",
+            )
+            backend = indexer.get_attn_backend()
+            specs[indexer.prefix] = customize_attention_spec(backend, indexer.get_kv_cache_spec(vc))
+            backends.append(backend)
+        layer = _bare(
+            Dots3NotePaddedMLAAttention,
+            kv_cache_dtype=cc.cache_dtype,
+            sliding_window=None,
+            head_size=hf.kv_lora_rank + hf.qk_rope_head_dim,
+            indexer=indexer,
+            topk_buffer_width=topk_width,
+            non_causal_multi_token_decode=False,
+            physical_head_size=swa_width,
+        )
+        specs[f"{prefix}.attn"] = customize_attention_spec(
+            Dots3NotePaddedSparseBackend, layer.get_kv_cache_spec(vc)
+        )
+        backends.append(Dots3NotePaddedSparseBackend)
+    return specs, backends
+
+
+def _hopper_mla_backend(sparse, kv_cache_dtype):  # type: ignore[no-untyped-def]
+    """The MLA backend vLLM's selector picks on Hopper (vllm/platforms/cuda.py
+    _get_backend_priorities for capability 9.0, the first that takes the layer): by priority,
+    the first whose sparsity and KV cache dtypes match. The device checks of validate_configuration
+    cannot run on this CPU install; on an H100 they pass for these backends."""
+    import types
+
+    from vllm.platforms.interface import DeviceCapability
+
+    # vllm/platforms/cuda.py loads a CUDA extension at import: a stand-in for this import alone.
+    name = "vllm._C_stable_libtorch"
+    had = name in sys.modules
+    sys.modules.setdefault(name, types.ModuleType(name))
+    try:
+        from vllm.platforms.cuda import _get_attn_backend_class, _get_backend_priorities
+    finally:
+        if not had:
+            del sys.modules[name]
+
+    for enum in _get_backend_priorities(
+        True, DeviceCapability(9, 0), kv_cache_dtype=kv_cache_dtype, head_size=576
+    ):
+        try:
+            cls = _get_attn_backend_class(enum)
+        except (ImportError, OSError):
+            continue
+        if cls.is_sparse() == sparse and cls.supports_kv_cache_dtype(kv_cache_dtype):
+            return cls
+    raise ValueError(f"no {'sparse' if sparse else 'dense'} MLA backend takes {kv_cache_dtype} on Hopper")
+
+
+def _hy_v4_specs(vc):  # type: ignore[no-untyped-def]
+    """HYV4MLAAttention per layer, in build order: a sparse layer probes and binds its backend (the
+    learnable sink's HYV4FlashMLASparseBackend, else the selector's) and its MLAAttention rewrites
+    the shared cache_config's dtype as _canonicalize_sparse_mla_kv_cache_dtype says; a dense layer
+    takes the selector's dense backend for the dtype it then reads (the sink has no dense
+    backend: it is loaded but disabled). Indexer caches only on sparse layers that compute their
+    own top-k (compute_skip_topk_layers)."""
+    import torch
+    from vllm.model_executor.layers.attention.mla_attention import (
+        MLAAttention,
+        _canonicalize_sparse_mla_kv_cache_dtype,
+    )
+    from vllm.model_executor.models.deepseek_v2 import DeepseekV32IndexerCache
+    from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES, compute_skip_topk_layers
+    from vllm.models.hy_v4.nvidia.flashmla_sparse import HYV4FlashMLASparseBackend
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_config
+    cc = vc.cache_config
+    types = hf.layer_types or ()
+    skip = compute_skip_topk_layers(hf)
+    ihd = int(hf.index_head_dim)
+    specs = {}
+    for i in range(int(hf.num_hidden_layers)):
+        prefix = f"model.layers.{i}.self_attn"
+        sparse = hasattr(hf, "index_topk") and i < len(types) and types[i] in _SPARSE_LAYER_TYPES
+        if sparse and getattr(hf, "learnable_sink", False):
+            backend = HYV4FlashMLASparseBackend
+        else:
+            backend = _hopper_mla_backend(sparse, cc.cache_dtype)
+        indexer = None
+        if sparse and i not in skip:
+            indexer = _bare(DeepseekV32IndexerCache, head_dim=ihd + ihd // 128 * 4, dtype=torch.uint8,
+                            cache_config=cc, prefix=f"{prefix}.indexer.k_cache")  # fmt: skip
+            specs[indexer.prefix] = customize_attention_spec(
+                indexer.get_attn_backend(), indexer.get_kv_cache_spec(vc)
+            )
+        kv = _canonicalize_sparse_mla_kv_cache_dtype(backend, cc.cache_dtype)
+        cc.cache_dtype = kv  # MLAAttention.__init__ writes it back to the shared cache_config
+        layer = _bare(MLAAttention, kv_cache_dtype=kv, sliding_window=None,
+                      head_size=hf.kv_lora_rank + hf.qk_rope_head_dim, indexer=indexer,
+                      topk_buffer_width=int(hf.index_topk) if sparse else None,
+                      non_causal_multi_token_decode=False)  # fmt: skip
+        specs[f"{prefix}.attn"] = customize_attention_spec(backend, layer.get_kv_cache_spec(vc))
+    return specs
+
+
 def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     ext = req.get("_ext") or {}
+    if ext.get("hy_v4"):
+        specs = _hy_v4_specs(vc)
+        cache_dtype, torch_dtype = STOCK._resolve_dtype(vc.cache_config.cache_dtype, model_dtype)
+        return specs, cache_dtype, torch_dtype
+    if ext.get("dots3"):
+        from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+
+        specs, backends = _dots3_specs(vc)
+        # EngineCore resolves the layout from the layers' backends (the padded sparse one takes only
+        # BLHNC, block-outermost: the planner then packs the mixed pages); recorded on cache_config.
+        layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+        resolve_kv_cache_layout(vc, [layouts], specs.values())
+        cache_dtype, torch_dtype = STOCK._resolve_dtype(req.get("dtype", "bf16"), model_dtype)
+        return specs, cache_dtype, torch_dtype
     if ext.get("attention_free"):
         from vllm.model_executor.models import ModelRegistry
         from vllm.model_executor.models.config import MambaModelConfig

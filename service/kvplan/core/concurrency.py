@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING, SLIDING_MLA
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
@@ -19,13 +19,17 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
+_BOUNDED = (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
     """Blocks one request of `tokens` needs in one group of this shape
     (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
-    if kind in (SLIDING, SCONV):  # an sconv state is a SlidingWindowSpec of the kernel's width
+    if kind in (
+        SLIDING,
+        SLIDING_MLA,
+        SCONV,
+    ):  # SlidingWindowMLASpec and sconv states keep SlidingWindowSpec's rule
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
@@ -55,7 +59,8 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
     if growing and len({u for u, _ in growing}) == 1:
         unit = growing[0][0]
         saturate = max(
-            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SCONV, CHUNKED)), default=0
+            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED)),
+            default=0,
         )
         # Past the saturation point every bounded group needs its fixed number of blocks.
         fixed = sum(n * blocks_for_shape(kind, bs, bound, saturate, dcp) for kind, bs, bound, n in shapes

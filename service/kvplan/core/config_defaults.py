@@ -66,6 +66,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v3": {"num_hidden_layers": 61, "num_attention_heads": 128, "hidden_size": 7168,
                     "max_position_embeddings": 4096, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
                     "qk_nope_head_dim": 128, "v_head_dim": 128},
+    # Dots3NoteConfig (vllm/transformers_utils/configs/dots3_note.py): DeepseekV3Config's; its
+    # sliding-layer (swa_*) keys, layer_types and the indexer's have no default.
+    "dots3_note": {"tie_word_embeddings": False, "num_hidden_layers": 61, "num_attention_heads": 128,
+                   "hidden_size": 7168, "max_position_embeddings": 4096, "kv_lora_rank": 512,
+                   "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "q_lora_rank": 1536,
+                   "vocab_size": 129280, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+                   "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+                   "first_k_dense_replace": 3},
     # BailingHybridConfig; its __post_init__ also sets head_dim to qk_rope_head_dim.
     "bailing_hybrid": {"tie_word_embeddings": False, "num_hidden_layers": 42, "num_attention_heads": 32,
                        "num_key_value_heads": 32, "hidden_size": 2560, "max_position_embeddings": 262144,

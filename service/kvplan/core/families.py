@@ -20,5 +20,6 @@ MLA_MODEL_TYPES = frozenset(
         "mistral_large_3",
         "hy_v4",
         "glm5_next_text",
+        "dots3_note",
     }
 )

@@ -44,6 +44,8 @@ class LayerKind(StrEnum):
     # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
     # own group beside the sharded Mamba states.
     MAMBA_REPLICATED = "P"
+    # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers).
+    SLIDING_MLA = "W"
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
     SCONV = "V"
@@ -61,6 +63,7 @@ CHUNKED = LayerKind.CHUNKED
 SUMMARY = LayerKind.SUMMARY
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
 MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
+SLIDING_MLA = LayerKind.SLIDING_MLA
 SCONV = LayerKind.SCONV
 CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
 CIRCULAR = CIRCULAR_BUFFER
@@ -73,6 +76,7 @@ KIND_NAMES: dict[str, str] = {
     SUMMARY: "sparse_summary",
     COMPRESSED_MLA: "compressed_mla",
     MAMBA_REPLICATED: "mamba_replicated",
+    SLIDING_MLA: "sliding_window_mla",
     SCONV: "sconv",
     CIRCULAR_BUFFER: "circular_buffer",
 }
@@ -89,6 +93,7 @@ LAYER_TYPE_CODES = {
     "sparse_summary": SUMMARY,
     "compressed_mla": COMPRESSED_MLA,
     "mamba_replicated": MAMBA_REPLICATED,
+    "sliding_window_mla": SLIDING_MLA,
     "sconv": SCONV,
 }
 
@@ -136,6 +141,16 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
     qsa: QsaCaches | None = None
+    # Sliding-window MLA layers' latent width (Dots3: swa_kv_lora_rank + swa_qk_rope_head_dim), and
+    # the width the sparse MLA layers pad their latent rows to (Dots3's physical_head_size), whose
+    # backend lays blocks out block-outermost; None where there are none / rows are the latent.
+    sliding_mla_dim: int | None = None
+    mla_row_dim: int | None = None
+    # With an indexer (index_head_dim): the MLA layers that are sparse, when not all (HY-V4's
+    # dense layers beside sparse ones), and the sparse layers that keep an indexer cache of their
+    # own, when not all (the others reuse an earlier layer's top-k). Indices into layer_pattern.
+    sparse_mla_layers: tuple[int, ...] | None = None
+    mla_indexer_layers: tuple[int, ...] | None = None
     # Full-attention layers that also keep a key-only indexer cache of indexer_dim per token, in
     # bf16 (MiniMax-M3's sparse layers): the entries of layer_pattern that carry one.
     indexer_layers: tuple[int, ...] | None = None
@@ -166,7 +181,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     @property
     def is_mla(self) -> bool:
-        return MLA in self.layer_pattern
+        return MLA in self.layer_pattern or SLIDING_MLA in self.layer_pattern
 
     @property
     def is_hybrid(self) -> bool:
@@ -192,6 +207,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 SLIDING,
                 CHUNKED,
                 MLA,
+                SLIDING_MLA,
                 MAMBA,
                 SCONV,
                 MAMBA_REPLICATED,
@@ -227,7 +243,7 @@ def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = Inva
 
 
 def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
-    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed)."""
+    """GLM-5-next's kpool indexer: vLLM packs it beside MLA and KDA layers (groups.py _packed_kpool)."""
     if value is None:
         return None
     if MLA not in pattern or MAMBA not in pattern:
@@ -274,6 +290,10 @@ def make_geometry(
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
     qsa: QsaCaches | None = None,
+    sliding_mla_dim: int | None = None,
+    mla_row_dim: int | None = None,
+    sparse_mla_layers: tuple[int, ...] | None = None,
+    mla_indexer_layers: tuple[int, ...] | None = None,
     indexer_layers: tuple[int, ...] | None = None,
     indexer_dim: int | None = None,
     sconv_kernel_size: int | None = None,
@@ -330,7 +350,7 @@ def make_geometry(
                 )
             if mla and c in (FULL, MLA):
                 c = MLA
-            elif c == MLA:
+            elif c == MLA or (c == SLIDING_MLA and not mla):
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
@@ -347,8 +367,14 @@ def make_geometry(
         )
     if COMPRESSED_MLA in pattern and qsa is None:
         raise InvalidInput(p + "qsa", "required with compressed_mla layers")
-    if SLIDING in pattern and not sliding_window:
+    if (SLIDING in pattern or SLIDING_MLA in pattern) and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
+    if SLIDING_MLA in pattern:
+        sliding_mla_dim = pos_int(sliding_mla_dim, p + "sliding_mla_dim", MAX_HEAD_DIM)
+    if mla_row_dim is not None:
+        mla_row_dim = pos_int(mla_row_dim, p + "mla_row_dim", MAX_HEAD_DIM)
+        if mla_row_dim < head_dim:
+            raise InvalidInput(p + "mla_row_dim", f"pads the {head_dim}-wide latent: must be at least that")
     if MAMBA in pattern:
         if mamba is None:
             mamba_state_bytes = pos_int(mamba_state_bytes, p + "mamba_state_bytes", MAX_STATE_BYTES)
@@ -369,6 +395,18 @@ def make_geometry(
                 )
     own_full = not mla and FULL in pattern and (full_head_dim is not None or full_kv_heads is not None)
     max_position_embeddings = pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS)
+    indexed = mla and index_head_dim is not None
+    for field, subset, within in (
+        ("sparse_mla_layers", sparse_mla_layers, [i for i, c in enumerate(pattern) if c == MLA]),
+        ("mla_indexer_layers", mla_indexer_layers, sparse_mla_layers),
+    ):
+        if subset is not None and not indexed:
+            raise InvalidInput(p + field, "only for MLA with an indexer (index_head_dim)")
+        if subset is not None and (
+            list(subset) != sorted(set(subset))
+            or not set(subset) <= set(within if within is not None else range(num_layers))
+        ):
+            raise InvalidInput(p + field, "must list, in order, MLA layers (the indexer's: sparse ones)")
     if decoder_layers is not None:
         num_decoder_layers = pos_int(num_decoder_layers, p + "num_decoder_layers", MAX_LAYERS)
         ordered = all(a <= b for a, b in pairwise(decoder_layers))
@@ -391,7 +429,7 @@ def make_geometry(
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         layer_pattern=pattern,
-        sliding_window=sliding_window if SLIDING in pattern else None,
+        sliding_window=sliding_window if SLIDING in pattern or SLIDING_MLA in pattern else None,
         dtype=dtype,
         max_position_embeddings=max_position_embeddings,
         kv_lora_rank=kv_lora_rank if mla else None,
@@ -408,6 +446,10 @@ def make_geometry(
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
         qsa=qsa if COMPRESSED_MLA in pattern else None,
+        sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
+        mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
+        sparse_mla_layers=sparse_mla_layers,
+        mla_indexer_layers=mla_indexer_layers,
         indexer_layers=indexer_layers,
         indexer_dim=indexer_dim,
         sconv_kernel_size=sconv_kernel_size if SCONV in pattern else None,

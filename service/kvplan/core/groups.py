@@ -18,6 +18,7 @@ from .geometry import (
     MLA,
     SCONV,
     SLIDING,
+    SLIDING_MLA,
     SUMMARY,
 )
 from .memo import memo_bounded
@@ -44,6 +45,9 @@ RING_ROW_BYTES = 1024
 # eight-token regions (sparse_summary_cache.py).
 RING_MIN_ROWS = 7
 SUMMARY_REGION = 8
+# The DeepSeek-V3.2 indexer kernel's block (vllm/v1/attention/backends/mla/indexer.py
+# DeepseekV32IndexerBackend.get_supported_kernel_block_sizes on CUDA).
+INDEXER_KERNEL_BLOCK = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +98,7 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
             "how vLLM plans them without the hybrid KV cache manager",
         )
     if lb.kpool_indexer is not None:
-        return _packed(lb, block_size, hybrid_manager)
+        return _packed_kpool(lb, block_size, hybrid_manager)
     if PACKED_KINDS & set(lb.kinds):
         if not hybrid_manager:
             raise InvalidInput(
@@ -111,6 +115,14 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
         return _packed_side_caches(lb, block_size)
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
+    if lb.packed_row_bytes:
+        if not hybrid_manager:
+            raise InvalidInput(
+                "hybrid_kv_cache_manager",
+                "kvplan plans Dots3's sliding-window MLA beside its padded sparse layers only with "
+                "vLLM's hybrid KV cache manager (its default)",
+            )
+        return _packed(lb, kinds, block_size)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
     return _hybrid(lb, kinds, block_size)
@@ -124,6 +136,77 @@ def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
         stage_bpb = tuple(sum(lb.gpu[a:b]) * bs for a, b in lb.stages)
     group = KvGroup(kinds[0], bs, tuple(range(len(kinds))))
     return GroupPlan((group,), len(kinds), 0, 0, stage_bpb, (), True)
+
+
+def approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """The repeats per group that pad the buckets least, ties to the larger (vllm/v1/core/
+    kv_cache_planning.py _approximate_gcd)."""
+    best, best_pad = lower_bound, -1
+    for d in range(lower_bound, max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad < 0 or pad < best_pad or (pad == best_pad and d > best):
+            best, best_pad = d, pad
+    return best
+
+
+def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+    """A block-outermost layout (BLHNC, the only one Dots3's padded sparse backend takes): pages are
+    packed side by side in a block, not unified (vllm/v1/core/kv_cache_planning.py
+    _get_packed_kv_cache_groups). Layers are bucketed by spec type; a sparse layer is two pages, its
+    padded latent and (unless it reuses another's top-k) its indexer. A bucket with as many pages
+    of each size is a repeating pattern; the largest such mixed bucket stays whole and bounds the
+    repeats per group from below (_approximate_gcd picks them), the others split into groups of
+    about that many repeats. Without a mixed pattern the sliding bucket is a state bucket: split
+    into as many groups as the widest group needs to hold its pages. A block holds the widest
+    group's pages, rounded to every layer's block stride alignment (_get_kv_cache_bytes_per_block)."""
+    if len(lb.stages) > 1:
+        raise InvalidInput(
+            "pipeline_parallel_size",
+            "kvplan plans the packed (block-outermost) layout of Dots3's padded sparse MLA on one "
+            "pipeline stage only",
+        )
+    row, idx = lb.packed_row_bytes * bs, lb.packed_indexer_bytes * bs
+    # Per bucket: its layers and, per page size, how many pages (first seen first).
+    buckets: dict[str, tuple[list[int], dict[int, int]]] = {}
+    for i, k in enumerate(kinds):
+        if k not in (SLIDING_MLA, MLA):
+            raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
+        layers, pages = buckets.setdefault(k, ([], {}))
+        layers.append(i)
+        parts = [lb.gpu[i] * bs] if k == SLIDING_MLA else [row] + ([idx] if lb.gpu[i] * bs > row else [])
+        for page in parts:
+            pages[page] = pages.get(page, 0) + 1
+    balanced = {k: len(set(pages.values())) == 1 for k, (_, pages) in buckets.items()}
+    most = {k: max(pages.values()) for k, (_, pages) in buckets.items()}
+    floor = max((most[k] for k, (_, pages) in buckets.items() if balanced[k] and len(pages) > 1), default=0)
+    repeats = approximate_gcd([most[k] for k in buckets if balanced[k]], floor) if floor else 0
+
+    def n_groups(k: str) -> int:
+        return -(-most[k] // repeats) if balanced[k] and repeats else 1
+
+    def widest(k: str, n: int) -> int:
+        return sum(-(-count // n) * page for page, count in buckets[k][1].items())
+
+    def state(k: str) -> bool:  # vLLM: sliding buckets when no repeat pattern sets the split
+        return not repeats and k == SLIDING_MLA
+
+    anchor = max(widest(k, len(buckets[k][0]) if state(k) else n_groups(k)) for k in buckets)
+    groups: list[KvGroup] = []
+    for k, (layers, pages) in buckets.items():
+        n = n_groups(k)
+        if state(k):
+            n = max(n, -(-len(layers) // max(anchor // next(iter(pages)), 1)))
+        groups.extend(KvGroup(k, bs, tuple(layers[j::n])) for j in range(n))
+    bytes_needed = max(sum(lb.gpu[i] for i in g.layers) * bs for g in groups)
+    # Block stride alignments: the padded sparse rows' (align_blocks_to_rows); the indexer's whole
+    # kernel blocks when the block splits into several (KVCacheSpec.get_block_stride_alignment).
+    align = lb.packed_row_bytes if MLA in buckets else 1
+    kernel = math.gcd(INDEXER_KERNEL_BLOCK, bs)
+    if MLA in buckets and kernel != bs and len(buckets[MLA][1]) > 1:  # an indexer among them
+        align = math.lcm(align, kernel * lb.packed_indexer_bytes)
+    bpb = cdiv(bytes_needed, align) * align
+    size = repeats or max(len(g.layers) for g in groups)
+    return GroupPlan(tuple(groups), size, 0, bpb, (bpb,), (), len(buckets) == 1)
 
 
 def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page: int, mla: bool) -> int:
@@ -204,12 +287,12 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
 
 
 def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
-    """Groups packed block-outermost (docs/vllm-rules.md §8.6; vllm/v1/core/kv_cache_planning.py
+    """Groups packed block-outermost (docs/vllm-rules.md §8.7; vllm/v1/core/kv_cache_planning.py
     _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
     order (full attention with the summary caches or compressed keys beside it, as one type; the
     rings; the sliding layers; the Mamba states); a bucket holding each page size as often is a
     repeating pattern, and every such bucket splits into groups of the same number of repeats
-    (_approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
+    (approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
     repeats) sliding buckets are split to fit the widest group. A block is the widest group's
     pages, rounded up to every layer's stride alignment."""
     kinds, qsa = lb.kinds, lb.qsa
@@ -291,7 +374,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
         for key, by_page in buckets.items()
     ]
     floor = max((most for _, by_page, bal, most in info if bal and len(by_page) > 1), default=0)
-    repeats = _approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
+    repeats = approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
 
     def n_groups(balanced: bool, most: int) -> int:
         return cdiv(most, repeats) if balanced and repeats is not None else 1
@@ -351,17 +434,6 @@ _SPARSE_MLA_KERNEL_BLOCK = 64  # FLASHINFER_MLA_SPARSE_SM90: multiples of 64
 _RING_ROW_BYTES = 2 * 2  # [K, gate score] × bf16
 
 
-def _approximate_gcd(values: list[int], lower_bound: int) -> int:
-    """vllm/v1/core/kv_cache_planning.py _approximate_gcd: the chunk d ≥ lower_bound that pads
-    the values least when each is rounded up to a multiple of d, ties to the larger d."""
-    best_d, best_pad = lower_bound, -1
-    for d in range(lower_bound, max(values) + 1):
-        pad = sum(-x % d for x in values)
-        if best_pad < 0 or pad <= best_pad:
-            best_d, best_pad = d, pad
-    return best_d
-
-
 def packed_pages(lb: LayerBytes, bs: int) -> tuple[int, int, int, int]:
     """(latent page, indexer page, ring page, block-stride step) of one GLM-5-next MLA layer at
     block size bs. The sparse MLA reads whole latent rows (align_blocks_to_rows); the indexer whole
@@ -381,7 +453,7 @@ def packed_pages(lb: LayerBytes, bs: int) -> tuple[int, int, int, int]:
     )
 
 
-def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
+def _packed_kpool(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
     """GLM-5-next on an SM 9.x GPU: KDA layers (Mamba states), sparse MLA layers each with a kpool
     indexer and a ring. The ring's backend reads the block-outermost layout only, so vLLM packs the
     unequal pages of its groups side by side in each block (vllm/v1/core/kv_cache_planning.py
@@ -408,7 +480,7 @@ def _packed(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
     page, index_page, ring_page, step = packed_pages(lb, bs)
     m, k = len(mla_layers), len(mamba_layers)
     # Buckets: the KDA states; the latents with their indexers (a 1:1 pattern, kept whole); the rings.
-    repeats = _approximate_gcd([c for c in (k, m, m) if c], lower_bound=m)
+    repeats = approximate_gcd([c for c in (k, m, m) if c], lower_bound=m)
     anchor = max(page if k else 0, m * (page + index_page), ring_page)
     mamba_groups = max(cdiv(k, repeats), cdiv(k, max(anchor // page, 1))) if k else 0
     ring_groups = max(cdiv(m, repeats), cdiv(m, max(anchor // ring_page, 1)))

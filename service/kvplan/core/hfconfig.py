@@ -65,8 +65,6 @@ _OWN_LAYOUT_ARCHS = {
     for package, archs in (
         ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
         ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
-        ("dots3_note", ("Dots3NoteForCausalLM",)),
-        ("muse_spark", ("MuseSparkForConditionalGeneration",)),
     )
     for arch in archs
 }
@@ -98,6 +96,11 @@ _KV_SHARING_FAMILIES = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_t
 # (vllm/models/hy_v4/nvidia/attention.py _SPARSE_LAYER_TYPES).
 _HY_V4 = "hy_v4"
 _HY_V4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention"})
+# Muse Spark's text config (vllm/transformers_utils/configs/muse_spark.py MuseSparkTextConfig): no
+# defaults of its own, so the keys its attention reads must be in config.json.
+_MUSE_SPARK = frozenset({"muse_spark", "muse_spark_text"})
+_MUSE_SPARK_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+_DOTS3 = "dots3_note"
 # AliceAI has no config class in transformers (its config.json comes with the repository's own):
 # it is known by its architecture and read under this family name.
 _ALICE_AI = "AliceAIForCausalLM"
@@ -188,7 +191,7 @@ def _layer_types(
         return tuple(
             "linear_attention" if (i + 1) % group and i < whole else "full_attention" for i in range(n)
         )
-    if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_indexed's
+    if model_type == _HY_V4:  # every layer MLA; which are sparse is _hy_v4_sparse's
         return None
     if model_type == _GLM5_NEXT:
         return _glm5_next_layer_types(cfg, n)
@@ -251,50 +254,122 @@ def _layer_types(
     return tuple("sliding_attention" for _ in range(n))
 
 
-def _hy_v4_indexed(cfg: Mapping[str, Any], n: int) -> bool:
-    """Whether HY-V4's layers carry an indexer cache: none when no layer is sparse (dense MLA,
-    though index_topk is set), each when every layer is sparse with an indexer of its own (the
-    DeepSeek-V3.2 layout). Sparse layers that share another layer's top-k keep no indexer cache,
-    and sparse beside dense layers canonicalise the shared cache dtype mid-build: refused
-    (vllm/models/hy_v4/nvidia/attention.py HYV4Attention, compute_skip_topk_layers)."""
+def _muse_spark_text(cfg: Mapping[str, Any], n: int) -> None:
+    """Muse Spark's text layers are plain attention, windowed by sliding_window where layer_types
+    says sliding_attention (vllm/models/muse_spark/nvidia/model.py MuseSpark1xAttention). Its
+    config class has no defaults and refuses what it cannot serve (MuseSparkTextConfig): the
+    same fields are refused here, by name."""
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or len(types) != n or not set(types) <= _MUSE_SPARK_LAYER_TYPES:
+        raise InvalidConfig(
+            "layer_types", f"Muse Spark needs full_attention or sliding_attention for each of the {n} layers"
+        )
+    for key in ("num_key_value_heads", "head_dim"):  # read as attributes, no default
+        if cfg.get(key) is None:
+            raise InvalidConfig(key, "Muse Spark's attention reads it and its config class has no default")
+    if "sliding_attention" in types and not cfg.get("sliding_window"):
+        raise InvalidConfig("sliding_window", "Muse Spark's sliding_attention layers read it")
+    rope = cfg.get("rope_parameters")
+    if not isinstance(rope, Mapping) or rope.get("rope_type") != "default":
+        raise InvalidConfig("rope_parameters", "Muse Spark serves only rope_type 'default'")
+
+
+def _dots3_geometry(
+    cfg: Mapping[str, Any], name: str, n: int, q_heads: int, dtype: str, max_pos: int
+) -> Geometry:
+    """Dots3 (vllm/models/dots3_note/nvidia/model.py Dots3NoteDecoderLayer): a layer that
+    layer_types names sliding_attention is sliding-window MLA over its own latent
+    (swa_kv_lora_rank + swa_qk_rope_head_dim, window sliding_window_size: a
+    SlidingWindowMLASpec); every other layer is DeepSeek-V3.2 sparse MLA with an indexer, its
+    latent rows padded to the sliding layers' width (Dots3NotePaddedMLAAttention's
+    physical_head_size); one that reuses an earlier layer's top-k keeps no indexer cache."""
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+        raise InvalidConfig("layer_types", f"Dots3 needs a layer type for each of the {n} layers")
+    sliding = [t == "sliding_attention" for t in types]
+    swa_rank = _cfg_int(cfg, "swa_kv_lora_rank", MAX_HEAD_DIM)
+    swa_rope = _cfg_int(cfg, "swa_qk_rope_head_dim", MAX_HEAD_DIM)
+    rank = _cfg_int(cfg, "kv_lora_rank", MAX_HEAD_DIM)
+    rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
+    if not all(sliding) and swa_rank + swa_rope < rank + rope:
+        raise InvalidConfig(
+            "swa_kv_lora_rank", "the sparse layers pad their latent rows to the sliding layers' width"
+        )
+    window = _cfg_int(cfg, "sliding_window_size", MAX_TOKENS) if any(sliding) else None
+    _cfg_int(cfg, "index_topk", MAX_TOKENS)  # Dots3NoteModel sizes its top-k buffer by it
+    idx = None if all(sliding) else _cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM)
+    # DeepseekV2MLAAttention's IndexCache keys: a sparse layer that reuses an earlier layer's top-k
+    # builds no indexer (vllm/model_executor/models/deepseek_v2.py), by its index among all layers.
+    freq = cfg.get("index_topk_freq", 1)
+    pattern = cfg.get("index_topk_pattern")
+    offset = cfg.get("index_skip_topk_offset", 2)
+    if pattern is not None and not isinstance(pattern, (list, str)):
+        raise InvalidConfig("index_topk_pattern", "must give F or S for each layer")
+    if isinstance(freq, bool) or not isinstance(freq, int) or freq < 1:
+        raise InvalidConfig("index_topk_freq", f"must be a positive integer, got {freq!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise InvalidConfig("index_skip_topk_offset", f"must be an integer, got {offset!r}")
+
+    def computes_top_k(i: int) -> bool:
+        if pattern is None:
+            return max(i - offset + 1, 0) % freq == 0
+        return not (i < len(pattern) and pattern[i] == "S")
+
+    sparse = [i for i, s in enumerate(sliding) if not s]
+    own = tuple(i for i in sparse if computes_top_k(i))
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return make_geometry(
+        name=name,
+        model_type=_DOTS3,
+        num_layers=n,
+        num_attention_heads=q_heads,
+        kv_lora_rank=rank,
+        qk_rope_head_dim=rope,
+        qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
+        mla_v_head_dim=cfg.get("v_head_dim"),
+        index_head_dim=idx,
+        layer_types=tuple("sliding_window_mla" if s else "mla" for s in sliding),
+        sliding_window=window,
+        sliding_mla_dim=swa_rank + swa_rope,
+        mla_row_dim=None if all(sliding) else swa_rank + swa_rope,
+        mla_indexer_layers=None if len(own) == len(sparse) else own,
+        dtype=dtype,
+        max_position_embeddings=max_pos,
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        prefix="",
+    )
+
+
+def _hy_v4_sparse(
+    cfg: Mapping[str, Any], n: int
+) -> tuple[bool, tuple[int, ...] | None, tuple[int, ...] | None]:
+    """HY-V4's sparse layers (vllm/models/hy_v4/nvidia/attention.py HYV4MLAAttention): a layer is
+    sparse MLA only when layer_types names it so, whatever index_topk says; a sparse layer keeps
+    an indexer cache unless it reuses an earlier layer's top-k (compute_skip_topk_layers:
+    indexer_types "shared", which HYV4Config fills in as every layer but the first and every 4th
+    from the second). Returns (any sparse layer, the sparse layers when not all, the sparse layers
+    with an indexer when not all of them). The learnable sink only picks which sparse backend
+    runs; on Hopper the spec is the same either way (FLASHMLA_SPARSE, or FLASH_ATTN_MLA_SPARSE for
+    a 16-bit cache without the sink)."""
     types = cfg.get("layer_types")
     if types is None:
-        return False
+        return False, None, None
     if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
         raise InvalidConfig("layer_types", f"must list one layer type for each of the {n} layers")
     for i, t in enumerate(types):
         if t not in _HY_V4_SPARSE and t != "full_attention":
             raise InvalidConfig(f"layer_types[{i}]", f"HY-V4 layers are full_attention or sparse, got {t!r}")
-    sparse = sum(t in _HY_V4_SPARSE for t in types)
-    if sparse == 0:
-        return False
-    if sparse != n:
-        raise InvalidConfig(
-            "layer_types",
-            "HY-V4 with sparse beside dense MLA layers keeps per-layer caches kvplan does not model; "
-            "send the model as inline geometry",
-        )
-    # HYV4Config.__post_init__: the first layer and every 4th from the second compute their top-k.
+    sparse = tuple(i for i, t in enumerate(types) if t in _HY_V4_SPARSE)
+    if not sparse:
+        return False, None, None
     indexers = cfg.get("indexer_types")
-    if indexers is None:
+    if indexers is None:  # HYV4Config.__post_init__
         indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
     if not isinstance(indexers, list) or len(indexers) != n or set(indexers) - {"full", "shared"}:
         raise InvalidConfig("indexer_types", f"must be full or shared for each of the {n} layers")
-    if "shared" in indexers:
-        raise InvalidConfig(
-            "indexer_types",
-            "HY-V4 layers that share another layer's top-k keep no indexer cache, which kvplan "
-            "does not model beside layers that do; send the model as inline geometry",
-        )
-    if not cfg.get("learnable_sink"):
-        # The sink binds FLASHMLA_SPARSE; without it a bf16 cache on Hopper takes
-        # FLASH_ATTN_MLA_SPARSE, whose block layout kvplan does not model.
-        raise InvalidConfig(
-            "learnable_sink",
-            "HY-V4 sparse MLA without the learnable sink runs on a backend kvplan does not model; "
-            "send the model as inline geometry",
-        )
-    return True
+    own = tuple(i for i in sparse if indexers[i] == "full")
+    return True, None if len(sparse) == n else sparse, None if own == sparse else own
 
 
 def _kimi_linear_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -1238,6 +1313,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    if model_type in _MUSE_SPARK:
+        _muse_spark_text(cfg, n)
     if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
         # No attention: placeholder heads (the layout checks skip attention-free models; the
         # state's own widths are checked against TP in core/mamba.py).
@@ -1259,6 +1336,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         return _step5_geometry(cfg, name, n, dtype, max_pos, weight_dtype, expert_dtype)
     if model_type in _QWEN4_EXP:
         cfg = _qwen4_exp_config(cfg, n)
+    if model_type == _DOTS3:
+        return _dots3_geometry(cfg, name, n, q_heads, dtype, max_pos)
 
     window_raw = cfg.get("sliding_window")
     if cfg.get("use_sliding_window") is False:
@@ -1332,8 +1411,9 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             rope = _cfg_int(cfg, "qk_rope_head_dim", MAX_HEAD_DIM)
         idx = cfg.get("index_head_dim")
         kpool = None
+        sparse_layers = dsa_indexer_layers = None
         if model_type == _HY_V4:
-            indexed = _hy_v4_indexed(cfg, n)
+            indexed, sparse_layers, dsa_indexer_layers = _hy_v4_sparse(cfg, n)
         elif model_type == _GLM5_NEXT:
             kpool, indexed = _glm5_next_kpool_indexer(cfg, q_heads), False
         else:
@@ -1349,6 +1429,8 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             mla_v_head_dim=cfg.get("v_head_dim"),
             index_head_dim=idx if indexed else None,
             kpool_indexer=kpool,
+            sparse_mla_layers=sparse_layers,
+            mla_indexer_layers=dsa_indexer_layers,
             dtype=dtype,
             max_position_embeddings=max_pos,
             layer_types=layer_types,

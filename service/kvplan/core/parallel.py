@@ -96,6 +96,13 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                     f"Inkling's short-conv state shards whole KV heads: {tp} must divide the {heads} KV "
                     "heads of a layer (vLLM asserts tp_size <= num_kv_heads)",
                 )
+    if dcp > 1 and geometry.sliding_mla_dim is not None:
+        # vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes asserts DCP 1.
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "sliding-window MLA layers (Dots3) do not take decode context parallel: vLLM asserts "
+            "DCP 1 for sliding windows; use 1",
+        )
     if dcp > 1 and geometry.indexer_layers:
         raise InvalidLayout(
             "decode_context_parallel_size",

@@ -30,6 +30,7 @@ from .geometry import (
     MLA,
     SCONV,
     SLIDING,
+    SLIDING_MLA,
     SUMMARY,
     Geometry,
     QsaCaches,
@@ -105,6 +106,10 @@ class LayerBytes:
     mamba_replicated_gpu: int = 0
     # Qwen4-exp QSA's side caches (their pages do not follow bytes per token × block).
     qsa: QsaCaches | None = None
+    # A backend that lays blocks out block-outermost (Dots3's padded sparse MLA, BLHNC): the bytes
+    # of one padded sparse row (its block stride alignment) and of one indexer row; 0 otherwise.
+    packed_row_bytes: int = 0
+    packed_indexer_bytes: int = 0
     # Inkling's short-convolution states: bytes/token per stage and unsharded, their window and
     # block (the kernel), and per entry what tells spec-distinct states of equal bytes apart
     # (their KV heads per GPU; 0 elsewhere).
@@ -113,7 +118,7 @@ class LayerBytes:
     sconv_kernel: int = 0
     variants: tuple[int, ...] = ()
     # GLM-5-next's kpool indexer (index_head_dim, index_kpool) beside its MLA layers: its pages
-    # are not per token, and vLLM packs them block-outermost (groups.py _packed).
+    # are not per token, and vLLM packs them block-outermost (groups.py _packed_kpool).
     kpool_indexer: tuple[int, int] | None = None
 
 
@@ -122,7 +127,7 @@ def _skip_set(geometry: Geometry, skip: tuple[int | str, ...]) -> frozenset[int]
     for i, s in enumerate(skip):
         field = f"kv_cache_dtype_skip_layers[{i}]"
         if s == SKIP_SLIDING:
-            out.update(j for j, k in enumerate(geometry.layer_pattern) if k == SLIDING)
+            out.update(j for j, k in enumerate(geometry.layer_pattern) if k in (SLIDING, SLIDING_MLA))
         elif isinstance(s, int) and not isinstance(s, bool):
             if not 0 <= s < geometry.decoder_layer_count:
                 raise InvalidInput(field, f"layer {s} is outside 0..{geometry.decoder_layer_count - 1}")
@@ -163,16 +168,22 @@ def _per_layer(
     hkv_gpu = kv_heads_per_gpu(geometry, tensor)
     indexed = _check_indexer(geometry, base, skip)
     _check_sconv(geometry, base, skip)
-    cell_cache: dict[tuple[str, str], int] = {}
+    cell_cache: dict[tuple[str, str, bool, bool], int] = {}
+    sparse_set = None if geometry.sparse_mla_layers is None else frozenset(geometry.sparse_mla_layers)
+    dsa_indexer_set = None if geometry.mla_indexer_layers is None else frozenset(geometry.mla_indexer_layers)
 
-    def cell(kind: str, dtype: str) -> int:
-        key = (kind, dtype)
+    def cell(kind: str, dtype: str, sparse: bool = False, own_indexer: bool = False) -> int:
+        key = (kind, dtype, sparse, own_indexer)
         v = cell_cache.get(key)
         if v is None:
-            if kind == MLA:
-                v = mla_cell_bytes(dtype, geometry.mla_latent_dim, geometry.index_head_dim is not None)
-                if geometry.index_head_dim is not None:
-                    v += geometry.index_head_dim + INDEXER_SCALE_BYTES
+            if kind == SLIDING_MLA:
+                v = mla_cell_bytes(dtype, geometry.sliding_mla_dim or 0, False)
+            elif kind == MLA:
+                # Rows padded to mla_row_dim (Dots3NotePaddedMLAAttention's physical_head_size).
+                row = geometry.mla_row_dim or geometry.mla_latent_dim
+                v = mla_cell_bytes(dtype, row, sparse)
+                if own_indexer:  # DeepseekV32IndexerCache beside the layer
+                    v += (geometry.index_head_dim or 0) + INDEXER_SCALE_BYTES
             elif kind == FULL and geometry.full_head_dim is not None:
                 v = attention_cell_bytes(dtype, geometry.full_head_dim, geometry.full_head_dim)
             else:
@@ -218,10 +229,30 @@ def _per_layer(
             model.append(0)
             dtypes.append(dtype)
             continue
-        if kind == MLA and dtype in FP8_PER_TENSOR and geometry.index_head_dim is not None:
+        # Checked on the base dtype: the skip list's interplay with these backends is not planned.
+        if kind == MLA and geometry.mla_row_dim is not None and base not in MODEL_DTYPES:
+            # vllm/models/dots3_note/nvidia/model.py: the padded sparse layers run
+            # FlashAttnMLASparseImpl, which raises on any but a 16-bit KV cache.
+            raise InvalidInput(
+                "kv_cache_dtype",
+                f"{base} on a sparse MLA layer with padded rows (Dots3): its backend "
+                "(FlashAttnMLASparseImpl) takes only a 16-bit KV cache and vLLM refuses to start",
+            )
+        dsa = kind == MLA and geometry.index_head_dim is not None
+        sparse = dsa and (sparse_set is None or i in sparse_set)
+        if dsa and not sparse and base not in MODEL_DTYPES:
+            # vllm/models/hy_v4/nvidia/attention.py: the first sparse layer's MLAAttention rewrites
+            # the shared cache_config to fp8_ds_mla, which the dense layers built after it cannot
+            # take (no dense MLA backend does): vLLM refuses to start.
+            raise InvalidInput(
+                "kv_cache_dtype",
+                f"{base} with dense MLA layers beside sparse ones (HY-V4): the sparse layers turn the "
+                "shared KV cache dtype into fp8_ds_mla, which no dense MLA backend takes",
+            )
+        if sparse and dtype in FP8_PER_TENSOR:
             dtype = "fp8_ds_mla"
-        c = cell(kind, dtype)
-        if kind == MLA:
+        c = cell(kind, dtype, sparse, sparse and (dsa_indexer_set is None or i in dsa_indexer_set))
+        if kind in (MLA, SLIDING_MLA):
             gpu.append(c)
             model.append(c)
         elif kind == FULL and geometry.full_kv_heads is not None:
@@ -309,7 +340,7 @@ def _layer_bytes(
         full = sliding = mamba = chunked = sconv = 0
         for i in range(a, b):
             k = pattern[i]
-            if k == SLIDING:
+            if k in (SLIDING, SLIDING_MLA):
                 sliding += values[i]
             elif k == SCONV:
                 sconv += values[i]
@@ -350,6 +381,10 @@ def _layer_bytes(
         mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
         mamba_replicated_gpu=geometry.mamba.replicated_state_bytes if geometry.mamba else 0,
         qsa=geometry.qsa,
+        packed_row_bytes=_packed_row_bytes(geometry, dtypes),
+        packed_indexer_bytes=(geometry.index_head_dim or 0) + INDEXER_SCALE_BYTES
+        if geometry.mla_row_dim is not None
+        else 0,
         stage_sconv=tuple(x[4] for x in per_stage),
         model_sconv=model_sconv,
         sconv_kernel=geometry.sconv_kernel_size or 0,
@@ -358,6 +393,15 @@ def _layer_bytes(
         ),
         kpool_indexer=geometry.kpool_indexer,
     )
+
+
+def _packed_row_bytes(geometry: Geometry, dtypes: tuple[str, ...]) -> int:
+    """One padded sparse row (vllm/v1/attention/backends/mla/sparse_utils.py align_blocks_to_rows:
+    the block stride is a whole number of rows); the layers are 16-bit (checked in _per_layer)."""
+    if geometry.mla_row_dim is None:
+        return 0
+    i = geometry.layer_pattern.index(MLA)
+    return geometry.mla_row_dim * MODEL_DTYPES[dtypes[i]]
 
 
 def _by_kind(kinds: str, dtypes: tuple[str, ...], gpu: tuple[int, ...]) -> tuple[KindBytes, ...]:
@@ -379,7 +423,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
     for kind in geometry.layer_pattern:
         if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA, SCONV):
             continue
-        if kind == MLA:
+        if kind in (MLA, SLIDING_MLA):
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
             dv = geometry.mla_v_head_dim or dk
             total += geometry.num_attention_heads * attention_cell_bytes(dtype, dk, dv)
@@ -433,10 +477,11 @@ class PerToken(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_default
 def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -> list[w.Warning]:
     out = []
     if geometry.is_mla and par.tensor > 1:
+        width = geometry.mla_row_dim or geometry.mla_latent_dim  # Dots3 pads its rows
         out.append(
             w.Warning(
                 w.MLA_REPLICATED_UNDER_TP,
-                f"MLA keeps the full {geometry.mla_latent_dim}-wide latent on each of "
+                f"MLA keeps the full {width}-wide latent on each of "
                 f"the {par.tensor} TP ranks: per-GPU KV does not shrink with TP "
                 "(use decode context parallel or data-parallel attention).",
             )
@@ -573,8 +618,14 @@ def per_token_ledger(
                 if kb.kv_dtype != "fp8_ds_mla"
                 else "fp8_ds_mla layout: 656 B"
             )
-            if idx is not None:
+            if geometry.mla_row_dim is not None:  # Dots3NotePaddedMLAAttention
+                formula = "mla_row_dim × b (the latent's rows padded to the sliding layers' width)"
+            row = geometry.mla_row_dim or geometry.mla_latent_dim
+            latent = mla_cell_bytes(kb.kv_dtype, row, kb.kv_dtype == "fp8_ds_mla")
+            if idx is not None and kb.bytes_per_token_per_layer > latent:
                 formula += f" + indexer ({idx} fp8 + 4 B scale)"
+            elif idx is not None:
+                formula += " (no indexer cache of its own: dense, or reusing another layer's top-k)"
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
                 formula,
@@ -583,6 +634,17 @@ def per_token_ledger(
                 SRC_PAGE,
                 kv_lora_rank=geometry.kv_lora_rank,
                 qk_rope_head_dim=geometry.qk_rope_head_dim,
+                mla_row_dim=geometry.mla_row_dim,
+                kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind == KIND_NAMES[SLIDING_MLA]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "sliding_mla_dim × b, one latent per token (SlidingWindowMLASpec), replicated under TP",
+                kb.bytes_per_token_per_layer,
+                "B",
+                SRC_PAGE,
+                sliding_mla_dim=geometry.sliding_mla_dim,
                 kv_cache_dtype=kb.kv_dtype,
             )
         elif kb.kind == KIND_NAMES[SCONV]:

@@ -51,7 +51,7 @@ EngineId = Annotated[
 ]
 LayerType = Literal[
     "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention", "sconv",
-    "circular_buffer", "sparse_summary", "compressed_mla", "mamba_replicated",
+    "sliding_window_mla", "circular_buffer", "sparse_summary", "compressed_mla", "mamba_replicated",
 ]  # fmt: skip
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
@@ -189,12 +189,47 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
         | None
     ) = None
+    sliding_mla_dim: (
+        Annotated[
+            int,
+            Meta(
+                ge=1, le=MAX_HEAD_DIM, description="sliding_window_mla layers' latent width per token (Dots3)"
+            ),
+        ]
+        | None
+    ) = None
+    mla_row_dim: (
+        Annotated[
+            int,
+            Meta(ge=1, le=MAX_HEAD_DIM, description="the width MLA layers pad their latent rows to (Dots3)"),
+        ]
+        | None
+    ) = None
+    sparse_mla_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS, description="with index_head_dim: the sparse MLA layers, when not all"
+            ),
+        ]
+        | None
+    ) = None
     indexer_layers: (
         Annotated[
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
             Meta(
                 max_length=MAX_LAYERS,
                 description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
+            ),
+        ]
+        | None
+    ) = None
+    mla_indexer_layers: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="with index_head_dim: the sparse layers keeping an indexer cache, when not all",
             ),
         ]
         | None

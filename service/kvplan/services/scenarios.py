@@ -14,7 +14,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, Geometry, QsaCaches, make_geometry
+from kvplan.core.geometry import KIND_NAMES, SLIDING_MLA, Geometry, QsaCaches, make_geometry
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -119,7 +119,8 @@ def resolve_model(registry: Registry, model: str | ModelSpec, hub: Hub | None = 
 _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_position_embeddings",
          "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "mla_v_head_dim", "index_head_dim",
          "mamba_state_bytes", "attention_chunk_size", "full_head_dim", "full_kv_heads",
-         "indexer_dim", "sconv_kernel_size", "sconv_hidden_size", "num_decoder_layers", "params_total",
+         "sliding_mla_dim", "mla_row_dim", "indexer_dim", "sconv_kernel_size", "sconv_hidden_size",
+         "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
                "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks",
@@ -153,6 +154,8 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         layer_types=tuple(g.layer_types) if g.layer_types is not None else None,
         mamba=mamba,
         decoder_layers=tuple(g.decoder_layers) if g.decoder_layers is not None else None,
+        sparse_mla_layers=None if g.sparse_mla_layers is None else tuple(g.sparse_mla_layers),
+        mla_indexer_layers=None if g.mla_indexer_layers is None else tuple(g.mla_indexer_layers),
         indexer_layers=tuple(g.indexer_layers) if g.indexer_layers is not None else None,
         qsa=None if g.qsa is None else QsaCaches(**msgspec.structs.asdict(g.qsa)),
         kpool_indexer=kpool,
@@ -162,7 +165,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
 
 def spec_from_geometry(g: Geometry) -> GeometrySpec:
     """The inline form of a geometry, which `model: {geometry: …}` accepts back."""
-    uniform = len(set(g.layer_pattern)) == 1
+    uniform = len(set(g.layer_pattern)) == 1 and g.layer_pattern[0] != SLIDING_MLA
     return GeometrySpec(
         name=g.name,
         num_kv_heads=None if g.is_mla else g.num_kv_heads,
@@ -170,6 +173,8 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
         decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
+        sparse_mla_layers=None if g.sparse_mla_layers is None else list(g.sparse_mla_layers),
+        mla_indexer_layers=None if g.mla_indexer_layers is None else list(g.mla_indexer_layers),
         indexer_layers=None if g.indexer_layers is None else list(g.indexer_layers),
         qsa=None if g.qsa is None else QsaSpec(**msgspec.structs.asdict(g.qsa)),
         mamba=None

@@ -12,7 +12,16 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING
+from ..geometry import (
+    CHUNKED,
+    CIRCULAR_BUFFER,
+    KIND_NAMES,
+    MAMBA,
+    MAMBA_REPLICATED,
+    SCONV,
+    SLIDING,
+    SLIDING_MLA,
+)
 from ..gpu_arch import planned_arch_warning
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
@@ -171,10 +180,11 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    if any(kind in (SLIDING, SCONV, CHUNKED) for kind, _, _ in plan.classes):
+    if any(kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
+        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
         SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),

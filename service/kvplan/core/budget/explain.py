@@ -175,6 +175,20 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         )
     if g.kpool_indexer is not None:
         _packed_steps(led, b, cap)
+    elif cap.layer_bytes.packed_row_bytes:
+        led.add(
+            "bytes_per_block",
+            "widest group's pages (sparse MLA + indexer, or a share of the sliding-window MLA layers), "
+            "rounded up to every layer's block stride alignment (the padded sparse row; the indexer's "
+            "64-token kernel block when the block is larger)",
+            b.bytes_per_block,
+            "B",
+            "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)",
+            repeats_per_group=plan.group_size,
+            groups=len(plan.groups),
+            row_bytes=cap.layer_bytes.packed_row_bytes,
+            layout="BLHNC",
+        )
     elif plan.uniform:
         led.add(
             "bytes_per_block",
@@ -316,7 +330,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             PP=par.pipeline,
         )
     for gr in b.groups:
-        if gr.kind == "sliding_attention":
+        if gr.kind in ("sliding_attention", "sliding_window_mla"):
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
         elif gr.kind == "sconv":
