@@ -414,7 +414,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
     bpb = cdiv(max(group_pages), align) * align
     return GroupPlan(
         tuple(groups),
-        0,
+        repeats or max(len(g.layers) for g in groups),  # as Dots3's packed groups report it
         0,
         max(group_pages),
         (bpb,),
