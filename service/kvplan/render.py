@@ -123,6 +123,7 @@ _CHARGE = {
     "chunked_attention": "the chunk's blocks",
     "sliding_window_mla": "the window's blocks",
     "mamba": "state blocks, whatever T",
+    "mamba_replicated": "state blocks on every TP rank, whatever T",
     "circular_buffer": "one ring, whatever T",
 }
 
@@ -134,8 +135,10 @@ def _group_rows(b: Budget) -> list[tuple[str, str]]:
     return [
         (
             f"  {g.groups} × {g.kind}",
-            f"{g.layers} layers in {g.groups} group{'s' if g.groups > 1 else ''} of {b.group_size} slots · "
-            f"{g.blocks_per_request:,} blocks each per request"
+            f"{g.layers} layers in {g.groups} group{'s' if g.groups > 1 else ''}"
+            # Packed (block-outermost) groups have no common slot count.
+            + (f" of {b.group_size} slots · " if b.group_size else " · ")
+            + f"{g.blocks_per_request:,} blocks each per request"
             + (f" ({_CHARGE[g.kind]})" if g.kind in _CHARGE else ""),
         )
         for g in b.groups
