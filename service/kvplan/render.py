@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Sequence
 
-from kvplan.core.budget import Budget, GroupResult
+from kvplan.core.budget import Budget
 from kvplan.core.fleet import MIX_EXACT, FleetPlan
 from kvplan.core.ledger import Step
 from kvplan.core.pertoken import PerToken
@@ -115,9 +115,9 @@ def _block_sizes(b: Budget) -> str:
     used = sorted({g.block_size for g in b.groups})
     if used == [b.block_size]:
         return f"{b.block_size} tokens"
-    if not b.group_size:  # packed groups (DeepSeek-V4): the windows and rings keep blocks of their own
+    if not b.group_size:  # packed groups (DeepSeek-V4): windows and rings keep blocks of their own
         others = " / ".join(f"{s:,}" for s in used if s != b.block_size)
-        return f"{b.block_size} tokens (sliding-window caches and rings: {others})"
+        return f"{b.block_size} tokens (packed groups of their own blocks: {others})"
     return " / ".join(f"{s:,}" for s in used) + f" tokens (raised from {b.block_size} to unify pages)"
 
 
@@ -126,15 +126,9 @@ _CHARGE = {
     "chunked_attention": "the chunk's blocks",
     "sliding_window_mla": "the window's blocks",
     "mamba": "state blocks, whatever T",
+    "mamba_replicated": "state blocks on every TP rank, whatever T",
     "circular_buffer": "one ring, whatever T",
 }
-
-
-def _group_count(b: Budget, g: GroupResult) -> str:
-    plural = "s" if g.groups > 1 else ""
-    if not b.group_size:  # packed groups (DeepSeek-V4): several caches a layer
-        return f"{g.layers} caches in {g.groups} packed group{plural} · "
-    return f"{g.layers} layers in {g.groups} group{plural} of {b.group_size} slots · "
 
 
 def _group_rows(b: Budget) -> list[tuple[str, str]]:
@@ -144,7 +138,9 @@ def _group_rows(b: Budget) -> list[tuple[str, str]]:
     return [
         (
             f"  {g.groups} × {g.kind}",
-            _group_count(b, g)
+            f"{g.layers} layers in {g.groups} group{'s' if g.groups > 1 else ''}"
+            # Packed (block-outermost) groups have no common slot count.
+            + (f" of {b.group_size} slots · " if b.group_size else " · ")
             + f"{g.blocks_per_request:,} blocks each per request"
             + (f" ({_CHARGE[g.kind]})" if g.kind in _CHARGE else ""),
         )

@@ -196,7 +196,7 @@ def test_an_aliceai_config_is_known_by_its_architecture_and_needs_its_layer_type
     assert e.value.field == "linear_value_head_dim"
 
 
-@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "Step5ForCausalLM"])
+@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM"])
 def test_an_architecture_with_a_kv_layout_of_its_own_is_refused_not_read_as_attention(arch):
     llama_shaped = {"architectures": [arch], "model_type": "something", "num_hidden_layers": 4,
                     "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512}  # fmt: skip

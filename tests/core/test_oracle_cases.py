@@ -31,8 +31,9 @@ KIND_OF_SPEC = {
     "SlidingWindowMLASpec": "sliding_window_mla",
 }
 # kvplan's kinds that vLLM keeps under another kind's spec class: Inkling's short-conv state is a
-# SlidingWindowSpec (of the kernel's width and block).
-SPEC_KIND_OF = {"sconv": "sliding_attention"}
+# SlidingWindowSpec (of the kernel's width and block); QSA's compressed keys an MLAAttentionSpec
+# (vLLM names their packed group MLA), the PLE state a MambaSpec.
+SPEC_KIND_OF = {"sconv": "sliding_attention", "compressed_mla": "mla", "mamba_replicated": "mamba"}
 
 
 def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]

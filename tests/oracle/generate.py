@@ -71,6 +71,16 @@ DOTS3_ALL_SPARSE = "synthetic--dots3-note-all-sparse-shaped.json"
 DOTS3_INDEXCACHE = "synthetic--dots3-note-indexcache-shaped.json"
 HY_V4_MIXED = "synthetic--hy-v4-mixed-shaped.json"
 HY_V4_NOSINK = "synthetic--hy-v4-sparse-nosink-shaped.json"
+STEP5 = "synthetic--step5-shaped.json"
+STEP5_DEFAULTS = "synthetic--step5-defaults.json"
+STEP5_DENSE = "synthetic--step5-dense-sliding.json"
+STEP5_VL = "synthetic--step5-vl-shaped.json"
+QWEN4_EXP_DEFAULTS = "synthetic--qwen4-exp-defaults.json"
+QWEN4_EXP = "synthetic--qwen4-exp-shaped.json"
+QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
+QWEN4_EXP_QSA_VL = "synthetic--qwen4-exp-qsa-vl-shaped.json"
+QWEN4_EXP_PLE = "synthetic--qwen4-exp-ple-defaults.json"
+QWEN4_EXP_QSA_PLE = "synthetic--qwen4-exp-qsa-ple-shaped.json"
 DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
 DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
 DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
@@ -377,6 +387,65 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                                          "max_model_len": 65536,
                                                                          "block_size": 128,
                                                                          "tensor_parallel_size": 2}),
+    # Step5: every 4th layer DSA (full attention with a summary cache and a CSA ring beside it),
+    # the rest sliding with heads and head dim of their own (attention_other_setting); and
+    # Step5Config's defaults with sparse_config disabled (no layer_types, no window: all full).
+    ("step5-shaped-64k", STEP5, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
+    ("step5-shaped-256k-tp8-fp8-block32", STEP5, {"available_memory_bytes": 10 * GiB,
+                                                  "max_model_len": 262144, "tensor_parallel_size": 8,
+                                                  "dtype": "fp8", "block_size": 32}),
+    ("step5-shaped-128k-tp2-block64", STEP5, {"available_memory_bytes": 7 * GiB, "max_model_len": 131072,
+                                              "tensor_parallel_size": 2, "block_size": 64}),
+    ("step5-shaped-256k-tight", STEP5, {"available_memory_bytes": 23 * GiB, "max_model_len": 262144}),
+    ("step5-defaults-4k-tp2", STEP5_DEFAULTS, {"available_memory_bytes": 8 * GiB, "max_model_len": 4096,
+                                               "tensor_parallel_size": 2}),
+    # The shaped config with sparse_config disabled: no DSA, FlashAttention everywhere, so the
+    # sliding layers' pages (head dim 128) are padded to the full layers' (head dim 192).
+    ("step5-dense-sliding-64k", STEP5_DENSE, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536}),
+    ("step5-dense-sliding-32k-tp4-fp8", STEP5_DENSE, {"available_memory_bytes": 4 * GiB,
+                                                      "max_model_len": 32768, "tensor_parallel_size": 4,
+                                                      "dtype": "fp8"}),
+    # Qwen4-exp without QSA or PLE layers: gated delta nets beside full attention (the Qwen3.5
+    # contract: mamba_ssm_dtype read); the attention block is sized for the largest of the GDN
+    # state and the TP-replicated PLE short-conv state, which wins at TP 16.
+    ("qwen4-exp-defaults-32k", QWEN4_EXP_DEFAULTS, {"available_memory_bytes": 20 * GiB,
+                                                    "max_model_len": 32768}),
+    ("qwen4-exp-defaults-8k-tp16", QWEN4_EXP_DEFAULTS, {"available_memory_bytes": 2 * GiB,
+                                                        "max_model_len": 8192, "tensor_parallel_size": 16}),
+    ("qwen4-exp-shaped-128k-tp4-fp8", QWEN4_EXP, {"available_memory_bytes": 20 * GiB, "max_model_len": 131072,
+                                                  "tensor_parallel_size": 4, "dtype": "fp8"}),
+    ("qwen4-exp-shaped-32k-block64-tight", QWEN4_EXP, {"available_memory_bytes": 3 * GiB,
+                                                       "max_model_len": 32768, "block_size": 64}),
+    # Qwen4-exp with QSA (indexer_n_heads set): each indexed layer keeps a raw-key ring and a
+    # compressed key cache beside its KV; QSAStateBackend's BLNHC layout packs the groups.
+    ("qwen4-exp-qsa-shaped-32k", QWEN4_EXP_QSA, {"available_memory_bytes": 20 * GiB, "max_model_len": 32768}),
+    ("qwen4-exp-qsa-shaped-128k-tp4-fp8", QWEN4_EXP_QSA, {"available_memory_bytes": 8 * GiB,
+                                                          "max_model_len": 131072, "tensor_parallel_size": 4,
+                                                          "dtype": "fp8"}),
+    ("qwen4-exp-qsa-shaped-64k-tp8-block128", QWEN4_EXP_QSA, {"available_memory_bytes": 4 * GiB,
+                                                              "max_model_len": 65536,
+                                                              "tensor_parallel_size": 8, "block_size": 128}),
+    ("qwen4-exp-qsa-shaped-256k-tp2-tight", QWEN4_EXP_QSA, {"available_memory_bytes": 10 * GiB,
+                                                            "max_model_len": 262144,
+                                                            "tensor_parallel_size": 2}),
+    # The multimodal model keeps MRoPE: its rings hold each raw key's three int64 positions too.
+    ("qwen4-exp-qsa-vl-shaped-32k-tp2-fp8", QWEN4_EXP_QSA_VL, {"available_memory_bytes": 6 * GiB,
+                                                               "max_model_len": 32768,
+                                                               "tensor_parallel_size": 2, "dtype": "fp8"}),
+    # Step5's multimodal model (Step3p7's frontend around the Step5 text model).
+    ("step5-vl-shaped-64k-tp2", STEP5_VL, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                           "tensor_parallel_size": 2}),
+    # Qwen4-exp with PLE layers: each keeps a TP-replicated short-conv state (a MambaSpec of its
+    # own, apart from the sharded GDN states), beside plain attention and beside QSA.
+    ("qwen4-exp-ple-defaults-32k", QWEN4_EXP_PLE, {"available_memory_bytes": 20 * GiB,
+                                                   "max_model_len": 32768}),
+    ("qwen4-exp-ple-defaults-8k-tp16", QWEN4_EXP_PLE, {"available_memory_bytes": 2 * GiB,
+                                                       "max_model_len": 8192, "tensor_parallel_size": 16}),
+    ("qwen4-exp-qsa-ple-shaped-32k", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 20 * GiB,
+                                                         "max_model_len": 32768}),
+    ("qwen4-exp-qsa-ple-shaped-64k-tp8-fp8", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 4 * GiB,
+                                                                 "max_model_len": 65536,
+                                                                 "tensor_parallel_size": 8, "dtype": "fp8"}),
     # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
     # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
     # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the

@@ -68,6 +68,20 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       local_layer_ids and full elsewhere, with the swa_ heads and head dim on local layers. vLLM
       reads neither layer_types nor sliding_window for it, so oracle_ext's model-level window is
       dropped.
+  Step5 (vllm/models/step5/nvidia/model.py): a layer slides where layer_types says
+      sliding_attention (no layer_types: even layers) and the config has a window; its heads, KV
+      groups and head dim come from attention_other_setting when that names its type. With a
+      sparse_config enabled, every other layer is DSA: a FullAttentionSpec customised by
+      Step5DSAAttentionBackend, beside it a summary cache (sparse_summary_cache.py: FullAttentionSpec,
+      1 × 256 B per 8 tokens, uint8) and a ring (csa_tail_ring.py: a CircularBufferSpec of one
+      main page). Built with vLLM's own layer classes; the triton placeholder gets the
+      `tl.extra.cuda.libdevice` the kernel modules read at import.
+  Qwen4-exp with QSA (vllm/models/qwen4_exp/nvidia/qsa.py, indexer_qsa.py, common/qsa_cache.py):
+      with indexer_n_heads set, each indexed_attention layer keeps a raw-key ring
+      (QSAKeyStateCache: a CircularBufferSpec of compress_ratio rows), a compressed key cache
+      (QSACompressedKeyCache: an MLAAttentionSpec, one row per compress_ratio tokens) and its KV
+      (a FullAttentionSpec on the QSA backend); QSAStateBackend takes BLNHC/BLHNC only, so the
+      layout is resolved from the backends as for Step5. Built with vLLM's own cache classes.
   Kimi-K3 (vllm/models/kimi_k3/nvidia/model.py, kda.py): KimiK3Config wraps a KimiLinearConfig
       text_config, read as Kimi-Linear's; with linear_attn_config.use_full_rank_gate the KDA
       layers are KimiK3DeltaAttention, whose MambaSpec keeps a prefill checkpoint block when
@@ -95,6 +109,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+
+import torch
 
 sys.path.insert(0, sys.argv[1])
 import oracle_ext as E
@@ -534,6 +550,238 @@ def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
 
 STOCK._fill_from_model_config = _fill
 STOCK.build_specs = _build
+
+# --- Step5 (vllm/models/step5) -----------------------------------------------------------------
+_step5_prev_fill = STOCK._fill_from_model_config
+_step5_prev_build = STOCK.build_specs
+
+
+def _step5_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _step5_prev_fill(req, mc, tp)
+    if getattr(mc.hf_text_config, "model_type", None) == "step5":
+        req["_ext"]["step5"] = True
+    return req
+
+
+def _step5_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("step5"):
+        return _step5_prev_build(req, vc, model_dtype)
+    import types
+
+    from vllm.triton_utils import tl
+
+    if not hasattr(tl, "extra"):
+        tl.extra = types.SimpleNamespace(cuda=types.SimpleNamespace(libdevice=types.SimpleNamespace()))
+    from vllm.model_executor.layers.attention.attention import Attention
+    from vllm.models.step5.nvidia import model as M
+    from vllm.models.step5.nvidia.config import checkpoint_has_step5_sparse_config, get_step5_sparse_config
+    from vllm.models.step5.nvidia.csa_tail_ring import Step5CSATailRing, Step5CSATailRingBackend
+    from vllm.models.step5.nvidia.sparse_attention import (
+        Step5DSAAttentionBackend,
+        Step5SplitKVFlashAttentionBackend,
+    )
+    from vllm.models.step5.nvidia.sparse_summary_cache import (
+        Step5SparseSummaryBackend,
+        Step5SparseSummaryCacheLayer,
+    )
+    from vllm.v1.attention.backend import AttentionType
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    cache_dtype, torch_dtype = STOCK._resolve_dtype(req.get("dtype", "bf16"), model_dtype)
+    hf = vc.model_config.hf_text_config
+    tp = vc.parallel_config.tensor_parallel_size
+    sparse = get_step5_sparse_config(hf)
+    if not checkpoint_has_step5_sparse_config(hf):
+        raise NotImplementedError("Step5 requires a checkpoint with a sparse_config section")
+    window = getattr(hf, "sliding_window", None)
+    layer_types = M._get_step5_layer_types(hf)
+    other = getattr(hf, "attention_other_setting", None)
+    specs = {}
+    backends = {}
+    for i in range(int(hf.num_hidden_layers)):
+        # Step5DecoderLayer.__init__ / Step5Attention.__init__
+        heads, groups, head_dim = (
+            hf.num_attention_heads,
+            hf.num_attention_groups,
+            getattr(hf, "head_dim", None),
+        )
+        if other and i < len(layer_types) and layer_types[i] == other["attention_type"]:
+            heads = other["num_attention_heads"] or heads
+            groups = other["num_attention_groups"] or groups
+            head_dim = other["head_dim"] or head_dim
+        kind = M._per_layer_value(
+            layer_types,
+            i,
+            name="layer_types",
+            default="sliding_attention" if i % 2 == 0 else "full_attention",
+        )
+        sw = window if kind == "sliding_attention" else None
+        if sw is not None and getattr(hf, "swa_num_attention_heads", None) is not None:
+            heads = hf.swa_num_attention_heads
+        head_dim = head_dim or hf.hidden_size // heads
+        dsa = sparse is not None and M._is_step5_full_attention_layer(hf, i, sparse) and sw is None
+        if dsa:
+            M._validate_step5_dsa_parallel_geometry(
+                total_num_heads=heads,
+                total_num_kv_heads=groups,
+                indexer_num_heads=int(sparse.sparse_indexer_num_heads),
+                index_tp_size=int(sparse.index_tp_size),
+                tp_size=tp,
+            )
+            if head_dim != 192:
+                raise NotImplementedError(f"Step5 DSA kernels require head_size 192, got {head_dim}.")
+        backend = Step5DSAAttentionBackend if dsa else Step5SplitKVFlashAttentionBackend
+        layer = types.SimpleNamespace(
+            attn_type=AttentionType.DECODER,
+            kv_cache_dtype=cache_dtype,
+            sliding_window=sw,
+            attn_backend=backend,
+            num_kv_heads=max(1, groups // tp),
+            head_size=head_dim,
+            head_size_v=head_dim,
+            kv_cache_torch_dtype=torch_dtype,
+        )
+        name = f"model.layers.{i}.self_attn.attn"
+        main = Attention.get_kv_cache_spec(layer, vc)
+        specs[name] = customize_attention_spec(backend, main)
+        if dsa:
+            ctx = {name: types.SimpleNamespace(get_kv_cache_spec=lambda _vc, s=main: s)}
+            summary = Step5SparseSummaryCacheLayer(
+                prefix=f"{name}.sparse_summary_cache", target_impl=None, static_forward_context=ctx
+            )
+            ring = Step5CSATailRing(
+                prefix=f"{name}.csa_tail_ring",
+                main_layer_name=name,
+                num_speculative_tokens=0,
+                static_forward_context=ctx,
+            )
+            specs[summary.layer_name] = customize_attention_spec(
+                Step5SparseSummaryBackend, summary.get_kv_cache_spec(vc)
+            )
+            specs[ring.layer_name] = customize_attention_spec(
+                Step5CSATailRingBackend, ring.get_kv_cache_spec(vc)
+            )
+            backends[Step5SparseSummaryBackend.get_name()] = Step5SparseSummaryBackend
+            backends[Step5CSATailRingBackend.get_name()] = Step5CSATailRingBackend
+        backends[backend.get_name()] = backend
+    # EngineCore._initialize_kv_caches resolves the layout from the backends' declarations
+    # (Step5DSAAttentionBackend takes BLNHC only), before the planner groups the layers.
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(list(backends.values()))]
+    resolve_kv_cache_layout(vc, [layouts], specs.values())
+    return specs, cache_dtype, torch_dtype
+
+
+STOCK._fill_from_model_config = _step5_fill
+STOCK.build_specs = _step5_build
+
+
+# --- Qwen4-exp with QSA (vllm/models/qwen4_exp) ------------------------------------------------
+_qsa_prev_fill = STOCK._fill_from_model_config
+_qsa_prev_build = STOCK.build_specs
+
+
+def _qsa_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    req = _qsa_prev_fill(req, mc, tp)
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) in ("qwen4_exp", "qwen4_exp_text") and hf.indexer_n_heads is not None:
+        from vllm.models.qwen4_exp.nvidia.model import _QSA_LAYER_TYPES
+
+        req["_ext"]["qsa_layers"] = [i for i, t in enumerate(hf.layer_types) if t in _QSA_LAYER_TYPES]
+    if getattr(hf, "model_type", None) in ("qwen4_exp", "qwen4_exp_text") and hf.ple_layer_ids:
+        # Qwen4ExpDecoderLayer: layer i has a PLE layer when i + 1 is in ple_layer_ids.
+        req["_ext"]["ple_layers"] = [i - 1 for i in hf.ple_layer_ids]
+    return req
+
+
+def _qsa_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    specs, cache_dtype, torch_dtype = _qsa_prev_build(req, vc, model_dtype)
+    ext = req.get("_ext") or {}
+    if ext.get("ple_layers"):
+        specs = _with_ple(specs, vc, ext)
+    if not ext.get("qsa_layers"):
+        return specs, cache_dtype, torch_dtype
+    from vllm.models.qwen4_exp.common.qsa_cache import (
+        QSACompressedKeyCache,
+        QSAKeyStateCache,
+        QSAStateBackend,
+    )
+    from vllm.models.qwen4_exp.nvidia.qsa import Qwen4ExpQSAFlashAttentionBackend
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    hf = vc.model_config.hf_text_config
+    indexer = vc.attention_config.resolve_indexer_kv_dtype("bf16")
+    indexer_dtype = {"fp8": torch.float8_e4m3fn, "bf16": torch.bfloat16}[indexer]
+    out = {}
+    for name, spec in specs.items():
+        i = int(name.split(".")[2])
+        if i in ext["qsa_layers"] and name.endswith(".self_attn.attn"):
+            # Qwen4ExpQSAAttention.__init__: the indexer's caches register before the KV.
+            pre = f"model.layers.{i}.self_attn.indexer."
+            common = {"cache_config": vc.cache_config, "vllm_config": vc,
+                      "compress_ratio": int(hf.indexer_compress_ratio)}  # fmt: skip
+            raw = QSAKeyStateCache(
+                head_size=int(hf.indexer_head_dim),
+                dtype=torch.bfloat16,
+                cache_rope_positions=vc.model_config.uses_mrope,
+                prefix=pre + "raw_key_cache",
+                **common,
+            )
+            comp = QSACompressedKeyCache(
+                head_size=int(hf.indexer_head_dim),
+                dtype=indexer_dtype,
+                prefix=pre + "compressed_key_cache",
+                **common,
+            )
+            out[raw.prefix] = customize_attention_spec(QSAStateBackend, raw.get_kv_cache_spec(vc))
+            out[comp.prefix] = customize_attention_spec(QSAStateBackend, comp.get_kv_cache_spec(vc))
+            spec = customize_attention_spec(Qwen4ExpQSAFlashAttentionBackend, spec)
+        out[name] = spec
+    vc.compilation_config.static_forward_context.clear()
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+
+    backends = [FlashAttentionBackend, Qwen4ExpQSAFlashAttentionBackend, QSAStateBackend]
+    layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+    resolve_kv_cache_layout(vc, [layouts], out.values())
+    return out, cache_dtype, torch_dtype
+
+
+def _with_ple(specs, vc, ext):  # type: ignore[no-untyped-def]
+    """Qwen4ExpPLELayer (ple_layer.py): a TP-replicated short-conv MambaSpec, as
+    MambaBase.get_kv_cache_spec builds it, registered before its decoder layer's mixer; no prefill
+    checkpoint, as the GDN layers export none (the oracle's Triton GDN). The GDN specs get their
+    own mamba_type, as QwenGatedDeltaNetAttention's."""
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
+    from vllm.v1.kv_cache_interface import MambaSpec
+
+    cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+    cc = vc.cache_config
+    ple = MambaSpec(
+        shapes=tuple(cls.get_ple_mamba_state_shape_from_config(vc)),
+        dtypes=tuple(cls.get_ple_mamba_state_dtype_from_config(vc)),
+        block_size=cc.mamba_block_size,
+        page_size_padded=cc.mamba_page_size_padded,
+        mamba_type=MambaAttentionBackendEnum.SHORT_CONV,
+        tp_replicated=True,
+        mamba_cache_mode=cc.mamba_cache_mode,
+        num_speculative_blocks=0,
+    )
+    out = {}
+    for name, spec in specs.items():
+        i = int(name.split(".")[2])
+        if i in ext["ple_layers"] and f"model.layers.{i}.ple" not in out:
+            out[f"model.layers.{i}.ple"] = ple
+        if isinstance(spec, MambaSpec):
+            spec = replace(spec, mamba_type=MambaAttentionBackendEnum.GDN_ATTN)
+        out[name] = spec
+    return out
+
+
+STOCK._fill_from_model_config = _qsa_fill
+STOCK.build_specs = _qsa_build
 
 
 _more_make_vc = STOCK.make_vllm_config

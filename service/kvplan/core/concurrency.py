@@ -6,19 +6,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, SCONV, SLIDING, SLIDING_MLA
+from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING, SLIDING_MLA
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:
 # W − 1 + F tokens for sliding layers, chunk + F tokens for chunked-local layers, the state
-# blocks a request holds for Mamba layers, 0 for layers that keep every token.
+# blocks a request holds for Mamba layers, 1 for a ring (CircularBufferSpec), 0 for layers that
+# keep every token.
 GroupShape = tuple[str, int, int, int]
 
 # gpu_memory_utilization is set with 4 decimals: u = k / UTILIZATION_STEPS.
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, CIRCULAR_BUFFER)
+_BOUNDED = (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
@@ -32,7 +33,11 @@ def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> i
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind in (MAMBA, CIRCULAR_BUFFER):  # states; a ring holds one block (CircularBufferSpec)
+    if kind in (
+        MAMBA,
+        MAMBA_REPLICATED,
+        CIRCULAR_BUFFER,
+    ):  # states; a ring holds one block (CircularBufferSpec)
         return bound
     return -(-tokens // (bs * dcp))
 

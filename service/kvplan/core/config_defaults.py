@@ -126,6 +126,21 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "flint": {"tie_word_embeddings": False, "num_hidden_layers": 49, "num_attention_heads": 32,
               "num_key_value_heads": 4, "head_dim": 128, "hidden_size": 2048,
               "max_position_embeddings": 262144, "sliding_window": 513},
+    # Qwen4ExpTextConfig (transformers' qwen4_exp): layer_types every 4th indexed_attention (the
+    # GDN families' full_attention_interval rule), no indexer (so no QSA), no PLE layer.
+    "qwen4_exp_text": {"tie_word_embeddings": False, "num_hidden_layers": 40, "num_attention_heads": 16,
+                       "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048,
+                       "max_position_embeddings": 32768, "linear_conv_kernel_dim": 4,
+                       "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                       "linear_num_key_heads": 16, "linear_num_value_heads": 32, "hc_count": 4,
+                       "ple_conv_kernel_size": 4, "ngram_size": 3, "vocab_size": 248320,
+                       "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+                       "shared_expert_intermediate_size": 512},
+    # Step5Config (vllm/transformers_utils/configs/step5.py): max_position_embeddings is max_seq_len
+    # when left out, and max_seq_len is always set, so vLLM's smallest length key is at most it.
+    "step5": {"tie_word_embeddings": False, "num_hidden_layers": 48, "num_attention_heads": 40,
+              "num_attention_groups": 8, "hidden_size": 5120, "max_seq_len": 4096,
+              "intermediate_size": 13312, "vocab_size": 65536, "att_impl_type": "GQA"},
     # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py): the first 3 layers dense,
     # the other 57 sparse MoE layers, each with an indexer cache.
     "minimax_m3_text": {"tie_word_embeddings": False, "num_hidden_layers": 60, "num_attention_heads": 64,

@@ -1,4 +1,4 @@
-"""DeepSeek-V4's KV caches and how vLLM 0.33.0 packs them into groups (docs/vllm-rules.md §8.7).
+"""DeepSeek-V4's KV caches and how vLLM 0.33.0 packs them into groups (docs/vllm-rules.md §8.8).
 
 Every decoder layer keeps a sliding-window cache of its last `sliding_window` tokens; a compressed
 layer (ratio r = compress_rates[layer_types[i]] > 1) also keeps its compressed MLA cache (one

@@ -37,16 +37,24 @@ class LayerKind(StrEnum):
     MLA = "M"
     MAMBA = "R"
     CHUNKED = "C"
+    # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
+    SUMMARY = "Z"
+    # An MLAAttentionSpec of one key per compress_ratio tokens: Qwen4-exp QSA's compressed key cache;
+    # DeepSeek-V4's compressed MLA cache of a compressed layer (core/dsv4.py).
+    COMPRESSED_MLA = "K"
+    # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
+    # own group beside the sharded Mamba states.
+    MAMBA_REPLICATED = "P"
     # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers;
     # DeepSeek-V4's window caches, core/dsv4.py).
     SLIDING_MLA = "W"
-    # DeepSeek-V4: a compressed layer's MLA cache of one state per `ratio` tokens (core/dsv4.py).
-    COMPRESSED_MLA = "Z"
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
     SCONV = "V"
-    # A group kind only, never in layer_pattern: GLM-5-next's indexer rings and DeepSeek-V4.1's
-    # compressor rings (CircularBufferSpec).
+    # A per-request ring of one block (vLLM's CircularBufferSpec): GLM-5-next's indexer rings (a
+    # group kind only, never in its layer_pattern); Step5's CSA tail ring (the page of the
+    # full-attention layer it serves) and Qwen4-exp QSA's raw-key ring, layers of their own;
+    # DeepSeek-V4.1's compressor rings (a group kind only).
     CIRCULAR_BUFFER = "B"
 
 
@@ -55,18 +63,23 @@ SLIDING = LayerKind.SLIDING
 MLA = LayerKind.MLA
 MAMBA = LayerKind.MAMBA
 CHUNKED = LayerKind.CHUNKED
-SLIDING_MLA = LayerKind.SLIDING_MLA
+SUMMARY = LayerKind.SUMMARY
 COMPRESSED_MLA = LayerKind.COMPRESSED_MLA
+MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
+SLIDING_MLA = LayerKind.SLIDING_MLA
 SCONV = LayerKind.SCONV
 CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
+CIRCULAR = CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
     MLA: "mla",
     MAMBA: "mamba",
     CHUNKED: "chunked_attention",
-    SLIDING_MLA: "sliding_window_mla",
+    SUMMARY: "sparse_summary",
     COMPRESSED_MLA: "compressed_mla",
+    MAMBA_REPLICATED: "mamba_replicated",
+    SLIDING_MLA: "sliding_window_mla",
     SCONV: "sconv",
     CIRCULAR_BUFFER: "circular_buffer",
 }
@@ -79,9 +92,24 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
+    "circular_buffer": CIRCULAR,
+    "sparse_summary": SUMMARY,
+    "compressed_mla": COMPRESSED_MLA,
+    "mamba_replicated": MAMBA_REPLICATED,
     "sliding_window_mla": SLIDING_MLA,
     "sconv": SCONV,
 }
+
+
+class QsaCaches(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """Qwen4-exp QSA's side caches beside each indexed layer's KV, one head on every TP rank
+    (vllm/models/qwen4_exp/common/qsa_cache.py): a ring of compress_ratio raw-key rows
+    (CircularBufferSpec, block compress_ratio) and one compressed key per compress_ratio tokens
+    (MLAAttentionSpec, tokens_per_state compress_ratio)."""
+
+    compress_ratio: int
+    ring_row_bytes: int
+    key_bytes: int
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -135,6 +163,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # per_layer_config, global_head_dim); None where every attention layer has the same.
     full_head_dim: int | None = None
     full_kv_heads: int | None = None
+    qsa: QsaCaches | None = None
     # Sliding-window MLA layers' latent width (Dots3: swa_kv_lora_rank + swa_qk_rope_head_dim), and
     # the width the sparse MLA layers pad their latent rows to (Dots3's physical_head_size), whose
     # backend lays blocks out block-outermost; None where there are none / rows are the latent.
@@ -201,7 +230,19 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def layer_counts(self) -> dict[str, int]:
         return {
             KIND_NAMES[k]: self.layer_pattern.count(k)
-            for k in (FULL, SLIDING, CHUNKED, MLA, SLIDING_MLA, MAMBA, SCONV, COMPRESSED_MLA)
+            for k in (
+                FULL,
+                SLIDING,
+                CHUNKED,
+                MLA,
+                SLIDING_MLA,
+                MAMBA,
+                SCONV,
+                MAMBA_REPLICATED,
+                SUMMARY,
+                COMPRESSED_MLA,
+                CIRCULAR,
+            )
             if k in self.layer_pattern
         }
 
@@ -276,6 +317,7 @@ def make_geometry(
     kpool_indexer: tuple[int, int] | None = None,
     full_head_dim: int | None = None,
     full_kv_heads: int | None = None,
+    qsa: QsaCaches | None = None,
     sliding_mla_dim: int | None = None,
     mla_row_dim: int | None = None,
     sparse_mla_layers: tuple[int, ...] | None = None,
@@ -340,6 +382,19 @@ def make_geometry(
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
+    if (CIRCULAR in pattern or SUMMARY in pattern or COMPRESSED_MLA in pattern) and FULL not in pattern:
+        raise InvalidInput(
+            p + "layer_types",
+            "circular_buffer and sparse_summary layers serve full_attention layers; give one",
+        )
+    if MAMBA_REPLICATED in pattern and (
+        MAMBA not in pattern or mamba is None or not mamba.replicated_state_bytes
+    ):
+        raise InvalidInput(
+            p + "mamba", "mamba_replicated layers need the Mamba state's replicated_state_bytes"
+        )
+    if COMPRESSED_MLA in pattern and qsa is None:
+        raise InvalidInput(p + "qsa", "required with compressed_mla layers")
     if (SLIDING in pattern or SLIDING_MLA in pattern) and not sliding_window:
         raise InvalidInput(p + "sliding_window", "required when some layers use sliding attention")
     if SLIDING_MLA in pattern:
@@ -418,6 +473,7 @@ def make_geometry(
         kpool_indexer=_kpool_indexer(kpool_indexer, pattern, p) if mla else None,
         full_head_dim=_opt_pos_int(full_head_dim, p + "full_head_dim", MAX_HEAD_DIM) if own_full else None,
         full_kv_heads=_opt_pos_int(full_kv_heads, p + "full_kv_heads", MAX_HEADS) if own_full else None,
+        qsa=qsa if COMPRESSED_MLA in pattern else None,
         sliding_mla_dim=sliding_mla_dim if SLIDING_MLA in pattern else None,
         mla_row_dim=mla_row_dim if mla and MLA in pattern else None,
         sparse_mla_layers=sparse_mla_layers,

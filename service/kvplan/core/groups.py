@@ -7,16 +7,44 @@ import math
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .geometry import CHUNKED, CIRCULAR_BUFFER, FULL, MAMBA, MLA, SCONV, SLIDING, SLIDING_MLA
+from .geometry import (
+    CHUNKED,
+    CIRCULAR,
+    CIRCULAR_BUFFER,
+    COMPRESSED_MLA,
+    FULL,
+    MAMBA,
+    MAMBA_REPLICATED,
+    MLA,
+    SCONV,
+    SLIDING,
+    SLIDING_MLA,
+    SUMMARY,
+)
 from .memo import memo_bounded
 from .pertoken import LayerBytes
 from .units import cdiv
+
+STATES = (MAMBA, MAMBA_REPLICATED)
 
 # The smallest kernel block of the attention backends (FlashAttention: multiples of 16), and the
 # alignment MLA decode kernels need in a Mamba hybrid (vllm/platforms/interface.py
 # Platform._align_hybrid_block_size).
 KERNEL_BLOCK_ALIGNMENT = 16
 MLA_HYBRID_BLOCK_ALIGNMENT = 128
+# Layers with side caches whose backends take block-outermost layouts only, so vLLM packs the
+# groups (Step5's DSA: BLNHC; Qwen4-exp's QSAStateBackend: BLNHC/BLHNC).
+PACKED_KINDS = frozenset({CIRCULAR, SUMMARY, COMPRESSED_MLA})
+# Qwen4-exp QSA's main KV is bf16 or fp8 e4m3 (vllm/models/qwen4_exp/nvidia/qsa.py).
+QSA_KV_DTYPES = frozenset({"bfloat16", "fp8", "fp8_e4m3"})
+# Step5's DSA layers read eight-token pages (block_stride_alignment MultipleOf(8)) and its ring is
+# addressed in 1 KiB rows (vllm/models/step5/nvidia/sparse_attention.py, csa_tail_ring.py).
+DSA_KERNEL_BLOCK = 8
+RING_ROW_BYTES = 1024
+# The ring holds the open region's rows: 7 + speculative tokens (none modelled); summaries cover
+# eight-token regions (sparse_summary_cache.py).
+RING_MIN_ROWS = 7
+SUMMARY_REGION = 8
 # The DeepSeek-V3.2 indexer kernel's block (vllm/v1/attention/backends/mla/indexer.py
 # DeepseekV32IndexerBackend.get_supported_kernel_block_sizes on CUDA).
 INDEXER_KERNEL_BLOCK = 64
@@ -48,6 +76,10 @@ class GroupPlan:
     class_layers: tuple[int, ...] = ()
     min_block_size: int = 0
     class_windows: tuple[int | None, ...] = ()
+    # Block-outermost packing (Step5 DSA): each group's page bytes (the sum of its layers' pages),
+    # and the block stride alignment, the lcm of every layer's.
+    packed_pages: tuple[int, ...] = ()
+    block_alignment: int = 0
 
     def __post_init__(self) -> None:
         counts: dict[tuple[str, int, int | None], list[int]] = {}
@@ -73,6 +105,20 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
         )
     if lb.kpool_indexer is not None:
         return _packed_kpool(lb, block_size, hybrid_manager)
+    if PACKED_KINDS & set(lb.kinds):
+        if not hybrid_manager:
+            raise InvalidInput(
+                "hybrid_kv_cache_manager",
+                "layers with side caches packed block-outermost (Step5's DSA, Qwen4-exp's QSA) are "
+                "planned with the hybrid KV cache manager only",
+            )
+        if len(lb.stages) > 1:
+            raise InvalidInput(
+                "pipeline_parallel_size",
+                "block-outermost packed KV groups (Step5's DSA, Qwen4-exp's QSA) are modelled for "
+                "one pipeline stage only",
+            )
+        return _packed_side_caches(lb, block_size)
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
     if lb.packed_row_bytes:
@@ -182,26 +228,32 @@ def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page
 
 def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     raised: list[tuple[str, int, int]] = []
-    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k != MAMBA), default=0)
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k not in STATES), default=0)
     if MAMBA in kinds and attn_tok:
-        new_bs = align_hybrid_block_size(bs, attn_tok, lb.mamba_state_gpu, MLA in kinds)
+        state = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
+        new_bs = align_hybrid_block_size(bs, attn_tok, state, MLA in kinds)
         if bs < new_bs:
             raised.append(("attention", bs, new_bs))
             bs = new_bs
     # Spec classes in first-seen order: (kind, bytes per token, what else tells specs apart).
     classes: dict[tuple[str, int, int], list[int]] = {}
     for i, k in enumerate(kinds):
-        key = (k, 0 if k == MAMBA else lb.gpu[i], lb.variants[i] if lb.variants else 0)
+        key = (k, 0 if k in STATES else lb.gpu[i], lb.variants[i] if lb.variants else 0)
         classes.setdefault(key, []).append(i)
     # An sconv state's block is its kernel, whatever the requested block (vllm/models/inkling).
     own: dict[str, int] = {SCONV: lb.sconv_kernel}
-    pages = {key: (key[1] * own.get(key[0], bs) if key[0] != MAMBA else 0) for key in classes}
+    pages = {key: (key[1] * own.get(key[0], bs) if key[0] not in STATES else 0) for key in classes}
     max_page = max(pages.values()) or lb.mamba_state_gpu
     block_sizes: dict[tuple[str, int, int], int] = {}
     for key, page in pages.items():
-        if key[0] == MAMBA:
-            if lb.mamba_state_gpu > max_page:
+        if key[0] in STATES:
+            if (lb.mamba_replicated_gpu if key[0] == MAMBA_REPLICATED else lb.mamba_state_gpu) > max_page:
                 raise InvalidInput("model", "Mamba state larger than the attention page")
+            block_sizes[key] = bs
+            continue
+        if page and max_page % page and key[0] in (FULL, SLIDING, CHUNKED):
+            # A non-MLA attention page that does not divide the largest is padded to it, its
+            # block kept (unify_kv_cache_spec_page_size).
             block_sizes[key] = bs
             continue
         if page == 0 or max_page % page:
@@ -238,6 +290,145 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
             most[stage] = max(most[stage], n)
     stage_bpb = [m * max_page for m in most]
     return GroupPlan(tuple(groups), group_size, padding, max_page, tuple(stage_bpb), tuple(raised), False)
+
+
+def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
+    """Groups packed block-outermost (docs/vllm-rules.md §8.7; vllm/v1/core/kv_cache_planning.py
+    _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
+    order (full attention with the summary caches or compressed keys beside it, as one type; the
+    rings; the sliding layers; the Mamba states); a bucket holding each page size as often is a
+    repeating pattern, and every such bucket splits into groups of the same number of repeats
+    (approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
+    repeats) sliding buckets are split to fit the widest group. A block is the widest group's
+    pages, rounded up to every layer's stride alignment."""
+    kinds, qsa = lb.kinds, lb.qsa
+    step5 = SUMMARY in kinds
+    raised: list[tuple[str, int, int]] = []
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k == FULL), default=0)
+    mamba_page = replicated_page = 0
+    if MAMBA in kinds and attn_tok:
+        # Platform._align_hybrid_block_size sizes the attention block for the largest state, and
+        # pads the states to the attention page unless it already equals that largest state.
+        largest = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
+        new_bs = align_hybrid_block_size(bs, attn_tok, largest, False)
+        if bs < new_bs:
+            raised.append(("attention", bs, new_bs))
+            bs = new_bs
+        mamba_page = lb.mamba_state_gpu if bs * attn_tok == largest else bs * attn_tok
+        replicated_page = lb.mamba_replicated_gpu if bs * attn_tok == largest else bs * attn_tok
+    pages: list[int] = []
+    blocks: list[int] = []
+    served = 0
+    for i, k in enumerate(kinds):
+        block = bs
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR, COMPRESSED_MLA, *STATES):
+            raise InvalidInput("model", f"a {k!r} layer beside packed KV groups is not modelled")
+        if k == FULL:
+            served = lb.gpu[i]
+        if k == MAMBA:
+            page = mamba_page
+        elif k == MAMBA_REPLICATED:
+            page = replicated_page
+        elif qsa is not None and k in (CIRCULAR, COMPRESSED_MLA):
+            if k == COMPRESSED_MLA and lb.dtypes[i + 1] not in QSA_KV_DTYPES:
+                raise InvalidInput(
+                    "kv_cache_dtype",
+                    f"Qwen4-exp QSA keeps its KV in bf16 or fp8 (e4m3), not {lb.dtypes[i + 1]}",
+                )
+            # qsa_cache.py: the ring holds compress_ratio rows in a block of as many tokens, the
+            # compressed cache one key per compress_ratio tokens of the attention block.
+            if bs % qsa.compress_ratio:
+                raise InvalidInput(
+                    "block_size",
+                    f"{bs}: QSA's compress ratio {qsa.compress_ratio} must divide the block size",
+                )
+            block = qsa.compress_ratio if k == CIRCULAR else bs
+            page = (
+                qsa.compress_ratio * qsa.ring_row_bytes
+                if k == CIRCULAR
+                else bs // qsa.compress_ratio * qsa.key_bytes
+            )
+        else:
+            # A Step5 ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
+            page = (served if k == CIRCULAR else lb.gpu[i]) * bs
+        if k == SUMMARY and bs % SUMMARY_REGION:
+            raise InvalidInput("block_size", f"{bs}: Step5's KV blocks must align to eight-token regions")
+        if (
+            k == CIRCULAR
+            and qsa is None
+            and (page % RING_ROW_BYTES or page // RING_ROW_BYTES < RING_MIN_ROWS)
+        ):
+            raise InvalidInput(
+                "block_size",
+                f"{bs}: Step5's CSA tail ring needs {RING_MIN_ROWS} rows of {RING_ROW_BYTES} B in one "
+                f"{page}-byte KV page (vLLM refuses: increase --block-size)",
+            )
+        pages.append(page)
+        blocks.append(block)
+    # Buckets of one uniform type (UniformTypeKVCacheSpecs.is_uniform_type), named by their first
+    # layer's kind: full attention, the summaries and the compressed keys are all full-attention
+    # specs of one block size.
+    buckets: dict[str, dict[int, list[int]]] = {}
+    first: dict[str, str] = {}
+    for i, k in enumerate(kinds):
+        key = FULL if k in (SUMMARY, COMPRESSED_MLA) else k
+        first.setdefault(key, k)
+        buckets.setdefault(key, {}).setdefault(pages[i], []).append(i)
+    # (kind, layers by page, balanced, most layers of one page size)
+    info = [
+        (key, by_page, len({len(v) for v in by_page.values()}) == 1, max(len(v) for v in by_page.values()))
+        for key, by_page in buckets.items()
+    ]
+    floor = max((most for _, by_page, bal, most in info if bal and len(by_page) > 1), default=0)
+    repeats = approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
+
+    def n_groups(balanced: bool, most: int) -> int:
+        return cdiv(most, repeats) if balanced and repeats is not None else 1
+
+    def state(key: str) -> bool:
+        return key in (CIRCULAR, *STATES) or (repeats is None and key == SLIDING)
+
+    def widest(by_page: dict[int, list[int]], n: int) -> int:
+        return sum(cdiv(len(v), n) * page for page, v in by_page.items())
+
+    anchor = max(
+        widest(by_page, sum(map(len, by_page.values())) if state(key) else n_groups(bal, most))
+        for key, by_page, bal, most in info
+    )
+    groups: list[KvGroup] = []
+    for key, by_page, bal, most in info:
+        layers = sorted(i for v in by_page.values() for i in v)
+        n = n_groups(bal, most)
+        if state(key):
+            n = max(n, cdiv(len(layers), max(anchor // pages[layers[0]], 1)))
+        if n == 1:
+            groups.append(KvGroup(first[key], blocks[layers[0]], tuple(layers)))
+            continue
+        repeat = list(zip(*by_page.values(), strict=False))
+        for j in range(n):
+            members = tuple(sorted(i for r in repeat[j::n] for i in r))
+            groups.append(KvGroup(first[key], blocks[layers[0]], members))
+    group_pages = tuple(sum(pages[i] for i in g.layers) for g in groups)
+    align = 1
+    if step5:
+        kernel = math.gcd(DSA_KERNEL_BLOCK, bs)
+        for i, k in enumerate(kinds):
+            if k == FULL and kernel != bs:
+                align = math.lcm(align, kernel * lb.gpu[i])
+            elif k == CIRCULAR:
+                align = math.lcm(align, RING_ROW_BYTES)
+    bpb = cdiv(max(group_pages), align) * align
+    return GroupPlan(
+        tuple(groups),
+        repeats or max(len(g.layers) for g in groups),  # as Dots3's packed groups report it
+        0,
+        max(group_pages),
+        (bpb,),
+        tuple(raised),
+        False,
+        packed_pages=group_pages,
+        block_alignment=align,
+    )
 
 
 # GLM-5-next's caches beside its sparse MLA latent: an indexer state of index_head_dim fp8 bytes and

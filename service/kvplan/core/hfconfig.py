@@ -19,6 +19,7 @@ from .geometry import (
     MAMBA,
     SCONV,
     Geometry,
+    QsaCaches,
     make_dsv4_geometry,
     make_dsv41_geometry,
     make_geometry,
@@ -60,15 +61,9 @@ _KV_HEAD_KEYS = (
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
 # Architectures vLLM 0.33 serves from vllm/models/<package> with KV layouts of their own (per-layer
 # windows from their own config keys, compressed or indexed sparse attention, their own
-# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention.
-_OWN_LAYOUT_ARCHS = {
-    arch: package
-    for package, archs in (
-        ("qwen4_exp", ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
-        ("step5", ("Step5ForCausalLM", "Step5ForConditionalGeneration")),
-    )
-    for arch in archs
-}
+# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention
+# (architecture → package; every family of issue #12 is modelled now).
+_OWN_LAYOUT_ARCHS: dict[str, str] = {}
 # MiniMax-M3: vLLM reads only the text_config of a minimax_m3_vl config, through its own
 # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py), the top level's dtype aside.
 _MINIMAX_M3 = "minimax_m3_text"
@@ -108,8 +103,9 @@ _ALICE_AI = "AliceAIForCausalLM"
 _ALICE_AI_FAMILY = "alice_ai"
 # Gated-delta-net families (Qwen3-Next, Qwen3.5 / 3.6, OLMo-hybrid), their text configs included.
 _GDN_FAMILIES = frozenset(
-    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid"}
-)
+    {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "olmo_hybrid",
+     "qwen4_exp", "qwen4_exp_text"}
+)  # fmt: skip
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
@@ -125,7 +121,8 @@ _ZAMBA2_BLOCKS = ("mamba",) + (("mamba",) * 5 + ("hybrid",)) * 7 + ("mamba",) * 
 # (vllm/model_executor/models/config.py MODELS_CONFIG_MAP: Qwen3_5ForConditionalGenerationConfig).
 _QWEN35_SSM_DTYPE_ARCHS = frozenset({
     "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM",
-    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification"})  # fmt: skip
+    "Qwen3_5MoeForConditionalGeneration", "ColQwen3_5", "D3ForSequenceClassification",
+    "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"})  # fmt: skip
 # vllm/model_executor/models/registry.py: the two models of model_type "bailing_hybrid", with
 # linear attention (Ring-2.5) or KDA (Bailing V3) beside MLA.
 _BAILING_LINEAR = "BailingMoeV2_5ForCausalLM"
@@ -568,6 +565,7 @@ def _mamba_state(
             head_v_dim=_cfg_dim(cfg, "linear_value_head_dim"),
             conv_dtype=dtype,
             ssm_dtype=ssm,
+            replicated_state_bytes=_qwen4_exp_ple_state(cfg, dtype) if model_type in _QWEN4_EXP else 0,
         )
     if model_type == "zamba2":
         # vllm/model_executor/models/zamba2.py get_mamba_state_shape_from_config; Zamba2Config
@@ -780,6 +778,19 @@ def _kv_slots(
         ):
             raise InvalidConfig("layers_block_type", "must list hybrid or mamba for each layer")
         return tuple((k, i) for i, b in enumerate(blocks) for k in kv_layers[b]), len(blocks)
+    if model_type in _QWEN4_EXP and (cfg.get("indexer_n_heads") is not None or cfg.get("ple_layer_ids")):
+        # Qwen4ExpDecoderLayer: a PLE layer registers first; Qwen4ExpQSAAttention's indexer ring
+        # and compressed key cache before its KV.
+        attn: tuple[str, ...] = ("full_attention",)
+        if cfg.get("indexer_n_heads") is not None:
+            attn = ("circular_buffer", "compressed_mla", "full_attention")
+        ple = set(cfg.get("ple_layer_ids") or ())
+        entries: list[tuple[str, int]] = []
+        for i, t in enumerate(cfg["layer_types"]):
+            if i + 1 in ple:
+                entries.append(("mamba_replicated", i))
+            entries += [(k, i) for k in (attn if t == "full_attention" else (t,))]
+        return tuple(entries), n
     if model_type == "nemotron-nas":
         # vllm/model_executor/models/nemotron_nas.py DeciLMDecoderLayer: a block whose attention
         # is a no-op has no attention layer, so no KV cache.
@@ -830,6 +841,276 @@ def _falcon_kv_heads(cfg: Mapping[str, Any], q_heads: int) -> int | None:
     if cfg.get("new_decoder_architecture"):
         return None
     return 1 if cfg.get("multi_query") else q_heads
+
+
+_QWEN4_EXP = frozenset({"qwen4_exp", "qwen4_exp_text"})
+# Qwen4-exp's attention layer types (vllm/models/qwen4_exp/nvidia/model.py _QSA_LAYER_TYPES): QSA
+# when the config has indexer_n_heads, else plain full attention (Qwen3NextAttention).
+_QWEN4_EXP_ATTENTION = ("qwen_sparse_attention", "indexed_attention")
+
+
+def _qwen4_exp_config(cfg: dict[str, Any], n: int) -> dict[str, Any]:
+    """Qwen4-exp read as vLLM builds it (vllm/models/qwen4_exp/nvidia/model.py
+    Qwen4ExpDecoderLayer): linear_attention layers are gated delta nets, the others full
+    attention, QSA when the config has indexer_n_heads; a layer whose 1-based index is in
+    ple_layer_ids also keeps a PLE short-conv state (ple_layer.py)."""
+    ple = cfg.get("ple_layer_ids") or []
+    if not isinstance(ple, list) or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= n for i in ple
+    ):
+        raise InvalidConfig("ple_layer_ids", f"must list 1-based layer indices up to {n}")
+    hc = cfg.get("hc_count", 4)
+    if not isinstance(hc, int) or isinstance(hc, bool) or hc <= 1:
+        raise InvalidConfig("hc_count", f"vLLM's Qwen4-exp requires hc_count > 1, got {hc!r}")
+    _qwen4_exp_qsa_fields(cfg)
+    types = cfg.get("layer_types")
+    if types is None:
+        # Qwen4ExpTextConfig: every full_attention_interval-th layer (4) is indexed attention.
+        every = _cfg_count({"full_attention_interval": 4, **cfg}, "full_attention_interval")
+        types = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
+    if not isinstance(types, list) or len(types) != n:
+        raise InvalidConfig("layer_types", f"must list the {n} layers")
+    out = []
+    for i, t in enumerate(types):
+        # transformers reads a checkpoint's full_attention as indexed_attention.
+        if t not in ("linear_attention", "full_attention", *_QWEN4_EXP_ATTENTION):
+            raise InvalidConfig(
+                f"layer_types[{i}]", f"Qwen4-exp takes linear_attention or indexed_attention, got {t!r}"
+            )
+        out.append("linear_attention" if t == "linear_attention" else "full_attention")
+    return {**cfg, "layer_types": out}
+
+
+_QWEN4_EXP_QSA_FIELDS = (
+    "indexer_n_heads",
+    "indexer_kv_heads",
+    "indexer_head_dim",
+    "indexer_budget",
+    "indexer_compress_ratio",
+)
+
+
+def _qwen4_exp_qsa_fields(cfg: Mapping[str, Any]) -> None:
+    """QSA's fields as Qwen4ExpTextConfig.validate_architecture checks them: all or none,
+    positive, one indexer KV head, the budget a multiple of the compress ratio."""
+    given = {k: cfg.get(k) for k in _QWEN4_EXP_QSA_FIELDS}
+    if all(v is None for v in given.values()):
+        return
+    vals = {k: pos_int(v, k, MAX_TOKENS, InvalidConfig) for k, v in given.items()}
+    if vals["indexer_kv_heads"] != 1:
+        raise InvalidConfig("indexer_kv_heads", "Qwen4-exp QSA requires 1")
+    if vals["indexer_budget"] % vals["indexer_compress_ratio"]:
+        raise InvalidConfig("indexer_budget", "must be a multiple of indexer_compress_ratio")
+
+
+def _qwen4_exp_qsa(cfg: Mapping[str, Any], dtype: str, archs: tuple[str, ...]) -> QsaCaches | None:
+    """QSA's side caches (vllm/models/qwen4_exp/common/qsa_cache.py, indexer_qsa.py): a ring of
+    bf16 raw keys (beside exact MRoPE positions, four bf16 words per int64 axis, where the
+    multimodal model keeps MRoPE) and bf16 compressed keys (vLLM's default indexer KV dtype)."""
+    if cfg.get("indexer_n_heads") is None:
+        return None
+    if dtype != "bfloat16":
+        raise InvalidConfig("torch_dtype", "Qwen4-exp QSA requires bfloat16")
+    head = _cfg_dim(cfg, "indexer_head_dim")
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    mrope = (
+        "Qwen4ExpForConditionalGeneration" in archs and isinstance(rope, Mapping) and "mrope_section" in rope
+    )
+    row = head + (-head) % 4 + 3 * 4 if mrope else head
+    return QsaCaches(
+        compress_ratio=_cfg_dim(cfg, "indexer_compress_ratio"), ring_row_bytes=row * 2, key_bytes=head * 2
+    )
+
+
+def _qwen4_exp_ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
+    """The PLE short-conv state, TP-replicated, which vLLM's platform sizes the attention block
+    for whether or not a layer keeps it (Qwen4ExpForCausalLM.get_mamba_specs_from_config,
+    get_ple_mamba_state_shape_from_config): (ple_conv_kernel_size − 1) × ngram_size rows of
+    hidden_size × hc_count, in the model dtype."""
+    rows = (_cfg_dim(cfg, "ple_conv_kernel_size") - 1) * _cfg_dim(cfg, "ngram_size")
+    return rows * _cfg_dim(cfg, "hidden_size") * _cfg_dim(cfg, "hc_count") * MODEL_DTYPES[dtype]
+
+
+_STEP5 = "step5"
+_STEP5_ARCHS = frozenset({"Step5ForCausalLM", "Step5ForConditionalGeneration"})
+# Step5's sparse_config keys and the values vLLM's DSA path accepts
+# (vllm/models/step5/nvidia/config.py get_step5_sparse_config); a key left out takes the default.
+_STEP5_SPARSE_FIXED: dict[str, Any] = {
+    "proxy_dim": 256,
+    "region_block_size": 8,
+    "sparse_indexer_num_k_heads": 1,
+    "sparse_indexer_use_rope": True,
+    "sparse_indexer_q_norm_type": "rmsnorm",
+    "sparse_indexer_k_norm_type": "layernorm",
+    "sparse_indexer_csa_z_norm_type": "none",
+    "compression_method": "csa_block_compress",
+    "attention_impl": "sparse_gqa",
+    "sparse_indexer_ssmax_s_granularity": "q_head",
+}
+# Step5 DSA kernels: head dim 192 (sparse_attention.py), local query heads per KV group.
+STEP5_DSA_HEAD_DIM = 192
+STEP5_DSA_Q_PER_KV = (4, 8, 16)
+
+
+def _step5_sparse(cfg: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The enabled sparse_config section, None when disabled; a checkpoint without one, or with
+    one vLLM refuses, is refused naming the field (vllm/models/step5/nvidia/config.py)."""
+    for legacy in ("step5_sparse_config", "step3p5_sparse_config"):
+        if cfg.get(legacy) is not None:
+            raise InvalidConfig(legacy, "unsupported: vLLM reads Step5's sparse layout from sparse_config")
+    section = cfg.get("sparse_config")
+    if not isinstance(section, Mapping):
+        raise InvalidConfig(
+            "sparse_config", "Step5 needs a sparse_config section; vLLM serves no dense-only Step5 checkpoint"
+        )
+    enabled = section.get("enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise InvalidConfig("sparse_config.enabled", f"must be a bool, got {enabled!r}")
+    if enabled is False:
+        return None
+    for key, want in _STEP5_SPARSE_FIXED.items():
+        got = section.get(key)
+        if (
+            got not in (None, "")
+            and (got if isinstance(want, bool | int) else str(got).strip().lower()) != want
+        ):
+            raise InvalidConfig(f"sparse_config.{key}", f"vLLM's Step5 DSA requires {want!r}, got {got!r}")
+    apply_to = section.get("apply_to_layer_types")
+    if apply_to is not None and [str(t).strip().lower() for t in apply_to if str(t).strip()] != [
+        "full_attention"
+    ]:
+        raise InvalidConfig(
+            "sparse_config.apply_to_layer_types", "vLLM's Step5 DSA takes ['full_attention'] only"
+        )
+    return section
+
+
+def _step5_geometry(
+    cfg: Mapping[str, Any],
+    name: str,
+    n: int,
+    dtype: str,
+    max_pos: int,
+    weight_dtype: str | None,
+    expert_dtype: str | None,
+) -> Geometry:
+    """Step5 (docs/vllm-rules.md §2.1; vllm/models/step5/nvidia/model.py Step5DecoderLayer,
+    Step5Attention): a layer slides
+    where layer_types says sliding_attention (without layer_types: the even layers) and the
+    config has a window; its heads, KV groups and head dim are attention_other_setting's where that
+    names its type, its query heads swa_num_attention_heads when sliding. With sparse_config
+    enabled every other layer is DSA: its KV, a summary cache (sparse_summary_cache.py) and a CSA
+    ring of one page (csa_tail_ring.py)."""
+    sparse = _step5_sparse(cfg)
+    if cfg.get("att_impl_type", "GQA") != "GQA":
+        raise InvalidConfig("att_impl_type", f"vLLM's Step5 takes GQA only, got {cfg.get('att_impl_type')!r}")
+    types = cfg.get("layer_types_with_mtp") or cfg.get("layer_types") or []
+    if not isinstance(types, list):
+        raise InvalidConfig("layer_types", "must be a list")
+    if types and len(types) < n:
+        raise InvalidConfig("layer_types", f"has {len(types)} entries for {n} layers")
+    other = cfg.get("attention_other_setting") or None
+    if other is not None and not isinstance(other, Mapping):
+        raise InvalidConfig("attention_other_setting", "must be an object")
+    window_raw = cfg.get("sliding_window")
+    hidden = _cfg_int(cfg, "hidden_size", MAX_HIDDEN_SIZE)
+    kinds: list[str] = []
+    slots: list[int] = []
+    dims: dict[str, set[tuple[int, int, int]]] = {"sliding": set(), "full": set()}
+    for i in range(n):
+        kind = types[i] if types else ("sliding_attention" if i % 2 == 0 else "full_attention")
+        if kind not in ("sliding_attention", "full_attention"):
+            raise InvalidConfig(
+                f"layer_types[{i}]", f"Step5 layers are full_attention or sliding_attention, got {kind!r}"
+            )
+        src: Mapping[str, Any] = cfg
+        if other and types and other.get("attention_type") == kind:
+            src = {**cfg, **{k: v for k, v in other.items() if v}}
+        heads = _cfg_int(src, "num_attention_heads", MAX_HEADS)
+        sliding = window_raw is not None and kind == "sliding_attention"
+        if sliding and cfg.get("swa_num_attention_heads") is not None:
+            heads = _cfg_int(cfg, "swa_num_attention_heads", MAX_HEADS)
+        kv = _cfg_int(src, "num_attention_groups", MAX_HEADS)
+        if src.get("head_dim"):
+            head_dim = _cfg_int(src, "head_dim", MAX_HEAD_DIM)
+        elif hidden % heads:
+            raise InvalidConfig(
+                "head_dim", f"absent, and hidden_size {hidden} is not a multiple of {heads} heads"
+            )
+        else:
+            head_dim = hidden // heads
+        dims["sliding" if sliding else "full"].add((heads, kv, head_dim))
+        if sliding:
+            kinds.append("sliding_attention")
+            slots.append(i)
+        elif sparse is None:
+            kinds.append("full_attention")
+            slots.append(i)
+        elif kind != "full_attention":
+            # Typed sliding with no window: vLLM runs it as plain full attention, not DSA.
+            raise InvalidConfig(
+                "sliding_window",
+                "absent, so sliding_attention layers would run dense beside DSA ones: not modelled",
+            )
+        else:
+            # A DSA layer: its KV (Step5DSAAttentionBackend), the summaries, the ring.
+            if not cfg.get("use_head_wise_attn_gate"):
+                raise InvalidConfig("use_head_wise_attn_gate", "vLLM's Step5 DSA layers require true")
+            if head_dim != STEP5_DSA_HEAD_DIM:
+                raise InvalidConfig("head_dim", f"vLLM's Step5 DSA kernels take head dim 192, got {head_dim}")
+            index_tp = sparse.get("index_tp_size") or sparse.get("num_provider_groups") or 4
+            idx_heads = sparse.get("sparse_indexer_num_heads") or 16
+            if index_tp != kv:
+                raise InvalidConfig(
+                    "sparse_config.index_tp_size",
+                    f"must equal the DSA layers' {kv} KV groups, got {index_tp}",
+                )
+            if idx_heads % index_tp or idx_heads // index_tp not in (2, 4):
+                raise InvalidConfig(
+                    "sparse_config.sparse_indexer_num_heads",
+                    f"÷ index_tp_size must be 2 or 4, got {idx_heads} ÷ {index_tp}",
+                )
+            kinds += ["full_attention", "sparse_summary", "circular_buffer"]
+            slots += [i, i, i]
+    for key, found in dims.items():
+        if len(found) > 1:
+            raise InvalidConfig(
+                "attention_other_setting",
+                f"Step5's {key} layers differ in heads or head dim: {sorted(found)}",
+            )
+    window = None
+    if dims["sliding"]:
+        window = pos_int(window_raw, "sliding_window", MAX_TOKENS, InvalidConfig)
+    q_heads, kv_heads, head_dim = next(iter(dims["full"] or dims["sliding"]))
+    full_kv = full_dim = None
+    if dims["sliding"] and dims["full"]:
+        _, kv_heads, head_dim = next(iter(dims["sliding"]))
+        _, full_kv, full_dim = next(iter(dims["full"]))
+    uniform = len(set(kinds)) == 1
+    try:
+        return make_geometry(
+            name=name,
+            model_type=_STEP5,
+            num_layers=len(kinds),
+            num_attention_heads=q_heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            layer_types=None if uniform and kinds[0] == "full_attention" else tuple(kinds),
+            sliding_window=window,
+            dtype=dtype,
+            max_position_embeddings=max_pos,
+            full_head_dim=full_dim,
+            full_kv_heads=full_kv,
+            decoder_layers=tuple(slots) if len(slots) != n else None,
+            num_decoder_layers=n if len(slots) != n else None,
+            weight_dtype=weight_dtype,
+            expert_weight_dtype=expert_dtype,
+            prefix="",
+        )
+    except InvalidConfig:
+        raise
+    except InvalidInput as e:
+        raise InvalidConfig(e.field, e.reason) from None
 
 
 def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
@@ -1142,7 +1423,15 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if _ALICE_AI in archs:
         model_type = _ALICE_AI_FAMILY
     if _DSV41_ARCH in archs:
+        if top.get("model_type") != "deepseek_v41":  # vLLM's DeepseekV41Config reads the model
+            raise InvalidConfig(
+                "architectures",
+                f"{_DSV41_ARCH} is DeepSeek-V4.1 (vllm/models/deepseek_v41), read from a deepseek_v41 "
+                f"config; this one says model_type {top.get('model_type')!r}",
+            )
         return _deepseek_v41_geometry(cfg, top, name)
+    if _STEP5_ARCHS & set(archs):
+        model_type = _STEP5  # vLLM builds Step5's layers whatever else the config calls itself
     if _KIMI_K3 in archs:
         model_type = _kimi_k3_text_model_type(config)
     if _GLM5_NEXT_ARCHS & set(archs):
@@ -1194,6 +1483,11 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
 
     max_pos = derived_max_model_len(cfg, model_type)
+    if model_type == _STEP5:
+        weight_dtype, expert_dtype = _quant_dtypes(cfg)
+        return _step5_geometry(cfg, name, n, dtype, max_pos, weight_dtype, expert_dtype)
+    if model_type in _QWEN4_EXP:
+        cfg = _qwen4_exp_config(cfg, n)
     if model_type == _DOTS3:
         return _dots3_geometry(cfg, name, n, q_heads, dtype, max_pos)
 
@@ -1319,6 +1613,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
             attention_chunk_size=chunk,
             full_head_dim=full_dim,
             full_kv_heads=full_kv,
+            qsa=_qwen4_exp_qsa(cfg, dtype, archs) if model_type in _QWEN4_EXP else None,
             indexer_layers=indexer_layers,
             indexer_dim=indexer_dim,
             decoder_layers=slots,

@@ -46,6 +46,10 @@ class MambaState(msgspec.Struct, frozen=True, kw_only=True):
     conv_dtype: str = "bfloat16"
     ssm_dtype: str = "bfloat16"
     checkpoint_blocks: int = 0
+    # A TP-replicated state vLLM's platform also sizes the attention block for, whether or not a
+    # layer keeps it (Qwen4-exp's PLE short conv: vllm/platforms/interface.py
+    # Platform._align_hybrid_block_size takes the largest of get_mamba_specs_from_config).
+    replicated_state_bytes: int = 0
 
 
 # Blocks a request's state holds (MambaSpec.max_memory_usage_bytes). Prefix caching is on by

@@ -7,7 +7,7 @@ from bisect import bisect_left
 import msgspec
 
 from .errors import InvalidLayout
-from .geometry import Geometry
+from .geometry import CIRCULAR, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
@@ -60,6 +60,20 @@ def validate(geometry: Geometry, par: Parallel) -> None:
                 f"{tp} and the model's {kv} KV heads do not divide one another; "
                 "valid: " + ", ".join(str(t) for t in valid_tensor_sizes(geometry, 64)),
             )
+    if SUMMARY in geometry.layer_pattern:  # Step5's DSA layers (inline geometry too)
+        _check_step5_dsa(geometry, tp)
+    if dcp > 1 and {CIRCULAR, SUMMARY, COMPRESSED_MLA} & set(geometry.layer_pattern):
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "Step5's DSA and Qwen4-exp's QSA side caches are planned without decode context parallelism "
+            "(vLLM's QSA refuses it)",
+        )
+    if pp > 1 and MAMBA_REPLICATED in geometry.layer_pattern:
+        raise InvalidLayout(
+            "pipeline_parallel_size",
+            "vLLM runs Qwen4-exp's PLE layers without pipeline parallelism; use 1 "
+            "(vllm/model_executor/models/config.py Qwen4ExpForConditionalGenerationConfig)",
+        )
     if pp > 1 and geometry.model_type in SINGLE_STAGE_MODEL_TYPES:
         raise InvalidLayout(
             "pipeline_parallel_size",
@@ -94,6 +108,20 @@ def validate(geometry: Geometry, par: Parallel) -> None:
             "decode_context_parallel_size",
             "MiniMax-M3's sparse attention does not return the softmax LSE that decode context "
             "parallel needs; vLLM refuses it (vllm/v1/worker/cp_utils.py); use 1",
+        )
+
+
+def _check_step5_dsa(geometry: Geometry, tp: int) -> None:
+    """Step5's DSA kernels take 4, 8 or 16 local query heads per local KV group
+    (vllm/models/step5/nvidia/model.py _validate_step5_dsa_parallel_geometry)."""
+    kv = geometry.full_kv_heads or geometry.num_kv_heads
+    local_kv = kv // tp if kv % tp == 0 else 1
+    local_q = geometry.num_attention_heads // tp
+    if local_q % local_kv or local_q // local_kv not in (4, 8, 16):
+        raise InvalidLayout(
+            "tensor_parallel_size",
+            f"{tp} leaves Step5's DSA layers {local_q} query heads for {local_kv} KV groups on a rank; "
+            "its DSA kernels take 4, 8 or 16 query heads per KV group",
         )
 
 

@@ -22,15 +22,19 @@ from .dtypes import (
 from .errors import InvalidInput
 from .geometry import (
     CHUNKED,
+    CIRCULAR,
     COMPRESSED_MLA,
     FULL,
     KIND_NAMES,
     MAMBA,
+    MAMBA_REPLICATED,
     MLA,
     SCONV,
     SLIDING,
     SLIDING_MLA,
+    SUMMARY,
     Geometry,
+    QsaCaches,
 )
 from .ledger import LedgerBuilder, Scalar, Step
 from .mamba import Mixer, state_bytes, state_shapes
@@ -42,6 +46,10 @@ SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
 SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)"
 
 SKIP_SLIDING = "sliding_window"
+# Step5's summary cache: one 256-byte FP8 summary per 8 tokens, one head whatever the TP
+# (vllm/models/step5/nvidia/sparse_summary_cache.py, FullAttentionSpec tokens_per_state=8).
+SUMMARY_STATE_BYTES = 256
+SUMMARY_TOKENS_PER_STATE = 8
 # MiniMax-M3's indexer cache: one key of indexer_dim a token, in bf16 whatever the KV dtype
 # (attention_config.indexer_kv_dtype "auto"; vllm/models/minimax_m3/common/indexer.py).
 INDEXER_CACHE_DTYPE = "bfloat16"
@@ -93,6 +101,12 @@ class LayerBytes:
     by_kind: tuple[KindBytes, ...]
     mha_bytes: int
     warnings: tuple[w.Warning, ...]
+    # The state page the attention block is sized for: the layers' state, or a larger replicated
+    # one the platform also counts (MambaState.replicated_state_bytes).
+    mamba_align_gpu: int = 0
+    mamba_replicated_gpu: int = 0
+    # Qwen4-exp QSA's side caches (their pages do not follow bytes per token × block).
+    qsa: QsaCaches | None = None
     # A backend that lays blocks out block-outermost (Dots3's padded sparse MLA, BLHNC): the bytes
     # of one padded sparse row (its block stride alignment) and of one indexer row; 0 otherwise.
     packed_row_bytes: int = 0
@@ -198,10 +212,29 @@ def _per_layer(
             model.append(heads * per_head)
             dtypes.append(SCONV_DTYPE)
             continue
-        if kind == MAMBA:
+        if kind in (MAMBA, MAMBA_REPLICATED):
             gpu.append(0)
             model.append(0)
             dtypes.append(model_dtype)
+            continue
+        if kind == SUMMARY:
+            gpu.append(SUMMARY_STATE_BYTES // SUMMARY_TOKENS_PER_STATE)
+            model.append(SUMMARY_STATE_BYTES // SUMMARY_TOKENS_PER_STATE)
+            dtypes.append("uint8")
+            continue
+        if kind == COMPRESSED_MLA and geometry.qsa is not None:
+            # One key per compress_ratio tokens, one head on every TP rank (qsa_cache.py).
+            q = geometry.qsa
+            gpu.append(q.key_bytes // q.compress_ratio)
+            model.append(q.key_bytes // q.compress_ratio)
+            dtypes.append("bfloat16")
+            continue
+        if kind == CIRCULAR:
+            # One page a request, the page of the full-attention layer it serves
+            # (csa_tail_ring.py): no cost per token; core/groups.py sizes its page.
+            gpu.append(0)
+            model.append(0)
+            dtypes.append(dtype)
             continue
         # Checked on the base dtype: the skip list's interplay with these backends is not planned.
         if kind == MLA and geometry.mla_row_dim is not None and base not in MODEL_DTYPES:
@@ -352,6 +385,9 @@ def _layer_bytes(
         by_kind=kinds,
         mha_bytes=mha,
         warnings=tuple(layout_warnings(geometry, frozenset(dtypes), par)),
+        mamba_align_gpu=max(mamba_gpu, geometry.mamba.replicated_state_bytes if geometry.mamba else 0),
+        mamba_replicated_gpu=geometry.mamba.replicated_state_bytes if geometry.mamba else 0,
+        qsa=geometry.qsa,
         packed_row_bytes=_packed_row_bytes(geometry, dtypes),
         packed_indexer_bytes=(geometry.index_head_dim or 0) + INDEXER_SCALE_BYTES
         if geometry.mla_row_dim is not None
@@ -408,7 +444,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind in (MAMBA, SCONV, COMPRESSED_MLA):  # DeepSeek-V4: one attention a layer, its SWA entry
+        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA, SCONV):
             continue
         if kind in (MLA, SLIDING_MLA):
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
@@ -431,6 +467,8 @@ def request_bytes(lb: LayerBytes, stage: int, tokens: int, window: int | None, d
         + lb.stage_sliding[stage] * kept_sliding
         + lb.stage_chunked[stage] * min(tokens, lb.chunk)
         + lb.stage_mamba[stage] * lb.mamba_state_gpu
+        # Replicated states (Qwen4-exp's PLE) run on one pipeline stage only.
+        + lb.kinds.count(MAMBA_REPLICATED) * lb.mamba_replicated_gpu
         + (lb.stage_sconv[stage] * min(tokens, lb.sconv_kernel) if lb.stage_sconv else 0)
     )
 
@@ -683,6 +721,36 @@ def per_token_ledger(
                 mixer=m.mixer.value,
                 **parts,
                 TP=par.tensor,
+            )
+        elif kb.kind == KIND_NAMES[SUMMARY]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "one 256 B summary (uint8) per 8 tokens, one head on every TP rank",
+                kb.bytes_per_token_per_layer,
+                "B",
+                "vllm/models/step5/nvidia/sparse_summary_cache.py (FullAttentionSpec, tokens_per_state=8)",
+                state_bytes=SUMMARY_STATE_BYTES,
+                tokens_per_state=SUMMARY_TOKENS_PER_STATE,
+            )
+        elif kb.kind == KIND_NAMES[COMPRESSED_MLA] and geometry.qsa is not None:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "one key_bytes key per compress_ratio tokens, one head on every TP rank",
+                kb.bytes_per_token_per_layer,
+                "B",
+                "vllm/models/qwen4_exp/common/qsa_cache.py (QSACompressedKeyCache, MLAAttentionSpec)",
+                key_bytes=geometry.qsa.key_bytes,
+                compress_ratio=geometry.qsa.compress_ratio,
+            )
+        elif kb.kind == KIND_NAMES[CIRCULAR]:
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "0: one page a request whatever the context (Step5: its full-attention layer's page; "
+                "QSA: compress_ratio raw-key rows)",
+                0,
+                "B",
+                "vllm/models/step5/nvidia/csa_tail_ring.py, vllm/models/qwen4_exp/common/qsa_cache.py "
+                "(CircularBufferSpec)",
             )
         elif kb.kind == "mamba":
             led.add(

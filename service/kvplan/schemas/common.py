@@ -50,15 +50,9 @@ EngineId = Annotated[
     ),
 ]
 LayerType = Literal[
-    "full_attention",
-    "sliding_attention",
-    "chunked_attention",
-    "mla",
-    "mamba",
-    "linear_attention",
-    "sconv",
-    "sliding_window_mla",
-]
+    "full_attention", "sliding_attention", "chunked_attention", "mla", "mamba", "linear_attention", "sconv",
+    "sliding_window_mla", "circular_buffer", "sparse_summary", "compressed_mla", "mamba_replicated",
+]  # fmt: skip
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
 Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
@@ -122,6 +116,25 @@ class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     conv_dtype: ModelDtype = "bfloat16"
     ssm_dtype: ModelDtype = "bfloat16"
     checkpoint_blocks: Annotated[int, Meta(ge=0, le=1)] = 0
+    replicated_state_bytes: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=MAX_STATE_BYTES,
+            description="a TP-replicated state the attention block is also sized for, kept by the "
+            "mamba_replicated layers (Qwen4-exp's PLE short conv)",
+        ),
+    ] = 0
+
+
+class QsaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Qwen4-exp QSA's side caches, one head on every TP rank: a circular_buffer ring of
+    compress_ratio rows of ring_row_bytes (its block compress_ratio tokens) and a compressed_mla
+    key of key_bytes per compress_ratio tokens."""
+
+    compress_ratio: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[4])]
+    ring_row_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, examples=[256])]
+    key_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, examples=[256])]
 
 
 class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -236,6 +249,7 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="the indexer key's width (sparse_index_dim)")]
         | None
     ) = None
+    qsa: QsaSpec | None = None
     decoder_layers: (
         Annotated[
             list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],

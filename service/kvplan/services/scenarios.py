@@ -18,6 +18,7 @@ from kvplan.core.geometry import (
     KIND_NAMES,
     SLIDING_MLA,
     Geometry,
+    QsaCaches,
     make_dsv4_geometry,
     make_dsv41_geometry,
     make_geometry,
@@ -40,6 +41,7 @@ from kvplan.schemas import (
     MambaStateSpec,
     ModelSpec,
     PerTokenRequest,
+    QsaSpec,
     SimulateRequest,
     Workload,
 )
@@ -129,7 +131,8 @@ _SAME = ("num_layers", "num_attention_heads", "sliding_window", "dtype", "max_po
          "num_decoder_layers", "params_total",
          "params_active", "params_expert", "weight_dtype")  # fmt: skip
 _STATE_DIMS = ("conv_kernel", "state_size", "intermediate_size", "n_groups", "num_heads", "head_dim",
-               "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks")  # fmt: skip
+               "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim", "checkpoint_blocks",
+               "replicated_state_bytes")  # fmt: skip
 
 
 def _dtype(name: str) -> str:
@@ -164,6 +167,7 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
         sparse_mla_layers=None if g.sparse_mla_layers is None else tuple(g.sparse_mla_layers),
         mla_indexer_layers=None if g.mla_indexer_layers is None else tuple(g.mla_indexer_layers),
         indexer_layers=tuple(g.indexer_layers) if g.indexer_layers is not None else None,
+        qsa=None if g.qsa is None else QsaCaches(**msgspec.structs.asdict(g.qsa)),
         kpool_indexer=kpool,
         **same,
     )
@@ -241,6 +245,7 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
         sparse_mla_layers=None if g.sparse_mla_layers is None else list(g.sparse_mla_layers),
         mla_indexer_layers=None if g.mla_indexer_layers is None else list(g.mla_indexer_layers),
         indexer_layers=None if g.indexer_layers is None else list(g.indexer_layers),
+        qsa=None if g.qsa is None else QsaSpec(**msgspec.structs.asdict(g.qsa)),
         mamba=None
         if g.mamba is None
         else MambaStateSpec(

@@ -162,7 +162,8 @@ function render(b) {
   renderDominance(b);
 }
 // A hybrid model's KV-cache groups: which kind, how many layers, and the blocks each charges.
-const CHARGES = { sliding_attention: "the window", sliding_window_mla: "the window", chunked_attention: "the chunk", mamba: "state, whatever the context" };
+const CHARGES = { sliding_attention: "the window", sliding_window_mla: "the window", chunked_attention: "the chunk", mamba: "state, whatever the context",
+  mamba_replicated: "state on every TP rank, whatever the context", circular_buffer: "one ring page, whatever the context" };
 function renderGroups(b) {
   const row = $("groups-row");
   const list = $("out-groups");

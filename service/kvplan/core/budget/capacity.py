@@ -13,7 +13,16 @@ from .. import dsv4
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
 from ..errors import InvalidInput, InvalidLayout
-from ..geometry import CHUNKED, CIRCULAR_BUFFER, KIND_NAMES, MAMBA, SCONV, SLIDING, SLIDING_MLA
+from ..geometry import (
+    CHUNKED,
+    CIRCULAR_BUFFER,
+    KIND_NAMES,
+    MAMBA,
+    MAMBA_REPLICATED,
+    SCONV,
+    SLIDING,
+    SLIDING_MLA,
+)
 from ..gpu_arch import planned_arch_warning
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
@@ -213,6 +222,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
         MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
         CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
+        # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
+        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
     }
     shapes = tuple(
         (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import dsv4
-from ..geometry import MLA
+from ..geometry import KIND_NAMES, MLA
 from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
@@ -204,6 +204,38 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             bytes_per_token=b.per_token.bytes_per_token,
             block_size=b.block_size,
         )
+    elif plan.packed_pages:
+        for _, old, new in plan.raised_block_sizes:
+            led.add(
+                "block_size[attention]",
+                "align × ceil(state / (align × attention bytes per token)), align = max(16, block)",
+                new,
+                "tokens",
+                "vllm/platforms/interface.py (Platform._align_hybrid_block_size)",
+                requested=old,
+                state=max(cap.layer_bytes.mamba_state_gpu, cap.layer_bytes.mamba_align_gpu),
+            )
+        for j, (group, page) in enumerate(zip(plan.groups, plan.packed_pages, strict=True)):
+            led.add(
+                f"page[group {j}: {KIND_NAMES[group.kind]}]",
+                "Σ its layers' pages (block-outermost: pages are not unified)",
+                page,
+                "B",
+                "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups)",
+                layers=len(group.layers),
+                kinds=" + ".join(sorted({KIND_NAMES[cap.layer_bytes.kinds[i]] for i in group.layers})),
+                block_size=group.block_size,
+            )
+        led.add(
+            "bytes_per_block",
+            "widest group's page, rounded up to the lcm of the layers' block stride alignments",
+            b.bytes_per_block,
+            "B",
+            "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block)",
+            widest=plan.page_bytes,
+            alignment=plan.block_alignment,
+            padding=b.bytes_per_block - plan.page_bytes,
+        )
     else:
         for kind, old, new in plan.raised_block_sizes:
             led.add(
@@ -315,9 +347,12 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         elif gr.kind == "chunked_attention":
             formula = "ceil(min(chunk + F, T) / block_size)"
             src = "vllm/v1/kv_cache_interface.py (ChunkedLocalAttentionSpec.max_admission_blocks_per_request)"
+        elif gr.kind == "mamba_replicated":
+            formula = "2 state blocks (running + last cached), the state on every TP rank"
+            src = "vllm/models/qwen4_exp/nvidia/ple_layer.py (Qwen4ExpPLELayer, MambaSpec tp_replicated)"
         elif gr.kind == "circular_buffer":
             formula = (
-                "1 block: the ring (GLM-5-next: the open pool's raw keys; DeepSeek-V4.1: the compressor's "
+                "1 block: the ring (raw keys of the open pool or region; DeepSeek-V4.1: the compressor's "
                 "open group), kept for the request's life"
             )
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
