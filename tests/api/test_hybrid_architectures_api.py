@@ -306,3 +306,47 @@ def test_a_layout_planned_for_other_gpus_says_so_on_the_named_gpu(client, config
     r = client.post("/v1/budget", json=ask)
     assert r.status_code == 200, r.text
     assert ("planned_for_other_gpu" in {x["code"] for x in r.json()["warnings"]}) is warned
+
+
+@pytest.mark.parametrize("name", ["dsv4-flash-shaped-64k-block256", "dsv4-defaults-256k-tp4-block256"])
+def test_deepseek_v4_config_and_its_inline_compress_ratios_plan_as_vllm_does(client, name):
+    """DeepSeek-V4's resolved geometry is its per-layer compress_ratios (0 for sliding-only layers)."""
+    case = oracle_case(name)
+    cfg = load_config(case["config"])
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert len(geometry["compress_ratios"]) == geometry["num_layers"] == 43
+    for model in ({"hf_config": cfg}, {"geometry": geometry}):
+        r = client.post("/v1/budget", json=budget_request(model, case))
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert (body["num_blocks"], body["blocks_per_request"], body["bytes_per_block"]) == (
+            case["vllm"]["num_blocks"],
+            case["vllm"]["blocks_per_request"],
+            case["vllm"]["bytes_per_block"],
+        )
+
+
+def test_deepseek_v4_with_a_bf16_cache_is_refused_naming_the_dtype(client):
+    case = oracle_case("dsv4-flash-shaped-64k-block256")
+    req = budget_request({"hf_config": load_config(case["config"])}, case) | {"kv_cache_dtype": "bfloat16"}
+    r = client.post("/v1/budget", json=req)
+    assert r.status_code == 400 and r.json()["field"] == "kv_cache_dtype"
+
+
+def test_deepseek_v41_on_an_h100_plans_as_vllm_does_from_its_config_and_inline_sources(client):
+    """DeepSeek-V4.1's inline form adds kv_source_layer_ids / index_source_layer_ids; its layout is
+    the SM90 one, so the request names an SM90 GPU (any other is refused naming gpu)."""
+    case = oracle_case("dsv41-shaped-64k-h100-block64")
+    cfg = load_config(case["config"])
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    assert geometry["kv_source_layer_ids"] == [2, 8, 14, 20, 26, 32]
+    for model in ({"hf_config": cfg}, {"geometry": geometry}):
+        req = budget_request(model, case) | {"gpu": "h100-sxm-80gb"}
+        body = client.post("/v1/budget", json=req).json()
+        assert (body["num_blocks"], body["blocks_per_request"], body["bytes_per_block"]) == (
+            case["vllm"]["num_blocks"],
+            case["vllm"]["blocks_per_request"],
+            case["vllm"]["bytes_per_block"],
+        ), body
+    r = client.post("/v1/budget", json=budget_request({"hf_config": cfg}, case) | {"gpu": "b200-180gb"})
+    assert r.status_code == 400 and r.json()["field"] == "gpu"

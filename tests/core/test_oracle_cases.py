@@ -26,6 +26,7 @@ KIND_OF_SPEC = {
     "MLAAttentionSpec": "mla",
     # Sparse MLA beside its indexer: layers of one type, pages of two sizes, in one group.
     "UniformTypeKVCacheSpecs": "mla",
+    # Sliding-window MLA (Dots3, DeepSeek-V4) and rings (GLM-5-next, DeepSeek-V4.1).
     "CircularBufferSpec": "circular_buffer",
     "SlidingWindowMLASpec": "sliding_window_mla",
 }
@@ -46,6 +47,8 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             block_size=i["block_size"],
             kv_cache_dtype=i["dtype"],
             tensor_parallel_size=i["tensor_parallel_size"],
+            pipeline_parallel_size=i.get("pipeline_parallel_size", 1),
+            gpu_name=i.get("gpu_name", ""),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
         )

@@ -81,6 +81,12 @@ QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
 QWEN4_EXP_QSA_VL = "synthetic--qwen4-exp-qsa-vl-shaped.json"
 QWEN4_EXP_PLE = "synthetic--qwen4-exp-ple-defaults.json"
 QWEN4_EXP_QSA_PLE = "synthetic--qwen4-exp-qsa-ple-shaped.json"
+DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
+DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
+DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
+DSV4_SLIDING = "synthetic--deepseek-v4-sliding-shaped.json"
+DSV41 = "synthetic--deepseek-v4.1-shaped.json"
+H100 = "NVIDIA H100 80GB HBM3"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -440,6 +446,62 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("qwen4-exp-qsa-ple-shaped-64k-tp8-fp8", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 4 * GiB,
                                                                  "max_model_len": 65536,
                                                                  "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
+    # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
+    # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
+    # compressor rings are packed into block-outermost groups; the KV cache is fp8_ds_mla whatever
+    # the dtype asked (auto included), and the block a multiple of 256 (vLLM's own pick is 256).
+    ("dsv4-flash-shaped-64k-block256", DSV4_FLASH, {"available_memory_bytes": 40 * GiB,
+                                                    "max_model_len": 65536, "block_size": 256}),
+    ("dsv4-flash-shaped-1m-tp8-fp8-block256", DSV4_FLASH, {"available_memory_bytes": 30 * GiB,
+                                                           "max_model_len": 1048576, "block_size": 256,
+                                                           "tensor_parallel_size": 8, "dtype": "fp8"}),
+    ("dsv4-flash-shaped-8k-block256-tight", DSV4_FLASH, {"available_memory_bytes": 7 * GiB // 2,
+                                                         "max_model_len": 8192, "block_size": 256}),
+    ("dsv4-flash-shaped-128k-block512-mnbt2048", DSV4_FLASH, {"available_memory_bytes": 20 * GiB,
+                                                              "max_model_len": 131072, "block_size": 512,
+                                                              "max_num_batched_tokens": 2048}),
+    ("dsv4-defaults-256k-tp4-block256", DSV4_DEFAULTS, {"available_memory_bytes": 50 * GiB,
+                                                        "max_model_len": 262144, "block_size": 256,
+                                                        "tensor_parallel_size": 4}),
+    ("dsv4-defaults-32k-block1024-fp8-sync", DSV4_DEFAULTS, {"available_memory_bytes": 14 * GiB,
+                                                             "max_model_len": 32768, "block_size": 1024,
+                                                             "dtype": "fp8", "async_scheduling": False}),
+    # compress_rates sending heavily_compressed_attention to 0 (those layers keep the window alone:
+    # ratio-4 layers and sliding ones are packed), and every layer sliding (one group of all).
+    ("dsv4-no-hca-shaped-128k-tp2-block256", DSV4_NO_HCA, {"available_memory_bytes": 6 * GiB,
+                                                           "max_model_len": 131072, "block_size": 256,
+                                                           "tensor_parallel_size": 2}),
+    ("dsv4-sliding-shaped-32k-block512", DSV4_SLIDING, {"available_memory_bytes": 2 * GiB,
+                                                        "max_model_len": 32768, "block_size": 512}),
+    # Pipeline stages: each stage packs its own layers' caches into the global groups; every stage
+    # gets the smallest stage's block count (PP + 1 batches in flight).
+    ("dsv4-flash-shaped-64k-pp2-block256", DSV4_FLASH, {"available_memory_bytes": 20 * GiB,
+                                                        "max_model_len": 65536, "block_size": 256,
+                                                        "pipeline_parallel_size": 2}),
+    ("dsv4-defaults-128k-pp3-tp2-fp8-block256", DSV4_DEFAULTS, {"available_memory_bytes": 12 * GiB,
+                                                                "max_model_len": 131072, "block_size": 256,
+                                                                "pipeline_parallel_size": 3,
+                                                                "tensor_parallel_size": 2, "dtype": "fp8"}),
+    # DeepSeek-V4.1 on an SM90 GPU (gpu_name: kvplan plans that GPU's layout, the oracle builds it):
+    # kv-source layers own the compressed and indexer caches the layers after them read, every
+    # layer a 32-token-block window cache, ratio-2 sources a compressor ring (one block a request).
+    # Blocks are multiples of 64 (vLLM's pick); above 64 a block's stride aligns to every
+    # compressed cache's 64-token page.
+    ("dsv41-shaped-64k-h100-block64", DSV41, {"available_memory_bytes": 20 * GiB, "max_model_len": 65536,
+                                              "block_size": 64, "gpu_name": H100}),
+    ("dsv41-shaped-256k-tp8-fp8-h100-block64", DSV41, {"available_memory_bytes": 30 * GiB,
+                                                       "max_model_len": 262144, "block_size": 64,
+                                                       "tensor_parallel_size": 8, "dtype": "fp8",
+                                                       "gpu_name": H100}),
+    ("dsv41-shaped-16k-h100-block128-mnbt2048", DSV41, {"available_memory_bytes": 24 * GiB,
+                                                        "max_model_len": 16384, "block_size": 128,
+                                                        "max_num_batched_tokens": 2048, "gpu_name": H100}),
+    # Two stages split the 40 layers at 20, where a kv-sharing group starts (a split inside one is
+    # refused: vLLM raises NotImplementedError).
+    ("dsv41-shaped-64k-pp2-h100-block64", DSV41, {"available_memory_bytes": 10 * GiB, "max_model_len": 65536,
+                                                  "block_size": 64, "pipeline_parallel_size": 2,
+                                                  "gpu_name": H100}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -96,6 +96,12 @@ layouts of per-layer specs, as vLLM 0.33.0's model code builds them; the plannin
       (Glm5NextTailCache: CircularBufferSpec), each through customize_attention_spec; the block
       size settled by Platform.update_block_size_for_backend over those backends, and the layout
       resolved from them (KPOOL_TAIL reads BLHNC only), which makes vLLM pack the groups.
+  DeepSeek-V4 (vllm/models/deepseek_v4, FlashMLA on SM 9x/10x) and DeepSeek-V4.1 (deepseek_v41,
+      FlashMLA on SM 9.0, the platform answering 9.0 while the specs are built): each layer's
+      window cache, compressed MLA and indexer caches and compressor rings from the layers' own
+      get_kv_cache_spec and backends, the layout resolved from those backends (the indexer reads
+      a block-outermost one); with pipeline_parallel_size > 1 the stages are workers of their own
+      layers, planned by get_global_kv_cache_groups and get_kv_cache_configs (blocks below).
 
 Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_more.py ORACLE_DIR."""
 
@@ -942,6 +948,365 @@ _glm5_prev_fill = STOCK._fill_from_model_config
 STOCK._fill_from_model_config = _glm5next_fill
 STOCK.make_vllm_config = _glm5next_make_vc
 STOCK.build_specs = _glm5next_build
+# DeepSeek-V4 (vllm/models/deepseek_v4, DeepseekV4ForCausalLM / ...ForConditionalGeneration, the
+# CUDA path: DeepseekV4FlashMLAAttention on SM 9x/10x). Every decoder layer keeps a sliding-window
+# cache (DeepseekV4SWACache, 64-token blocks); a compressed layer (compress_rates of its
+# layer_types entry > 1) also keeps its compressed MLA cache (DeepseekV4Attention, tokens_per_state
+# = the ratio) and its compressor's state ring (CompressorStateCache), and a ratio-4 layer an
+# indexer K cache (DeepseekV4IndexerCache) with a compressor of its own. The specs are vLLM's own
+# get_kv_cache_spec, passed through customize_attention_spec with each layer's backend, in the
+# order the layers register (indexer, SWA, attention, compressor); the layout is the one
+# resolve_kv_cache_layout picks from those backends (the indexer asks for a block-outermost one).
+_dsv4_prev_fill = STOCK._fill_from_model_config
+_dsv4_prev_build = STOCK.build_specs
+
+
+def _dsv4_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    hf = mc.hf_text_config
+    if getattr(hf, "model_type", None) != "deepseek_v4":
+        return _dsv4_prev_fill(req, mc, tp)
+    req = dict(req)
+    # The stock reader would make MLA layers sliding from layer_types; DeepSeek-V4 builds its own.
+    req["sliding_window"] = None
+    req = _dsv4_prev_fill(req, mc, tp)
+    req.pop("sliding_window", None)
+    ext = req["_ext"]
+    ext.pop("indexer_head", None)
+    ext["dsv4"] = True
+    E._CTX["ext"] = ext
+    return req
+
+
+def _dsv4_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("dsv4"):
+        return _dsv4_prev_build(req, vc, model_dtype)
+    import types
+
+    import torch
+    from vllm.config.vllm import set_current_vllm_config
+    from vllm.models.deepseek_v4.attention import (
+        DeepseekV4Attention,
+        DeepseekV4IndexerCache,
+        _resolve_dsv4_kv_cache_dtype,
+    )
+    from vllm.models.deepseek_v4.common.ops.fused_indexer_q import MXFP4_BLOCK_SIZE
+    from vllm.models.deepseek_v4.compressor import CompressorStateCache
+    from vllm.models.deepseek_v4.nvidia.flashmla import DeepseekV4FlashMLAAttention
+    from vllm.v1.attention.backends.mla.indexer import dsa_indexer_uses_fp4
+    from vllm.v1.attention.backends.mla.sparse_swa import DeepseekV4SWACache
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    attn_cls = DeepseekV4FlashMLAAttention  # nvidia/model.py _select_dsv4_attn_cls on SM 9x/10x
+    hf, cc = vc.model_config.hf_config, vc.cache_config
+    specs, backends = {}, []
+
+    def add(layer):  # type: ignore[no-untyped-def]
+        backend = layer.get_attn_backend()
+        specs[layer.prefix] = customize_attention_spec(backend, layer.get_kv_cache_spec(vc))
+        if backend not in backends:
+            backends.append(backend)
+
+    with set_current_vllm_config(vc):
+        # DeepseekV4Attention.__init__: the backend's block format fixes the cache dtype (fp8 and
+        # auto become fp8_ds_mla, written back onto the cache config).
+        kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc)
+        use_fp4 = dsa_indexer_uses_fp4(vc)
+        ihd = int(hf.index_head_dim)
+        index_head = ihd // 2 + ihd // MXFP4_BLOCK_SIZE if use_fp4 else ihd + ihd // 128 * 4
+        for i in range(int(hf.num_hidden_layers)):
+            p = f"model.layers.{i}.attn"
+            ratio = max(1, hf.compress_rates.get(hf.layer_types[i], 0))
+            if ratio == 4:  # DeepseekV4Indexer: its K cache, then its compressor's state
+                add(
+                    DeepseekV4IndexerCache(
+                        head_dim=index_head,
+                        dtype=torch.uint8,
+                        prefix=f"{p}.indexer.k_cache",
+                        cache_config=cc,
+                        compress_ratio=ratio,
+                    )
+                )
+                add(
+                    CompressorStateCache(
+                        state_dim=2 * 2 * ihd,
+                        dtype=torch.float32,
+                        compress_ratio=ratio,
+                        prefix=f"{p}.indexer.compressor.state_cache",
+                    )
+                )
+            add(
+                DeepseekV4SWACache(
+                    head_dim=int(hf.head_dim),
+                    window_size=int(hf.sliding_window),
+                    dtype=kv_torch,
+                    prefix=f"{p}.swa_cache",
+                    cache_config=cc,
+                    backend_cls=attn_cls.swa_backend_cls,
+                )
+            )
+            if ratio > 1:
+                # The attention layer itself (too heavy to build here): its own get_kv_cache_spec
+                # on the fields it reads.
+                me = types.SimpleNamespace(
+                    compress_ratio=ratio,
+                    head_dim=int(hf.head_dim),
+                    kv_cache_dtype=kv_dtype,
+                    kv_cache_torch_dtype=kv_torch,
+                )
+                spec = DeepseekV4Attention.get_kv_cache_spec(me, vc)
+                specs[p] = customize_attention_spec(attn_cls.backend_cls, spec)
+                if attn_cls.backend_cls not in backends:
+                    backends.append(attn_cls.backend_cls)
+                coff = 1 + (ratio == 4)
+                add(
+                    CompressorStateCache(
+                        state_dim=2 * coff * int(hf.head_dim),
+                        dtype=torch.float32,
+                        compress_ratio=ratio,
+                        prefix=f"{p}.compressor.state_cache",
+                    )
+                )
+        layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+        layout = resolve_kv_cache_layout(vc, [layouts], specs.values())
+    ext["kv_cache_dtype"] = kv_dtype
+    ext["kv_cache_layout"] = layout.name
+    ext["backends"] = [b.get_name() for b in backends]
+    return specs, kv_dtype, kv_torch
+
+
+STOCK._fill_from_model_config = _dsv4_fill
+STOCK.build_specs = _dsv4_build
+
+
+# DeepSeek-V4 with pipeline stages (pipeline_parallel_size > 1): every stage is a worker with the
+# caches of its own decoder layers (vllm/distributed/utils.py get_pp_indices); vLLM groups the
+# merged specs once, projects the groups onto each worker and gives every worker the smallest
+# worker's block count (vllm/v1/core/kv_cache_planning.py get_global_kv_cache_groups,
+# get_kv_cache_configs). oracle.plan plans one worker, so this is its multi-worker form; the
+# figures of the worker with the widest block are the ones reported.
+_one_worker_plan = STOCK.plan
+
+
+def _dsv4_pp_plan(req):  # type: ignore[no-untyped-def]
+    pp = int(req.get("pipeline_parallel_size", 1))
+    if pp == 1:
+        return _one_worker_plan(req)
+    import vllm
+    from vllm.distributed.utils import get_pp_indices
+    from vllm.v1.core import kv_cache_planning as P
+    from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
+    from vllm.v1.core.kv_cache_utils import generate_scheduler_kv_cache_config, get_kv_cache_capacity
+    from vllm.v1.kv_cache_interface import UniformTypeKVCacheSpecs
+
+    model_config = STOCK._real_model_config(req)
+    req = STOCK._fill_from_model_config(req, model_config, int(req.get("tensor_parallel_size", 1)))
+    if not any((req.get("_ext") or {}).get(k) for k in ("dsv4", "dsv41")):
+        raise ValueError("pipeline stages are planned for DeepSeek-V4 and V4.1 only")
+    vc = STOCK.make_vllm_config(req, model_config)
+    vc.parallel_config.pipeline_parallel_size = pp
+    specs, cache_dtype, _ = STOCK.build_specs(req, vc, vc.model_config.dtype)
+    n = int(vc.model_config.hf_config.num_hidden_layers)
+    workers = []
+    for rank in range(pp):
+        a, b = get_pp_indices(n, rank, pp)
+        workers.append({k: v for k, v in specs.items() if a <= int(k.split(".")[2]) < b})
+    avail = int(req["available_memory_bytes"])
+    groups = P.get_global_kv_cache_groups(vc, workers)
+    builder = get_kv_cache_config_builder(vc)
+    projected = [P._project_kv_cache_groups_to_worker(groups, w) for w in workers]
+    per_worker = [P._pool_bytes_per_block_from_builder(builder, vc, g) for g in projected]
+    widest = max(range(pp), key=lambda i: per_worker[i])
+    out = {
+        "name": req.get("name"),
+        "vllm_version": vllm.__version__,
+        "kv_cache_dtype": cache_dtype,
+        "max_in_flight_tokens": vc.max_in_flight_tokens,
+        "max_model_len": vc.model_config.max_model_len,
+        "bytes_per_block": per_worker[widest],
+        "bytes_per_block_by_stage": per_worker,
+        "oracle_ext": {k: v for k, v in (req.get("_ext") or {}).items()},
+    }
+    gdesc = []
+    for g in groups:
+        spec = g.kv_cache_spec
+        if isinstance(spec, UniformTypeKVCacheSpecs):
+            rep, pages = next(iter(spec.kv_cache_specs.values())), spec.max_memory_usage_pages(vc)
+        else:  # every layer one spec (vLLM's uniform path)
+            rep, pages = spec, -(-spec.max_memory_usage_bytes(vc) // spec.page_size_bytes)
+        gdesc.append(
+            {
+                "spec": type(spec).__name__,
+                "layer_spec": type(rep).__name__,
+                "num_layers": len(g.layer_names),
+                "block_size": spec.block_size,
+                "page_size_bytes": spec.page_size_bytes,
+                "sliding_window": getattr(rep, "sliding_window", None),
+                "blocks_per_request": pages,
+            }
+        )
+    out["kv_cache_groups"] = gdesc
+    out["blocks_per_request"] = sum(g["blocks_per_request"] for g in gdesc)
+    out["estimated_max_model_len"] = min(
+        P._estimate_max_model_len_from_groups(builder, vc, g, avail - bpb)
+        for g, bpb in zip(projected, per_worker, strict=True)
+    )
+    try:
+        cfgs = P.get_kv_cache_configs(vc, workers, [avail] * pp, groups)
+    except ValueError as e:
+        out["error"], out["enough_memory"] = str(e), False
+        return out
+    sched = generate_scheduler_kv_cache_config(cfgs)
+    num_tokens, max_conc = get_kv_cache_capacity(vc, sched)
+    out.update(
+        enough_memory=True,
+        num_blocks=cfgs[0].num_blocks,
+        kv_cache_size_tokens=num_tokens,
+        max_concurrency=max_conc,
+        vllm_log_line=f"GPU KV cache size: {num_tokens:,} tokens; Maximum concurrency for "
+        f"{vc.model_config.max_model_len:,} tokens per request: {max_conc:.2f}x",
+    )
+    return out
+
+
+STOCK.plan = _dsv4_pp_plan
+
+
+# DeepSeek-V4.1 (vllm/models/deepseek_v41, DeepseekV41ForCausalLM) on an SM90 GPU (H100 / H200 /
+# H20), where nvidia/model.py _select_dsv4_attn_cls picks FlashMLA (mega attention is SM100 only)
+# and the records are V4's (_use_v41_mxfp8_kv_record is SM100 only). The oracle runs on CPU, so
+# the platform answers capability 9.0 while the specs are built. Every layer keeps a
+# sliding-window cache (32-token blocks); a kv-source layer (kv_source_layer_ids) its compressed
+# MLA cache (tokens_per_state = its ratio, 1 or 2), at ratio 2 its compressor ring
+# (CircularBufferSpec), and if it is an index source too the indexer K cache; consumer layers read
+# their source's caches and keep none.
+_dsv41_prev_fill = STOCK._fill_from_model_config
+_dsv41_prev_build = STOCK.build_specs
+
+
+def _dsv41_fill(req, mc, tp):  # type: ignore[no-untyped-def]
+    if getattr(mc.hf_config, "model_type", None) != "deepseek_v41":
+        return _dsv41_prev_fill(req, mc, tp)
+    req = dict(req)
+    req["sliding_window"] = None
+    req = _dsv41_prev_fill(req, mc, tp)
+    req.pop("sliding_window", None)
+    req.pop("sliding_window_pattern", None)
+    ext = req["_ext"]
+    ext.pop("indexer_head", None)
+    ext["dsv41"] = True
+    E._CTX["ext"] = ext
+    return req
+
+
+def _dsv41_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    ext = req.get("_ext") or {}
+    if not ext.get("dsv41"):
+        return _dsv41_prev_build(req, vc, model_dtype)
+    import types
+
+    import torch
+    from vllm.config.vllm import set_current_vllm_config
+    from vllm.models.deepseek_v41.attention import (
+        DeepseekV4Attention,
+        DeepseekV4IndexerCache,
+        _indexer_k_cache_head_dim,
+        _resolve_dsv4_kv_cache_dtype,
+        _use_v41_mxfp8_kv_record,
+    )
+    from vllm.models.deepseek_v41.compressor import CompressorStateCache
+    from vllm.models.deepseek_v41.nvidia.flashmla import DeepseekV4FlashMLAAttention
+    from vllm.platforms import current_platform
+    from vllm.platforms.interface import DeviceCapability
+    from vllm.v1.attention.backends.mla.indexer import dsa_indexer_uses_fp4
+    from vllm.v1.attention.backends.mla.sparse_swa import DeepseekV4SWACache
+    from vllm.v1.attention.backends.utils import get_supported_kv_cache_layouts, resolve_kv_cache_layout
+    from vllm.v1.worker.utils import customize_attention_spec
+
+    platform_cls = type(current_platform)
+    saved = platform_cls.__dict__.get("get_device_capability")
+    platform_cls.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(9, 0))
+    try:
+        attn_cls = DeepseekV4FlashMLAAttention
+        hf, cc = vc.model_config.hf_config, vc.cache_config
+        n = int(hf.num_hidden_layers)
+        ratios = [int(r) for r in hf.compress_ratios[:n]]
+        kv_sources, index_sources = set(hf.kv_source_layer_ids), set(hf.index_source_layer_ids)
+        specs, backends = {}, []
+
+        def add(prefix, spec, backend):  # type: ignore[no-untyped-def]
+            if spec is not None:
+                specs[prefix] = customize_attention_spec(backend, spec)
+            if backend not in backends:
+                backends.append(backend)
+
+        with set_current_vllm_config(vc):
+            kv_dtype, kv_torch = _resolve_dsv4_kv_cache_dtype(
+                attn_cls.use_fp8_ds_mla_layout, cc.cache_dtype, cc
+            )
+            mxfp8 = _use_v41_mxfp8_kv_record()
+            record = 528 if mxfp8 else 584
+            alignment = 512 if mxfp8 else 576
+            index_head = _indexer_k_cache_head_dim(int(hf.index_head_dim), dsa_indexer_uses_fp4(vc))
+            for i in range(n):
+                p = f"model.layers.{i}.attn"
+                r = ratios[i]
+                me = types.SimpleNamespace(
+                    is_kv_source=i in kv_sources,
+                    head_dim=int(hf.head_dim),
+                    compress_ratio=r,
+                    kv_cache_dtype=kv_dtype,
+                    kv_cache_torch_dtype=kv_torch,
+                    kv_page_alignment=alignment,
+                    compressed_bytes_per_token=record,
+                )
+                add(p, DeepseekV4Attention.get_kv_cache_spec(me, vc), attn_cls.backend_cls)
+                if i in index_sources and i in kv_sources:
+                    k = DeepseekV4IndexerCache(
+                        head_dim=index_head,
+                        dtype=torch.uint8,
+                        prefix=f"{p}.indexer.k_cache",
+                        cache_config=cc,
+                        compress_ratio=r,
+                    )
+                    add(k.prefix, k.get_kv_cache_spec(vc), k.get_attn_backend())
+                swa = DeepseekV4SWACache(
+                    head_dim=int(hf.head_dim),
+                    window_size=int(hf.sliding_window),
+                    dtype=kv_torch,
+                    prefix=f"{p}.swa_cache",
+                    cache_config=cc,
+                    backend_cls=attn_cls.swa_backend_cls,
+                    block_size=32,
+                    packed_bytes_per_token=record,
+                    packed_page_alignment=alignment,
+                    packed_block_stride_alignment=None,
+                    bounded_replay=cc.swa_bounded_replay,
+                )
+                add(swa.prefix, swa.get_kv_cache_spec(vc), swa.get_attn_backend())
+                if i in kv_sources and r > 1:
+                    ring = CompressorStateCache(
+                        state_dim=2 * int(hf.head_dim),
+                        dtype=torch.float32,
+                        prefix=f"{p}.compressor.state_cache",
+                    )
+                    add(ring.prefix, ring.get_kv_cache_spec(vc), ring.get_attn_backend())
+            layouts = [layout.name for layout in get_supported_kv_cache_layouts(backends)]
+            layout = resolve_kv_cache_layout(vc, [layouts], specs.values())
+    finally:
+        if saved is None:
+            del platform_cls.get_device_capability
+        else:
+            platform_cls.get_device_capability = saved
+    ext["kv_cache_dtype"] = kv_dtype
+    ext["kv_cache_layout"] = layout.name
+    ext["backends"] = [b.get_name() for b in backends]
+    return specs, kv_dtype, kv_torch
+
+
+STOCK._fill_from_model_config = _dsv41_fill
+STOCK.build_specs = _dsv41_build
 
 if __name__ == "__main__":
     E.main()

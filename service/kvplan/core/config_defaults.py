@@ -94,6 +94,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
               "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 16, "learnable_sink": True,
               "vocab_size": 120832, "intermediate_size": 6912, "moe_intermediate_size": 768,
               "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8},
+    # DeepseekV4Config; its layer_types and compress_rates defaults are rules (hfconfig._dsv4_ratios).
+    "deepseek_v4": {"tie_word_embeddings": False, "num_hidden_layers": 43, "num_attention_heads": 64,
+                    "num_key_value_heads": 1, "head_dim": 512, "hidden_size": 4096,
+                    "max_position_embeddings": 1048576, "sliding_window": 128, "index_head_dim": 128,
+                    "index_n_heads": 64, "index_topk": 512, "q_lora_rank": 1024, "o_lora_rank": 1024,
+                    "o_groups": 8, "vocab_size": 129280, "moe_intermediate_size": 2048,
+                    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 6},
     "gpt_oss": {"num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
                 "head_dim": 64, "hidden_size": 2880, "max_position_embeddings": 131072,
                 "sliding_window": 128},

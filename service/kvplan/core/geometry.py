@@ -39,19 +39,22 @@ class LayerKind(StrEnum):
     CHUNKED = "C"
     # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
     SUMMARY = "Z"
-    # Qwen4-exp QSA's compressed key cache: an MLAAttentionSpec of one key per compress_ratio tokens.
+    # An MLAAttentionSpec of one key per compress_ratio tokens: Qwen4-exp QSA's compressed key cache;
+    # DeepSeek-V4's compressed MLA cache of a compressed layer (core/dsv4.py).
     COMPRESSED_MLA = "K"
     # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
     # own group beside the sharded Mamba states.
     MAMBA_REPLICATED = "P"
-    # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers).
+    # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers;
+    # DeepSeek-V4's window caches, core/dsv4.py).
     SLIDING_MLA = "W"
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
     SCONV = "V"
     # A per-request ring of one block (vLLM's CircularBufferSpec): GLM-5-next's indexer rings (a
     # group kind only, never in its layer_pattern); Step5's CSA tail ring (the page of the
-    # full-attention layer it serves) and Qwen4-exp QSA's raw-key ring, layers of their own.
+    # full-attention layer it serves) and Qwen4-exp QSA's raw-key ring, layers of their own;
+    # DeepSeek-V4.1's compressor rings (a group kind only).
     CIRCULAR_BUFFER = "B"
 
 
@@ -110,6 +113,26 @@ class QsaCaches(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
+class Dsv4Layout(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """DeepSeek-V4's caches (core/dsv4.py): per decoder layer its compression ratio (1: the
+    sliding-window cache alone, 4: with an indexer, 128), the window, the latent and indexer
+    head dims. DeepSeek-V4.1 (v41): the ratios as its config gives them (0: sliding only, 1, 2),
+    compressed caches only on kv_sources, indexer K caches on kv sources that are index_sources."""
+
+    ratios: tuple[int, ...]
+    sliding_window: int
+    head_dim: int
+    index_head_dim: int
+    v41: bool = False
+    kv_sources: tuple[int, ...] = ()
+    index_sources: tuple[int, ...] = ()
+
+    @property
+    def index_cell_bytes(self) -> int:
+        """The indexer's fp8 K and its fp32 scales a state (DeepseekV4Indexer, FP8 cache)."""
+        return self.index_head_dim + self.index_head_dim // 128 * 4
+
+
 class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """Everything about a model that KV sizing needs. Immutable and hashable."""
 
@@ -178,10 +201,13 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     params_unquantized: int | None = None
     # What the profiling run's activations scale with (None for inline geometries).
     shape: ModelShape | None = None
+    # DeepSeek-V4's caches (core/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
+    # layer and a COMPRESSED_MLA entry a compressed layer (decoder_layers maps them).
+    dsv4: Dsv4Layout | None = None
 
     @property
     def is_mla(self) -> bool:
-        return MLA in self.layer_pattern or SLIDING_MLA in self.layer_pattern
+        return MLA in self.layer_pattern or SLIDING_MLA in self.layer_pattern or self.dsv4 is not None
 
     @property
     def is_hybrid(self) -> bool:
@@ -189,6 +215,8 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     @property
     def mla_latent_dim(self) -> int:
+        if self.dsv4 is not None:
+            return self.dsv4.head_dim
         return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
 
     @property
@@ -463,6 +491,162 @@ def make_geometry(
         else pos_int(params_expert, p + "params_expert", MAX_PARAMS),
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
+    )
+
+
+def make_dsv4_geometry(
+    *,
+    name: str,
+    compress_ratios: tuple[int, ...],
+    num_attention_heads: int,
+    head_dim: int,
+    index_head_dim: int,
+    sliding_window: int,
+    dtype: str,
+    max_position_embeddings: int,
+    weight_dtype: str | None = None,
+    expert_weight_dtype: str | None = None,
+    err: type[InvalidInput] = InvalidInput,
+    prefix: str = "model.geometry.",
+) -> Geometry:
+    """DeepSeek-V4 (core/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
+    and a COMPRESSED_MLA entry a compressed layer (ratio 4 or 128; 0 or 1: sliding only)."""
+    p = prefix
+    if not 1 <= len(compress_ratios) <= MAX_LAYERS:
+        raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
+    ratios = tuple(max(1, r) for r in compress_ratios)
+    for i, r in enumerate(compress_ratios):
+        if isinstance(r, bool) or r not in (0, 1, 4, 128):
+            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
+            raise err(f"{p}compress_ratios[{i}]", f"vLLM's compressor takes 4 and 128 (0: none), got {r!r}")
+    if 128 in ratios and 4 not in ratios:
+        # No indexer: the layout is not block-outermost and vLLM cannot unify the compressed MLA
+        # pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises NotImplementedError).
+        raise err(
+            p + "compress_ratios",
+            "ratio-128 layers with no ratio-4 layer: vLLM 0.33.0 cannot unify their pages and does not start",
+        )
+    if head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
+        raise err(p + "head_dim", f"DeepSeek-V4's sparse MLA kernels take 512, got {head_dim}")
+    if index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
+        raise err(p + "index_head_dim", f"DeepSeek-V4's indexer compressor takes 128, got {index_head_dim}")
+    pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
+    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
+    pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
+    if dtype not in MODEL_DTYPES:
+        raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
+    pattern, owners = [], []
+    for i, r in enumerate(ratios):
+        pattern.append(SLIDING_MLA)
+        owners.append(i)
+        if r > 1:
+            pattern.append(COMPRESSED_MLA)
+            owners.append(i)
+    return Geometry(
+        name=name,
+        model_type="deepseek_v4",
+        num_layers=len(pattern),
+        num_attention_heads=num_attention_heads,
+        num_kv_heads=1,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        layer_pattern="".join(pattern),
+        sliding_window=sliding_window,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        decoder_layers=tuple(owners),
+        num_decoder_layers=len(ratios),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_weight_dtype,
+        dsv4=Dsv4Layout(
+            ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
+        ),
+    )
+
+
+def make_dsv41_geometry(
+    *,
+    name: str,
+    compress_ratios: tuple[int, ...],
+    kv_sources: tuple[int, ...],
+    index_sources: tuple[int, ...],
+    num_attention_heads: int,
+    head_dim: int,
+    index_head_dim: int,
+    sliding_window: int,
+    dtype: str,
+    max_position_embeddings: int,
+    weight_dtype: str | None = None,
+    expert_weight_dtype: str | None = None,
+    err: type[InvalidInput] = InvalidInput,
+    prefix: str = "model.geometry.",
+) -> Geometry:
+    """DeepSeek-V4.1 (core/dsv4.py): a SLIDING_MLA entry a decoder layer and a COMPRESSED_MLA entry
+    a kv-source layer (the layers after it read its caches), as vllm/models/deepseek_v41/attention.py
+    checks them."""
+    p, n = prefix, len(compress_ratios)
+    if not 1 <= n <= MAX_LAYERS:
+        raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
+    for i, r in enumerate(compress_ratios):
+        if isinstance(r, bool) or r not in (0, 1, 2):
+            raise err(
+                f"{p}compress_ratios[{i}]", f"DeepSeek-V4.1 takes 0 (sliding window), 1 and 2, got {r!r}"
+            )
+    for field, ids in (("kv_source_layer_ids", kv_sources), ("index_source_layer_ids", index_sources)):
+        for j, i in enumerate(ids):
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i:
+                raise err(f"{p}{field}[{j}]", f"must be a layer index, got {i!r}")
+    for i in kv_sources:
+        if i < n and compress_ratios[i] == 0:
+            raise err(p + "kv_source_layer_ids", f"layer {i} is a kv source with compress ratio 0")
+    for i, r in enumerate(compress_ratios):
+        if r and not (any(s <= i for s in kv_sources) and any(s <= i for s in index_sources)):
+            # DeepseekV4Attention.__init__ raises: a compressed layer reads the latest source below it.
+            raise err(
+                p + "kv_source_layer_ids", f"compressed layer {i} has no kv and index source at or below it"
+            )
+    if head_dim != 512:
+        raise err(p + "head_dim", f"DeepSeek-V4.1's sparse MLA kernels take 512, got {head_dim}")
+    if index_head_dim != 128:
+        raise err(p + "index_head_dim", f"DeepSeek-V4.1's indexer takes 128, got {index_head_dim}")
+    pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
+    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
+    pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
+    if dtype not in MODEL_DTYPES:
+        raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
+    kv = tuple(sorted({i for i in kv_sources if i < n}))
+    pattern, owners = [], []
+    for i in range(n):
+        pattern.append(SLIDING_MLA)
+        owners.append(i)
+        if i in kv:
+            pattern.append(COMPRESSED_MLA)
+            owners.append(i)
+    return Geometry(
+        name=name,
+        model_type="deepseek_v41",
+        num_layers=len(pattern),
+        num_attention_heads=num_attention_heads,
+        num_kv_heads=1,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        layer_pattern="".join(pattern),
+        sliding_window=sliding_window,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        decoder_layers=tuple(owners),
+        num_decoder_layers=n,
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_weight_dtype,
+        dsv4=Dsv4Layout(
+            ratios=tuple(compress_ratios),
+            sliding_window=sliding_window,
+            head_dim=head_dim,
+            index_head_dim=index_head_dim,
+            v41=True,
+            kv_sources=kv,
+            index_sources=tuple(sorted({i for i in index_sources if i < n})),
+        ),
     )
 
 

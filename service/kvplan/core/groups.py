@@ -55,6 +55,10 @@ class KvGroup:
     kind: str
     block_size: int
     layers: tuple[int, ...]
+    # A group's own window where its kind's window is not the model's (DeepSeek-V4's compressor
+    # rings), and its caches where a layer keeps several (DeepSeek-V4: core/dsv4.py).
+    window: int | None = None
+    caches: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,23 +71,25 @@ class GroupPlan:
     raised_block_sizes: tuple[tuple[str, int, int], ...]
     uniform: bool
     # (kind, block_size, number of groups) in first-seen order: groups of one shape need the
-    # same blocks per request.
+    # same blocks per request. class_windows: each class's own window (None: the kind's).
     classes: tuple[tuple[str, int, int], ...] = ()
     class_layers: tuple[int, ...] = ()
     min_block_size: int = 0
+    class_windows: tuple[int | None, ...] = ()
     # Block-outermost packing (Step5 DSA): each group's page bytes (the sum of its layers' pages),
     # and the block stride alignment, the lcm of every layer's.
     packed_pages: tuple[int, ...] = ()
     block_alignment: int = 0
 
     def __post_init__(self) -> None:
-        counts: dict[tuple[str, int], list[int]] = {}
+        counts: dict[tuple[str, int, int | None], list[int]] = {}
         for g in self.groups:
-            c = counts.setdefault((g.kind, g.block_size), [0, 0])
+            c = counts.setdefault((g.kind, g.block_size, g.window), [0, 0])
             c[0] += 1
-            c[1] += len(g.layers)
-        object.__setattr__(self, "classes", tuple((k, bs, c[0]) for (k, bs), c in counts.items()))
+            c[1] += g.caches or len(g.layers)
+        object.__setattr__(self, "classes", tuple((k, bs, c[0]) for (k, bs, _), c in counts.items()))
         object.__setattr__(self, "class_layers", tuple(c[1] for c in counts.values()))
+        object.__setattr__(self, "class_windows", tuple(w for (_, _, w) in counts))
         object.__setattr__(self, "min_block_size", min(g.block_size for g in self.groups))
 
 

@@ -20,6 +20,8 @@ from .geometry import (
     SCONV,
     Geometry,
     QsaCaches,
+    make_dsv4_geometry,
+    make_dsv41_geometry,
     make_geometry,
     non_neg_int,
     pos_int,
@@ -59,15 +61,9 @@ _KV_HEAD_KEYS = (
 # a config of the latter, or any config with state keys, is refused rather than read as attention.
 # Architectures vLLM 0.33 serves from vllm/models/<package> with KV layouts of their own (per-layer
 # windows from their own config keys, compressed or indexed sparse attention, their own
-# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention.
-_OWN_LAYOUT_ARCHS = {
-    arch: package
-    for package, archs in (
-        ("deepseek_v4", ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration")),
-        ("deepseek_v41", ("DeepseekV41ForCausalLM",)),
-    )
-    for arch in archs
-}
+# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention
+# (architecture → package; every family of issue #12 is modelled now).
+_OWN_LAYOUT_ARCHS: dict[str, str] = {}
 # MiniMax-M3: vLLM reads only the text_config of a minimax_m3_vl config, through its own
 # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py), the top level's dtype aside.
 _MINIMAX_M3 = "minimax_m3_text"
@@ -1241,7 +1237,10 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     cfg = dict(language_config(base))
     geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
     states = geo.layer_pattern.count(MAMBA)
-    attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
+    if geo.dsv4 is not None:  # DeepSeek-V4: one attention a decoder layer
+        attention = geo.decoder_layer_count
+    else:
+        attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
     est = estimate_params(base, attention, geo.mamba, states)
     if est is None:
         return geo
@@ -1273,6 +1272,142 @@ def _architectures(top: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(archs)
 
 
+# DeepSeek-V4 (vllm/models/deepseek_v4; transformers' DeepseekV4Config): the layer types and what
+# the legacy per-layer compress_ratios of the Hub files become (DeepseekV4Config.__post_init__).
+_DSV4 = "deepseek_v4"
+# DeepSeek-V4.1 (vllm/models/deepseek_v41; vLLM's DeepseekV41Config lays text_config flat).
+_DSV41_ARCH = "DeepseekV41ForCausalLM"
+_DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"})
+_DSV4_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
+_DSV4_TYPE_OF_RATIO = {0: _DSV4_TYPES[0], 4: _DSV4_TYPES[1], 128: _DSV4_TYPES[2]}
+_DSV4_RATES = {_DSV4_TYPES[1]: 4, _DSV4_TYPES[2]: 128}
+
+
+def _dsv4_layer_types(cfg: Mapping[str, Any], n: int) -> list[str]:
+    """DeepseekV4Config.__post_init__ (transformers 5.20.2): layer_types as given, else from the
+    legacy compress_ratios (0, 4 or 128 a layer, the MTP layer's entry past the last dropped), else
+    2 heavily compressed layers then compressed sparse and heavily compressed alternating."""
+    types = cfg.get("layer_types")
+    legacy = cfg.get("compress_ratios")
+    if types is None and legacy is not None:
+        if not isinstance(legacy, list):
+            raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
+        for i, r in enumerate(legacy):
+            if isinstance(r, bool) or r not in _DSV4_TYPE_OF_RATIO:
+                raise InvalidConfig(f"compress_ratios[{i}]", f"must be 0, 4 or 128, got {r!r}")
+        types = [_DSV4_TYPE_OF_RATIO[r] for r in legacy]
+    if types is None:
+        types = [_DSV4_TYPES[2]] * min(n, 2) + [
+            _DSV4_TYPES[1] if i % 2 else _DSV4_TYPES[2] for i in range(n - 2)
+        ]
+    if not isinstance(types, list):
+        raise InvalidConfig("layer_types", "must be a list of layer types")
+    field = "layer_types" if cfg.get("layer_types") is not None else "compress_ratios"
+    if len(types) < n:
+        raise InvalidConfig(field, f"has {len(types)} entries for {n} layers")
+    for i, t in enumerate(types[:n]):
+        if t not in _DSV4_TYPES:
+            raise InvalidConfig(f"layer_types[{i}]", f"must be one of {', '.join(_DSV4_TYPES)}, got {t!r}")
+    return list(types[:n])
+
+
+def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
+    """Each layer's compression ratio as DeepseekV4Attention takes it: compress_rates of its layer
+    type (0 for none), the rates defaulting to 4 and 128 (legacy compress_rate_csa /
+    compress_rate_hca override them)."""
+    rates_raw = cfg.get("compress_rates")
+    if rates_raw is not None and not isinstance(rates_raw, Mapping):
+        raise InvalidConfig("compress_rates", "must map layer types to ratios")
+    rates = dict(_DSV4_RATES if rates_raw is None else rates_raw)
+    for key, t in (("compress_rate_csa", _DSV4_TYPES[1]), ("compress_rate_hca", _DSV4_TYPES[2])):
+        if cfg.get(key) is not None:
+            rates[t] = cfg[key]
+    out = []
+    for t in _dsv4_layer_types(cfg, n):
+        r = rates.get(t, 0)
+        if isinstance(r, bool) or not isinstance(r, int) or max(1, r) not in (1, 4, 128):
+            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
+            raise InvalidConfig(
+                "compress_rates", f"{t}: vLLM's compressor takes ratios 4 and 128 (0 for none), got {r!r}"
+            )
+        out.append(max(1, r))
+    if 128 in out and 4 not in out:
+        raise InvalidConfig(
+            "layer_types",
+            "heavily compressed layers with no compressed sparse (ratio 4) layer: vLLM 0.33.0 cannot "
+            "unify their pages (NotImplementedError) and does not start",
+        )
+    return tuple(out)
+
+
+def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
+    """DeepSeek-V4 (core/dsv4.py) from its config: the ratios, dims and window it keeps."""
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return make_dsv4_geometry(
+        name=name,
+        compress_ratios=_dsv4_ratios(cfg, n),
+        num_attention_heads=_cfg_int(cfg, "num_attention_heads", MAX_HEADS),
+        head_dim=_cfg_int(cfg, "head_dim", MAX_HEAD_DIM),
+        index_head_dim=_cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM),
+        sliding_window=_cfg_int(cfg, "sliding_window", MAX_TOKENS),
+        dtype=dtype,
+        # DeepseekV4Config nests its RoPE parameters by kind (main / compress): vLLM applies no
+        # scaling factor to max_position_embeddings.
+        max_position_embeddings=_cfg_int(cfg, "max_position_embeddings", MAX_TOKENS),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        err=InvalidConfig,
+        prefix="",
+    )
+
+
+def _layer_ids(cfg: Mapping[str, Any], key: str) -> tuple[int, ...]:
+    ids = cfg.get(key) or []
+    if not isinstance(ids, list):
+        raise InvalidConfig(key, "must be a list of layer indices")
+    return tuple(ids)
+
+
+def _deepseek_v41_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
+    """DeepSeek-V4.1 (core/dsv4.py): each layer's compress_ratios entry (0 past the list, as
+    DeepseekV4Attention reads it), the kv and index source layers, the dims and the window."""
+    n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
+    raw = cfg.get("compress_ratios") or []
+    if not isinstance(raw, list):
+        raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
+    ratios = tuple(raw[:n]) + (0,) * max(0, n - len(raw))
+    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
+    if dtype == "float32":
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    weight_dtype, expert_dtype = _quant_dtypes(cfg)
+    return make_dsv41_geometry(
+        name=name,
+        compress_ratios=ratios,
+        kv_sources=_layer_ids(cfg, "kv_source_layer_ids"),
+        index_sources=_layer_ids(cfg, "index_source_layer_ids"),
+        num_attention_heads=_cfg_int(cfg, "num_attention_heads", MAX_HEADS),
+        head_dim=_cfg_int(cfg, "head_dim", MAX_HEAD_DIM),
+        index_head_dim=_cfg_int(cfg, "index_head_dim", MAX_HEAD_DIM),
+        sliding_window=_cfg_int(cfg, "sliding_window", MAX_TOKENS),
+        dtype=dtype,
+        max_position_embeddings=derived_max_model_len(cfg, "deepseek_v41"),
+        weight_dtype=weight_dtype,
+        expert_weight_dtype=expert_dtype,
+        err=InvalidConfig,
+        prefix="",
+    )
+
+
 def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if not isinstance(config, Mapping):
         raise InvalidConfig("config", "must be a JSON object")
@@ -1287,6 +1422,14 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     archs = _architectures(top)
     if _ALICE_AI in archs:
         model_type = _ALICE_AI_FAMILY
+    if _DSV41_ARCH in archs:
+        if top.get("model_type") != "deepseek_v41":  # vLLM's DeepseekV41Config reads the model
+            raise InvalidConfig(
+                "architectures",
+                f"{_DSV41_ARCH} is DeepSeek-V4.1 (vllm/models/deepseek_v41), read from a deepseek_v41 "
+                f"config; this one says model_type {top.get('model_type')!r}",
+            )
+        return _deepseek_v41_geometry(cfg, top, name)
     if _STEP5_ARCHS & set(archs):
         model_type = _STEP5  # vLLM builds Step5's layers whatever else the config calls itself
     if _KIMI_K3 in archs:
@@ -1309,6 +1452,15 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if families & {_INKLING, _INKLING_MM} or set(archs) & _INKLING_ARCHS:
         return _inkling(config, name)
     cfg = with_defaults(cfg, model_type)
+    dsv4_arch = next((a for a in archs if a in _DSV4_ARCHS), None)
+    if dsv4_arch is not None and model_type != _DSV4:
+        raise InvalidConfig(
+            "architectures",
+            f"{dsv4_arch} is DeepSeek-V4 (vllm/models/deepseek_v4), read from a deepseek_v4 config; "
+            f"this one says model_type {model_type!r}",
+        )
+    if model_type == _DSV4:
+        return _deepseek_v4_geometry(cfg, top, name)
     if model_type == "zamba2" and cfg.get("use_long_context"):
         cfg["max_position_embeddings"] = 16384  # Zamba2Config.__post_init__
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec.structs import replace
 
+from . import dsv4
 from . import warnings as w
 from .dtypes import (
     FP8_PER_TENSOR,
@@ -198,6 +199,12 @@ def _per_layer(
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
         dtype = model_dtype if i in skip else base
+        if geometry.dsv4 is not None:  # DeepSeek-V4: every cache fp8_ds_mla (core/dsv4.py)
+            c = dsv4_token_bytes(geometry, i, kv_cache_dtype)
+            gpu.append(c)
+            model.append(c)
+            dtypes.append("fp8_ds_mla")
+            continue
         if kind == SCONV:
             heads, width = sconv_head(geometry, i)
             per_head = width * MODEL_DTYPES[SCONV_DTYPE]
@@ -395,6 +402,22 @@ def _layer_bytes(
     )
 
 
+def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
+    """A DeepSeek-V4 entry's bytes a token: its sliding-window cache's 584 B (kept for the window),
+    or a compressed layer's MLA state (and indexer K state at ratio 4) spread over the `ratio`
+    tokens it stands for, rounded up. The pages the budget uses are exact (core/dsv4.py)."""
+    assert geometry.dsv4 is not None and geometry.decoder_layers is not None
+    dsv4.check_kv_dtype(kv_dtype, geometry.dsv4)
+    if geometry.layer_pattern[entry] == SLIDING_MLA:
+        return dsv4.TOKEN_BYTES
+    layout = geometry.dsv4
+    layer = geometry.decoder_layers[entry]
+    ratio = layout.ratios[layer]
+    indexed = layer in layout.index_sources if layout.v41 else ratio == 4
+    state = dsv4.TOKEN_BYTES + (layout.index_cell_bytes if indexed else 0)
+    return cdiv(state, ratio)
+
+
 def _packed_row_bytes(geometry: Geometry, dtypes: tuple[str, ...]) -> int:
     """One padded sparse row (vllm/v1/attention/backends/mla/sparse_utils.py align_blocks_to_rows:
     the block stride is a whole number of rows); the layers are 16-bit (checked in _per_layer)."""
@@ -494,7 +517,8 @@ def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -
                 "GPU holds one replicated KV head.",
             )
         )
-    if dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
+    # DeepSeek-V4's fp8_ds_mla keeps a scale a token (block-scaled), not a default of 1.0.
+    if geometry.dsv4 is None and dtypes & {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}:
         out.append(
             w.Warning(
                 w.FP8_DEFAULT_SCALES,
@@ -538,7 +562,9 @@ def per_token_of(
     """The per-token answer from an already computed layout (no per-layer work)."""
     model = lb.model_total
     base = PerToken(
-        kv_cache_dtype=resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
+        kv_cache_dtype="fp8_ds_mla"
+        if geometry.dsv4 is not None
+        else resolve_kv_dtype(kv_cache_dtype, geometry.dtype),
         bytes_per_token=lb.by_stage[lb.worst_stage],
         bytes_per_token_model=model,
         by_kind=lb.by_kind,
@@ -637,7 +663,7 @@ def per_token_ledger(
                 mla_row_dim=geometry.mla_row_dim,
                 kv_cache_dtype=kb.kv_dtype,
             )
-        elif kb.kind == KIND_NAMES[SLIDING_MLA]:
+        elif kb.kind == KIND_NAMES[SLIDING_MLA] and geometry.dsv4 is None:
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
                 "sliding_mla_dim × b, one latent per token (SlidingWindowMLASpec), replicated under TP",
@@ -646,6 +672,22 @@ def per_token_ledger(
                 SRC_PAGE,
                 sliding_mla_dim=geometry.sliding_mla_dim,
                 kv_cache_dtype=kb.kv_dtype,
+            )
+        elif kb.kind in (KIND_NAMES[SLIDING_MLA], KIND_NAMES[COMPRESSED_MLA]):
+            d = geometry.dsv4
+            led.add(
+                f"bytes_per_token_per_layer[{kb.kind}]",
+                "fp8_ds_mla: 584 B a token, kept for the sliding window"
+                if kb.kind == KIND_NAMES[SLIDING_MLA]
+                else "⌈(584 B + indexer K state at ratio 4) / compress ratio⌉ (pages are exact)",
+                kb.bytes_per_token_per_layer,
+                "B",
+                dsv4.SRC_ATTN,
+                **(
+                    {"sliding_window": d.sliding_window if d is not None else None}
+                    if kb.kind == KIND_NAMES[SLIDING_MLA]
+                    else {"index_state_bytes": d.index_cell_bytes if d is not None else None}
+                ),
             )
         elif kb.kind == KIND_NAMES[SCONV]:
             led.add(

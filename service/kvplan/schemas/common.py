@@ -262,6 +262,32 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     params_active: Params | None = None
     params_expert: Params | None = None
     weight_dtype: WeightDtype | None = None
+    compress_ratios: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=128)]],
+            Meta(
+                max_length=MAX_LAYERS,
+                description="DeepSeek-V4: each decoder layer's compression ratio (0: sliding window only, "
+                "4 with an indexer, 128), num_layers of them; head_dim 512, index_head_dim 128. "
+                "DeepSeek-V4.1 (with kv_source_layer_ids): 0, 1 or 2",
+            ),
+        ]
+        | None
+    ) = None
+    kv_source_layer_ids: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(max_length=MAX_LAYERS, description="DeepSeek-V4.1: the layers owning the compressed caches"),
+        ]
+        | None
+    ) = None
+    index_source_layer_ids: (
+        Annotated[
+            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            Meta(max_length=MAX_LAYERS, description="DeepSeek-V4.1: the layers with an indexer"),
+        ]
+        | None
+    ) = None
 
 
 class ModelSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

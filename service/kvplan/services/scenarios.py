@@ -14,7 +14,15 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import KIND_NAMES, SLIDING_MLA, Geometry, QsaCaches, make_geometry
+from kvplan.core.geometry import (
+    KIND_NAMES,
+    SLIDING_MLA,
+    Geometry,
+    QsaCaches,
+    make_dsv4_geometry,
+    make_dsv41_geometry,
+    make_geometry,
+)
 from kvplan.core.hfconfig import from_hf_config, language_config
 from kvplan.core.mamba import MambaState, Mixer
 from kvplan.core.parallel import Parallel
@@ -132,6 +140,8 @@ def _dtype(name: str) -> str:
 
 
 def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
+    if g.compress_ratios is not None:
+        return _dsv4_from_spec(g, name)
     mamba = None
     if g.mamba is not None:
         mamba = MambaState(
@@ -163,8 +173,67 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
     )
 
 
+def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
+    """DeepSeek-V4 inline: its decoder layers' ratios (core/dsv4.py)."""
+    p = "model.geometry."
+    assert g.compress_ratios is not None
+    if len(g.compress_ratios) != g.num_layers:
+        raise InvalidInput(
+            p + "compress_ratios", f"has {len(g.compress_ratios)} entries for {g.num_layers} layers"
+        )
+    if g.layer_types is not None or g.decoder_layers is not None:
+        raise InvalidInput(
+            p + "layer_types", "DeepSeek-V4's layers follow from compress_ratios: give no layer_types"
+        )
+    common: dict[str, Any] = {
+        "name": name or g.name,
+        "compress_ratios": tuple(g.compress_ratios),
+        "num_attention_heads": g.num_attention_heads,
+        "head_dim": g.head_dim or 512,
+        "index_head_dim": g.index_head_dim or 128,
+        "sliding_window": g.sliding_window or 128,
+        "dtype": _dtype(g.dtype),
+        "max_position_embeddings": g.max_position_embeddings,
+        "weight_dtype": g.weight_dtype,
+    }
+    if g.kv_source_layer_ids is not None:  # DeepSeek-V4.1
+        geometry = make_dsv41_geometry(
+            kv_sources=tuple(g.kv_source_layer_ids),
+            index_sources=tuple(g.index_source_layer_ids or ()),
+            **common,
+        )
+    else:
+        geometry = make_dsv4_geometry(**common)
+    return msgspec.structs.replace(
+        geometry,
+        params_total=g.params_total,
+        params_active=g.params_active,
+        params_expert=g.params_expert,
+    )
+
+
 def spec_from_geometry(g: Geometry) -> GeometrySpec:
     """The inline form of a geometry, which `model: {geometry: …}` accepts back."""
+    if g.dsv4 is not None:
+        return GeometrySpec(
+            name=g.name,
+            num_layers=g.decoder_layer_count,
+            num_attention_heads=g.num_attention_heads,
+            head_dim=g.dsv4.head_dim,
+            index_head_dim=g.dsv4.index_head_dim,
+            sliding_window=g.dsv4.sliding_window,
+            dtype=g.dtype,  # type: ignore[arg-type]
+            max_position_embeddings=g.max_position_embeddings,
+            compress_ratios=list(g.dsv4.ratios)
+            if g.dsv4.v41
+            else [0 if r == 1 else r for r in g.dsv4.ratios],
+            kv_source_layer_ids=list(g.dsv4.kv_sources) if g.dsv4.v41 else None,
+            index_source_layer_ids=list(g.dsv4.index_sources) if g.dsv4.v41 else None,
+            params_total=g.params_total,
+            params_active=g.params_active,
+            params_expert=g.params_expert,
+            weight_dtype=g.weight_dtype,  # type: ignore[arg-type]
+        )
     uniform = len(set(g.layer_pattern)) == 1 and g.layer_pattern[0] != SLIDING_MLA
     return GeometrySpec(
         name=g.name,
@@ -412,7 +481,8 @@ def simulation_input(
             raise InvalidInput("model", "required unless num_blocks is given")
         inp, _, _ = budget_input(registry, BudgetRequest(**shared))
         b = compute_budget(inp)
-        if len(b.groups) != 1 or b.groups[0].groups != 1:
+        # One group of the requested block (DeepSeek-V4's lone sliding group keeps 64-token blocks).
+        if len(b.groups) != 1 or b.groups[0].groups != 1 or b.groups[0].block_size != b.block_size:
             raise InvalidInput(
                 "model",
                 "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",

@@ -9,9 +9,10 @@ from functools import lru_cache
 import msgspec
 from msgspec.structs import replace
 
+from .. import dsv4
 from .. import warnings as w
 from ..concurrency import GroupShape, total_blocks
-from ..errors import InvalidInput
+from ..errors import InvalidInput, InvalidLayout
 from ..geometry import (
     CHUNKED,
     CIRCULAR_BUFFER,
@@ -28,7 +29,7 @@ from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
 from ..memo import register_clear
 from ..nonkv import estimate_non_kv
-from ..parallel import Parallel, valid_tensor_sizes
+from ..parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
 from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
 from ..profiles import InflightRule
 from ..units import fmt_bytes, fmt_gib
@@ -122,6 +123,32 @@ def _check_memory_inputs(inp: BudgetInput) -> None:
         )
 
 
+def check_dsv4_layout(inp: BudgetInput, par: Parallel) -> None:
+    """DeepSeek-V4's layouts vLLM 0.33.0 fails on (DCP, the hybrid manager off) and the skip
+    layers kvplan does not model."""
+    # InvalidLayout: a fleet plan marks such a layout infeasible and plans the others.
+    if par.decode_context > 1:
+        # Its sliding-window caches are DCP-sharded specs (AttentionSpec's default), whose
+        # SlidingWindowSpec.max_memory_usage_bytes asserts "DCP not support sliding window".
+        raise InvalidLayout(
+            "decode_context_parallel_size",
+            "vLLM 0.33.0 does not plan DeepSeek-V4 with DCP: its sliding-window caches assert DCP 1",
+        )
+    if not inp.hybrid_kv_cache_manager:
+        # unify_hybrid_kv_cache_specs rebuilds the sliding-window MLA specs as MLAAttentionSpec,
+        # which has no bounded_replay field: vLLM 0.33.0 raises TypeError (checked with the oracle).
+        raise InvalidInput(
+            "hybrid_kv_cache_manager",
+            "vLLM 0.33.0 does not start DeepSeek-V4 with the hybrid KV cache manager off (it cannot "
+            "promote the sliding-window MLA caches to full attention)",
+        )
+    if inp.kv_cache_dtype_skip_layers:
+        raise InvalidInput(
+            "kv_cache_dtype_skip_layers",
+            "DeepSeek-V4 keeps every cache in fp8_ds_mla; no layer can be skipped",
+        )
+
+
 def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel) -> int:
     """F, the tokens a sliding-window or chunked-local layer may hold beyond its window (profile
     rule; vllm/config/vllm.py max_in_flight_tokens, read by SlidingWindowSpec and
@@ -177,7 +204,13 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     block = settings.max_model_len if g.attention_free else settings.block_size
     if g.kpool_indexer is not None and par.decode_context > 1:
         raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
-    plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
+    if g.dsv4 is not None:
+        check_dsv4_layout(inp, par)
+        dsv4.check_gpu(g.dsv4, inp.gpu_name)
+        dsv4.check_stages(g.dsv4, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
+        plan = dsv4.plan(g.dsv4, block, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
+    else:
+        plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
     if any(kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED) for kind, _, _ in plan.classes):
@@ -192,7 +225,10 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
         MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
     }
-    shapes = tuple((kind, bs, bounds.get(kind, 0), n) for kind, bs, n in plan.classes)
+    shapes = tuple(
+        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
+        for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
+    )
 
     weights, weights_how = resolve_weights(inp)
     weights_per_gpu = weights_per_worker(inp, weights, par)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from .. import dsv4
 from ..errors import InvalidInput
 from ..geometry import Geometry
 from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
@@ -129,6 +130,10 @@ def settings_for(
             check_sparse_mla_block(block_size)
         if geometry is not None and geometry.indexer_layers:
             check_sparse_full_block(block_size)
+        if geometry is not None and geometry.dsv4 is not None:
+            dsv4.check_block_size(block_size, geometry.dsv4)
+    if block_size is None and geometry is not None and geometry.dsv4 is not None:
+        block_size = dsv4.kernel_block(geometry.dsv4)  # the block vLLM picks for DeepSeek-V4's backends
     return Settings(
         gpu_memory_utilization=util,
         block_size=default_block_size(geometry, profile) if block_size is None else block_size,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import dsv4
 from ..geometry import KIND_NAMES, MLA
 from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
@@ -173,7 +174,11 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             shortfall=b.kv_memory_shortfall_bytes or None,
             GiB=round(b.available_kv_bytes / GiB, 6),
         )
-    if g.kpool_indexer is not None:
+    if g.dsv4 is not None:
+        dsv4.explain(
+            led, g.dsv4, b.block_size, b.bytes_per_block, b.sliding_inflight_tokens or 0, b.context_tokens
+        )
+    elif g.kpool_indexer is not None:
         _packed_steps(led, b, cap)
     elif cap.layer_bytes.packed_row_bytes:
         led.add(
@@ -329,7 +334,8 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             async_scheduling=cap.settings.async_scheduling,
             PP=par.pipeline,
         )
-    for gr in b.groups:
+    for gr, own_window in zip(b.groups, cap.plan.class_windows, strict=True):
+        window = own_window if own_window is not None else g.sliding_window
         if gr.kind in ("sliding_attention", "sliding_window_mla"):
             formula = "ceil(min(W − 1 + F, T) / block_size) + 1"
             src = SRC_SLIDING
@@ -345,7 +351,10 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             formula = "2 state blocks (running + last cached), the state on every TP rank"
             src = "vllm/models/qwen4_exp/nvidia/ple_layer.py (Qwen4ExpPLELayer, MambaSpec tp_replicated)"
         elif gr.kind == "circular_buffer":
-            formula = "1 block: the ring (raw keys of the open pool or region), kept for the request's life"
+            formula = (
+                "1 block: the ring (raw keys of the open pool or region; DeepSeek-V4.1: the compressor's "
+                "open group), kept for the request's life"
+            )
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
@@ -363,9 +372,11 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             src,
             T=b.context_tokens,
             block_size=gr.block_size,
-            W=g.sliding_window if gr.kind == "sliding_attention" else None,
+            W=window if gr.kind in ("sliding_attention", "sliding_window_mla") else None,
             chunk=g.attention_chunk_size if gr.kind == "chunked_attention" else None,
-            F=b.sliding_inflight_tokens if gr.kind in ("sliding_attention", "chunked_attention") else None,
+            F=b.sliding_inflight_tokens
+            if gr.kind in ("sliding_attention", "chunked_attention", "sliding_window_mla")
+            else None,
             DCP=par.decode_context,
         )
     led.add(
