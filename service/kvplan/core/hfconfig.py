@@ -57,13 +57,6 @@ _KV_HEAD_KEYS = (
     "multi_query_group_num",
     "num_attention_groups",
 )
-# Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
-# a config of the latter, or any config with state keys, is refused rather than read as attention.
-# Architectures vLLM 0.33 serves from vllm/models/<package> with KV layouts of their own (per-layer
-# windows from their own config keys, compressed or indexed sparse attention, their own
-# get_kv_cache_spec) that kvplan does not model: refused by name rather than read as attention
-# (architecture → package; every family of issue #12 is modelled now).
-_OWN_LAYOUT_ARCHS: dict[str, str] = {}
 # MiniMax-M3: vLLM reads only the text_config of a minimax_m3_vl config, through its own
 # MiniMaxM3TextConfig (vllm/transformers_utils/configs/minimax_m3.py), the top level's dtype aside.
 _MINIMAX_M3 = "minimax_m3_text"
@@ -108,6 +101,8 @@ _GDN_FAMILIES = frozenset(
 )  # fmt: skip
 # Attention-free Mamba models: every layer keeps a state.
 _PURE_MAMBA = frozenset({"mamba", "falcon_mamba", "mamba2"})
+# Hybrid families whose recurrent layers are read from config.json, and ones that are not (yet):
+# a config of the latter, or any config with state keys, is refused rather than read as attention.
 _READ_HYBRIDS = frozenset({"jamba", "granitemoehybrid", "falcon_h1", "nemotron_h", "lfm2", "lfm2_moe",
                            "kimi_linear", "bailing_hybrid", "zamba2", _ALICE_AI_FAMILY, _GLM5_NEXT,
                            *_GDN_FAMILIES, *_PURE_MAMBA})  # fmt: skip
@@ -1437,13 +1432,6 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     if _GLM5_NEXT_ARCHS & set(archs):
         model_type = _GLM5_NEXT
         cfg = _glm5_next_linear_keys(cfg)
-    own = next((a for a in archs if a in _OWN_LAYOUT_ARCHS), None)
-    if own is not None:  # before any field is read: the refusal is the answer
-        raise InvalidConfig(
-            "architectures",
-            f"{own} keeps its KV cache in a layout of its own (vllm/models/{_OWN_LAYOUT_ARCHS[own]}) "
-            "that kvplan does not model yet; send the model as inline geometry",
-        )
     # Known by the top level's model_type or the architecture: a text_config may name the
     # family otherwise (transformers' minimax_m3_vl_text), which vLLM's own config class ignores.
     families = {str(top.get("model_type") or ""), model_type}
