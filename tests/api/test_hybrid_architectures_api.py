@@ -290,22 +290,27 @@ def test_glm5_next_text_answer_names_the_ring_group_and_what_it_charges(client):
 
 
 @pytest.mark.parametrize(
-    ("config", "gpu", "warned"),
-    [
-        ("synthetic--kimi-k3-shaped.json", "h100-sxm-80gb", False),
-        ("synthetic--kimi-k3-shaped.json", "b200-180gb", False),  # FlashKDA runs on SM 10.x too
-        ("synthetic--kimi-k3-shaped.json", "a100-80gb", True),  # Triton prefill: no checkpoint
-        ("synthetic--kimi-k3-defaults.json", "a100-80gb", False),  # no checkpoint anywhere
-        ("synthetic--glm-5-next-defaults.json", "h200-141gb", False),
-        ("synthetic--glm-5-next-defaults.json", "b200-180gb", True),  # other sparse kernels, fp8
-    ],
+    ("gpu", "state_blocks"),
+    [("h100-sxm-80gb", 3), ("b200-180gb", 3), ("a100-80gb", 2), ("l40s-48gb", 2)],
 )
-def test_a_layout_planned_for_other_gpus_says_so_on_the_named_gpu(client, config, gpu, warned):
-    ask = {"model": {"hf_config": load_config(config)}, "gpu": gpu, "engine": "vllm@0.33",
-           "max_model_len": 4096}  # fmt: skip
+def test_kimi_k3_keeps_flashkdas_checkpoint_only_on_the_gpus_flashkda_runs_on(client, gpu, state_blocks):
+    """SM 9.x / 10.x / 12.x prefill with FlashKDA (a checkpoint block); SM 8.x with Triton (none)."""
+    ask = {"model": {"hf_config": load_config("synthetic--kimi-k3-shaped.json")}, "gpu": gpu,
+           "engine": "vllm@0.33", "max_model_len": 4096}  # fmt: skip
     r = client.post("/v1/budget", json=ask)
     assert r.status_code == 200, r.text
-    assert ("planned_for_other_gpu" in {x["code"] for x in r.json()["warnings"]}) is warned
+    assert {g["blocks_per_request"] for g in r.json()["groups"] if g["kind"] == "mamba"} == {state_blocks}
+
+
+@pytest.mark.parametrize(("gpu", "status"), [("h200-141gb", 200), ("b200-180gb", 400), ("a100-80gb", 400)])
+def test_glm_5_next_is_planned_on_hopper_and_refused_naming_the_gpu_elsewhere(client, gpu, status):
+    """Its sparse kernels (and an fp8 cache on SM 10.x) follow the GPU; kvplan plans SM 9.x."""
+    ask = {"model": {"hf_config": load_config("synthetic--glm-5-next-defaults.json")}, "gpu": gpu,
+           "engine": "vllm@0.33", "max_model_len": 4096}  # fmt: skip
+    r = client.post("/v1/budget", json=ask)
+    assert r.status_code == status, r.text
+    if status == 400:
+        assert r.json()["field"] == "gpu" and "SM 9.x" in r.json()["detail"]
 
 
 @pytest.mark.parametrize("name", ["dsv4-flash-shaped-64k-block256", "dsv4-defaults-256k-tp4-block256"])

@@ -87,6 +87,8 @@ DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
 DSV4_SLIDING = "synthetic--deepseek-v4-sliding-shaped.json"
 DSV41 = "synthetic--deepseek-v4.1-shaped.json"
 H100 = "NVIDIA H100 80GB HBM3"
+A100 = "NVIDIA A100-SXM4-80GB"
+L40S = "NVIDIA L40S"
 
 # Keys changed in a config before both planners read it, where a copy differs from what vLLM
 # 0.33.0 accepts: falcon-7b's original RW architecture name was dropped in vLLM 0.28 (the Hub
@@ -298,6 +300,12 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("kimi-k3-shaped-64k-tp4-block768", KIMI_K3, {"available_memory_bytes": 12 * GiB, "max_model_len": 65536,
                                                   "tensor_parallel_size": 4, "block_size": 768}),
     ("kimi-k3-shaped-256k-tight", KIMI_K3, {"available_memory_bytes": 6 * GiB, "max_model_len": 262144}),
+    # The same KDA on GPUs FlashKDA does not run on (SM 8.x): Triton prefills it, no checkpoint.
+    ("kimi-k3-shaped-256k-a100", KIMI_K3, {"available_memory_bytes": 40 * GiB, "max_model_len": 262144,
+                                           "gpu_name": A100}),
+    ("kimi-k3-shaped-128k-tp8-fp8-l40s", KIMI_K3, {"available_memory_bytes": 4 * GiB,
+                                                   "max_model_len": 131072, "tensor_parallel_size": 8,
+                                                   "dtype": "fp8", "gpu_name": L40S}),
     ("kimi-k3-defaults-4k", KIMI_K3_DEFAULTS, {"available_memory_bytes": 2 * GiB, "max_model_len": 4096}),
     ("kimi-k3-defaults-4k-tp2-fp8", KIMI_K3_DEFAULTS, {"available_memory_bytes": 1 * GiB,
                                                        "max_model_len": 4096, "tensor_parallel_size": 2,

@@ -440,7 +440,7 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     for i in ext.get("no_kv_layers", ()):
         specs.pop(f"model.layers.{i}.self_attn.attn", None)
     if ext.get("kda_full_rank_gate"):
-        alignment = _kimi_k3_kda_checkpoint_alignment(vc)
+        alignment = _kimi_k3_kda_checkpoint_alignment(vc, req.get("gpu_name", ""))
         ext["kda_prefill_checkpoint_alignment"] = alignment
         for name, spec in specs.items():
             if name.endswith(".mixer"):
@@ -527,9 +527,13 @@ def _inkling(req, vc, cache_dtype, torch_dtype):  # type: ignore[no-untyped-def]
     return out
 
 
-def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
+# The compute capability of the GPUs the cases name (the oracle runs on CPU); any other: SM 9.0.
+_CAPABILITY = {"NVIDIA A100-SXM4-80GB": (8, 0), "NVIDIA L40S": (8, 9)}
+
+
+def _kimi_k3_kda_checkpoint_alignment(vc, gpu_name=""):  # type: ignore[no-untyped-def]
     """KimiK3DeltaAttention.get_kv_cache_spec's checkpoint alignment, its prefill backend
-    resolved ("auto", no additional_config) as on an SM 9.0 CUDA GPU."""
+    resolved ("auto", no additional_config) as on the named CUDA GPU (SM 9.0 unless named)."""
     from unittest import mock
 
     from vllm.models.kimi_k3.nvidia import kda
@@ -540,8 +544,9 @@ def _kimi_k3_kda_checkpoint_alignment(vc):  # type: ignore[no-untyped-def]
     lac = text.linear_attn_config
     vc_text = vc.with_hf_config(text) if text is not vc.model_config.hf_config else vc
     recurrent_dtype = KimiLinearForCausalLM.get_mamba_state_dtype_from_config(vc_text)[1]
-    hopper = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(9, 0))
-    with mock.patch.object(kda, "current_platform", hopper):
+    major, minor = _CAPABILITY.get(gpu_name, (9, 0))
+    gpu = mock.Mock(is_cuda=lambda: True, get_device_capability=lambda: DeviceCapability(major, minor))
+    with mock.patch.object(kda, "current_platform", gpu):
         backend = kda.resolve_kda_prefill_backend(
             "auto", lac["head_dim"], vc.model_config.dtype, recurrent_dtype, lac.get("gate_lower_bound")
         )

@@ -3,12 +3,15 @@ vLLM 0.33 picks for the GPU, not on the config alone: Kimi-K3's and GLM-5-next's
 checkpoint only where FlashKDA runs (SM 9.x / 10.x / 12.x: vllm/models/kimi_k3/nvidia/kda.py
 is_flashkda_supported), and GLM-5-next's packed layout is Hopper's (SM 9.x: its sparse MLA backend
 FLASHINFER_MLA_SPARSE_SM90; on SM 10.x vllm/model_executor/models/config.py Glm5NextModelConfig
-turns a bf16 cache to fp8). kvplan plans them for those GPUs and says so when the named GPU is
-another (docs/vllm-rules.md §8)."""
+turns a bf16 cache to fp8). A named GPU gets its own architecture's plan where kvplan knows it and a
+refusal naming `gpu` where it does not; with no GPU named (or one kvplan cannot place) the plan is
+Hopper's, as docs/vllm-rules.md §8 says."""
 
 from __future__ import annotations
 
-from . import warnings as w
+from msgspec.structs import replace
+
+from .errors import InvalidLayout
 from .geometry import Geometry
 from .mamba import Mixer
 
@@ -31,23 +34,25 @@ def sm_major(gpu_name: str) -> int | None:
     return next((sm for key, sm in _SM_BY_NAME if key.upper() in upper), None)
 
 
-def planned_arch_warning(geometry: Geometry, gpu_name: str) -> w.Warning | None:
-    """A warning when the named GPU is not one the layout's backend-dependent rules hold on."""
+def for_gpu(geometry: Geometry, gpu_name: str) -> Geometry:
+    """The geometry as vLLM 0.33 runs it on the named GPU. InvalidLayout where kvplan does not
+    model that GPU's kernels (a fleet plan marks the GPU infeasible and plans the others)."""
     sm = sm_major(gpu_name) if gpu_name else None
     if sm is None:
-        return None
-    m = geometry.mamba
-    flashkda = m is not None and m.mixer is Mixer.GATED_DELTA_NET and m.checkpoint_blocks > 0
+        return geometry
     if geometry.kpool_indexer is not None and sm != 9:
-        return w.Warning(
-            w.PLANNED_FOR_OTHER_GPU,
+        raise InvalidLayout(
+            "gpu",
             f"GLM-5-next's KV layout is planned as vLLM lays it out on SM 9.x GPUs (H100, H200); on "
-            f"{gpu_name} vLLM picks other sparse-attention and KDA kernels: the figures may differ.",
+            f"{gpu_name!r} vLLM picks other sparse-attention and KDA kernels (SM 10.x: an fp8 cache), "
+            "which kvplan does not model",
         )
-    if flashkda and sm not in _FLASHKDA_SM:
-        return w.Warning(
-            w.PLANNED_FOR_OTHER_GPU,
-            f"The KDA layers' third state block a request is FlashKDA's prefill checkpoint, which vLLM "
-            f"uses on SM 9.x / 10.x / 12.x GPUs; on {gpu_name} it prefills without one (2 blocks).",
+    m = geometry.mamba
+    if m is None or m.mixer is not Mixer.GATED_DELTA_NET or not m.checkpoint_blocks or sm in _FLASHKDA_SM:
+        return geometry
+    if sm == 0:  # vllm/models/kimi_k3/amd/kda.py keeps prefill checkpoints by rules of its own
+        raise InvalidLayout(
+            "gpu", f"the KDA layers' prefill checkpoints on ROCm ({gpu_name!r}) are not modelled by kvplan"
         )
-    return None
+    # Not FlashKDA's GPU: resolve_kda_prefill_backend picks Triton, which keeps no checkpoint.
+    return replace(geometry, mamba=replace(m, checkpoint_blocks=0))

@@ -25,7 +25,6 @@ MAX_MODEL_LEN_EXCEEDS_DERIVED = "max_model_len_exceeds_derived"
 NON_KV_ESTIMATED = "non_kv_estimated"
 WEIGHTS_DO_NOT_FIT = "weights_do_not_fit"
 NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
-PLANNED_FOR_OTHER_GPU = "planned_for_other_gpu"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -55,10 +54,6 @@ CODES: dict[str, str] = {
     NON_KV_NOT_ESTIMATED: (
         "The model's shape (hidden size, vocabulary) is unknown, so nothing is subtracted besides "
         "the weights: the figures are optimistic; give non_kv_bytes."
-    ),
-    PLANNED_FOR_OTHER_GPU: (
-        "The layout depends on kernels vLLM picks by GPU architecture; kvplan planned it for another "
-        "one than the named GPU (core/gpu_arch.py)."
     ),
     MAX_MODEL_LEN_EXCEEDS_DERIVED: (
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "

@@ -23,7 +23,7 @@ from ..geometry import (
     SLIDING,
     SLIDING_MLA,
 )
-from ..gpu_arch import planned_arch_warning
+from ..gpu_arch import for_gpu
 from ..groups import GroupPlan, plan_groups
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..mamba import state_blocks_per_request
@@ -193,6 +193,8 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
 
 
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
+    if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
+        inp = replace(inp, geometry=on_gpu)
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
@@ -337,8 +339,6 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
                + (" and larger." if len(fits) > 3 else ".") if fits
                else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
         ))  # fmt: skip
-    if (arch := planned_arch_warning(inp.geometry, inp.gpu_name)) is not None:
-        out.append(arch)
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings
     if mml > derived:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from .. import dsv4
 from ..geometry import KIND_NAMES, MLA
+from ..gpu_arch import for_gpu
 from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
@@ -109,7 +110,8 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
 
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
-    g, par, plan, profile = inp.geometry, cap.parallel, cap.plan, inp.profile
+    # The geometry as it runs on the named GPU (core/gpu_arch.py), as capacity planned it.
+    g, par, plan, profile = for_gpu(inp.geometry, inp.gpu_name), cap.parallel, cap.plan, inp.profile
     led = LedgerBuilder()
     led.add(
         "engine_profile",
