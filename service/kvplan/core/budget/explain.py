@@ -526,7 +526,6 @@ def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
         b.bytes_per_block,
         "B",
         SRC_PACKED,
-        block_size=b.block_size,
         widest=widest,
         alignment=packing.alignment,
         padding=b.bytes_per_block - widest if len(plan.stage_bytes_per_block) == 1 else None,
