@@ -103,35 +103,42 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
             "Inkling's short-conv states are sliding windows of their own block size; kvplan does not model "
             "how vLLM plans them without the hybrid KV cache manager",
         )
-    if lb.kpool_indexer is not None:
-        return _packed_kpool(lb, block_size, hybrid_manager)
-    if PACKED_KINDS & set(lb.kinds):
+    family = packed_family(lb)
+    if family:
+        # kvplan models the packed layouts (§8.6) with vLLM's defaults only.
         if not hybrid_manager:
             raise InvalidInput(
                 "hybrid_kv_cache_manager",
-                "layers with side caches packed block-outermost (Step5's DSA, Qwen4-exp's QSA) are "
-                "planned with the hybrid KV cache manager only",
+                f"{family}'s block-outermost packed layout is modelled with the hybrid KV cache manager "
+                "only (vLLM's default)",
             )
         if len(lb.stages) > 1:
             raise InvalidInput(
                 "pipeline_parallel_size",
-                "block-outermost packed KV groups (Step5's DSA, Qwen4-exp's QSA) are modelled for "
-                "one pipeline stage only",
+                f"{family}'s block-outermost packed layout is modelled on one stage only",
             )
+        if lb.kpool_indexer is not None:
+            return _packed_kpool(lb, block_size)
+        if lb.packed_row_bytes:
+            return _packed(lb, block_size)
         return _packed_side_caches(lb, block_size)
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
-    if lb.packed_row_bytes:
-        if not hybrid_manager:
-            raise InvalidInput(
-                "hybrid_kv_cache_manager",
-                "kvplan plans Dots3's sliding-window MLA beside its padded sparse layers only with "
-                "vLLM's hybrid KV cache manager (its default)",
-            )
-        return _packed(lb, kinds, block_size)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
     return _hybrid(lb, kinds, block_size)
+
+
+def packed_family(lb: LayerBytes) -> str:
+    """The family whose backends lay blocks out block-outermost only, so that vLLM packs its
+    groups (docs/vllm-rules.md §8.6), or "" (DeepSeek-V4 is planned by core/dsv4.py)."""
+    if lb.kpool_indexer is not None:
+        return "GLM-5-next"
+    if lb.packed_row_bytes:
+        return "Dots3"
+    if PACKED_KINDS & set(lb.kinds):
+        return "Step5 / Qwen4-exp"
+    return ""
 
 
 def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
@@ -164,22 +171,16 @@ def packed_plan(
     return GroupPlan(groups, 0, 0, packing.widest, by_stage, raised, False, packing=packing)
 
 
-def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
     """Dots3's caches for the packed layout its padded sparse backend asks for (BLHNC; docs/
     vllm-rules.md §8.7): a sliding-window MLA layer one page; a sparse layer its padded latent
     (whole rows: align_blocks_to_rows) and, unless it reuses another's top-k, its indexer (whole
     64-token kernel blocks when the block is larger: KVCacheSpec.get_block_stride_alignment)."""
-    if len(lb.stages) > 1:
-        raise InvalidInput(
-            "pipeline_parallel_size",
-            "kvplan plans the packed (block-outermost) layout of Dots3's padded sparse MLA on one "
-            "pipeline stage only",
-        )
     row, idx = lb.packed_row_bytes * bs, lb.packed_indexer_bytes * bs
     kernel = math.gcd(INDEXER_KERNEL_BLOCK, bs)
     index_align = 1 if kernel == bs else kernel * lb.packed_indexer_bytes
     specs: list[PackedSpec] = []
-    for i, k in enumerate(kinds):
+    for i, k in enumerate(lb.kinds):
         if k == SLIDING_MLA:
             specs.append(PackedSpec(i, k, bs, lb.gpu[i] * bs))
         elif k == MLA:
@@ -384,15 +385,11 @@ def _kpool_specs(lb: LayerBytes, bs: int) -> list[PackedSpec]:
     return specs
 
 
-def _packed_kpool(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
+def _packed_kpool(lb: LayerBytes, requested: int) -> GroupPlan:
     """GLM-5-next on an SM 9.x GPU (docs/vllm-rules.md §8.7): KDA layers (Mamba states), sparse MLA
     layers each with a kpool indexer and a ring, whose backend reads the block-outermost layout
     only: its block rule, then packed (§8.6)."""
     assert lb.kpool_indexer is not None
-    if len(lb.stages) > 1:
-        raise InvalidInput("pipeline_parallel_size", "GLM-5-next's packed layout is modelled without stages")
-    if not hybrid_manager:
-        raise InvalidInput("hybrid_kv_cache_manager", "GLM-5-next's packed layout needs the hybrid manager")
     kpool = lb.kpool_indexer[1]
     latent = next(b for k, b in zip(lb.kinds, lb.gpu, strict=True) if k == MLA)  # one latent row
     # Platform.update_block_size_for_backend (vllm/platforms/interface.py): the indexer backend,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import dsv4
-from ..geometry import CIRCULAR_BUFFER, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SLIDING, SLIDING_MLA
+from ..geometry import KIND_NAMES, MAMBA
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -437,14 +437,6 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
 
 
 SRC_PACKED = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)"
-# The blocks-per-request rule a packed group's kind follows (docs/vllm-rules.md §8).
-_PACKED_BLOCKS_RULE: dict[str, str] = {
-    SLIDING: "cdiv(min(W − 1 + F, T), block) + 1",
-    SLIDING_MLA: "cdiv(min(W − 1 + F, T), block) + 1",
-    CIRCULAR_BUFFER: "1 (a ring)",
-    MAMBA: "state blocks, whatever T",
-    MAMBA_REPLICATED: "state blocks, whatever T",
-}
 
 
 def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
@@ -501,8 +493,8 @@ def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
     for j, (group, kv) in enumerate(zip(packing.groups, plan.groups, strict=True)):
         led.add(
             f"kv_cache_group[{j}]",
-            "Σ its caches' pages (block-outermost: not unified); blocks a request: "
-            + _PACKED_BLOCKS_RULE.get(group.kind, "cdiv(T, block)"),
+            "Σ its caches' pages (block-outermost: not unified); blocks a request by its kind's rule "
+            "(blocks_per_request steps)",
             group.page_bytes,
             "B",
             SRC_PACKED,
