@@ -115,9 +115,10 @@ def _block_sizes(b: Budget) -> str:
     used = sorted({g.block_size for g in b.groups})
     if used == [b.block_size]:
         return f"{b.block_size} tokens"
-    if not b.group_size:  # packed groups (DeepSeek-V4): windows and rings keep blocks of their own
-        others = " / ".join(f"{s:,}" for s in used if s != b.block_size)
-        return f"{b.block_size} tokens (packed groups of their own blocks: {others})"
+    if not b.group_size:  # packed groups (docs/vllm-rules.md §8.6): blocks of their own kinds
+        return (
+            f"{b.block_size} tokens (packed groups' own blocks: " + " / ".join(f"{s:,}" for s in used) + ")"
+        )
     return " / ".join(f"{s:,}" for s in used) + f" tokens (raised from {b.block_size} to unify pages)"
 
 

@@ -129,7 +129,7 @@ def test_the_ledger_names_every_packed_group_and_the_block_alignment():
         ),
         explain=True,
     )
-    pages = [s for s in b.ledger if s.name.startswith("page[group")]
+    pages = [s for s in b.ledger if s.name.startswith("kv_cache_group[")]
     assert [s.value for s in pages[:2]] == [1_185_792, 1_179_648]
     step = next(s for s in b.ledger if s.name == "bytes_per_block")
     assert step.value == 1_228_800 and "alignment" in step.formula

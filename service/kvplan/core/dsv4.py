@@ -9,17 +9,14 @@ path is modelled (DeepseekV4FlashMLAAttention, SM 9x / 10x), whose cache is fp8_
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .concurrency import blocks_for_shape
 from .errors import InvalidInput, InvalidLayout
 from .geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
 from .gpu_arch import sm_major
 from .ledger import LedgerBuilder
-from .units import cdiv
+from .packing import PackedSpec, Packing, pack
 
 if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token bytes
     from .groups import GroupPlan
@@ -27,7 +24,6 @@ if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token by
 SRC_ATTN = "vllm/models/deepseek_v4/attention.py"
 SRC_SWA = "vllm/v1/attention/backends/mla/sparse_swa.py (DeepseekV4SWACache)"
 SRC_COMPRESSOR = "vllm/models/deepseek_v4/compressor.py (CompressorStateCache)"
-SRC_PACKING = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups)"
 
 # DeepseekV4Attention: 448 B NoPE + 128 B RoPE + 8 B scale a token in fp8_ds_mla, pages padded to
 # 576 B (MLAAttentionSpec / SlidingWindowMLASpec alignment).
@@ -58,18 +54,12 @@ SRC_V41 = "vllm/models/deepseek_v41/attention.py"
 V41_KV_DTYPES = ("auto", "fp8", "fp8_ds_mla")
 
 
-@dataclass(frozen=True, slots=True)
-class CacheSpec:
-    """One layer's cache as vLLM specs it: kind (MLA grows with the context, SLIDING_MLA keeps a
-    window), block, page bytes (padded), window and the stride a block must be a multiple of."""
-
-    layer: int
-    role: str
-    kind: str
-    block_size: int
-    page_bytes: int
-    window: int | None
-    stride_alignment: int
+def _spec(
+    layer: int, role: str, kind: str, block: int, page: int, window: int | None, align: int
+) -> PackedSpec:
+    """One cache as the packer sees it (core/packing.py): its kind (MLA grows with the context,
+    SLIDING_MLA keeps a window), block, page (padded), window and block stride alignment."""
+    return PackedSpec(layer, kind, block, page, align, window, role=role)
 
 
 def _page(states: int, cell: int) -> int:
@@ -131,7 +121,7 @@ def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
         )
 
 
-def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
+def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[PackedSpec, ...]:
     """Every cache, in the order the layers register them (indexer K cache, its compressor, the
     sliding-window cache, the compressed MLA cache, the compressor): vLLM buckets them in it."""
     check_block_size(block_size, layout)
@@ -147,18 +137,18 @@ def cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
     for i, r in enumerate(layout.ratios):
         if r == 4:
             cell = layout.index_cell_bytes
-            out.append(CacheSpec(i, "indexer", MLA, block_size, _page(block_size // 4, cell), None,
+            out.append(_spec(i, "indexer", MLA, block_size, _page(block_size // 4, cell), None,
                                  stride(KERNEL_BLOCK // 4, cell)))  # fmt: skip
             ring = 2 * 2 * layout.index_head_dim * STATE_BYTES
-            out.append(CacheSpec(i, "indexer_compressor", SLIDING_MLA, 4, _page(4, ring), 8, 1))
-        out.append(CacheSpec(i, "swa", SLIDING_MLA, SWA_BLOCK, _page(SWA_BLOCK, TOKEN_BYTES),
+            out.append(_spec(i, "indexer_compressor", SLIDING_MLA, 4, _page(4, ring), 8, 1))
+        out.append(_spec(i, "swa", SLIDING_MLA, SWA_BLOCK, _page(SWA_BLOCK, TOKEN_BYTES),
                              layout.sliding_window, 1))  # fmt: skip
         if r > 1:
             coff = 1 + (r == 4)  # the ratio-4 compressor overlaps two windows
-            out.append(CacheSpec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
+            out.append(_spec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
                                  stride(KERNEL_BLOCK // r, TOKEN_BYTES)))  # fmt: skip
             b = COMPRESSOR_BLOCK[r]
-            out.append(CacheSpec(i, "compressor", SLIDING_MLA, b, _page(b, 2 * coff * hd * STATE_BYTES),
+            out.append(_spec(i, "compressor", SLIDING_MLA, b, _page(b, 2 * coff * hd * STATE_BYTES),
                                  coff * r, 1))  # fmt: skip
     return tuple(out)
 
@@ -178,7 +168,7 @@ def check_stages(layout: Dsv4Layout, stages: Sequence[tuple[int, int]]) -> None:
                 )
 
 
-def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ...]:
+def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[PackedSpec, ...]:
     """DeepSeek-V4.1 on SM90, in registration order: a kv source's compressed MLA cache (the
     attention layer registers first), its indexer K cache when it is an index source too, every
     layer's window cache, and at ratio 2 the compressor ring (CircularBufferSpec: one block a
@@ -190,151 +180,46 @@ def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[CacheSpec, ..
 
     for i, r in enumerate(layout.ratios):
         if i in layout.kv_sources:
-            out.append(CacheSpec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
+            out.append(_spec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
                                  stride(V41_KERNEL_BLOCK // r, TOKEN_BYTES)))  # fmt: skip
             if i in layout.index_sources:
                 cell = layout.index_cell_bytes
-                out.append(CacheSpec(i, "indexer", MLA, block_size, _page(block_size // r, cell), None,
+                out.append(_spec(i, "indexer", MLA, block_size, _page(block_size // r, cell), None,
                                      stride(V41_KERNEL_BLOCK // r, cell)))  # fmt: skip
-        out.append(CacheSpec(i, "swa", SLIDING_MLA, V41_SWA_BLOCK, _page(V41_SWA_BLOCK, TOKEN_BYTES),
+        out.append(_spec(i, "swa", SLIDING_MLA, V41_SWA_BLOCK, _page(V41_SWA_BLOCK, TOKEN_BYTES),
                              layout.sliding_window, 1))  # fmt: skip
         if i in layout.kv_sources and r > 1:
             ring = V41_RING_ROWS * 2 * layout.head_dim * STATE_BYTES
-            out.append(CacheSpec(i, "ring", CIRCULAR_BUFFER, V41_RING_ROWS, ring, None, 1))
+            out.append(_spec(i, "ring", CIRCULAR_BUFFER, V41_RING_ROWS, ring, None, 1))
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class PackedGroup:
-    kind: str
-    block_size: int
-    window: int | None
-    specs: tuple[CacheSpec, ...]
-
-    @property
-    def page_bytes(self) -> int:
-        return sum(s.page_bytes for s in self.specs)
-
-
-def bytes_per_block(groups: Sequence[PackedGroup], first: int = 0, end: int | None = None) -> int:
-    """_get_kv_cache_bytes_per_block over the caches of decoder layers [first, end) (a pipeline
-    stage's worker holds its own layers' share of every group): the widest group's pages, rounded
-    up to the lcm of the caches' block-stride alignments."""
-    mine = [[s for s in g.specs if first <= s.layer and (end is None or s.layer < end)] for g in groups]
-    widest = max(sum(s.page_bytes for s in specs) for specs in mine)
-    align = math.lcm(*(s.stride_alignment for specs in mine for s in specs))
-    return -(-widest // align) * align
-
-
-def pack(specs: Sequence[CacheSpec]) -> tuple[tuple[PackedGroup, ...], int]:
-    """The groups and the bytes a block takes (get_kv_cache_groups: one group when every cache is
-    the same, else _get_packed_kv_cache_groups for the block-outermost layout the indexer asks
-    for; then _get_kv_cache_bytes_per_block)."""
-    from .groups import approximate_gcd  # groups reads pertoken, which reads this module
-
-    first = specs[0]
-    key = (first.kind, first.block_size, first.window, first.page_bytes)
-    if all((s.kind, s.block_size, s.window, s.page_bytes) == key for s in specs):
-        group = PackedGroup(first.kind, first.block_size, first.window, tuple(specs))
-        return (group,), group.page_bytes
-    # Buckets of one type (UniformTypeKVCacheSpecs.is_uniform_type: one block size; all growing,
-    # or all sliding with one window), in first-seen order.
-    buckets: dict[tuple[str, int, int | None], list[CacheSpec]] = {}
-    for s in specs:
-        buckets.setdefault((s.kind, s.block_size, s.window), []).append(s)
-    info = []
-    for bucket in buckets.values():
-        by_page: dict[int, list[CacheSpec]] = {}
-        for s in bucket:
-            by_page.setdefault(s.page_bytes, []).append(s)
-        balanced = len({len(v) for v in by_page.values()}) == 1
-        most = max(len(v) for v in by_page.values())
-        info.append((bucket, by_page, balanced, most))
-    floor = max((most for _, by_page, balanced, most in info if balanced and len(by_page) > 1), default=0)
-    repeats = approximate_gcd([most for _, _, balanced, most in info if balanced], floor) if floor else None
-
-    def n_groups(balanced: bool, most: int) -> int:
-        return cdiv(most, repeats) if balanced and repeats is not None else 1
-
-    def is_state(bucket: list[CacheSpec]) -> bool:
-        # Rings (and Mamba, not here) may go down to one layer a group; so may unsplit sliding
-        # buckets.
-        return bucket[0].kind == CIRCULAR_BUFFER or (repeats is None and bucket[0].kind == SLIDING_MLA)
-
-    def widest(by_page: dict[int, list[CacheSpec]], n: int) -> int:
-        return sum(cdiv(len(v), n) * page for page, v in by_page.items())
-
-    anchor = max(
-        widest(by_page, len(bucket) if is_state(bucket) else n_groups(balanced, most))
-        for bucket, by_page, balanced, most in info
-    )
-    groups: list[PackedGroup] = []
-    for bucket, by_page, balanced, most in info:
-        n = n_groups(balanced, most)
-        if anchor and is_state(bucket):
-            n = max(n, cdiv(len(bucket), max(anchor // bucket[0].page_bytes, 1)))
-        s0 = bucket[0]
-        if n == 1:
-            groups.append(PackedGroup(s0.kind, s0.block_size, s0.window, tuple(bucket)))
-            continue
-        pattern = list(zip(*by_page.values(), strict=False))
-        for j in range(n):
-            members = tuple(s for repeat in pattern[j::n] for s in repeat)
-            groups.append(PackedGroup(s0.kind, s0.block_size, s0.window, members))
-    return tuple(groups), bytes_per_block(groups)
-
-
 def plan(layout: Dsv4Layout, block_size: int, stages: Sequence[tuple[int, int]] = ()) -> GroupPlan:
-    """The KV groups of a DeepSeek-V4 model as a GroupPlan: one KvGroup a packed group, its layers
-    the decoder layers of its caches, its window the ring's or the sliding window. With pipeline
-    `stages` (decoder layer ranges), vLLM groups the whole model once and each stage's worker
-    holds its layers' share (kv_cache_planning.py _project_kv_cache_groups_to_worker)."""
-    from .groups import GroupPlan, KvGroup
+    """The KV groups of a DeepSeek-V4 model: its caches packed (docs/vllm-rules.md §8.6), a group's
+    layers the decoder layers of its caches, its window the ring's or the sliding window. With
+    pipeline `stages` (decoder layer ranges), vLLM groups the whole model once and each stage's
+    worker holds its layers' share (kv_cache_planning.py _project_kv_cache_groups_to_worker)."""
+    from .groups import packed_plan  # groups reads pertoken, which reads this module
 
-    specs = cache_specs(layout, block_size)
-    groups, _ = pack(specs)
-    by_stage = tuple(bytes_per_block(groups, a, b) for a, b in stages or ((0, len(layout.ratios)),))
-    kv_groups = tuple(
-        KvGroup(g.kind, g.block_size, tuple(sorted({s.layer for s in g.specs})), g.window, len(g.specs))
-        for g in groups
-    )
-    # No layer slots are padded (group_size 0 marks packed groups); each group's bytes short of
-    # the widest are in the ledger (explain).
-    page = max(g.page_bytes for g in groups)
-    return GroupPlan(kv_groups, 0, 0, page, by_stage, (), False)
+    return packed_plan(pack(cache_specs(layout, block_size)), stages or ((0, len(layout.ratios)),))
 
 
-_ROLE_NAMES = {
-    "ring": "compressor ring",
-    "swa": "sliding-window cache",
-    "compressed": "compressed MLA cache",
-    "indexer": "indexer K cache",
-    "compressor": "compressor ring",
-    "indexer_compressor": "indexer compressor ring",
-}
-
-
-def explain(
-    led: LedgerBuilder, layout: Dsv4Layout, block_size: int, bytes_per_block: int, inflight: int, tokens: int
-) -> None:
-    """Ledger steps: what the caches are, each packed group (its caches, page, padding to the
-    widest group, blocks a request of `tokens` needs) and the bytes a block takes."""
-    specs = cache_specs(layout, block_size)
-    groups, _ = pack(specs)
-    widest = max(g.page_bytes for g in groups)
+def explain(led: LedgerBuilder, layout: Dsv4Layout, packing: Packing) -> None:
+    """The ledger step naming DeepSeek-V4's caches; its packed groups follow (budget/explain.py)."""
+    caches = sum(len(g.specs) for g in packing.groups)
     if layout.v41:
         led.add(
             "kv_cache_groups[dsv4.1]",
             "every layer a sliding-window cache; a kv-source layer its compressed MLA cache (r tokens a "
             "state), an indexer K cache if also an index source, at r = 2 a compressor ring; the layers "
             "after a source read its caches; SM90 records; packed block-outermost",
-            len(groups),
+            len(packing.groups),
             "groups",
-            SRC_PACKING,
+            SRC_V41,
             layers=len(layout.ratios),
             kv_source_layers=len(layout.kv_sources),
             index_source_layers=len(layout.index_sources),
-            caches=len(specs),
+            caches=caches,
             kv_cache_dtype="fp8_ds_mla",
         )
     else:
@@ -342,51 +227,12 @@ def explain(
             "kv_cache_groups[dsv4]",
             "every layer a sliding-window cache; ratio r > 1 a compressed MLA cache (r tokens a state) and "
             "a compressor ring; r = 4 an indexer K cache and its ring; packed block-outermost",
-            len(groups),
+            len(packing.groups),
             "groups",
-            SRC_PACKING,
+            SRC_ATTN,
             layers=len(layout.ratios),
             ratio_4_layers=layout.ratios.count(4),
             ratio_128_layers=layout.ratios.count(128),
-            caches=len(specs),
+            caches=caches,
             kv_cache_dtype="fp8_ds_mla",
         )
-    for j, g in enumerate(groups):
-        bound = None if g.window is None else g.window - 1 + inflight
-        blocks = blocks_for_shape(g.kind, g.block_size, bound or 0, tokens, 1)
-        rule = (
-            "cdiv(min(W − 1 + F, T), block) + 1"
-            if g.window is not None
-            else "1 (a ring)"
-            if g.kind == CIRCULAR_BUFFER
-            else "cdiv(T, block)"
-        )
-        led.add(
-            f"kv_cache_group[{j}]",
-            f"Σ its caches' pages (576-B aligned, a ring's unpadded); blocks a request: {rule}"
-            if g.kind == CIRCULAR_BUFFER
-            else f"Σ its caches' pages (576-B aligned); blocks a request: {rule}",
-            g.page_bytes,
-            "B",
-            SRC_V41 if layout.v41 else SRC_SWA if g.window is not None else SRC_ATTN,
-            caches=len(g.specs),
-            of=", ".join(_ROLE_NAMES[r] for r in dict.fromkeys(s.role for s in g.specs)),
-            layers=len({s.layer for s in g.specs}),
-            block_size=g.block_size,
-            window=g.window,
-            F=inflight if g.window is not None else None,
-            T=tokens,
-            padding_to_widest=widest - g.page_bytes,
-            blocks_per_request=blocks,
-        )
-    led.add(
-        "bytes_per_block",
-        "the widest group's pages (a pipeline stage: its own layers' share), rounded up to the lcm of "
-        "the compressed caches' 256-token pages; the widest stage",
-        bytes_per_block,
-        "B",
-        "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block, "
-        "_project_kv_cache_groups_to_worker)",
-        block_size=block_size,
-        widest_group_page=widest,
-    )

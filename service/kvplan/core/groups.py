@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput
@@ -22,6 +23,7 @@ from .geometry import (
     SUMMARY,
 )
 from .memo import memo_bounded
+from .packing import PackedSpec, Packing, pack
 from .pertoken import LayerBytes
 from .units import cdiv
 
@@ -76,10 +78,8 @@ class GroupPlan:
     class_layers: tuple[int, ...] = ()
     min_block_size: int = 0
     class_windows: tuple[int | None, ...] = ()
-    # Block-outermost packing (Step5 DSA): each group's page bytes (the sum of its layers' pages),
-    # and the block stride alignment, the lcm of every layer's.
-    packed_pages: tuple[int, ...] = ()
-    block_alignment: int = 0
+    # Block-outermost packing (core/packing.py): the packed groups, their caches and pages.
+    packing: Packing | None = None
 
     def __post_init__(self) -> None:
         counts: dict[tuple[str, int, int | None], list[int]] = {}
@@ -103,35 +103,42 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
             "Inkling's short-conv states are sliding windows of their own block size; kvplan does not model "
             "how vLLM plans them without the hybrid KV cache manager",
         )
-    if lb.kpool_indexer is not None:
-        return _packed_kpool(lb, block_size, hybrid_manager)
-    if PACKED_KINDS & set(lb.kinds):
+    family = packed_family(lb)
+    if family:
+        # kvplan models the packed layouts (§8.6) with vLLM's defaults only.
         if not hybrid_manager:
             raise InvalidInput(
                 "hybrid_kv_cache_manager",
-                "layers with side caches packed block-outermost (Step5's DSA, Qwen4-exp's QSA) are "
-                "planned with the hybrid KV cache manager only",
+                f"{family}'s block-outermost packed layout is modelled with the hybrid KV cache manager "
+                "only (vLLM's default)",
             )
         if len(lb.stages) > 1:
             raise InvalidInput(
                 "pipeline_parallel_size",
-                "block-outermost packed KV groups (Step5's DSA, Qwen4-exp's QSA) are modelled for "
-                "one pipeline stage only",
+                f"{family}'s block-outermost packed layout is modelled on one stage only",
             )
+        if lb.kpool_indexer is not None:
+            return _packed_kpool(lb, block_size)
+        if lb.packed_row_bytes:
+            return _packed(lb, block_size)
         return _packed_side_caches(lb, block_size)
     # Without the hybrid manager, windowed layers keep every token (unify_hybrid_kv_cache_specs).
     kinds = lb.kinds if hybrid_manager else lb.kinds.replace(SLIDING, FULL).replace(CHUNKED, FULL)
-    if lb.packed_row_bytes:
-        if not hybrid_manager:
-            raise InvalidInput(
-                "hybrid_kv_cache_manager",
-                "kvplan plans Dots3's sliding-window MLA beside its padded sparse layers only with "
-                "vLLM's hybrid KV cache manager (its default)",
-            )
-        return _packed(lb, kinds, block_size)
     if len(set(kinds)) == 1:
         return _uniform(lb, kinds, block_size)
     return _hybrid(lb, kinds, block_size)
+
+
+def packed_family(lb: LayerBytes) -> str:
+    """The family whose backends lay blocks out block-outermost only, so that vLLM packs its
+    groups (docs/vllm-rules.md §8.6), or "" (DeepSeek-V4 is planned by core/dsv4.py)."""
+    if lb.kpool_indexer is not None:
+        return "GLM-5-next"
+    if lb.packed_row_bytes:
+        return "Dots3"
+    if PACKED_KINDS & set(lb.kinds):
+        return "Step5 / Qwen4-exp"
+    return ""
 
 
 def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
@@ -144,75 +151,45 @@ def _uniform(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     return GroupPlan((group,), len(kinds), 0, 0, stage_bpb, (), True)
 
 
-def approximate_gcd(values: list[int], lower_bound: int) -> int:
-    """The repeats per group that pad the buckets least, ties to the larger (vllm/v1/core/
-    kv_cache_planning.py _approximate_gcd)."""
-    best, best_pad = lower_bound, -1
-    for d in range(lower_bound, max(values) + 1):
-        pad = sum((d - x % d) % d for x in values)
-        if best_pad < 0 or pad < best_pad or (pad == best_pad and d > best):
-            best, best_pad = d, pad
-    return best
-
-
-def _packed(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
-    """A block-outermost layout (BLHNC, the only one Dots3's padded sparse backend takes): pages are
-    packed side by side in a block, not unified (vllm/v1/core/kv_cache_planning.py
-    _get_packed_kv_cache_groups). Layers are bucketed by spec type; a sparse layer is two pages, its
-    padded latent and (unless it reuses another's top-k) its indexer. A bucket with as many pages
-    of each size is a repeating pattern; the largest such mixed bucket stays whole and bounds the
-    repeats per group from below (_approximate_gcd picks them), the others split into groups of
-    about that many repeats. Without a mixed pattern the sliding bucket is a state bucket: split
-    into as many groups as the widest group needs to hold its pages. A block holds the widest
-    group's pages, rounded to every layer's block stride alignment (_get_kv_cache_bytes_per_block)."""
-    if len(lb.stages) > 1:
-        raise InvalidInput(
-            "pipeline_parallel_size",
-            "kvplan plans the packed (block-outermost) layout of Dots3's padded sparse MLA on one "
-            "pipeline stage only",
+def packed_plan(
+    packing: Packing, stages: Sequence[tuple[int, int]] = (), raised: tuple[tuple[str, int, int], ...] = ()
+) -> GroupPlan:
+    """The GroupPlan of packed groups (docs/vllm-rules.md §8.6): a KvGroup a packed group, its
+    layers those of its caches (a side cache not counted as a layer); per pipeline stage the
+    bytes a block takes there. No common slot count (group_size 0), no padded slots."""
+    groups = tuple(
+        KvGroup(
+            g.kind,
+            g.block_size,
+            tuple(sorted({s.layer for s in g.specs})),
+            g.window,
+            sum(not s.side for s in g.specs),
         )
+        for g in packing.groups
+    )
+    by_stage = tuple(packing.stage_bytes_per_block(a, b) for a, b in stages) or (packing.bytes_per_block,)
+    return GroupPlan(groups, 0, 0, packing.widest, by_stage, raised, False, packing=packing)
+
+
+def _packed(lb: LayerBytes, bs: int) -> GroupPlan:
+    """Dots3's caches for the packed layout its padded sparse backend asks for (BLHNC; docs/
+    vllm-rules.md §8.7): a sliding-window MLA layer one page; a sparse layer its padded latent
+    (whole rows: align_blocks_to_rows) and, unless it reuses another's top-k, its indexer (whole
+    64-token kernel blocks when the block is larger: KVCacheSpec.get_block_stride_alignment)."""
     row, idx = lb.packed_row_bytes * bs, lb.packed_indexer_bytes * bs
-    # Per bucket: its layers and, per page size, how many pages (first seen first).
-    buckets: dict[str, tuple[list[int], dict[int, int]]] = {}
-    for i, k in enumerate(kinds):
-        if k not in (SLIDING_MLA, MLA):
-            raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
-        layers, pages = buckets.setdefault(k, ([], {}))
-        layers.append(i)
-        parts = [lb.gpu[i] * bs] if k == SLIDING_MLA else [row] + ([idx] if lb.gpu[i] * bs > row else [])
-        for page in parts:
-            pages[page] = pages.get(page, 0) + 1
-    balanced = {k: len(set(pages.values())) == 1 for k, (_, pages) in buckets.items()}
-    most = {k: max(pages.values()) for k, (_, pages) in buckets.items()}
-    floor = max((most[k] for k, (_, pages) in buckets.items() if balanced[k] and len(pages) > 1), default=0)
-    repeats = approximate_gcd([most[k] for k in buckets if balanced[k]], floor) if floor else 0
-
-    def n_groups(k: str) -> int:
-        return -(-most[k] // repeats) if balanced[k] and repeats else 1
-
-    def widest(k: str, n: int) -> int:
-        return sum(-(-count // n) * page for page, count in buckets[k][1].items())
-
-    def state(k: str) -> bool:  # vLLM: sliding buckets when no repeat pattern sets the split
-        return not repeats and k == SLIDING_MLA
-
-    anchor = max(widest(k, len(buckets[k][0]) if state(k) else n_groups(k)) for k in buckets)
-    groups: list[KvGroup] = []
-    for k, (layers, pages) in buckets.items():
-        n = n_groups(k)
-        if state(k):
-            n = max(n, -(-len(layers) // max(anchor // next(iter(pages)), 1)))
-        groups.extend(KvGroup(k, bs, tuple(layers[j::n])) for j in range(n))
-    bytes_needed = max(sum(lb.gpu[i] for i in g.layers) * bs for g in groups)
-    # Block stride alignments: the padded sparse rows' (align_blocks_to_rows); the indexer's whole
-    # kernel blocks when the block splits into several (KVCacheSpec.get_block_stride_alignment).
-    align = lb.packed_row_bytes if MLA in buckets else 1
     kernel = math.gcd(INDEXER_KERNEL_BLOCK, bs)
-    if MLA in buckets and kernel != bs and len(buckets[MLA][1]) > 1:  # an indexer among them
-        align = math.lcm(align, kernel * lb.packed_indexer_bytes)
-    bpb = cdiv(bytes_needed, align) * align
-    size = repeats or max(len(g.layers) for g in groups)
-    return GroupPlan(tuple(groups), size, 0, bpb, (bpb,), (), len(buckets) == 1)
+    index_align = 1 if kernel == bs else kernel * lb.packed_indexer_bytes
+    specs: list[PackedSpec] = []
+    for i, k in enumerate(lb.kinds):
+        if k == SLIDING_MLA:
+            specs.append(PackedSpec(i, k, bs, lb.gpu[i] * bs))
+        elif k == MLA:
+            specs.append(PackedSpec(i, k, bs, row, lb.packed_row_bytes))
+            if lb.gpu[i] * bs > row:
+                specs.append(PackedSpec(i, k, bs, idx, index_align, side=True, role="indexer"))
+        else:
+            raise InvalidInput("model", "a packed layout holds sliding-window MLA and sparse MLA layers only")
+    return packed_plan(pack(specs))
 
 
 def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page: int, mla: bool) -> int:
@@ -293,14 +270,11 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
 
 
 def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
-    """Groups packed block-outermost (docs/vllm-rules.md §8.7; vllm/v1/core/kv_cache_planning.py
-    _get_packed_kv_cache_groups): no page unification. Layers are bucketed by spec type in layer
-    order (full attention with the summary caches or compressed keys beside it, as one type; the
-    rings; the sliding layers; the Mamba states); a bucket holding each page size as often is a
-    repeating pattern, and every such bucket splits into groups of the same number of repeats
-    (approximate_gcd, no fewer than the largest mixed bucket's); ring, Mamba and (when nothing
-    repeats) sliding buckets are split to fit the widest group. A block is the widest group's
-    pages, rounded up to every layer's stride alignment."""
+    """Step5's and Qwen4-exp's caches for the packed layout their backends ask for (docs/
+    vllm-rules.md §8.7): the attention block raised for a Mamba state (padded to the attention
+    page), each entry's page at its block (a Step5 ring: its full-attention layer's page; QSA's
+    ring compress_ratio rows in a block of as many tokens, its compressed keys one a
+    compress_ratio tokens), then packed (§8.6)."""
     kinds, qsa = lb.kinds, lb.qsa
     step5 = SUMMARY in kinds
     raised: list[tuple[str, int, int]] = []
@@ -316,8 +290,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
             bs = new_bs
         mamba_page = lb.mamba_state_gpu if bs * attn_tok == largest else bs * attn_tok
         replicated_page = lb.mamba_replicated_gpu if bs * attn_tok == largest else bs * attn_tok
-    pages: list[int] = []
-    blocks: list[int] = []
+    specs: list[PackedSpec] = []
     served = 0
     for i, k in enumerate(kinds):
         block = bs
@@ -363,72 +336,17 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
                 f"{bs}: Step5's CSA tail ring needs {RING_MIN_ROWS} rows of {RING_ROW_BYTES} B in one "
                 f"{page}-byte KV page (vLLM refuses: increase --block-size)",
             )
-        pages.append(page)
-        blocks.append(block)
-    # Buckets of one uniform type (UniformTypeKVCacheSpecs.is_uniform_type), named by their first
-    # layer's kind: full attention, the summaries and the compressed keys are all full-attention
-    # specs of one block size.
-    buckets: dict[str, dict[int, list[int]]] = {}
-    first: dict[str, str] = {}
-    for i, k in enumerate(kinds):
-        key = FULL if k in (SUMMARY, COMPRESSED_MLA) else k
-        first.setdefault(key, k)
-        buckets.setdefault(key, {}).setdefault(pages[i], []).append(i)
-    # (kind, layers by page, balanced, most layers of one page size)
-    info = [
-        (key, by_page, len({len(v) for v in by_page.values()}) == 1, max(len(v) for v in by_page.values()))
-        for key, by_page in buckets.items()
-    ]
-    floor = max((most for _, by_page, bal, most in info if bal and len(by_page) > 1), default=0)
-    repeats = approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
-
-    def n_groups(balanced: bool, most: int) -> int:
-        return cdiv(most, repeats) if balanced and repeats is not None else 1
-
-    def state(key: str) -> bool:
-        return key in (CIRCULAR, *STATES) or (repeats is None and key == SLIDING)
-
-    def widest(by_page: dict[int, list[int]], n: int) -> int:
-        return sum(cdiv(len(v), n) * page for page, v in by_page.items())
-
-    anchor = max(
-        widest(by_page, sum(map(len, by_page.values())) if state(key) else n_groups(bal, most))
-        for key, by_page, bal, most in info
-    )
-    groups: list[KvGroup] = []
-    for key, by_page, bal, most in info:
-        layers = sorted(i for v in by_page.values() for i in v)
-        n = n_groups(bal, most)
-        if state(key):
-            n = max(n, cdiv(len(layers), max(anchor // pages[layers[0]], 1)))
-        if n == 1:
-            groups.append(KvGroup(first[key], blocks[layers[0]], tuple(layers)))
-            continue
-        repeat = list(zip(*by_page.values(), strict=False))
-        for j in range(n):
-            members = tuple(sorted(i for r in repeat[j::n] for i in r))
-            groups.append(KvGroup(first[key], blocks[layers[0]], members))
-    group_pages = tuple(sum(pages[i] for i in g.layers) for g in groups)
-    align = 1
-    if step5:
-        kernel = math.gcd(DSA_KERNEL_BLOCK, bs)
-        for i, k in enumerate(kinds):
-            if k == FULL and kernel != bs:
-                align = math.lcm(align, kernel * lb.gpu[i])
-            elif k == CIRCULAR:
-                align = math.lcm(align, RING_ROW_BYTES)
-    bpb = cdiv(max(group_pages), align) * align
-    return GroupPlan(
-        tuple(groups),
-        repeats or max(len(g.layers) for g in groups),  # as Dots3's packed groups report it
-        0,
-        max(group_pages),
-        (bpb,),
-        tuple(raised),
-        False,
-        packed_pages=group_pages,
-        block_alignment=align,
-    )
+        # Block stride alignments: Step5's DSA layers read 8-token kernel pages (none when that is
+        # the block), its ring 1 KiB rows (sparse_attention.py, csa_tail_ring.py).
+        align = 1
+        if step5 and k == FULL and math.gcd(DSA_KERNEL_BLOCK, bs) != bs:
+            align = math.gcd(DSA_KERNEL_BLOCK, bs) * lb.gpu[i]
+        elif step5 and k == CIRCULAR:
+            align = RING_ROW_BYTES
+        # The summaries and the compressed keys are full-attention specs of the attention block.
+        bucket = FULL if k in (SUMMARY, COMPRESSED_MLA) else ""
+        specs.append(PackedSpec(i, k, block, page, align, bucket=bucket))
+    return packed_plan(pack(specs), raised=tuple(raised))
 
 
 # GLM-5-next's caches beside its sparse MLA latent: an indexer state of index_head_dim fp8 bytes and
@@ -440,39 +358,40 @@ _SPARSE_MLA_KERNEL_BLOCK = 64  # FLASHINFER_MLA_SPARSE_SM90: multiples of 64
 _RING_ROW_BYTES = 2 * 2  # [K, gate score] × bf16
 
 
-def packed_pages(lb: LayerBytes, bs: int) -> tuple[int, int, int, int]:
-    """(latent page, indexer page, ring page, block-stride step) of one GLM-5-next MLA layer at
-    block size bs. The sparse MLA reads whole latent rows (align_blocks_to_rows); the indexer whole
-    kernel blocks of up to index_kpool × 64 tokens (vllm/v1/worker/utils.py
-    customize_attention_spec); a block's bytes are a multiple of both."""
+def _kpool_specs(lb: LayerBytes, bs: int) -> list[PackedSpec]:
+    """GLM-5-next's caches at block size bs, in layer order: a KDA layer's state padded to the
+    latent page (mamba_page_size_padded); an MLA layer's latent (whole rows:
+    align_blocks_to_rows), its indexer (whole kernel blocks of up to index_kpool × 64 tokens:
+    vllm/v1/worker/utils.py customize_attention_spec) and its ring of index_kpool tokens
+    (Glm5NextTailCache, no speculative tokens)."""
     assert lb.kpool_indexer is not None
     head, kpool = lb.kpool_indexer
     latent = next(b for k, b in zip(lb.kinds, lb.gpu, strict=True) if k == MLA)
     state_bytes = head + head // 128 * 4
     kernel_block = math.gcd(kpool * _PAGED_MQA_STATES[-1], bs)
     index_align = 1 if kernel_block == bs else kernel_block // kpool * state_bytes
-    return (
-        bs * latent,
-        bs // kpool * state_bytes,
-        kpool * head * _RING_ROW_BYTES,
-        math.lcm(latent, index_align),
-    )
+    specs: list[PackedSpec] = []
+    for i, k in enumerate(lb.kinds):
+        if k == MAMBA:
+            specs.append(PackedSpec(i, MAMBA, bs, bs * latent))
+        elif k == MLA:
+            specs.append(PackedSpec(i, MLA, bs, bs * latent, latent))
+            specs.append(
+                PackedSpec(i, MLA, bs, bs // kpool * state_bytes, index_align, side=True, role="indexer")
+            )
+            specs.append(PackedSpec(i, CIRCULAR_BUFFER, kpool, kpool * head * _RING_ROW_BYTES, role="ring"))
+        else:
+            raise InvalidInput("model", f"a {k!r} layer beside GLM-5-next's packed layout is not modelled")
+    return specs
 
 
-def _packed_kpool(lb: LayerBytes, requested: int, hybrid_manager: bool) -> GroupPlan:
-    """GLM-5-next on an SM 9.x GPU: KDA layers (Mamba states), sparse MLA layers each with a kpool
-    indexer and a ring. The ring's backend reads the block-outermost layout only, so vLLM packs the
-    unequal pages of its groups side by side in each block (vllm/v1/core/kv_cache_planning.py
-    _get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)."""
+def _packed_kpool(lb: LayerBytes, requested: int) -> GroupPlan:
+    """GLM-5-next on an SM 9.x GPU (docs/vllm-rules.md §8.7): KDA layers (Mamba states), sparse MLA
+    layers each with a kpool indexer and a ring, whose backend reads the block-outermost layout
+    only: its block rule, then packed (§8.6)."""
     assert lb.kpool_indexer is not None
-    if len(lb.stages) > 1:
-        raise InvalidInput("pipeline_parallel_size", "GLM-5-next's packed layout is modelled without stages")
-    if not hybrid_manager:
-        raise InvalidInput("hybrid_kv_cache_manager", "GLM-5-next's packed layout needs the hybrid manager")
     kpool = lb.kpool_indexer[1]
-    mla_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MLA)
-    mamba_layers = tuple(i for i, k in enumerate(lb.kinds) if k == MAMBA)
-    latent = lb.gpu[mla_layers[0]]  # bytes a token of one MLA layer (one latent row)
+    latent = next(b for k, b in zip(lb.kinds, lb.gpu, strict=True) if k == MLA)  # one latent row
     # Platform.update_block_size_for_backend (vllm/platforms/interface.py): the indexer backend,
     # registered first, takes index_kpool × 32 or 64 tokens; the block holds a KDA state
     # (_align_hybrid_block_size, MLA: at least 128) in multiples of every backend's smallest block.
@@ -481,23 +400,5 @@ def _packed_kpool(lb: LayerBytes, requested: int, hybrid_manager: bool) -> Group
     bs = align * cdiv(lb.mamba_state_gpu, align * latent)
     backends = math.lcm(kernel, _SPARSE_MLA_KERNEL_BLOCK)
     bs = backends * cdiv(bs, backends)
-    # Glm5NextTailCache: a ring of index_kpool tokens (no speculative tokens); it must divide the block.
-    ring = kpool
-    page, index_page, ring_page, step = packed_pages(lb, bs)
-    m, k = len(mla_layers), len(mamba_layers)
-    # Buckets: the KDA states; the latents with their indexers (a 1:1 pattern, kept whole); the rings.
-    repeats = approximate_gcd([c for c in (k, m, m) if c], lower_bound=m)
-    anchor = max(page if k else 0, m * (page + index_page), ring_page)
-    mamba_groups = max(cdiv(k, repeats), cdiv(k, max(anchor // page, 1))) if k else 0
-    ring_groups = max(cdiv(m, repeats), cdiv(m, max(anchor // ring_page, 1)))
-    groups: list[KvGroup] = [KvGroup(MAMBA, bs, mamba_layers[j::mamba_groups]) for j in range(mamba_groups)]
-    groups.append(KvGroup(MLA, bs, mla_layers))
-    groups += [KvGroup(CIRCULAR_BUFFER, ring, mla_layers[j::ring_groups]) for j in range(ring_groups)]
-    widest = max(
-        m * (page + index_page),
-        max((cdiv(k, mamba_groups) * page for _ in (0,) if mamba_groups), default=0),
-        cdiv(m, ring_groups) * ring_page,
-    )
-    bytes_per_block = step * cdiv(widest, step)
     raised = (("attention", requested, bs),) if requested < bs else ()
-    return GroupPlan(tuple(groups), m, 0, page, (bytes_per_block,), raised, False)
+    return packed_plan(pack(_kpool_specs(lb, bs)), raised=raised)

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import dsv4
-from ..geometry import KIND_NAMES, MLA
+from ..geometry import KIND_NAMES, MAMBA
 from ..gpu_arch import for_gpu
-from ..groups import packed_pages
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -176,26 +175,10 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             shortfall=b.kv_memory_shortfall_bytes or None,
             GiB=round(b.available_kv_bytes / GiB, 6),
         )
-    if g.dsv4 is not None:
-        dsv4.explain(
-            led, g.dsv4, b.block_size, b.bytes_per_block, b.sliding_inflight_tokens or 0, b.context_tokens
-        )
-    elif g.kpool_indexer is not None:
+    if plan.packing is not None:
+        if g.dsv4 is not None:
+            dsv4.explain(led, g.dsv4, plan.packing)
         _packed_steps(led, b, cap)
-    elif cap.layer_bytes.packed_row_bytes:
-        led.add(
-            "bytes_per_block",
-            "widest group's pages (sparse MLA + indexer, or a share of the sliding-window MLA layers), "
-            "rounded up to every layer's block stride alignment (the padded sparse row; the indexer's "
-            "64-token kernel block when the block is larger)",
-            b.bytes_per_block,
-            "B",
-            "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block)",
-            repeats_per_group=plan.group_size,
-            groups=len(plan.groups),
-            row_bytes=cap.layer_bytes.packed_row_bytes,
-            layout="BLHNC",
-        )
     elif plan.uniform:
         led.add(
             "bytes_per_block",
@@ -205,38 +188,6 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             SRC_BLOCKS,
             bytes_per_token=b.per_token.bytes_per_token,
             block_size=b.block_size,
-        )
-    elif plan.packed_pages:
-        for _, old, new in plan.raised_block_sizes:
-            led.add(
-                "block_size[attention]",
-                "align × ceil(state / (align × attention bytes per token)), align = max(16, block)",
-                new,
-                "tokens",
-                "vllm/platforms/interface.py (Platform._align_hybrid_block_size)",
-                requested=old,
-                state=max(cap.layer_bytes.mamba_state_gpu, cap.layer_bytes.mamba_align_gpu),
-            )
-        for j, (group, page) in enumerate(zip(plan.groups, plan.packed_pages, strict=True)):
-            led.add(
-                f"page[group {j}: {KIND_NAMES[group.kind]}]",
-                "Σ its layers' pages (block-outermost: pages are not unified)",
-                page,
-                "B",
-                "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups)",
-                layers=len(group.layers),
-                kinds=" + ".join(sorted({KIND_NAMES[cap.layer_bytes.kinds[i]] for i in group.layers})),
-                block_size=group.block_size,
-            )
-        led.add(
-            "bytes_per_block",
-            "widest group's page, rounded up to the lcm of the layers' block stride alignments",
-            b.bytes_per_block,
-            "B",
-            "vllm/v1/core/kv_cache_planning.py (_get_kv_cache_bytes_per_block)",
-            widest=plan.page_bytes,
-            alignment=plan.block_alignment,
-            padding=b.bytes_per_block - plan.page_bytes,
         )
     else:
         for kind, old, new in plan.raised_block_sizes:
@@ -491,53 +442,85 @@ SRC_PACKED = "vllm/v1/core/kv_cache_planning.py (_get_packed_kv_cache_groups, _g
 
 
 def _packed_steps(led: LedgerBuilder, b: Budget, cap: LayoutCapacity) -> None:
-    """GLM-5-next: the attention block, and the groups vLLM packs side by side in each block."""
+    """Groups packed block-outermost (docs/vllm-rules.md §8.6): the block the family's backends
+    settle on, each group (its caches, page, padding to the widest group, blocks a request) and
+    the bytes a block takes."""
     plan, lb = cap.plan, cap.layer_bytes
-    assert lb.kpool_indexer is not None
-    head, kpool = lb.kpool_indexer
-    bs = next(g.block_size for g in plan.groups if g.kind == MLA)
-    page, index_page, ring_page, step = packed_pages(lb, bs)
+    packing = plan.packing
+    assert packing is not None
+    kpool = lb.kpool_indexer
     for kind, old, new in plan.raised_block_sizes:
         led.add(
             f"block_size[{kind}]",
             "align × ceil(mamba_page / (align × latent bytes per token)), align = max(index_kpool × 32, "
-            "block, 128), in multiples of lcm(index_kpool × 32, 64)",
+            "block, 128), in multiples of lcm(index_kpool × 32, 64)"
+            if kpool
+            else "align × ceil(state / (align × attention bytes per token)), align = max(16, block)",
             new,
             "tokens",
-            "vllm/platforms/interface.py (update_block_size_for_backend, _align_hybrid_block_size)",
+            "vllm/platforms/interface.py (update_block_size_for_backend, _align_hybrid_block_size)"
+            if kpool
+            else "vllm/platforms/interface.py (Platform._align_hybrid_block_size)",
             requested=old,
-            mamba_page=lb.mamba_state_gpu,
-            index_kpool=kpool,
+            state=max(lb.mamba_state_gpu, lb.mamba_align_gpu),
+            index_kpool=kpool[1] if kpool else None,
+        )
+    state_page = next((s.page_bytes for g in packing.groups for s in g.specs if s.kind == MAMBA), None)
+    if state_page is not None:
+        led.add(
+            "mamba_page_padded",
+            "a Mamba layer's state padded to the attention page",
+            state_page,
+            "B",
+            "vllm/platforms/interface.py (mamba_page_size_padded)",
+            state=lb.mamba_state_gpu,
+            padding=state_page - lb.mamba_state_gpu,
         )
     led.add(
-        "mamba_page_padded",
-        "a KDA layer's state padded to the latent page",
-        page,
-        "B",
-        "vllm/platforms/interface.py (mamba_page_size_padded)",
-        state=lb.mamba_state_gpu,
-        padding=page - lb.mamba_state_gpu,
-    )
-    mla = sum(1 for k in lb.kinds if k == MLA)
-    led.add(
         "packed_groups",
-        "KDA states in groups of at most what one block holds; every MLA latent and indexer in one "
-        "group; the rings in one",
+        "buckets of one spec type, their caches by page size; a bucket with each page size as often "
+        "splits into groups of r repeats (the approximate gcd, at least the largest mixed bucket's); "
+        "Mamba, ring (and, nothing repeating, sliding) buckets hold no more than the widest block",
         len(plan.groups),
         "groups",
         SRC_PACKED,
-        mla_layers=mla,
-        indexer_page=index_page,
-        index_state_bytes=head + head // 128 * 4,
-        ring_page=ring_page,
+        repeats_per_group=packing.repeats,
+        caches=sum(len(g.specs) for g in packing.groups),
     )
+    blocks = {
+        (kind, bs, window): r.blocks_per_request
+        for (kind, bs, _), window, r in zip(plan.classes, plan.class_windows, b.groups, strict=True)
+    }
+    widest = packing.widest
+    for j, (group, kv) in enumerate(zip(packing.groups, plan.groups, strict=True)):
+        led.add(
+            f"kv_cache_group[{j}]",
+            "Σ its caches' pages (block-outermost: not unified); blocks a request by its kind's rule "
+            "(blocks_per_request steps)",
+            group.page_bytes,
+            "B",
+            SRC_PACKED,
+            kind=KIND_NAMES[group.kind],
+            of=", ".join(dict.fromkeys(s.role or KIND_NAMES[s.kind] for s in group.specs)),
+            layers=len(kv.layers),
+            caches=len(group.specs),
+            block_size=group.block_size,
+            window=group.window,
+            padding_to_widest=widest - group.page_bytes,
+            blocks_per_request=blocks[(group.kind, group.block_size, group.window)],
+        )
     led.add(
         "bytes_per_block",
-        "MLA layers × (latent page + indexer page), rounded up to the block-stride step",
+        "the widest group's pages, rounded up to the lcm of every cache's block stride alignment"
+        + (
+            "; per pipeline stage its own layers' share, the widest stage"
+            if len(plan.stage_bytes_per_block) > 1
+            else ""
+        ),
         b.bytes_per_block,
         "B",
         SRC_PACKED,
-        latent_page=page,
-        indexer_page=index_page,
-        step=step,
+        widest=widest,
+        alignment=packing.alignment,
+        padding=b.bytes_per_block - widest if len(plan.stage_bytes_per_block) == 1 else None,
     )
