@@ -7,27 +7,8 @@ import json
 
 import pytest
 
-from tests.core.test_oracle_cases import CASES
+from tests.oracle.cases import budget_request, oracle_case
 from tests.oracle.generate import load_config
-
-
-def oracle_case(name: str) -> dict:
-    return next(c for c in CASES if c["name"] == name)
-
-
-def budget_request(model: dict, case: dict) -> dict:
-    i = case["inputs"]
-    return {
-        "model": model,
-        "engine": "vllm@0.33",
-        "kv_cache_memory_bytes": i["available_memory_bytes"],
-        "max_model_len": i["max_model_len"],
-        "block_size": i["block_size"],
-        "kv_cache_dtype": i["dtype"],
-        "tensor_parallel_size": i["tensor_parallel_size"],
-        "max_num_batched_tokens": i["max_num_batched_tokens"],
-        "async_scheduling": i["async_scheduling"],
-    }
 
 
 @pytest.mark.parametrize(
@@ -40,6 +21,21 @@ def budget_request(model: dict, case: dict) -> dict:
         "kimi-linear-shaped-32k-tp4-fp8",
         "ring-2.5-shaped-32k-tp4-fp8",
         "zamba2-shaped-4k-tp2-fp8",
+        "minimax-m3-defaults-512k-tp4-fp8-block128",
+        "minimax-m3-shaped-64k-block256",
+        "inkling-shaped-128k-tp4-fp8",
+        "inkling-defaults-2k-block64",
+        "muse-spark-shaped-256k-tp8-fp8",
+        "dots3-note-uneven-shaped-256k-tp2-block192",
+        "hy-v4-sparse-shared-shaped-128k-tp4-fp8-block128",
+        "hy-v4-mixed-shaped-64k-block64",
+        "step5-shaped-64k",
+        "step5-shaped-256k-tp8-fp8-block32",
+        "step5-dense-sliding-64k",
+        "qwen4-exp-defaults-8k-tp16",
+        "qwen4-exp-qsa-shaped-128k-tp4-fp8",
+        "qwen4-exp-qsa-vl-shaped-32k-tp2-fp8",
+        "qwen4-exp-qsa-ple-shaped-64k-tp8-fp8",
     ],
 )
 def test_a_config_and_its_resolved_geometry_plan_as_vllm_does(client, name):

@@ -4,20 +4,16 @@ tests/oracle/cases-vllm-<version>.json was computed by vLLM's planning code (reg
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.profiles import get_profile
+from tests.oracle.cases import CASES, ORACLE
 from tests.oracle.generate import load_config
 
-DATA = Path(__file__).resolve().parents[1] / "oracle" / "cases-vllm-0.33.0.json"
-ORACLE = json.loads(DATA.read_text())
-CASES = ORACLE["cases"]
 KIND_OF_SPEC = {
     "FullAttentionSpec": "full_attention",
     "SlidingWindowSpec": "sliding_attention",
