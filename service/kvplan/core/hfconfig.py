@@ -155,6 +155,8 @@ def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
     rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
     if isinstance(rope, Mapping) and "gemma3" not in model_type:
         kind = rope.get("rope_type") or rope.get("type") or "default"
+        if not isinstance(kind, str):
+            raise InvalidConfig("rope_scaling.rope_type", f"must be a string, got {kind!r}")
         factor = rope.get("factor")
         if kind not in _ROPE_TYPES_ALREADY_SCALED and kind != "default" and factor is not None:
             if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 << 20:
@@ -251,7 +253,11 @@ def _muse_spark_text(cfg: Mapping[str, Any], n: int) -> None:
     config class has no defaults and refuses what it cannot serve (MuseSparkTextConfig): the
     same fields are refused here, by name."""
     types = cfg.get("layer_types")
-    if not isinstance(types, list) or len(types) != n or not set(types) <= _MUSE_SPARK_LAYER_TYPES:
+    if (
+        not isinstance(types, list)
+        or len(types) != n
+        or not all(isinstance(t, str) and t in _MUSE_SPARK_LAYER_TYPES for t in types)
+    ):
         raise InvalidConfig(
             "layer_types", f"Muse Spark needs full_attention or sliding_attention for each of the {n} layers"
         )
@@ -357,7 +363,11 @@ def _hy_v4_sparse(
     indexers = cfg.get("indexer_types")
     if indexers is None:  # HYV4Config.__post_init__
         indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
-    if not isinstance(indexers, list) or len(indexers) != n or set(indexers) - {"full", "shared"}:
+    if (
+        not isinstance(indexers, list)
+        or len(indexers) != n
+        or not all(t in ("full", "shared") for t in indexers)
+    ):
         raise InvalidConfig("indexer_types", f"must be full or shared for each of the {n} layers")
     own = tuple(i for i in sparse if indexers[i] == "full")
     return True, None if len(sparse) == n else sparse, None if own == sparse else own
@@ -1055,6 +1065,7 @@ def _step5_geometry(
                 raise InvalidConfig("head_dim", f"vLLM's Step5 DSA kernels take head dim 192, got {head_dim}")
             index_tp = sparse.get("index_tp_size") or sparse.get("num_provider_groups") or 4
             idx_heads = sparse.get("sparse_indexer_num_heads") or 16
+            idx_heads = pos_int(idx_heads, "sparse_config.sparse_indexer_num_heads", MAX_HEADS, InvalidConfig)
             if index_tp != kv:
                 raise InvalidConfig(
                     "sparse_config.index_tp_size",
@@ -1288,7 +1299,7 @@ def _dsv4_layer_types(cfg: Mapping[str, Any], n: int) -> list[str]:
         if not isinstance(legacy, list):
             raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
         for i, r in enumerate(legacy):
-            if isinstance(r, bool) or r not in _DSV4_TYPE_OF_RATIO:
+            if isinstance(r, bool) or not isinstance(r, int) or r not in _DSV4_TYPE_OF_RATIO:
                 raise InvalidConfig(f"compress_ratios[{i}]", f"must be 0, 4 or 128, got {r!r}")
         types = [_DSV4_TYPE_OF_RATIO[r] for r in legacy]
     if types is None:

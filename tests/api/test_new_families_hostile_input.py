@@ -1,0 +1,67 @@
+"""Hostile config.json values for the families vLLM 0.33 lays out with model code of its own
+(DeepSeek-V4, Dots3, HY-V4, Muse Spark, Step5, ...): each is a 400 naming the field, never a 500."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.api.test_bad_input import problem
+from tests.api.test_hybrid_architectures_api import budget_request, oracle_case
+from tests.oracle.generate import load_config
+
+
+def hostile(client, case_name: str, change, inside: str | None = None):
+    case = oracle_case(case_name)
+    cfg = copy.deepcopy(load_config(case["config"]))
+    change(cfg[inside] if inside else cfg)
+    return client.post("/v1/budget", json=budget_request({"hf_config": cfg}, case))
+
+
+def named(r, field: str) -> dict:
+    return problem(r, 400, f"model.hf_config.{field}")
+
+
+def _set(key: str, value):
+    return lambda cfg: cfg.__setitem__(key, value)
+
+
+def _first(key: str, value):
+    return lambda cfg: cfg[key].__setitem__(0, value)
+
+
+@pytest.mark.parametrize("entry", [[4], {"a": 4}])
+def test_a_compress_ratios_entry_that_is_a_list_or_an_object_is_a_400_naming_it(client, entry):
+    r = hostile(client, "dsv4-flash-shaped-64k-block256", _first("compress_ratios", entry))
+    named(r, "compress_ratios[0]")
+
+
+@pytest.mark.parametrize("entry", [["full"], {"full": 1}])
+def test_an_indexer_types_entry_that_is_not_a_string_is_a_400_naming_it(client, entry):
+    r = hostile(client, "hy-v4-sparse-shaped-64k-block64", _first("indexer_types", entry))
+    named(r, "indexer_types")
+
+
+@pytest.mark.parametrize("entry", [["full_attention"], {"a": 1}])
+def test_a_muse_spark_layer_types_entry_that_is_not_a_string_is_a_400_naming_it(client, entry):
+    r = hostile(client, "muse-spark-shaped-32k", _first("layer_types", entry), inside="text_config")
+    named(r, "layer_types")
+
+
+@pytest.mark.parametrize("value", ["x", [16], {"a": 16}, -16])
+def test_a_step5_sparse_indexer_num_heads_that_is_not_a_positive_int_is_a_400_naming_it(client, value):
+    def change(cfg):
+        cfg["sparse_config"]["sparse_indexer_num_heads"] = value
+
+    r = hostile(client, "step5-shaped-64k", change)
+    named(r, "sparse_config.sparse_indexer_num_heads")
+
+
+@pytest.mark.parametrize("value", [["yarn"], {"a": 1}])
+def test_a_rope_type_that_is_not_a_string_is_a_400_naming_it(client, value):
+    def change(cfg):
+        cfg["rope_parameters"]["rope_type"] = value
+
+    r = hostile(client, "dots3-note-shaped-32k-block64", change)
+    named(r, "rope_scaling.rope_type")
