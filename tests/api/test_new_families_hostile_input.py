@@ -65,3 +65,12 @@ def test_a_rope_type_that_is_not_a_string_is_a_400_naming_it(client, value):
 
     r = hostile(client, "dots3-note-shaped-32k-block64", change)
     named(r, "rope_scaling.rope_type")
+
+
+@pytest.mark.parametrize("value", [1.5, True, 0, 4096])
+def test_a_step5_apply_to_layer_types_that_is_not_a_list_is_a_400_naming_it(client, value):
+    def change(cfg):
+        cfg["sparse_config"]["apply_to_layer_types"] = value
+
+    r = hostile(client, "step5-shaped-64k", change)
+    named(r, "sparse_config.apply_to_layer_types")

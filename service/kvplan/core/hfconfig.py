@@ -981,9 +981,10 @@ def _step5_sparse(cfg: Mapping[str, Any]) -> Mapping[str, Any] | None:
         ):
             raise InvalidConfig(f"sparse_config.{key}", f"vLLM's Step5 DSA requires {want!r}, got {got!r}")
     apply_to = section.get("apply_to_layer_types")
-    if apply_to is not None and [str(t).strip().lower() for t in apply_to if str(t).strip()] != [
-        "full_attention"
-    ]:
+    if apply_to is not None and (
+        not isinstance(apply_to, list)
+        or [str(t).strip().lower() for t in apply_to if str(t).strip()] != ["full_attention"]
+    ):
         raise InvalidConfig(
             "sparse_config.apply_to_layer_types", "vLLM's Step5 DSA takes ['full_attention'] only"
         )
