@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import time
 
 import pytest
 
@@ -74,3 +75,37 @@ def test_a_step5_apply_to_layer_types_that_is_not_a_list_is_a_400_naming_it(clie
 
     r = hostile(client, "step5-shaped-64k", change)
     named(r, "sparse_config.apply_to_layer_types")
+
+
+def _v41_sources(n: int, ratio: int, sources: list[int]):
+    def change(cfg):
+        cfg["num_hidden_layers"] = n
+        cfg["compress_ratios"] = [ratio] * n
+        cfg["kv_source_layer_ids"] = cfg["index_source_layer_ids"] = sources
+
+    return change
+
+
+def timed_budget(client, change, within: float):
+    case = oracle_case("dsv41-shaped-64k-h100-block64")
+    cfg = copy.deepcopy(load_config(case["config"]))
+    change(cfg.get("text_config", cfg))
+    body = budget_request({"hf_config": cfg}, case) | {"gpu": "h100-sxm-80gb"}
+    t0 = time.perf_counter()
+    r = client.post("/v1/budget", json=body)
+    assert time.perf_counter() - t0 < within, r.text[:200]
+    return r
+
+
+def test_deepseek_v41_source_lists_padded_with_ids_past_the_layers_are_read_in_linear_time(client):
+    """Ids past the last layer are allowed (vLLM ignores them); 50,000 of them before the one that
+    counts took 10 s when each compressed layer scanned the whole list."""
+    r = timed_budget(client, _v41_sources(4096, 1, [4096] * 50_000 + [0]), within=1.0)
+    assert r.status_code == 200, r.text
+
+
+def test_deepseek_v41_with_every_layer_a_source_plans_in_linear_time(client):
+    """4,096 layers, each a kv and index source: the stage check and the cache specs looked each
+    layer up in the source tuples (16M steps, about a second)."""
+    r = timed_budget(client, _v41_sources(4096, 2, list(range(4096))), within=0.5)
+    assert r.status_code == 200, r.text
