@@ -109,3 +109,33 @@ def test_deepseek_v41_with_every_layer_a_source_plans_in_linear_time(client):
     layer up in the source tuples (16M steps, about a second)."""
     r = timed_budget(client, _v41_sources(4096, 2, list(range(4096))), within=0.5)
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("key", ["head_dim", "num_heads", "short_conv_kernel_size"])
+@pytest.mark.parametrize("value", ["x", 0])
+def test_a_bad_glm5_next_linear_attn_config_entry_is_a_400_naming_it_not_the_key_it_overrides(
+    client, key, value
+):
+    def change(cfg):
+        cfg["linear_attn_config"][key] = value
+
+    r = hostile(client, "glm-5-next-vl-shaped-128k", change, inside="text_config")
+    named(r, f"linear_attn_config.{key}")
+
+
+@pytest.mark.parametrize("value", ["x", ["full_attention"], [7] * 48])
+def test_a_bad_step5_layer_types_with_mtp_is_a_400_naming_it_not_layer_types(client, value):
+    r = hostile(client, "step5-shaped-64k", _set("layer_types_with_mtp", value))
+    assert r.status_code == 400 and r.json()["field"].startswith("model.hf_config.layer_types_with_mtp"), (
+        r.text
+    )
+
+
+def test_a_deepseek_v41_compressed_layer_without_an_index_source_below_it_is_a_400_naming_index_sources(
+    client,
+):
+    def change(cfg):
+        cfg["index_source_layer_ids"] = [cfg["num_hidden_layers"]]
+
+    r = hostile(client, "dsv41-shaped-64k-h100-block64", change, inside="text_config")
+    named(r, "index_source_layer_ids")

@@ -428,6 +428,8 @@ def _glm5_next_linear_keys(cfg: dict[str, Any]) -> dict[str, Any]:
                       ("gate_lower_bound", "linear_lower_bound")):  # fmt: skip
         if key in lac:
             out[name] = lac[key]
+            if key != "gate_lower_bound":  # named as sent, not as the key it overrides
+                pos_int(lac[key], f"linear_attn_config.{key}", MAX_HIDDEN_SIZE, InvalidConfig)
     if lac.get("safe_gate", True) and out.get("linear_lower_bound") is None:
         out["linear_lower_bound"] = -5.0
     return out
@@ -1011,10 +1013,11 @@ def _step5_geometry(
     if cfg.get("att_impl_type", "GQA") != "GQA":
         raise InvalidConfig("att_impl_type", f"vLLM's Step5 takes GQA only, got {cfg.get('att_impl_type')!r}")
     types = cfg.get("layer_types_with_mtp") or cfg.get("layer_types") or []
+    types_key = "layer_types_with_mtp" if cfg.get("layer_types_with_mtp") else "layer_types"
     if not isinstance(types, list):
-        raise InvalidConfig("layer_types", "must be a list")
+        raise InvalidConfig(types_key, "must be a list")
     if types and len(types) < n:
-        raise InvalidConfig("layer_types", f"has {len(types)} entries for {n} layers")
+        raise InvalidConfig(types_key, f"has {len(types)} entries for {n} layers")
     other = cfg.get("attention_other_setting") or None
     if other is not None and not isinstance(other, Mapping):
         raise InvalidConfig("attention_other_setting", "must be an object")
@@ -1027,7 +1030,7 @@ def _step5_geometry(
         kind = types[i] if types else ("sliding_attention" if i % 2 == 0 else "full_attention")
         if kind not in ("sliding_attention", "full_attention"):
             raise InvalidConfig(
-                f"layer_types[{i}]", f"Step5 layers are full_attention or sliding_attention, got {kind!r}"
+                f"{types_key}[{i}]", f"Step5 layers are full_attention or sliding_attention, got {kind!r}"
             )
         src: Mapping[str, Any] = cfg
         if other and types and other.get("attention_type") == kind:
