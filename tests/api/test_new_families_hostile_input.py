@@ -139,3 +139,30 @@ def test_a_deepseek_v41_compressed_layer_without_an_index_source_below_it_is_a_4
 
     r = hostile(client, "dsv41-shaped-64k-h100-block64", change, inside="text_config")
     named(r, "index_source_layer_ids")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="groups.py raises InvalidInput (not InvalidLayout) for the pipeline stages it does not "
+    "model (Step5/QSA, Dots3, GLM-5-next packed layouts), so the fleet fails whole; left to the "
+    "groups.py rewrite",
+)
+@pytest.mark.parametrize(
+    "name", ["step5-shaped-64k", "dots3-note-shaped-32k-block64", "glm-5-next-vl-shaped-128k"]
+)
+def test_a_fleet_whose_weights_need_pipeline_stages_marks_those_layouts_infeasible(client, name):
+    """The caller sent no pipeline_parallel_size: the fleet tries stages itself when the weights do
+    not fit, and a staged layout kvplan does not model is one infeasible layout, not a 400."""
+    case = oracle_case(name)
+    i = case["inputs"]
+    body = {
+        "model": {"hf_config": load_config(case["config"])},
+        "engine": "vllm@0.33",
+        "block_size": i["block_size"],
+        "weights_bytes": 600 * 2**30,
+        "workload": {"context_tokens": 8192},
+        "target_concurrency": 100,
+        "fleet": [{"gpu": "h100-sxm-80gb", "count": 64}],
+    }
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 200, r.text
