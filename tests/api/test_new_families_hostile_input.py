@@ -166,3 +166,27 @@ def test_a_fleet_whose_weights_need_pipeline_stages_marks_those_layouts_infeasib
     }
     r = client.post("/v1/fleet", json=body)
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("qwen4-exp-defaults-8k-tp16", "linear_num_value_heads"),
+        ("kimi-k3-shaped-256k", "num_attention_heads"),
+    ],
+)
+def test_a_fleet_marks_a_tp_that_cannot_shard_a_recurrent_state_infeasible_and_answers(client, name, key):
+    """6 heads shard on 1, 2 or 3 GPUs, not on 4 or 8: those layouts are infeasible, the fleet answers."""
+    case = oracle_case(name)
+    cfg = copy.deepcopy(load_config(case["config"]))
+    cfg.get("text_config", cfg)[key] = 6
+    body = {
+        "model": {"hf_config": cfg},
+        "engine": "vllm@0.33",
+        "block_size": case["inputs"]["block_size"],
+        "workload": {"context_tokens": 8192},
+        "target_concurrency": 100,
+        "fleet": [{"gpu": "h200-141gb", "count": 64}],
+    }
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 200, r.text
