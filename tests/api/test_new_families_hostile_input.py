@@ -60,12 +60,12 @@ def test_a_step5_sparse_indexer_num_heads_that_is_not_a_positive_int_is_a_400_na
 
 
 @pytest.mark.parametrize("value", [["yarn"], {"a": 1}])
-def test_a_rope_type_that_is_not_a_string_is_a_400_naming_it(client, value):
+def test_a_rope_type_that_is_not_a_string_is_a_400_naming_it_under_the_key_sent(client, value):
     def change(cfg):
         cfg["rope_parameters"]["rope_type"] = value
 
     r = hostile(client, "dots3-note-shaped-32k-block64", change)
-    named(r, "rope_scaling.rope_type")
+    named(r, "rope_parameters.rope_type")
 
 
 @pytest.mark.parametrize("value", [1.5, True, 0, 4096])
@@ -190,3 +190,10 @@ def test_a_fleet_marks_a_tp_that_cannot_shard_a_recurrent_state_infeasible_and_a
     }
     r = client.post("/v1/fleet", json=body)
     assert r.status_code == 200, r.text
+
+
+def test_a_bad_rope_factor_is_a_400_named_under_the_key_sent(client):
+    def change(cfg):
+        cfg["rope_parameters"] = {"rope_type": "linear", "factor": "x"}
+
+    named(hostile(client, "dots3-note-shaped-32k-block64", change), "rope_parameters.factor")

@@ -153,14 +153,15 @@ def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
     else:
         derived = DEFAULT_MAX_MODEL_LEN
     rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    rope_key = "rope_parameters" if cfg.get("rope_parameters") else "rope_scaling"
     if isinstance(rope, Mapping) and "gemma3" not in model_type:
         kind = rope.get("rope_type") or rope.get("type") or "default"
         if not isinstance(kind, str):
-            raise InvalidConfig("rope_scaling.rope_type", f"must be a string, got {kind!r}")
+            raise InvalidConfig(f"{rope_key}.rope_type", f"must be a string, got {kind!r}")
         factor = rope.get("factor")
         if kind not in _ROPE_TYPES_ALREADY_SCALED and kind != "default" and factor is not None:
             if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 << 20:
-                raise InvalidConfig("rope_scaling.factor", f"must be a positive number, got {factor!r}")
+                raise InvalidConfig(f"{rope_key}.factor", f"must be a positive number, got {factor!r}")
             derived = min(MAX_TOKENS, int(derived * factor))
     return derived
 
