@@ -197,3 +197,23 @@ def test_a_bad_rope_factor_is_a_400_named_under_the_key_sent(client):
         cfg["rope_parameters"] = {"rope_type": "linear", "factor": "x"}
 
     named(hostile(client, "dots3-note-shaped-32k-block64", change), "rope_parameters.factor")
+
+
+@pytest.mark.parametrize(
+    ("name", "inside"),
+    [("inkling-shaped-32k", None), ("step5-shaped-64k", None), ("qwen4-exp-qsa-shaped-32k", None)],
+)
+def test_layers_that_make_too_many_kv_cache_layers_are_a_400_naming_num_hidden_layers(client, name, inside):
+    """3,000 decoder layers are within the limit, but each keeps two or three caches: the config
+    has no num_layers key, so the refusal names the one it has."""
+
+    def change(cfg):
+        n = cfg["num_hidden_layers"]
+        cfg["num_hidden_layers"] = 3000
+        for key, value in list(cfg.items()):  # per-layer lists (an MTP entry past them kept)
+            if isinstance(value, list) and len(value) in (n, n + 1):
+                cfg[key] = (value[:n] * 3000)[:3000] + value[n:]
+
+    r = hostile(client, name, change, inside=inside)
+    body = named(r, "num_hidden_layers")
+    assert "4096" in body["detail"], body

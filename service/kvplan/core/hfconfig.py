@@ -39,6 +39,14 @@ from .params import estimate_params
 from .quant import quant_scheme
 
 
+def _config_error(e: InvalidInput) -> InvalidConfig:
+    """A geometry refusal as the config's: its num_layers are KV-cache layers (two or three a
+    decoder layer in some families), and a config.json counts num_hidden_layers."""
+    if e.field == "num_layers":
+        return InvalidConfig("num_hidden_layers", f"the KV-cache layers it makes {e.reason}")
+    return InvalidConfig(e.field, e.reason)
+
+
 def _cfg_int(cfg: Mapping[str, Any], key: str, maximum: int) -> int:
     return pos_int(cfg.get(key), key, maximum, InvalidConfig)
 
@@ -1121,7 +1129,7 @@ def _step5_geometry(
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None
 
 
 def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
@@ -1179,7 +1187,7 @@ def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None
 
 
 def _text_of(config: Mapping[str, Any], wrapper: str) -> dict[str, Any]:
@@ -1629,4 +1637,4 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None
