@@ -224,3 +224,30 @@ def test_layers_that_make_too_many_kv_cache_layers_are_a_400_naming_num_hidden_l
     r = hostile(client, name, change, inside=inside)
     body = named(r, "num_hidden_layers")
     assert "4096" in body["detail"], body
+
+
+def test_a_kimi_k3_config_whose_every_layer_is_kda_resolves_to_a_geometry_that_plans_back(client):
+    """No MLA layer left, but the config's kv_lora_rank is still in the geometry: the resolved
+    inline form must not carry the MLA-less head dims (v_head_dim 0) the schema refuses."""
+    case = oracle_case("kimi-k3-shaped-256k")
+    cfg = copy.deepcopy(load_config(case["config"]))
+    cfg["text_config"]["num_hidden_layers"] = 3
+    from_config = client.post("/v1/budget", json=budget_request({"hf_config": cfg}, case))
+    assert from_config.status_code == 200, from_config.text
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    from_geometry = client.post("/v1/budget", json=budget_request({"geometry": geometry}, case))
+    assert from_geometry.status_code == 200, from_geometry.text
+    for key in ("num_blocks", "bytes_per_block", "blocks_per_request"):
+        assert from_geometry.json()[key] == from_config.json()[key]
+
+
+@pytest.mark.parametrize("name", ["falcon-mamba-shaped-8k", "mamba2-shaped-16k"])
+def test_an_attention_free_model_resolves_to_a_geometry_that_plans_back(client, name):
+    """Every layer Mamba: a resolved geometry without layer_types read back as full attention."""
+    case = oracle_case(name)
+    cfg = load_config(case["config"])
+    geometry = client.post("/v1/models/resolve", json=cfg).json()["geometry"]
+    from_geometry = client.post("/v1/budget", json=budget_request({"geometry": geometry}, case))
+    assert from_geometry.status_code == 200, from_geometry.text
+    assert from_geometry.json()["num_blocks"] == case["vllm"]["num_blocks"]
+    assert from_geometry.json()["bytes_per_block"] == case["vllm"]["bytes_per_block"]
