@@ -251,3 +251,15 @@ def test_an_attention_free_model_resolves_to_a_geometry_that_plans_back(client, 
     assert from_geometry.status_code == 200, from_geometry.text
     assert from_geometry.json()["num_blocks"] == case["vllm"]["num_blocks"]
     assert from_geometry.json()["bytes_per_block"] == case["vllm"]["bytes_per_block"]
+
+
+def test_a_qwen4_exp_ple_state_above_the_state_limit_is_a_400_naming_its_largest_factor(client):
+    """hc_count 2^20 with a 256-token kernel makes a 3 TB short-conv state (the block raised to 18M
+    tokens for it): refused as the inline form refuses it."""
+
+    def change(cfg):
+        cfg["hc_count"], cfg["ple_conv_kernel_size"] = 1 << 20, 256
+
+    r = hostile(client, "qwen4-exp-ple-defaults-32k", change)
+    body = named(r, "hc_count")
+    assert "1099511627776" in body["detail"], body

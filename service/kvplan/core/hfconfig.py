@@ -31,6 +31,7 @@ from .limits import (
     MAX_HEADS,
     MAX_HIDDEN_SIZE,
     MAX_LAYERS,
+    MAX_STATE_BYTES,
     MAX_TOKENS,
 )
 from .mamba import MambaState, Mixer
@@ -943,8 +944,16 @@ def _qwen4_exp_ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
     for whether or not a layer keeps it (Qwen4ExpForCausalLM.get_mamba_specs_from_config,
     get_ple_mamba_state_shape_from_config): (ple_conv_kernel_size − 1) × ngram_size rows of
     hidden_size × hc_count, in the model dtype."""
-    rows = (_cfg_dim(cfg, "ple_conv_kernel_size") - 1) * _cfg_dim(cfg, "ngram_size")
-    return rows * _cfg_dim(cfg, "hidden_size") * _cfg_dim(cfg, "hc_count") * MODEL_DTYPES[dtype]
+    factors = {k: _cfg_dim(cfg, k) for k in ("ple_conv_kernel_size", "ngram_size", "hc_count")}
+    rows = (factors["ple_conv_kernel_size"] - 1) * factors["ngram_size"]
+    state = rows * _cfg_dim(cfg, "hidden_size") * factors["hc_count"] * MODEL_DTYPES[dtype]
+    if state > MAX_STATE_BYTES:  # the inline form's bound (mamba.replicated_state_bytes)
+        raise InvalidConfig(
+            max(factors, key=lambda k: factors[k]),
+            f"the PLE state (ple_conv_kernel_size − 1) × ngram_size × hidden_size × hc_count × dtype "
+            f"bytes is {state} B, above {MAX_STATE_BYTES}",
+        )
+    return state
 
 
 _STEP5 = "step5"
