@@ -158,9 +158,14 @@ def check_stages(layout: Dsv4Layout, stages: Sequence[tuple[int, int]]) -> None:
     raises NotImplementedError for a pipeline split inside a kv-sharing group)."""
     if not layout.v41:
         return
+    latest = [-1] * len(layout.ratios)  # each layer's latest kv source at or below it
+    for s in layout.kv_sources:
+        latest[s] = s
+    for i in range(1, len(latest)):
+        latest[i] = max(latest[i], latest[i - 1])
     for a, b in stages:
         for i in range(a, b):
-            if layout.ratios[i] and max(s for s in layout.kv_sources if s <= i) < a:
+            if layout.ratios[i] and latest[i] < a:
                 raise InvalidLayout(
                     "pipeline_parallel_size",
                     f"the stage from layer {a} splits a DeepSeek-V4.1 kv-sharing group (layer {i} reads the "
@@ -174,21 +179,22 @@ def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[PackedSpec, .
     layer's window cache, and at ratio 2 the compressor ring (CircularBufferSpec: one block a
     request, no page padding)."""
     out = []
+    kv_sources, index_sources = set(layout.kv_sources), set(layout.index_sources)
 
     def stride(states_at_kernel_block: int, cell: int) -> int:
         return 1 if block_size == V41_KERNEL_BLOCK else _page(states_at_kernel_block, cell)
 
     for i, r in enumerate(layout.ratios):
-        if i in layout.kv_sources:
+        if i in kv_sources:
             out.append(_spec(i, "compressed", MLA, block_size, _page(block_size // r, TOKEN_BYTES), None,
                                  stride(V41_KERNEL_BLOCK // r, TOKEN_BYTES)))  # fmt: skip
-            if i in layout.index_sources:
+            if i in index_sources:
                 cell = layout.index_cell_bytes
                 out.append(_spec(i, "indexer", MLA, block_size, _page(block_size // r, cell), None,
                                      stride(V41_KERNEL_BLOCK // r, cell)))  # fmt: skip
         out.append(_spec(i, "swa", SLIDING_MLA, V41_SWA_BLOCK, _page(V41_SWA_BLOCK, TOKEN_BYTES),
                              layout.sliding_window, 1))  # fmt: skip
-        if i in layout.kv_sources and r > 1:
+        if i in kv_sources and r > 1:
             ring = V41_RING_ROWS * 2 * layout.head_dim * STATE_BYTES
             out.append(_spec(i, "ring", CIRCULAR_BUFFER, V41_RING_ROWS, ring, None, 1))
     return tuple(out)

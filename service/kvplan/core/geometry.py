@@ -599,12 +599,13 @@ def make_dsv41_geometry(
     for i in kv_sources:
         if i < n and compress_ratios[i] == 0:
             raise err(p + "kv_source_layer_ids", f"layer {i} is a kv source with compress ratio 0")
+    # The first source of each kind, once: a source list may hold many ids past the layers.
+    first_kv, first_index = min(kv_sources, default=n), min(index_sources, default=n)
     for i, r in enumerate(compress_ratios):
-        if r and not (any(s <= i for s in kv_sources) and any(s <= i for s in index_sources)):
+        if r and max(first_kv, first_index) > i:
             # DeepseekV4Attention.__init__ raises: a compressed layer reads the latest source below it.
-            raise err(
-                p + "kv_source_layer_ids", f"compressed layer {i} has no kv and index source at or below it"
-            )
+            field = "kv_source_layer_ids" if first_kv > i else "index_source_layer_ids"
+            raise err(p + field, f"compressed layer {i} has no kv and index source at or below it")
     if head_dim != 512:
         raise err(p + "head_dim", f"DeepSeek-V4.1's sparse MLA kernels take 512, got {head_dim}")
     if index_head_dim != 128:
@@ -614,12 +615,13 @@ def make_dsv41_geometry(
     pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
     if dtype not in MODEL_DTYPES:
         raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
-    kv = tuple(sorted({i for i in kv_sources if i < n}))
+    kv_set = {i for i in kv_sources if i < n}
+    kv = tuple(sorted(kv_set))
     pattern, owners = [], []
     for i in range(n):
         pattern.append(SLIDING_MLA)
         owners.append(i)
-        if i in kv:
+        if i in kv_set:
             pattern.append(COMPRESSED_MLA)
             owners.append(i)
     return Geometry(

@@ -31,12 +31,21 @@ from .limits import (
     MAX_HEADS,
     MAX_HIDDEN_SIZE,
     MAX_LAYERS,
+    MAX_STATE_BYTES,
     MAX_TOKENS,
 )
 from .mamba import MambaState, Mixer
 from .nonkv import model_shape
 from .params import estimate_params
 from .quant import quant_scheme
+
+
+def _config_error(e: InvalidInput) -> InvalidConfig:
+    """A geometry refusal as the config's: its num_layers are KV-cache layers (two or three a
+    decoder layer in some families), and a config.json counts num_hidden_layers."""
+    if e.field == "num_layers":
+        return InvalidConfig("num_hidden_layers", f"the KV-cache layers it makes {e.reason}")
+    return InvalidConfig(e.field, e.reason)
 
 
 def _cfg_int(cfg: Mapping[str, Any], key: str, maximum: int) -> int:
@@ -153,12 +162,15 @@ def derived_max_model_len(cfg: Mapping[str, Any], model_type: str) -> int:
     else:
         derived = DEFAULT_MAX_MODEL_LEN
     rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    rope_key = "rope_parameters" if cfg.get("rope_parameters") else "rope_scaling"
     if isinstance(rope, Mapping) and "gemma3" not in model_type:
         kind = rope.get("rope_type") or rope.get("type") or "default"
+        if not isinstance(kind, str):
+            raise InvalidConfig(f"{rope_key}.rope_type", f"must be a string, got {kind!r}")
         factor = rope.get("factor")
         if kind not in _ROPE_TYPES_ALREADY_SCALED and kind != "default" and factor is not None:
             if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 << 20:
-                raise InvalidConfig("rope_scaling.factor", f"must be a positive number, got {factor!r}")
+                raise InvalidConfig(f"{rope_key}.factor", f"must be a positive number, got {factor!r}")
             derived = min(MAX_TOKENS, int(derived * factor))
     return derived
 
@@ -251,7 +263,11 @@ def _muse_spark_text(cfg: Mapping[str, Any], n: int) -> None:
     config class has no defaults and refuses what it cannot serve (MuseSparkTextConfig): the
     same fields are refused here, by name."""
     types = cfg.get("layer_types")
-    if not isinstance(types, list) or len(types) != n or not set(types) <= _MUSE_SPARK_LAYER_TYPES:
+    if (
+        not isinstance(types, list)
+        or len(types) != n
+        or not all(isinstance(t, str) and t in _MUSE_SPARK_LAYER_TYPES for t in types)
+    ):
         raise InvalidConfig(
             "layer_types", f"Muse Spark needs full_attention or sliding_attention for each of the {n} layers"
         )
@@ -357,7 +373,11 @@ def _hy_v4_sparse(
     indexers = cfg.get("indexer_types")
     if indexers is None:  # HYV4Config.__post_init__
         indexers = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
-    if not isinstance(indexers, list) or len(indexers) != n or set(indexers) - {"full", "shared"}:
+    if (
+        not isinstance(indexers, list)
+        or len(indexers) != n
+        or not all(t in ("full", "shared") for t in indexers)
+    ):
         raise InvalidConfig("indexer_types", f"must be full or shared for each of the {n} layers")
     own = tuple(i for i in sparse if indexers[i] == "full")
     return True, None if len(sparse) == n else sparse, None if own == sparse else own
@@ -418,6 +438,8 @@ def _glm5_next_linear_keys(cfg: dict[str, Any]) -> dict[str, Any]:
                       ("gate_lower_bound", "linear_lower_bound")):  # fmt: skip
         if key in lac:
             out[name] = lac[key]
+            if key != "gate_lower_bound":  # named as sent, not as the key it overrides
+                pos_int(lac[key], f"linear_attn_config.{key}", MAX_HIDDEN_SIZE, InvalidConfig)
     if lac.get("safe_gate", True) and out.get("linear_lower_bound") is None:
         out["linear_lower_bound"] = -5.0
     return out
@@ -922,8 +944,16 @@ def _qwen4_exp_ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
     for whether or not a layer keeps it (Qwen4ExpForCausalLM.get_mamba_specs_from_config,
     get_ple_mamba_state_shape_from_config): (ple_conv_kernel_size − 1) × ngram_size rows of
     hidden_size × hc_count, in the model dtype."""
-    rows = (_cfg_dim(cfg, "ple_conv_kernel_size") - 1) * _cfg_dim(cfg, "ngram_size")
-    return rows * _cfg_dim(cfg, "hidden_size") * _cfg_dim(cfg, "hc_count") * MODEL_DTYPES[dtype]
+    factors = {k: _cfg_dim(cfg, k) for k in ("ple_conv_kernel_size", "ngram_size", "hc_count")}
+    rows = (factors["ple_conv_kernel_size"] - 1) * factors["ngram_size"]
+    state = rows * _cfg_dim(cfg, "hidden_size") * factors["hc_count"] * MODEL_DTYPES[dtype]
+    if state > MAX_STATE_BYTES:  # the inline form's bound (mamba.replicated_state_bytes)
+        raise InvalidConfig(
+            max(factors, key=lambda k: factors[k]),
+            f"the PLE state (ple_conv_kernel_size − 1) × ngram_size × hidden_size × hc_count × dtype "
+            f"bytes is {state} B, above {MAX_STATE_BYTES}",
+        )
+    return state
 
 
 _STEP5 = "step5"
@@ -971,9 +1001,10 @@ def _step5_sparse(cfg: Mapping[str, Any]) -> Mapping[str, Any] | None:
         ):
             raise InvalidConfig(f"sparse_config.{key}", f"vLLM's Step5 DSA requires {want!r}, got {got!r}")
     apply_to = section.get("apply_to_layer_types")
-    if apply_to is not None and [str(t).strip().lower() for t in apply_to if str(t).strip()] != [
-        "full_attention"
-    ]:
+    if apply_to is not None and (
+        not isinstance(apply_to, list)
+        or [str(t).strip().lower() for t in apply_to if str(t).strip()] != ["full_attention"]
+    ):
         raise InvalidConfig(
             "sparse_config.apply_to_layer_types", "vLLM's Step5 DSA takes ['full_attention'] only"
         )
@@ -1000,10 +1031,11 @@ def _step5_geometry(
     if cfg.get("att_impl_type", "GQA") != "GQA":
         raise InvalidConfig("att_impl_type", f"vLLM's Step5 takes GQA only, got {cfg.get('att_impl_type')!r}")
     types = cfg.get("layer_types_with_mtp") or cfg.get("layer_types") or []
+    types_key = "layer_types_with_mtp" if cfg.get("layer_types_with_mtp") else "layer_types"
     if not isinstance(types, list):
-        raise InvalidConfig("layer_types", "must be a list")
+        raise InvalidConfig(types_key, "must be a list")
     if types and len(types) < n:
-        raise InvalidConfig("layer_types", f"has {len(types)} entries for {n} layers")
+        raise InvalidConfig(types_key, f"has {len(types)} entries for {n} layers")
     other = cfg.get("attention_other_setting") or None
     if other is not None and not isinstance(other, Mapping):
         raise InvalidConfig("attention_other_setting", "must be an object")
@@ -1016,7 +1048,7 @@ def _step5_geometry(
         kind = types[i] if types else ("sliding_attention" if i % 2 == 0 else "full_attention")
         if kind not in ("sliding_attention", "full_attention"):
             raise InvalidConfig(
-                f"layer_types[{i}]", f"Step5 layers are full_attention or sliding_attention, got {kind!r}"
+                f"{types_key}[{i}]", f"Step5 layers are full_attention or sliding_attention, got {kind!r}"
             )
         src: Mapping[str, Any] = cfg
         if other and types and other.get("attention_type") == kind:
@@ -1055,6 +1087,7 @@ def _step5_geometry(
                 raise InvalidConfig("head_dim", f"vLLM's Step5 DSA kernels take head dim 192, got {head_dim}")
             index_tp = sparse.get("index_tp_size") or sparse.get("num_provider_groups") or 4
             idx_heads = sparse.get("sparse_indexer_num_heads") or 16
+            idx_heads = pos_int(idx_heads, "sparse_config.sparse_indexer_num_heads", MAX_HEADS, InvalidConfig)
             if index_tp != kv:
                 raise InvalidConfig(
                     "sparse_config.index_tp_size",
@@ -1105,7 +1138,7 @@ def _step5_geometry(
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None
 
 
 def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
@@ -1163,7 +1196,7 @@ def _inkling(config: Mapping[str, Any], name: str) -> Geometry:
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None
 
 
 def _text_of(config: Mapping[str, Any], wrapper: str) -> dict[str, Any]:
@@ -1288,7 +1321,7 @@ def _dsv4_layer_types(cfg: Mapping[str, Any], n: int) -> list[str]:
         if not isinstance(legacy, list):
             raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
         for i, r in enumerate(legacy):
-            if isinstance(r, bool) or r not in _DSV4_TYPE_OF_RATIO:
+            if isinstance(r, bool) or not isinstance(r, int) or r not in _DSV4_TYPE_OF_RATIO:
                 raise InvalidConfig(f"compress_ratios[{i}]", f"must be 0, 4 or 128, got {r!r}")
         types = [_DSV4_TYPE_OF_RATIO[r] for r in legacy]
     if types is None:
@@ -1613,4 +1646,4 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     except InvalidConfig:
         raise
     except InvalidInput as e:
-        raise InvalidConfig(e.field, e.reason) from None
+        raise _config_error(e) from None

@@ -10,7 +10,7 @@ from enum import StrEnum
 import msgspec
 
 from .dtypes import MODEL_DTYPES
-from .errors import InvalidInput
+from .errors import InvalidLayout
 
 
 class Mixer(StrEnum):
@@ -62,7 +62,7 @@ NONE_MODE_STATE_BLOCKS = 1
 
 def _divide(n: int, tp: int, what: str) -> int:
     if n % tp:
-        raise InvalidInput(
+        raise InvalidLayout(  # a layout vLLM refuses: a fleet marks it infeasible
             "tensor_parallel_size",
             f"{what} ({n}) is not divisible by tensor_parallel_size {tp}; vLLM cannot shard this state",
         )

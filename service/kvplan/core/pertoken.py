@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import msgspec
@@ -413,7 +414,11 @@ def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
     layout = geometry.dsv4
     layer = geometry.decoder_layers[entry]
     ratio = layout.ratios[layer]
-    indexed = layer in layout.index_sources if layout.v41 else ratio == 4
+    # index_sources is sorted (make_dsv41_geometry): a lookup, not a scan, for each of the layers.
+    at = bisect_left(layout.index_sources, layer)
+    indexed = (
+        at < len(layout.index_sources) and layout.index_sources[at] == layer if layout.v41 else ratio == 4
+    )
     state = dsv4.TOKEN_BYTES + (layout.index_cell_bytes if indexed else 0)
     return cdiv(state, ratio)
 

@@ -15,8 +15,9 @@ from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
 from kvplan.core.geometry import (
+    FULL,
     KIND_NAMES,
-    SLIDING_MLA,
+    MLA,
     Geometry,
     QsaCaches,
     make_dsv4_geometry,
@@ -234,12 +235,17 @@ def spec_from_geometry(g: Geometry) -> GeometrySpec:
             params_expert=g.params_expert,
             weight_dtype=g.weight_dtype,  # type: ignore[arg-type]
         )
-    uniform = len(set(g.layer_pattern)) == 1 and g.layer_pattern[0] != SLIDING_MLA
+    # layer_types left out reads back as every layer full attention (MLA with kv_lora_rank): a
+    # uniform pattern of another kind (every layer KDA, sliding MLA) is listed.
+    uniform = len(set(g.layer_pattern)) == 1 and g.layer_pattern[0] in (FULL, MLA)
+    # MLA dims come from kv_lora_rank, as make_geometry reads them, even with no MLA layer left
+    # (a Kimi-K3 whose every layer is KDA).
+    mla = g.is_mla or g.kv_lora_rank is not None
     return GeometrySpec(
         name=g.name,
-        num_kv_heads=None if g.is_mla else g.num_kv_heads,
-        head_dim=None if g.is_mla else g.head_dim,
-        v_head_dim=None if g.is_mla or g.v_head_dim == g.head_dim else g.v_head_dim,
+        num_kv_heads=None if mla else g.num_kv_heads,
+        head_dim=None if mla else g.head_dim,
+        v_head_dim=None if mla or g.v_head_dim == g.head_dim else g.v_head_dim,
         layer_types=None if uniform else [KIND_NAMES[k] for k in g.layer_pattern],  # type: ignore[misc]
         decoder_layers=None if g.decoder_layers is None else list(g.decoder_layers),
         sparse_mla_layers=None if g.sparse_mla_layers is None else list(g.sparse_mla_layers),
