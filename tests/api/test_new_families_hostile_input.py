@@ -149,11 +149,6 @@ def test_a_deepseek_v41_compressed_layer_without_an_index_source_below_it_is_a_4
     named(r, "index_source_layer_ids")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="groups.py plan_groups raises InvalidInput (not InvalidLayout) for the stages packed "
-    "layouts are not modelled with, so the fleet fails whole; reported, groups.py left to its owner",
-)
 @pytest.mark.parametrize(
     "name", ["step5-shaped-64k", "dots3-note-shaped-32k-block64", "glm-5-next-vl-shaped-128k"]
 )

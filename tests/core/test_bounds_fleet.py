@@ -157,6 +157,18 @@ def test_a_fleet_of_a_very_deep_model_is_refused_above_the_layer_pass_limit(regi
     assert "MAX_FLEET_LAYER_PASSES" in e.value.reason and f"{work.layer_passes:,}" in e.value.reason
 
 
+def test_a_deepseek_v4_layer_counts_twice_toward_the_layer_pass_limit(registry):
+    """Its layers carry up to five packed caches each: about twice another layer's planning."""
+    from kvplan.core.hfconfig import from_hf_config
+    from tests.oracle.generate import load_config
+
+    v4 = from_hf_config(load_config("synthetic--deepseek-v4-defaults.json"))
+    plain = replace(v4, dsv4=None)
+    work = fleet_work(synthetic_fleet(registry, types=4, geometry=v4, weights_bytes=10 * GiB))
+    same = fleet_work(synthetic_fleet(registry, types=4, geometry=plain, weights_bytes=10 * GiB))
+    assert work.budgets == same.budgets and work.layer_passes == 2 * same.layer_passes
+
+
 @pytest.mark.parametrize(
     ("model", "gpus", "mix", "knobs"),
     [

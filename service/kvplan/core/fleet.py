@@ -264,7 +264,10 @@ def fleet_work(inp: FleetInput) -> FleetWork:
             # counts; at most one of them is feasible and evaluates the mix.
             staged = sum(1 for lay in candidates if not lay.data_parallel_attention)
         budgets += layouts * (1 + per_length) + staged * (MAX_PIPELINE_STAGE_TRIES + per_length)
-    return FleetWork(budgets, budgets * g.num_layers)
+    # A DeepSeek-V4 layer entry carries up to five caches (core/dsv4.py), each packed and planned:
+    # measured at about twice the cost a layer of the other kinds takes.
+    per_layer = 2 if g.dsv4 is not None else 1
+    return FleetWork(budgets, budgets * g.num_layers * per_layer)
 
 
 def _check_work(inp: FleetInput) -> None:

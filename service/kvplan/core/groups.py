@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import InvalidInput
+from .errors import InvalidInput, InvalidLayout
 from .geometry import (
     CHUNKED,
     CIRCULAR,
@@ -112,8 +112,8 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
                 f"{family}'s block-outermost packed layout is modelled with the hybrid KV cache manager "
                 "only (vLLM's default)",
             )
-        if len(lb.stages) > 1:
-            raise InvalidInput(
+        if len(lb.stages) > 1:  # InvalidLayout: a fleet marks a staged layout infeasible, not the fleet
+            raise InvalidLayout(
                 "pipeline_parallel_size",
                 f"{family}'s block-outermost packed layout is modelled on one stage only",
             )
