@@ -526,41 +526,65 @@ def make_dsv4_geometry(
             p + "compress_ratios",
             "ratio-128 layers with no ratio-4 layer: vLLM 0.33.0 cannot unify their pages and does not start",
         )
-    if head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
-        raise err(p + "head_dim", f"DeepSeek-V4's sparse MLA kernels take 512, got {head_dim}")
-    if index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
-        raise err(p + "index_head_dim", f"DeepSeek-V4's indexer compressor takes 128, got {index_head_dim}")
+    layout = Dsv4Layout(
+        ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
+    )
+    return _dsv4_family(
+        name, "deepseek_v4", tuple(r > 1 for r in ratios), layout, num_attention_heads,
+        dtype, max_position_embeddings, weight_dtype, expert_weight_dtype, err, p,
+    )  # fmt: skip
+
+
+def _dsv4_family(
+    name: str,
+    model_type: str,
+    compressed: tuple[bool, ...],
+    layout: Dsv4Layout,
+    num_attention_heads: int,
+    dtype: str,
+    max_position_embeddings: int,
+    weight_dtype: str | None,
+    expert_weight_dtype: str | None,
+    err: type[InvalidInput],
+    p: str,
+) -> Geometry:
+    """What DeepSeek-V4 and V4.1 share: their kernels' head sizes, and a SLIDING_MLA entry a
+    decoder layer (its sliding-window cache) with a COMPRESSED_MLA entry after each layer that
+    keeps compressed caches."""
+    family = "DeepSeek-V4.1" if layout.v41 else "DeepSeek-V4"
+    if layout.head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
+        raise err(p + "head_dim", f"{family}'s sparse MLA kernels take 512, got {layout.head_dim}")
+    if layout.index_head_dim != 128:  # DeepseekCompressor's fused indexer store (compressor.py)
+        raise err(p + "index_head_dim", f"{family}'s indexer takes 128, got {layout.index_head_dim}")
     pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
-    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
+    pos_int(layout.sliding_window, p + "sliding_window", MAX_TOKENS, err)
     pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
     if dtype not in MODEL_DTYPES:
         raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
     pattern, owners = [], []
-    for i, r in enumerate(ratios):
+    for i, c in enumerate(compressed):
         pattern.append(SLIDING_MLA)
         owners.append(i)
-        if r > 1:
+        if c:
             pattern.append(COMPRESSED_MLA)
             owners.append(i)
     return Geometry(
         name=name,
-        model_type="deepseek_v4",
+        model_type=model_type,
         num_layers=len(pattern),
         num_attention_heads=num_attention_heads,
         num_kv_heads=1,
-        head_dim=head_dim,
-        v_head_dim=head_dim,
+        head_dim=layout.head_dim,
+        v_head_dim=layout.head_dim,
         layer_pattern="".join(pattern),
-        sliding_window=sliding_window,
+        sliding_window=layout.sliding_window,
         dtype=dtype,
         max_position_embeddings=max_position_embeddings,
         decoder_layers=tuple(owners),
-        num_decoder_layers=len(ratios),
+        num_decoder_layers=len(compressed),
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
-        dsv4=Dsv4Layout(
-            ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
-        ),
+        dsv4=layout,
     )
 
 
@@ -606,50 +630,21 @@ def make_dsv41_geometry(
             # DeepseekV4Attention.__init__ raises: a compressed layer reads the latest source below it.
             field = "kv_source_layer_ids" if first_kv > i else "index_source_layer_ids"
             raise err(p + field, f"compressed layer {i} has no kv and index source at or below it")
-    if head_dim != 512:
-        raise err(p + "head_dim", f"DeepSeek-V4.1's sparse MLA kernels take 512, got {head_dim}")
-    if index_head_dim != 128:
-        raise err(p + "index_head_dim", f"DeepSeek-V4.1's indexer takes 128, got {index_head_dim}")
-    pos_int(num_attention_heads, p + "num_attention_heads", MAX_HEADS, err)
-    pos_int(sliding_window, p + "sliding_window", MAX_TOKENS, err)
-    pos_int(max_position_embeddings, p + "max_position_embeddings", MAX_TOKENS, err)
-    if dtype not in MODEL_DTYPES:
-        raise err(p + "dtype", f"must be one of {', '.join(MODEL_DTYPES)}")
-    kv_set = {i for i in kv_sources if i < n}
-    kv = tuple(sorted(kv_set))
-    pattern, owners = [], []
-    for i in range(n):
-        pattern.append(SLIDING_MLA)
-        owners.append(i)
-        if i in kv_set:
-            pattern.append(COMPRESSED_MLA)
-            owners.append(i)
-    return Geometry(
-        name=name,
-        model_type="deepseek_v41",
-        num_layers=len(pattern),
-        num_attention_heads=num_attention_heads,
-        num_kv_heads=1,
-        head_dim=head_dim,
-        v_head_dim=head_dim,
-        layer_pattern="".join(pattern),
+    kv = tuple(sorted({i for i in kv_sources if i < n}))
+    layout = Dsv4Layout(
+        ratios=tuple(compress_ratios),
         sliding_window=sliding_window,
-        dtype=dtype,
-        max_position_embeddings=max_position_embeddings,
-        decoder_layers=tuple(owners),
-        num_decoder_layers=n,
-        weight_dtype=weight_dtype,
-        expert_weight_dtype=expert_weight_dtype,
-        dsv4=Dsv4Layout(
-            ratios=tuple(compress_ratios),
-            sliding_window=sliding_window,
-            head_dim=head_dim,
-            index_head_dim=index_head_dim,
-            v41=True,
-            kv_sources=kv,
-            index_sources=tuple(sorted({i for i in index_sources if i < n})),
-        ),
+        head_dim=head_dim,
+        index_head_dim=index_head_dim,
+        v41=True,
+        kv_sources=kv,
+        index_sources=tuple(sorted({i for i in index_sources if i < n})),
     )
+    kv_set = set(kv)
+    return _dsv4_family(
+        name, "deepseek_v41", tuple(i in kv_set for i in range(n)), layout, num_attention_heads,
+        dtype, max_position_embeddings, weight_dtype, expert_weight_dtype, err, p,
+    )  # fmt: skip
 
 
 def _indexer(
