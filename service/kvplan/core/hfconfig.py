@@ -1368,15 +1368,22 @@ def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _model_dtype(cfg: Mapping[str, Any], top: Mapping[str, Any]) -> str:
+    """The dtype a config states (the text config's, else the top level's; bfloat16 when none)."""
+    raw = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
+    dtype = MODEL_DTYPE_ALIASES.get(str(raw), str(raw))
+    if dtype == "float32":
+        # vLLM's dtype="auto" serves float32 checkpoints in 16-bit (vllm/config/model.py).
+        dtype = "bfloat16"
+    if dtype not in MODEL_DTYPES:
+        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw!r}")
+    return dtype
+
+
 def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
     """DeepSeek-V4 (core/dsv4.py) from its config: the ratios, dims and window it keeps."""
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
-    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
-    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
-    if dtype == "float32":
-        dtype = "bfloat16"
-    if dtype not in MODEL_DTYPES:
-        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    dtype = _model_dtype(cfg, top)
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
     return make_dsv4_geometry(
         name=name,
@@ -1411,12 +1418,7 @@ def _deepseek_v41_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name:
     if not isinstance(raw, list):
         raise InvalidConfig("compress_ratios", "must be a list of per-layer ratios")
     ratios = tuple(raw[:n]) + (0,) * max(0, n - len(raw))
-    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
-    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
-    if dtype == "float32":
-        dtype = "bfloat16"
-    if dtype not in MODEL_DTYPES:
-        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    dtype = _model_dtype(cfg, top)
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
     return make_dsv41_geometry(
         name=name,
@@ -1495,13 +1497,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
     q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
     is_mla = model_type in MLA_MODEL_TYPES and cfg.get("kv_lora_rank") is not None
 
-    raw_dtype = cfg.get("torch_dtype") or cfg.get("dtype") or top.get("torch_dtype") or "bfloat16"
-    dtype = MODEL_DTYPE_ALIASES.get(str(raw_dtype), str(raw_dtype))
-    if dtype == "float32":
-        # vLLM's dtype="auto" serves float32 checkpoints in 16-bit (vllm/config/model.py).
-        dtype = "bfloat16"
-    if dtype not in MODEL_DTYPES:
-        raise InvalidConfig("torch_dtype", f"unsupported dtype {raw_dtype!r}")
+    dtype = _model_dtype(cfg, top)
 
     max_pos = derived_max_model_len(cfg, model_type)
     if model_type == _STEP5:
