@@ -336,7 +336,8 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
 
 
 def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_stop: ShouldStop) -> bytes:
-    parts = []
+    # The answer's pieces, joined once at the end: each answer's bytes are copied once, not twice.
+    parts = [b'{"results":[']
     ok = bad = 0
     answered: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}  # a scenario repeated within the batch
     keep: dict[str, bool] = {}  # whether a named model's answers may be cached, once a model
@@ -370,14 +371,19 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
             problem = problem_for(e)
             if problem.field:
                 problem = msgspec.structs.replace(problem, field=f"scenarios[{i}].{problem.field}")
-            parts.append(b'{"index":%d,"error":%s}' % (i, msgspec.json.encode(problem)))
+            parts += (
+                b',{"index":%d,"error":' % i if i else b'{"index":0,"error":',
+                msgspec.json.encode(problem),
+                b"}",
+            )
             continue
         ok += 1
         warned.update(codes)
-        parts.append(b'{"index":%d,"result":%s}' % (i, body))
+        parts += (b',{"index":%d,"result":' % i if i else b'{"index":0,"result":', body, b"}")
     _core_batch.observe(time.perf_counter() - t0)
     count_warnings(warned)
     count("budget_batch", "ok", ok)
     if bad:
         count("budget_batch", "invalid", bad)
-    return b'{"results":[' + b",".join(parts) + b"]}"
+    parts.append(b"]}")
+    return b"".join(parts)
