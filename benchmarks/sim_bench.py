@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-from kvplan.api.routes.simulate import SIMULATION_DEADLINE_SECONDS
+from kvplan.api.settings import Settings
 from kvplan.core.limits import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
 from kvplan.core.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
 
@@ -54,7 +54,7 @@ def main() -> int:
             print(f"{count:9,} {bs:6} {s:8.2f} {units:17,} {s / units * 1e6:13.2f}")
     verdict = "meets" if worst <= TARGET_S else "misses"
     print(f"\n10,000 requests, slowest block size: {worst:.2f} s ({verdict} the ≤ {TARGET_S:g} s target)")
-    print(f"\nAt the limits (the API stops a simulation after {SIMULATION_DEADLINE_SECONDS:g} s):")
+    print(f"\nAt the limits (the API stops a simulation after {Settings().heavy_deadline_seconds:g} s)):")
     for name, seconds in at_the_limits():
         print(f"  {name:58} {seconds:6.2f} s")
     return 0
