@@ -81,6 +81,7 @@ QWEN4_EXP_QSA = "synthetic--qwen4-exp-qsa-shaped.json"
 QWEN4_EXP_QSA_VL = "synthetic--qwen4-exp-qsa-vl-shaped.json"
 QWEN4_EXP_PLE = "synthetic--qwen4-exp-ple-defaults.json"
 QWEN4_EXP_QSA_PLE = "synthetic--qwen4-exp-qsa-ple-shaped.json"
+QWEN4_EXP_QSA_PLE_42 = "synthetic--qwen4-exp-qsa-ple-42-shaped.json"
 DSV4_FLASH = "synthetic--deepseek-v4-flash-shaped.json"
 DSV4_DEFAULTS = "synthetic--deepseek-v4-defaults.json"
 DSV4_NO_HCA = "synthetic--deepseek-v4-no-hca-shaped.json"
@@ -454,6 +455,9 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("qwen4-exp-qsa-ple-shaped-64k-tp8-fp8", QWEN4_EXP_QSA_PLE, {"available_memory_bytes": 4 * GiB,
                                                                  "max_model_len": 65536,
                                                                  "tensor_parallel_size": 8, "dtype": "fp8"}),
+    # 2 PLE states beside 31 gated delta nets: one uniform type (MambaSpec), one state bucket.
+    ("qwen4-exp-qsa-ple-42-shaped-32k", QWEN4_EXP_QSA_PLE_42, {"available_memory_bytes": 20 * GiB,
+                                                               "max_model_len": 32768}),
     # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
     # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
     # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
