@@ -196,12 +196,18 @@ def test_deepseek_v41_kv_sources_own_the_compressed_caches_the_next_layers_read(
     assert roles == [(2, "compressed"), (2, "indexer"), (2, "swa"), (2, "ring"), (3, "swa")]
 
 
-@pytest.mark.parametrize("gpu", ["", "NVIDIA B200", "NVIDIA GeForce RTX 5090"])
+@pytest.mark.parametrize("gpu", ["NVIDIA B200", "NVIDIA GeForce RTX 5090", "AMD Instinct MI300X"])
 def test_deepseek_v41_is_planned_on_sm90_and_refused_naming_the_gpu_elsewhere(gpu):
     with pytest.raises(InvalidInput) as e:
         _budget(V41, gpu_name=gpu)
     assert e.value.field == "gpu"
     assert _budget(V41, gpu_name=H100).block_size == 64
+
+
+@pytest.mark.parametrize("gpu", ["", "a GPU kvplan cannot place"])
+def test_deepseek_v41_without_a_gpu_kvplan_knows_is_planned_as_on_sm90(gpu):
+    """As GLM-5-next and DeepSeek-V4 are: the figures are the H100's."""
+    assert _budget(V41, gpu_name=gpu).num_blocks == _budget(V41, gpu_name=H100).num_blocks
 
 
 @pytest.mark.parametrize(

@@ -460,7 +460,7 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
                                                                "max_model_len": 32768}),
     # DeepSeek-V4: shaped like DeepSeek-V4-Flash (legacy compress_ratios: 2 sliding-only layers,
     # then ratio 4 and 128 alternating), and DeepseekV4Config's defaults (2 ratio-128 layers, then
-    # 4 / 128 alternating). Every layer's SWA cache, the compressed MLA and indexer caches and the
+    # 128 / 4 alternating, 128 first). Every layer's SWA cache, the compressed MLA and indexer caches and the
     # compressor rings are packed into block-outermost groups; the KV cache is fp8_ds_mla whatever
     # the dtype asked (auto included), and the block a multiple of 256 (vLLM's own pick is 256).
     ("dsv4-flash-shaped-64k-block256", DSV4_FLASH, {"available_memory_bytes": 40 * GiB,

@@ -22,8 +22,6 @@ if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token by
     from .groups import GroupPlan
 
 SRC_ATTN = "vllm/models/deepseek_v4/attention.py"
-SRC_SWA = "vllm/v1/attention/backends/mla/sparse_swa.py (DeepseekV4SWACache)"
-SRC_COMPRESSOR = "vllm/models/deepseek_v4/compressor.py (CompressorStateCache)"
 
 # DeepseekV4Attention: 448 B NoPE + 128 B RoPE + 8 B scale a token in fp8_ds_mla, pages padded to
 # 576 B (MLAAttentionSpec / SlidingWindowMLASpec alignment).
@@ -101,8 +99,9 @@ def check_block_size(block_size: int, layout: Dsv4Layout) -> None:
 
 def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
     """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one. DeepSeek-V4's
-    are one on SM90 and SM100 (assumed where the GPU is not named); another named GPU is refused
-    (InvalidLayout: a fleet plan marks that GPU infeasible)."""
+    are one on SM90 and SM100. Where the GPU is not named (or its name says nothing kvplan knows)
+    that plan is assumed, as for the other GPU-dependent layouts (core/gpu_arch.py); another named
+    GPU is refused (InvalidLayout: a fleet plan marks that GPU infeasible)."""
     sm = sm_major(gpu_name) if gpu_name else None
     if not layout.v41:
         if sm is not None and sm not in V4_SM:
@@ -112,12 +111,11 @@ def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
                 f"{gpu_name!r} runs another backend or none (SM120: FlashInfer; ROCm: its own)",
             )
         return
-    if sm != V41_SM:
+    if sm is not None and sm != V41_SM:
         raise InvalidLayout(
             "gpu",
             "DeepSeek-V4.1's caches follow the GPU (SM100 runs FlashMLA mega attention with NVFP4 and MXFP8 "
-            "records, SM120 FlashInfer); kvplan plans SM90 (H100, H200, H20): name one as the gpu"
-            + (f", not {gpu_name!r}" if gpu_name else ""),
+            f"records, SM120 FlashInfer); kvplan plans SM90 (H100, H200, H20), not {gpu_name!r}",
         )
 
 

@@ -69,7 +69,6 @@ MAMBA_REPLICATED = LayerKind.MAMBA_REPLICATED
 SLIDING_MLA = LayerKind.SLIDING_MLA
 SCONV = LayerKind.SCONV
 CIRCULAR_BUFFER = LayerKind.CIRCULAR_BUFFER
-CIRCULAR = CIRCULAR_BUFFER
 KIND_NAMES: dict[str, str] = {
     FULL: "full_attention",
     SLIDING: "sliding_attention",
@@ -92,7 +91,7 @@ LAYER_TYPE_CODES = {
     "linear_attention": MAMBA,
     "chunked_attention": CHUNKED,
     "conv": MAMBA,  # LFM2's short-convolution layers keep a state, no KV
-    "circular_buffer": CIRCULAR,
+    "circular_buffer": CIRCULAR_BUFFER,
     "sparse_summary": SUMMARY,
     "compressed_mla": COMPRESSED_MLA,
     "mamba_replicated": MAMBA_REPLICATED,
@@ -241,7 +240,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 MAMBA_REPLICATED,
                 SUMMARY,
                 COMPRESSED_MLA,
-                CIRCULAR,
+                CIRCULAR_BUFFER,
             )
             if k in self.layer_pattern
         }
@@ -382,7 +381,9 @@ def make_geometry(
                 raise InvalidInput(f"{p}layer_types[{i}]", "an MLA layer needs kv_lora_rank")
             chars.append(c)
         pattern = "".join(chars)
-    if (CIRCULAR in pattern or SUMMARY in pattern or COMPRESSED_MLA in pattern) and FULL not in pattern:
+    if (
+        CIRCULAR_BUFFER in pattern or SUMMARY in pattern or COMPRESSED_MLA in pattern
+    ) and FULL not in pattern:
         raise InvalidInput(
             p + "layer_types",
             "circular_buffer and sparse_summary layers serve full_attention layers; give one",

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from .errors import InvalidInput, InvalidLayout
 from .geometry import (
     CHUNKED,
-    CIRCULAR,
     CIRCULAR_BUFFER,
     COMPRESSED_MLA,
     FULL,
@@ -36,7 +35,7 @@ KERNEL_BLOCK_ALIGNMENT = 16
 MLA_HYBRID_BLOCK_ALIGNMENT = 128
 # Layers with side caches whose backends take block-outermost layouts only, so vLLM packs the
 # groups (Step5's DSA: BLNHC; Qwen4-exp's QSAStateBackend: BLNHC/BLHNC).
-PACKED_KINDS = frozenset({CIRCULAR, SUMMARY, COMPRESSED_MLA})
+PACKED_KINDS = frozenset({CIRCULAR_BUFFER, SUMMARY, COMPRESSED_MLA})
 # Qwen4-exp QSA's main KV is bf16 or fp8 e4m3 (vllm/models/qwen4_exp/nvidia/qsa.py).
 QSA_KV_DTYPES = frozenset({"bfloat16", "fp8", "fp8_e4m3"})
 # Step5's DSA layers read eight-token pages (block_stride_alignment MultipleOf(8)) and its ring is
@@ -294,7 +293,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
     served = 0
     for i, k in enumerate(kinds):
         block = bs
-        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR, COMPRESSED_MLA, *STATES):
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR_BUFFER, COMPRESSED_MLA, *STATES):
             raise InvalidInput("model", f"a {k!r} layer beside packed KV groups is not modelled")
         if k == FULL:
             served = lb.gpu[i]
@@ -302,7 +301,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
             page = mamba_page
         elif k == MAMBA_REPLICATED:
             page = replicated_page
-        elif qsa is not None and k in (CIRCULAR, COMPRESSED_MLA):
+        elif qsa is not None and k in (CIRCULAR_BUFFER, COMPRESSED_MLA):
             if k == COMPRESSED_MLA and lb.dtypes[i + 1] not in QSA_KV_DTYPES:
                 raise InvalidInput(
                     "kv_cache_dtype",
@@ -315,19 +314,19 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
                     "block_size",
                     f"{bs}: QSA's compress ratio {qsa.compress_ratio} must divide the block size",
                 )
-            block = qsa.compress_ratio if k == CIRCULAR else bs
+            block = qsa.compress_ratio if k == CIRCULAR_BUFFER else bs
             page = (
                 qsa.compress_ratio * qsa.ring_row_bytes
-                if k == CIRCULAR
+                if k == CIRCULAR_BUFFER
                 else bs // qsa.compress_ratio * qsa.key_bytes
             )
         else:
             # A Step5 ring's page is the page of the full-attention layer it follows (csa_tail_ring.py).
-            page = (served if k == CIRCULAR else lb.gpu[i]) * bs
+            page = (served if k == CIRCULAR_BUFFER else lb.gpu[i]) * bs
         if k == SUMMARY and bs % SUMMARY_REGION:
             raise InvalidInput("block_size", f"{bs}: Step5's KV blocks must align to eight-token regions")
         if (
-            k == CIRCULAR
+            k == CIRCULAR_BUFFER
             and qsa is None
             and (page % RING_ROW_BYTES or page // RING_ROW_BYTES < RING_MIN_ROWS)
         ):
@@ -341,7 +340,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
         align = 1
         if step5 and k == FULL and math.gcd(DSA_KERNEL_BLOCK, bs) != bs:
             align = math.gcd(DSA_KERNEL_BLOCK, bs) * lb.gpu[i]
-        elif step5 and k == CIRCULAR:
+        elif step5 and k == CIRCULAR_BUFFER:
             align = RING_ROW_BYTES
         # The summaries and the compressed keys are full-attention specs of the attention block.
         bucket = FULL if k in (SUMMARY, COMPRESSED_MLA) else ""

@@ -972,9 +972,9 @@ _STEP5_SPARSE_FIXED: dict[str, Any] = {
     "attention_impl": "sparse_gqa",
     "sparse_indexer_ssmax_s_granularity": "q_head",
 }
-# Step5 DSA kernels: head dim 192 (sparse_attention.py), local query heads per KV group.
+# Step5 DSA kernels: head dim 192 (sparse_attention.py); their query heads per KV group are
+# parallel.STEP5_DSA_Q_PER_KV's.
 STEP5_DSA_HEAD_DIM = 192
-STEP5_DSA_Q_PER_KV = (4, 8, 16)
 
 
 def _step5_sparse(cfg: Mapping[str, Any]) -> Mapping[str, Any] | None:

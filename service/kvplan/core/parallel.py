@@ -7,7 +7,7 @@ from bisect import bisect_left
 import msgspec
 
 from .errors import InvalidLayout
-from .geometry import CIRCULAR, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
+from .geometry import CIRCULAR_BUFFER, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
 from .limits import MAX_PARALLEL_SIZE
 
 
@@ -62,7 +62,7 @@ def validate(geometry: Geometry, par: Parallel) -> None:
             )
     if SUMMARY in geometry.layer_pattern:  # Step5's DSA layers (inline geometry too)
         _check_step5_dsa(geometry, tp)
-    if dcp > 1 and {CIRCULAR, SUMMARY, COMPRESSED_MLA} & set(geometry.layer_pattern):
+    if dcp > 1 and {CIRCULAR_BUFFER, SUMMARY, COMPRESSED_MLA} & set(geometry.layer_pattern):
         raise InvalidLayout(
             "decode_context_parallel_size",
             "Step5's DSA and Qwen4-exp's QSA side caches are planned without decode context parallelism "
@@ -111,17 +111,22 @@ def validate(geometry: Geometry, par: Parallel) -> None:
         )
 
 
+# Step5's DSA kernels: the local query heads a local KV group may have
+# (vllm/models/step5/nvidia/model.py _validate_step5_dsa_parallel_geometry).
+STEP5_DSA_Q_PER_KV = (4, 8, 16)
+
+
 def _check_step5_dsa(geometry: Geometry, tp: int) -> None:
     """Step5's DSA kernels take 4, 8 or 16 local query heads per local KV group
     (vllm/models/step5/nvidia/model.py _validate_step5_dsa_parallel_geometry)."""
     kv = geometry.full_kv_heads or geometry.num_kv_heads
     local_kv = kv // tp if kv % tp == 0 else 1
     local_q = geometry.num_attention_heads // tp
-    if local_q % local_kv or local_q // local_kv not in (4, 8, 16):
+    if local_q % local_kv or local_q // local_kv not in STEP5_DSA_Q_PER_KV:
         raise InvalidLayout(
             "tensor_parallel_size",
             f"{tp} leaves Step5's DSA layers {local_q} query heads for {local_kv} KV groups on a rank; "
-            "its DSA kernels take 4, 8 or 16 query heads per KV group",
+            f"its DSA kernels take {', '.join(map(str, STEP5_DSA_Q_PER_KV))} query heads per KV group",
         )
 
 

@@ -23,7 +23,7 @@ from .dtypes import (
 from .errors import InvalidInput
 from .geometry import (
     CHUNKED,
-    CIRCULAR,
+    CIRCULAR_BUFFER,
     COMPRESSED_MLA,
     FULL,
     KIND_NAMES,
@@ -226,11 +226,11 @@ def _per_layer(
         if kind == COMPRESSED_MLA and geometry.qsa is not None:
             # One key per compress_ratio tokens, one head on every TP rank (qsa_cache.py).
             q = geometry.qsa
-            gpu.append(q.key_bytes // q.compress_ratio)
-            model.append(q.key_bytes // q.compress_ratio)
+            gpu.append(cdiv(q.key_bytes, q.compress_ratio))
+            model.append(cdiv(q.key_bytes, q.compress_ratio))
             dtypes.append("bfloat16")
             continue
-        if kind == CIRCULAR:
+        if kind == CIRCULAR_BUFFER:
             # One page a request, the page of the full-attention layer it serves
             # (csa_tail_ring.py): no cost per token; core/groups.py sizes its page.
             gpu.append(0)
@@ -449,7 +449,7 @@ def mha_equivalent_bytes(geometry: Geometry, kv_cache_dtype: str) -> int:
         dtype = "fp8"
     total = 0
     for kind in geometry.layer_pattern:
-        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR, COMPRESSED_MLA, SCONV):
+        if kind in (MAMBA, MAMBA_REPLICATED, SUMMARY, CIRCULAR_BUFFER, COMPRESSED_MLA, SCONV):
             continue
         if kind in (MLA, SLIDING_MLA):
             dk = geometry.qk_nope_head_dim or geometry.qk_rope_head_dim or 0
@@ -747,7 +747,7 @@ def per_token_ledger(
                 key_bytes=geometry.qsa.key_bytes,
                 compress_ratio=geometry.qsa.compress_ratio,
             )
-        elif kb.kind == KIND_NAMES[CIRCULAR]:
+        elif kb.kind == KIND_NAMES[CIRCULAR_BUFFER]:
             led.add(
                 f"bytes_per_token_per_layer[{kb.kind}]",
                 "0: one page a request whatever the context (Step5: its full-attention layer's page; "

@@ -10,7 +10,16 @@ from msgspec.structs import replace
 from .. import warnings as w
 from ..concurrency import blocks_for_shape, largest_context, min_utilization
 from ..errors import InvalidInput
-from ..geometry import CHUNKED, CIRCULAR, KIND_NAMES, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING, SLIDING_MLA
+from ..geometry import (
+    CHUNKED,
+    CIRCULAR_BUFFER,
+    KIND_NAMES,
+    MAMBA,
+    MAMBA_REPLICATED,
+    SCONV,
+    SLIDING,
+    SLIDING_MLA,
+)
 from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
 from ..memo import register_clear
 from ..pertoken import for_context
@@ -198,7 +207,7 @@ def _tail_waste(cap: LayoutCapacity, tokens: int) -> int:
     """Unused slots in the last block of the first group that keeps every token."""
     dcp = cap.parallel.decode_context
     for kind, bs, _, _ in cap.shapes:
-        if kind not in (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR):
+        if kind not in (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER):
             return cdiv(tokens, bs * dcp) * bs * dcp - tokens
     return 0
 
