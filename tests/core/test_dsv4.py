@@ -267,3 +267,10 @@ def test_deepseek_v41_takes_auto_fp8_and_fp8_ds_mla_only(kv_dtype, planned):
     with pytest.raises(InvalidInput) as e:
         _budget(V41, gpu_name=H100, kv_cache_dtype=kv_dtype)
     assert e.value.field == "kv_cache_dtype"
+
+
+@pytest.mark.parametrize("key", ["compress_rate_csa", "compress_rate_hca"])
+def test_a_bad_legacy_compress_rate_is_refused_naming_the_key_it_came_from(key):
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config({**DEFAULTS, key: 7})
+    assert e.value.field == key

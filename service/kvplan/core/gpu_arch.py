@@ -36,7 +36,9 @@ def sm_major(gpu_name: str) -> int | None:
 
 def for_gpu(geometry: Geometry, gpu_name: str) -> Geometry:
     """The geometry as vLLM 0.33 runs it on the named GPU. InvalidLayout where kvplan does not
-    model that GPU's kernels (a fleet plan marks the GPU infeasible and plans the others)."""
+    model that GPU's kernels (a fleet plan marks the GPU infeasible and plans the others). A gated
+    delta net with a checkpoint block is a FlashKDA-prefilled KDA layer: no other reader sets one
+    (an inline geometry that does is read the same way)."""
     sm = sm_major(gpu_name) if gpu_name else None
     if sm is None:
         return geometry

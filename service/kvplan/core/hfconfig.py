@@ -421,7 +421,14 @@ def _kda_checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
             "linear_attn_config.gate_lower_bound",
             f"must lie in [{_KDA_GATE_LOGBOUND_MIN}, 0) (KimiK3DeltaAttention asserts it), got {bound!r}",
         )
-    return int(dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
+    return _flashkda_checkpoint_blocks(dim, dtype, bounded=True)
+
+
+def _flashkda_checkpoint_blocks(dim: int, dtype: str, bounded: bool) -> int:
+    """1 where vLLM prefills a KDA layer with FlashKDA, which keeps a prefill checkpoint: a head
+    dim of 128, a bf16 model and a bounded gate (vllm/models/kimi_k3/nvidia/kda.py
+    is_flashkda_supported; its SM 9.x / 10.x / 12.x condition is core/gpu_arch.py's)."""
+    return int(bounded and dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
 
 
 def _glm5_next_linear_keys(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -625,8 +632,7 @@ def _mamba_state(
         heads, dim = _cfg_dim(cfg, "linear_num_heads"), _cfg_dim(cfg, "linear_head_dim")
         state = _kda_state(heads, dim, _cfg_dim(cfg, "linear_conv_kernel_dim"), dtype)
         bounded = cfg.get("linear_lower_bound") is not None
-        flashkda = dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16" and bounded
-        return replace(state, checkpoint_blocks=int(flashkda))
+        return replace(state, checkpoint_blocks=_flashkda_checkpoint_blocks(dim, dtype, bounded))
     if model_type == "kimi_linear":
         lac = _kimi_linear_config(cfg)
         p = "linear_attn_config."
@@ -1347,16 +1353,18 @@ def _dsv4_ratios(cfg: Mapping[str, Any], n: int) -> tuple[int, ...]:
     if rates_raw is not None and not isinstance(rates_raw, Mapping):
         raise InvalidConfig("compress_rates", "must map layer types to ratios")
     rates = dict(_DSV4_RATES if rates_raw is None else rates_raw)
+    source = dict.fromkeys(rates, "compress_rates")  # the key a rate was read from, for a 4xx
     for key, t in (("compress_rate_csa", _DSV4_TYPES[1]), ("compress_rate_hca", _DSV4_TYPES[2])):
         if cfg.get(key) is not None:
-            rates[t] = cfg[key]
+            rates[t], source[t] = cfg[key], key
     out = []
     for t in _dsv4_layer_types(cfg, n):
         r = rates.get(t, 0)
         if isinstance(r, bool) or not isinstance(r, int) or max(1, r) not in (1, 4, 128):
             # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
             raise InvalidConfig(
-                "compress_rates", f"{t}: vLLM's compressor takes ratios 4 and 128 (0 for none), got {r!r}"
+                source.get(t, "compress_rates"),
+                f"{t}: vLLM's compressor takes ratios 4 and 128 (0 for none), got {r!r}",
             )
         out.append(max(1, r))
     if 128 in out and 4 not in out:

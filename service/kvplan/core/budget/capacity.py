@@ -22,6 +22,7 @@ from ..geometry import (
     SCONV,
     SLIDING,
     SLIDING_MLA,
+    Geometry,
 )
 from ..gpu_arch import for_gpu
 from ..groups import GroupPlan, plan_groups
@@ -56,6 +57,8 @@ class PooledMemory(msgspec.Struct, frozen=True, gc=False):
 
 
 class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    # The geometry as it runs on the named GPU (core/gpu_arch.py for_gpu), which was planned.
+    geometry: Geometry
     parallel: Parallel
     settings: Settings
     layer_bytes: LayerBytes
@@ -259,6 +262,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
             pool_memory, pool_requested, max(0, pool_requested - weights - (non_kv + cudagraph) * par.workers)
         )
     cap = LayoutCapacity(
+        geometry=g,
         parallel=par,
         settings=settings,
         layer_bytes=lb,

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from .. import dsv4
 from ..geometry import KIND_NAMES, MAMBA
-from ..gpu_arch import for_gpu
 from ..ledger import LedgerBuilder, Step
 from ..pertoken import per_token_ledger
 from ..profiles import InflightRule, KvCacheSizeRule
@@ -109,8 +108,7 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
 
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
-    # The geometry as it runs on the named GPU (core/gpu_arch.py), as capacity planned it.
-    g, par, plan, profile = for_gpu(inp.geometry, inp.gpu_name), cap.parallel, cap.plan, inp.profile
+    g, par, plan, profile = cap.geometry, cap.parallel, cap.plan, inp.profile  # g: as on the named GPU
     led = LedgerBuilder()
     led.add(
         "engine_profile",
