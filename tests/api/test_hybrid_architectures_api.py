@@ -327,6 +327,15 @@ def test_deepseek_v4_config_and_its_inline_compress_ratios_plan_as_vllm_does(cli
         )
 
 
+@pytest.mark.parametrize(("field", "value"), [("kv_lora_rank", 512), ("num_kv_heads", 8)])
+def test_an_inline_deepseek_v4_field_it_does_not_read_is_a_400_naming_it(client, field, value):
+    """Its caches follow from compress_ratios: another field would be dropped without a word."""
+    case = oracle_case("dsv4-flash-shaped-64k-block256")
+    geometry = client.post("/v1/models/resolve", json=load_config(case["config"])).json()["geometry"]
+    r = client.post("/v1/budget", json=budget_request({"geometry": geometry | {field: value}}, case))
+    assert r.status_code == 400 and r.json()["field"] == f"model.geometry.{field}", r.text
+
+
 def test_deepseek_v4_with_a_bf16_cache_is_refused_naming_the_dtype(client):
     case = oracle_case("dsv4-flash-shaped-64k-block256")
     req = budget_request({"hf_config": load_config(case["config"])}, case) | {"kv_cache_dtype": "bfloat16"}

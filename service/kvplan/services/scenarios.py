@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
+from kvplan.core.config_defaults import DEFAULTS
 from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
@@ -174,6 +175,15 @@ def geometry_from_spec(g: GeometrySpec, name: str | None = None) -> Geometry:
     )
 
 
+# The inline fields a DeepSeek-V4 / V4.1 geometry reads (what `POST /v1/models/resolve` gives back).
+_DSV4_SPEC_FIELDS = frozenset({
+    "name", "num_layers", "num_attention_heads", "head_dim", "index_head_dim", "sliding_window", "dtype",
+    "max_position_embeddings", "weight_dtype", "params_total", "params_active",
+    "params_expert", "compress_ratios", "kv_source_layer_ids", "index_source_layer_ids", "layer_types",
+    "decoder_layers",
+})  # fmt: skip
+
+
 def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
     """DeepSeek-V4 inline: its decoder layers' ratios (core/dsv4.py)."""
     p = "model.geometry."
@@ -186,13 +196,19 @@ def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
         raise InvalidInput(
             p + "layer_types", "DeepSeek-V4's layers follow from compress_ratios: give no layer_types"
         )
+    for f in msgspec.structs.fields(GeometrySpec):  # a field it does not read is not dropped silently
+        if f.name not in _DSV4_SPEC_FIELDS and getattr(g, f.name) != f.default:
+            raise InvalidInput(
+                p + f.name, "DeepSeek-V4's caches follow from compress_ratios; it takes no such field"
+            )
+    defaults = DEFAULTS["deepseek_v4"]  # DeepseekV4Config's, as a config.json that leaves them out
     common: dict[str, Any] = {
         "name": name or g.name,
         "compress_ratios": tuple(g.compress_ratios),
         "num_attention_heads": g.num_attention_heads,
-        "head_dim": g.head_dim or 512,
-        "index_head_dim": g.index_head_dim or 128,
-        "sliding_window": g.sliding_window or 128,
+        "head_dim": g.head_dim or defaults["head_dim"],
+        "index_head_dim": g.index_head_dim or defaults["index_head_dim"],
+        "sliding_window": g.sliding_window or defaults["sliding_window"],
         "dtype": _dtype(g.dtype),
         "max_position_embeddings": g.max_position_embeddings,
         "weight_dtype": g.weight_dtype,
