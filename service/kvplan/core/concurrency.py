@@ -19,25 +19,22 @@ GroupShape = tuple[str, int, int, int]
 UTILIZATION_STEPS = 10_000
 
 
-_BOUNDED = (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
+# Kinds that keep a window of tokens (SlidingWindowSpec's rule: SlidingWindowMLASpec and Inkling's
+# conv state follow it), that hold a fixed number of state blocks (Mamba, replicated states, a
+# ring), and every kind whose blocks stop growing with the context.
+WINDOWED = (SLIDING, SLIDING_MLA, SCONV)
+STATES = (MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER)
+BOUNDED = (*WINDOWED, CHUNKED, *STATES)
 
 
 def blocks_for_shape(kind: str, bs: int, bound: int, tokens: int, dcp: int) -> int:
     """Blocks one request of `tokens` needs in one group of this shape
     (max_memory_usage_bytes / page in vllm/v1/kv_cache_interface.py)."""
-    if kind in (
-        SLIDING,
-        SLIDING_MLA,
-        SCONV,
-    ):  # SlidingWindowMLASpec and sconv states keep SlidingWindowSpec's rule
+    if kind in WINDOWED:
         return -(-min(bound, tokens) // bs) + 1
     if kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_admission_blocks_per_request: no + 1
         return -(-min(bound, tokens) // bs)
-    if kind in (
-        MAMBA,
-        MAMBA_REPLICATED,
-        CIRCULAR_BUFFER,
-    ):  # states; a ring holds one block (CircularBufferSpec)
+    if kind in STATES:  # the state blocks a request holds; a ring one (CircularBufferSpec)
         return bound
     return -(-tokens // (bs * dcp))
 
@@ -55,16 +52,13 @@ def largest_context(shapes: Sequence[GroupShape], allowed: int, cap: int, dcp: i
         return 0
     if total_blocks(shapes, cap, dcp) <= allowed:
         return cap
-    growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in _BOUNDED]
+    growing = [(bs * dcp, n) for kind, bs, _, n in shapes if kind not in BOUNDED]
     if growing and len({u for u, _ in growing}) == 1:
         unit = growing[0][0]
-        saturate = max(
-            (bound for kind, _, bound, _ in shapes if kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED)),
-            default=0,
-        )
+        saturate = max((bound for kind, _, bound, _ in shapes if kind in (*WINDOWED, CHUNKED)), default=0)
         # Past the saturation point every bounded group needs its fixed number of blocks.
         fixed = sum(n * blocks_for_shape(kind, bs, bound, saturate, dcp) for kind, bs, bound, n in shapes
-                    if kind in _BOUNDED)  # fmt: skip
+                    if kind in BOUNDED)  # fmt: skip
         k = (allowed - fixed) // sum(n for _, n in growing)
         t = k * unit
         if (

@@ -11,7 +11,7 @@ from msgspec.structs import replace
 
 from .. import dsv4
 from .. import warnings as w
-from ..concurrency import GroupShape, total_blocks
+from ..concurrency import WINDOWED, GroupShape, total_blocks
 from ..errors import InvalidInput, InvalidLayout
 from ..geometry import (
     CHUNKED,
@@ -212,13 +212,14 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     if g.dsv4 is not None:
         check_dsv4_layout(inp, par)
         dsv4.check_gpu(g.dsv4, inp.gpu_name)
-        dsv4.check_stages(g.dsv4, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
-        plan = dsv4.plan(g.dsv4, block, pp_stage_ranges(g.decoder_layer_count, par.pipeline))
+        stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
+        dsv4.check_stages(g.dsv4, stages)
+        plan = dsv4.plan(g.dsv4, block, stages)
     else:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 
     inflight = None
-    if any(kind in (SLIDING, SLIDING_MLA, SCONV, CHUNKED) for kind, _, _ in plan.classes):
+    if any(kind in (*WINDOWED, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
     bounds: dict[str, int] = {
         SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),

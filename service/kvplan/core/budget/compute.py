@@ -8,18 +8,9 @@ from functools import lru_cache
 from msgspec.structs import replace
 
 from .. import warnings as w
-from ..concurrency import blocks_for_shape, largest_context, min_utilization
+from ..concurrency import BOUNDED, blocks_for_shape, largest_context, min_utilization
 from ..errors import InvalidInput
-from ..geometry import (
-    CHUNKED,
-    CIRCULAR_BUFFER,
-    KIND_NAMES,
-    MAMBA,
-    MAMBA_REPLICATED,
-    SCONV,
-    SLIDING,
-    SLIDING_MLA,
-)
+from ..geometry import KIND_NAMES
 from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
 from ..memo import register_clear
 from ..pertoken import for_context
@@ -207,7 +198,7 @@ def _tail_waste(cap: LayoutCapacity, tokens: int) -> int:
     """Unused slots in the last block of the first group that keeps every token."""
     dcp = cap.parallel.decode_context
     for kind, bs, _, _ in cap.shapes:
-        if kind not in (SLIDING, SLIDING_MLA, SCONV, CHUNKED, MAMBA, MAMBA_REPLICATED, CIRCULAR_BUFFER):
+        if kind not in BOUNDED:
             return cdiv(tokens, bs * dcp) * bs * dcp - tokens
     return 0
 
