@@ -26,7 +26,8 @@ from .packing import PackedSpec, Packing, pack
 from .pertoken import LayerBytes
 from .units import cdiv
 
-STATES = (MAMBA, MAMBA_REPLICATED)
+# Recurrent states (Mamba, and Qwen4-exp's TP-replicated PLE state): pages not per token.
+RECURRENT = (MAMBA, MAMBA_REPLICATED)
 
 # The smallest kernel block of the attention backends (FlashAttention: multiples of 16), and the
 # alignment MLA decode kernels need in a Mamba hybrid (vllm/platforms/interface.py
@@ -204,7 +205,7 @@ def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page
 
 def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     raised: list[tuple[str, int, int]] = []
-    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k not in STATES), default=0)
+    attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k not in RECURRENT), default=0)
     if MAMBA in kinds and attn_tok:
         state = max(lb.mamba_state_gpu, lb.mamba_align_gpu)
         new_bs = align_hybrid_block_size(bs, attn_tok, state, MLA in kinds)
@@ -214,15 +215,15 @@ def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
     # Spec classes in first-seen order: (kind, bytes per token, what else tells specs apart).
     classes: dict[tuple[str, int, int], list[int]] = {}
     for i, k in enumerate(kinds):
-        key = (k, 0 if k in STATES else lb.gpu[i], lb.variants[i] if lb.variants else 0)
+        key = (k, 0 if k in RECURRENT else lb.gpu[i], lb.variants[i] if lb.variants else 0)
         classes.setdefault(key, []).append(i)
     # An sconv state's block is its kernel, whatever the requested block (vllm/models/inkling).
     own: dict[str, int] = {SCONV: lb.sconv_kernel}
-    pages = {key: (key[1] * own.get(key[0], bs) if key[0] not in STATES else 0) for key in classes}
+    pages = {key: (key[1] * own.get(key[0], bs) if key[0] not in RECURRENT else 0) for key in classes}
     max_page = max(pages.values()) or lb.mamba_state_gpu
     block_sizes: dict[tuple[str, int, int], int] = {}
     for key, page in pages.items():
-        if key[0] in STATES:
+        if key[0] in RECURRENT:
             if (lb.mamba_replicated_gpu if key[0] == MAMBA_REPLICATED else lb.mamba_state_gpu) > max_page:
                 raise InvalidInput("model", "Mamba state larger than the attention page")
             block_sizes[key] = bs
@@ -293,7 +294,7 @@ def _packed_side_caches(lb: LayerBytes, bs: int) -> GroupPlan:
     served = 0
     for i, k in enumerate(kinds):
         block = bs
-        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR_BUFFER, COMPRESSED_MLA, *STATES):
+        if k not in (FULL, SLIDING, SUMMARY, CIRCULAR_BUFFER, COMPRESSED_MLA, *RECURRENT):
             raise InvalidInput("model", f"a {k!r} layer beside packed KV groups is not modelled")
         if k == FULL:
             served = lb.gpu[i]
