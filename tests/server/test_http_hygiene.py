@@ -213,6 +213,20 @@ def test_an_idle_kept_alive_connection_is_closed(live):
     assert TIMEOUT * 0.8 < time.monotonic() - start < TIMEOUT + 1
 
 
+def test_a_later_head_on_a_kept_alive_connection_gets_its_own_timeout(live):
+    # The connection's timer was armed when it opened; the second head starts halfway through
+    # that and must still get a whole timeout of its own, then a 408.
+    with _connect(live) as s:
+        _send(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _status(_read_response(s)) == 200
+        time.sleep(TIMEOUT / 2)
+        start = time.monotonic()
+        _send(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1")
+        answer = _read_all(s)
+    assert TIMEOUT * 0.9 < time.monotonic() - start < TIMEOUT + 2.5
+    assert _status(answer) == 408
+
+
 def test_a_kept_alive_connection_serves_requests_sent_in_time(live):
     with _connect(live) as s:
         for _ in range(3):

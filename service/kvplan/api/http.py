@@ -64,12 +64,27 @@ def explain_wanted(value: str | None) -> bool:
 def answer_format(request: Request[Any, Any, Any], offered: tuple[str, ...] = ("json", "text")) -> str:
     """The one format rule for every route: ?format= wins (one of `offered`), else Accept:
     text/plain (without application/json) asks for text where text is offered, else JSON."""
-    fmt = request.query_params.get("format")
+    fmt = query_param(request, "format")
     if fmt is not None:
         if fmt not in offered:
             raise ApiError(400, f"format: must be {', '.join(offered[:-1])} or {offered[-1]}", field="format")
         return fmt
-    return "text" if "text" in offered and text_wanted(None, request.headers.get("accept", "")) else "json"
+    return "text" if "text" in offered and text_wanted(None, header(request, b"accept")) else "json"
+
+
+def query_param(request: Request[Any, Any, Any], name: str) -> str | None:
+    """One query parameter; a request without a query string (most POSTs) never builds the
+    parsed query."""
+    return request.query_params.get(name) if request.scope["query_string"] else None
+
+
+def header(request: Request[Any, Any, Any], wanted: bytes) -> str:
+    """The first header of a lower-case name, or "", read from the raw ASGI headers: answers
+    read one or two headers, and Litestar's header mapping costs more to build than that."""
+    for name, value in request.scope["headers"]:
+        if name.lower() == wanted:
+            return value.decode("latin-1")
+    return ""
 
 
 def registry_of(request: Request[Any, Any, Any]) -> Registry:
@@ -78,7 +93,7 @@ def registry_of(request: Request[Any, Any, Any]) -> Registry:
 
 
 def wants_explain(request: Request[Any, Any, Any]) -> bool:
-    return explain_wanted(request.query_params.get("explain"))
+    return explain_wanted(query_param(request, "explain"))
 
 
 def query_pairs(query_string: bytes) -> list[tuple[str, str]]:
@@ -101,7 +116,7 @@ CACHE_CONTROL = "public, max-age=300"
 
 
 def not_modified(request: Request[Any, Any, Any], etag: str) -> Response[bytes] | None:
-    inm = request.headers.get("if-none-match")
+    inm = header(request, b"if-none-match")
     if inm and (inm.strip() == "*" or etag in [t.strip().removeprefix("W/") for t in inm.split(",")]):
         return Response(
             content=b"", status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL, "Vary": VARY}

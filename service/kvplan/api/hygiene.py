@@ -219,14 +219,23 @@ class HttpHygiene:
             self._prometheus.requests_error_count(labels).labels(*values).inc()
 
 
+# What nearly every client sends (httpx, requests, curl --json): read without parsing.
+_PLAIN_JSON = frozenset({b"application/json", b"application/json; charset=utf-8"})
+
+
 def _media_type_problem(scope: Any) -> tuple[str, tuple[tuple[bytes, bytes], ...]] | None:
     """Why this request's body cannot be read by its route, or None."""
     content_type = encoding = None
+    raw_type = b""
     for name, value in scope["headers"]:
         if name == b"content-type":
+            raw_type = value
             content_type = value.decode("latin-1")
         elif name == b"content-encoding":
             encoding = value.decode("latin-1").strip().lower()
+    accepted = scope["route_handler"].opt.get(BODY_MEDIA_TYPES, JSON_TYPES)
+    if raw_type in _PLAIN_JSON and encoding is None and JSON_TYPES[0] in accepted:
+        return None
     if encoding and encoding != "identity":
         return (
             f"Content-Encoding {encoding[:40]!r} is not accepted: send the body uncompressed.",
@@ -234,7 +243,6 @@ def _media_type_problem(scope: Any) -> tuple[str, tuple[tuple[bytes, bytes], ...
         )
     if content_type is None:
         return None  # curl without -H: read as JSON
-    accepted = scope["route_handler"].opt.get(BODY_MEDIA_TYPES, JSON_TYPES)
     media_type, _, params = content_type.partition(";")
     media_type = media_type.strip().lower()
     is_json = media_type == "application/json" or (

@@ -3,12 +3,14 @@ duration). Request bodies are never logged."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import sys
 import time
-import uuid
 from typing import Any
 
+import msgspec
 import structlog
 from litestar.logging.config import StructLoggingConfig
 
@@ -30,7 +32,9 @@ class _Stdout:
 
 def structlog_config(level: str = "INFO", json: bool = True) -> StructLoggingConfig:
     """The one structlog configuration, handed to Litestar's structlog plugin."""
-    renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    renderer: Any = (
+        structlog.processors.JSONRenderer(serializer=_json_line) if json else structlog.dev.ConsoleRenderer()
+    )
     return StructLoggingConfig(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -47,13 +51,41 @@ def structlog_config(level: str = "INFO", json: bool = True) -> StructLoggingCon
     )
 
 
+# A log line is JSON written by msgspec (a fifth of json.dumps's time, on every request); what
+# it cannot encode is written as its repr, as structlog's own fallback does.
+_line_encoder = msgspec.json.Encoder(enc_hook=repr)
+
+
+def _json_line(event: dict[str, Any], **_: Any) -> str:
+    return _line_encoder.encode(event).decode()
+
+
+class _Ids:
+    """Request ids: 16 random hex digits a process, then a 16-digit counter (32 in all, like a
+    uuid4's hex, unique without a random draw a request). A forked child draws its own prefix."""
+
+    def __init__(self) -> None:
+        self.reset()
+        os.register_at_fork(after_in_child=self.reset)
+
+    def reset(self) -> None:
+        self.prefix = os.urandom(8).hex()
+        self.counter = itertools.count()
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.counter):016x}"
+
+
+_ids = _Ids()
+
+
 def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
     for k, v in headers:
         if k == b"x-request-id":
             if 0 < len(v) <= _MAX_ID and v.isascii() and v.decode().isprintable():
                 return v.decode()
             break
-    return uuid.uuid4().hex
+    return _ids.next()
 
 
 class AccessLog:

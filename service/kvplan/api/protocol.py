@@ -66,6 +66,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head = True  # the next bytes belong to a request line or headers
         self._head_bytes = 0
         self._heads = 0  # heads completed on this connection
+        # One timer at a time per connection, re-armed lazily: a keep-alive connection under load
+        # would otherwise arm and cancel a timer for every request (about 2 µs each).
+        self._head_deadline: float | None = None  # loop time the current head must be complete by
         self._head_timer: asyncio.TimerHandle | None = None
         self._rejected = False  # answered 431/408: what follows is discarded, then the connection closes
         self._discarded = 0
@@ -74,7 +77,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm_head_timer()
+        self._start_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
@@ -89,8 +92,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if not self._in_head:
             super().data_received(data)
             return
-        if self._head_timer is None:  # the first byte of a request after a kept-alive idle time
-            self._arm_head_timer()
+        if self._head_deadline is None:  # the first byte of a request after a kept-alive idle time
+            self._start_head()
         room = self.max_head_bytes - self._head_bytes
         if len(data) <= room:
             self._head_bytes += len(data)
@@ -115,7 +118,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     # httptools callbacks
 
     def on_headers_complete(self) -> None:
-        self._cancel_head_timer()
+        self._head_deadline = None  # the pending timer, if any, finds no head and lapses
         self._in_head = False
         self._heads += 1
         super().on_headers_complete()
@@ -127,9 +130,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     # the bounds
 
-    def _arm_head_timer(self) -> None:
-        self._cancel_head_timer()
-        self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+    def _start_head(self) -> None:
+        self._head_deadline = self.loop.time() + self.head_timeout
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_at(self._head_deadline, self._head_timed_out)
 
     def _cancel_head_timer(self) -> None:
         if self._head_timer is not None:
@@ -138,7 +142,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self._rejected or not self._in_head or self.transport.is_closing():
+        deadline = self._head_deadline
+        if deadline is None or self._rejected or not self._in_head or self.transport.is_closing():
+            return
+        if self.loop.time() < deadline:  # armed for an earlier head: this one has time left
+            self._head_timer = self.loop.call_at(deadline, self._head_timed_out)
             return
         if self._head_bytes == 0 and self._heads == 0:
             # A connection that never sent a byte: nothing to answer.

@@ -18,7 +18,15 @@ from kvplan.core.sweep import Sweep, sweep
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 
-from .scenarios import budget_input, fleet_input, hub_ref_of, per_token_args, resolve_model, simulation_input
+from .scenarios import (
+    Resolutions,
+    budget_input,
+    fleet_input,
+    hub_ref_of,
+    per_token_args,
+    resolve_model,
+    simulation_input,
+)
 
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
@@ -52,9 +60,13 @@ def per_token_answer(
 
 
 def budget_answer(
-    registry: Registry, req: BudgetRequest, explain: bool, observe: Observe = None
+    registry: Registry,
+    req: BudgetRequest,
+    explain: bool,
+    observe: Observe = None,
+    resolutions: Resolutions | None = None,
 ) -> tuple[Budget, Labels]:
-    inp, model, gpu = budget_input(registry, req)
+    inp, model, gpu = budget_input(registry, req, resolutions)
     if observe is None:
         b = compute_budget(inp, explain)
     else:  # the hottest path: timed without the closure _timed takes

@@ -339,13 +339,45 @@ def with_quantization(geometry: Geometry, name: str | None) -> Geometry:
     return msgspec.structs.replace(geometry, quant=quantization_arg(name))
 
 
-def budget_input(registry: Registry, req: BudgetRequest) -> tuple[BudgetInput, Resolved, str | None]:
-    model = resolve_model(registry, req.model)
+class Resolutions:
+    """The models and GPUs one batch names, each resolved once: a batch of a thousand scenarios
+    (a sweep, an autoscaler's poll) mostly names one model and one GPU. Kept for the batch only,
+    so it holds at most one entry a scenario."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._models: dict[str, Resolved] = {}
+        self._gpus: dict[tuple[str | None, int | None, bool], ResolvedGpu] = {}
+
+    def model(self, model: str | ModelSpec) -> Resolved:
+        if not isinstance(model, str):  # an inline model: each is its own
+            return resolve_model(self.registry, model)
+        resolved = self._models.get(model)
+        if resolved is None:
+            resolved = self._models[model] = resolve_model(self.registry, model)
+        return resolved
+
+    def gpu(self, gpu: str | None, memory_bytes: int | None, as_vllm_sees: bool) -> ResolvedGpu:
+        key = (gpu, memory_bytes, as_vllm_sees)
+        resolved = self._gpus.get(key)
+        if resolved is None:
+            resolved = self._gpus[key] = resolve_gpu(self.registry, gpu, memory_bytes, as_vllm_sees)
+        return resolved
+
+
+def budget_input(
+    registry: Registry, req: BudgetRequest, resolutions: Resolutions | None = None
+) -> tuple[BudgetInput, Resolved, str | None]:
+    as_vllm_sees = estimates_non_kv(req)
+    if resolutions is None:
+        model = resolve_model(registry, req.model)
+        gpu = resolve_gpu(registry, req.gpu, req.gpu_memory_bytes, as_vllm_sees)
+    else:
+        model = resolutions.model(req.model)
+        gpu = resolutions.gpu(req.gpu, req.gpu_memory_bytes, as_vllm_sees)
     if req.quantization is not None:
         model = Resolved(with_quantization(model.geometry, req.quantization), model.label, model.hub)
-    gpu_id, gpu_name, memory, nominal, source = resolve_gpu(
-        registry, req.gpu, req.gpu_memory_bytes, estimates_non_kv(req)
-    )
+    gpu_id, gpu_name, memory, nominal, source = gpu
     inp = BudgetInput(
         geometry=model.geometry,
         profile=get_profile(req.engine),

@@ -19,7 +19,7 @@ from kvplan.render import batch_text, budget_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest, unknown_field
 from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
 from kvplan.services.query import decode_pairs
-from kvplan.services.scenarios import model_layers
+from kvplan.services.scenarios import Resolutions, model_layers
 
 from .. import metrics
 from ..cache import ByteBoundedCache
@@ -31,8 +31,10 @@ from ..http import (
     decoder,
     etag_for,
     explain_wanted,
+    header,
     not_modified,
     query_pairs,
+    query_param,
     registry_of,
     text_wanted,
     text_width,
@@ -72,13 +74,15 @@ async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> R
     )
     count_warnings(tuple(w.code for w in pt.warnings))
     if text:
-        width = text_width(request.query_params.get("width"))
+        width = text_width(query_param(request, "width"))
         return answer(per_token_text(pt, labels["model"], labels["engine"], reg.version, width), True)
     return answer(encode_answer(labels, pt), False)
 
 
-def _budget_bytes(reg: Registry, req: BudgetRequest, explain: bool) -> tuple[Budget, str, str | None, bytes]:
-    b, labels = budget_answer(reg, req, explain, _core_budget.observe)
+def _budget_bytes(
+    reg: Registry, req: BudgetRequest, explain: bool, resolutions: Resolutions | None = None
+) -> tuple[Budget, str, str | None, bytes]:
+    b, labels = budget_answer(reg, req, explain, _core_budget.observe, resolutions)
     return b, labels["model"], labels["gpu"], encode_answer(labels, b)
 
 
@@ -144,7 +148,7 @@ async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Respon
     )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
-        width = text_width(request.query_params.get("width"))
+        width = text_width(query_param(request, "width"))
         return answer(budget_text(b, label, gpu, reg.version, width), True)
     return answer(body, False)
 
@@ -192,7 +196,7 @@ async def budget_get(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
-    accept_text = text_wanted(None, request.headers.get("accept", ""))
+    accept_text = text_wanted(None, header(request, b"accept"))
     query = request.scope["query_string"]
     reg = registry_of(request)
     if b"/" in query or b"%2f" in query.lower():  # a Hub id (org/name) may be in the query
@@ -341,7 +345,8 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
     ok = bad = 0
     answered: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}  # a scenario repeated within the batch
     keep: dict[str, bool] = {}  # whether a named model's answers may be cached, once a model
-    warned: Counter[str] = Counter()
+    warned: dict[tuple[str, ...], int] = {}  # answers by their warning codes (most share one tuple)
+    resolutions = Resolutions(reg)
     t0 = time.perf_counter()
     for i, item in enumerate(scenarios):
         if should_stop():
@@ -353,7 +358,7 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
             if isinstance(req, BudgetRequest):
                 hit = answered.get(key)  # type: ignore[call-overload]
                 if hit is None:
-                    b, _, _, body = _budget_bytes(reg, req, explain)
+                    b, _, _, body = _budget_bytes(reg, req, explain, resolutions)
                     hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
                     model = req.model
                     cache = keep.get(model) if isinstance(model, str) else None
@@ -378,10 +383,14 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
             )
             continue
         ok += 1
-        warned.update(codes)
+        warned[codes] = warned.get(codes, 0) + 1
         parts += (b',{"index":%d,"result":' % i if i else b'{"index":0,"result":', body, b"}")
     _core_batch.observe(time.perf_counter() - t0)
-    count_warnings(warned)
+    by_code: Counter[str] = Counter()
+    for codes, n in warned.items():
+        for code in codes:
+            by_code[code] += n
+    count_warnings(by_code)
     count("budget_batch", "ok", ok)
     if bad:
         count("budget_batch", "invalid", bad)
