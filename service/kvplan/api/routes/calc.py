@@ -80,9 +80,13 @@ async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> R
 
 
 def _budget_bytes(
-    reg: Registry, req: BudgetRequest, explain: bool, resolutions: Resolutions | None = None
+    reg: Registry,
+    req: BudgetRequest,
+    explain: bool,
+    resolutions: Resolutions | None = None,
+    observe: Callable[[float], None] = _core_budget.observe,
 ) -> tuple[Budget, str, str | None, bytes]:
-    b, labels = budget_answer(reg, req, explain, _core_budget.observe, resolutions)
+    b, labels = budget_answer(reg, req, explain, observe, resolutions)
     return b, labels["model"], labels["gpu"], encode_answer(labels, b)
 
 
@@ -347,44 +351,48 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
     keep: dict[str, bool] = {}  # whether a named model's answers may be cached, once a model
     warned: dict[tuple[str, ...], int] = {}  # answers by their warning codes (most share one tuple)
     resolutions = Resolutions(reg)
+    core_seconds: list[float] = []  # each scenario's core run, observed at once at the end
     t0 = time.perf_counter()
-    for i, item in enumerate(scenarios):
-        if should_stop():
-            raise WorkStopped(f"{i} of {len(scenarios)} scenarios answered")
-        try:
-            if isinstance(item, Exception):
-                raise item
-            req, key = item
-            if isinstance(req, BudgetRequest):
-                hit = answered.get(key)  # type: ignore[call-overload]
-                if hit is None:
-                    b, _, _, body = _budget_bytes(reg, req, explain, resolutions)
-                    hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
-                    model = req.model
-                    cache = keep.get(model) if isinstance(model, str) else None
-                    if cache is None:
-                        cache = cacheable(reg, model)
-                        if isinstance(model, str):
-                            keep[model] = cache
-                    if cache:
-                        _answers.offer(key, hit, len(body))  # type: ignore[arg-type]
-                body, codes = hit
-            else:
-                body, codes = item  # type: ignore[assignment]
-        except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
-            bad += 1
-            problem = problem_for(e)
-            if problem.field:
-                problem = msgspec.structs.replace(problem, field=f"scenarios[{i}].{problem.field}")
-            parts += (
-                b',{"index":%d,"error":' % i if i else b'{"index":0,"error":',
-                msgspec.json.encode(problem),
-                b"}",
-            )
-            continue
-        ok += 1
-        warned[codes] = warned.get(codes, 0) + 1
-        parts += (b',{"index":%d,"result":' % i if i else b'{"index":0,"result":', body, b"}")
+    try:
+        for i, item in enumerate(scenarios):
+            if should_stop():
+                raise WorkStopped(f"{i} of {len(scenarios)} scenarios answered")
+            try:
+                if isinstance(item, Exception):
+                    raise item
+                req, key = item
+                if isinstance(req, BudgetRequest):
+                    hit = answered.get(key)  # type: ignore[call-overload]
+                    if hit is None:
+                        b, _, _, body = _budget_bytes(reg, req, explain, resolutions, core_seconds.append)
+                        hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
+                        model = req.model
+                        cache = keep.get(model) if isinstance(model, str) else None
+                        if cache is None:
+                            cache = cacheable(reg, model)
+                            if isinstance(model, str):
+                                keep[model] = cache
+                        if cache:
+                            _answers.offer(key, hit, len(body))  # type: ignore[arg-type]
+                    body, codes = hit
+                else:
+                    body, codes = item  # type: ignore[assignment]
+            except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
+                bad += 1
+                problem = problem_for(e)
+                if problem.field:
+                    problem = msgspec.structs.replace(problem, field=f"scenarios[{i}].{problem.field}")
+                parts += (
+                    b',{"index":%d,"error":' % i if i else b'{"index":0,"error":',
+                    msgspec.json.encode(problem),
+                    b"}",
+                )
+                continue
+            ok += 1
+            warned[codes] = warned.get(codes, 0) + 1
+            parts += (b',{"index":%d,"result":' % i if i else b'{"index":0,"result":', body, b"}")
+    finally:  # a batch stopped midway still counts the core runs it made
+        metrics.observe_all(_core_budget, core_seconds)
     _core_batch.observe(time.perf_counter() - t0)
     by_code: Counter[str] = Counter()
     for codes, n in warned.items():
