@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-servers openapi clean browser-deps lock reliability oracle
+.PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps lock reliability oracle
 
 # Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
 $(STAMP): pyproject.toml requirements-dev.lock
@@ -53,15 +53,22 @@ contract: $(STAMP)
 openapi: $(STAMP)
 	$(BIN)/kvplan openapi > openapi/openapi.json
 
+# The revision compare_http.py measures this tree against (e8b5a9e: before issue 10).
+AGAINST ?= e8b5a9e
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core_bench.py
 	$(BIN)/python benchmarks/fleet_bench.py
 	$(BIN)/python benchmarks/sim_bench.py
 	$(BIN)/python benchmarks/http_bench.py --server uvicorn
+	$(BIN)/python benchmarks/compare_http.py --against $(AGAINST)
 
 # Bounded, loopback only (about 4 minutes); results in benchmarks/results/reliability.json.
 reliability: $(STAMP)
 	$(BIN)/python benchmarks/reliability.py
+
+# This tree's server against another revision's, side by side (about 3 minutes; also in bench).
+bench-compare: $(STAMP)
+	$(BIN)/python benchmarks/compare_http.py --against $(AGAINST)
 
 bench-servers: $(STAMP)
 	$(BIN)/python -m pip install -q granian
