@@ -38,6 +38,8 @@ class ByteBoundedCache(Generic[V]):
         return len(self._entries)
 
     def get(self, key: bytes) -> V | None:
+        if key not in self._entries:  # a miss needs no lock (a racing put only makes it a miss)
+            return None
         with self._lock:
             hit = self._entries.get(key)
             if hit is None:
