@@ -18,14 +18,15 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from .errors import InvalidInput, WorkStopped
-
-MAX_LINE_CHARS = 16_384
-MAX_LOG_LINES = 2_000_000
-MAX_ARGS_CHARS = 8_192  # a printed dict of engine arguments
-# Figures kept: a log states each a few times (once a rank); more is noise or an attack on memory.
-MAX_FIGURES_PER_LINE = 16
-MAX_FIGURES_PER_NAME = 64
-MAX_FIGURES = 4_096
+from .limits import (
+    MAX_ARGS_CHARS,
+    MAX_ARGS_TRIES,
+    MAX_FIGURES,
+    MAX_FIGURES_PER_LINE,
+    MAX_FIGURES_PER_NAME,
+    MAX_LINE_CHARS,
+    MAX_LOG_LINES,
+)
 
 
 class Figure(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,7 +141,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     )
 )
 _ARGS = re.compile(r"non-default args: \{")
-MAX_ARGS_TRIES = 64
 _FLAG = re.compile(r"--([a-z][a-z-]{1,40})(?:[ =]([^\s-][^\s]{0,200}))?")
 # Engine arguments as vLLM names them (dict keys and --flags alike), and the figure each gives.
 _ARG_FIGURES: dict[str, tuple[str, str]] = {

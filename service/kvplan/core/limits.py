@@ -140,3 +140,30 @@ MAX_SNAPSHOTS = 10
 MAX_SNAPSHOT_BLOCKS = 4096
 # Points in the answer's series: a chart wider than this is not read.
 MAX_SERIES = 500
+
+# Reconciling a running vLLM (schemas/reconcile.py, core/enginelog.py, services/reconcile.py).
+# A start-up log is a few thousand lines; a /metrics scrape is tens of KiB.
+MAX_LOG_BYTES = 8 << 20
+MAX_METRICS_BYTES = 1 << 20
+# A log is read a line at a time, each up to this many characters (vLLM's longest, the engine's
+# non-default arguments, is a few KiB), and for at most this many lines.
+MAX_LINE_CHARS = 16_384
+MAX_LOG_LINES = 2_000_000
+# A printed dict of engine arguments, and the closing braces tried to find its end (a value may
+# hold braces of its own).
+MAX_ARGS_CHARS = 8_192
+MAX_ARGS_TRIES = 64
+# Figures kept: a log states each a few times (once a rank); more is noise or an attack on memory.
+MAX_FIGURES_PER_LINE = 16
+MAX_FIGURES_PER_NAME = 64
+MAX_FIGURES = 4_096
+# A /metrics scrape: samples, a line's length and its labels (vLLM's widest sample,
+# cache_config_info, has about 20 labels).
+MAX_METRICS_SAMPLES = 20_000
+MAX_METRICS_LINE_CHARS = 65_536
+MAX_METRICS_LABELS = 128
+
+# A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a
+# checkpoint's (hub/safetensors.py).
+MAX_DIMENSION = 1 << 40
+MAX_ELEMENTS = 1 << 48

@@ -15,14 +15,14 @@ from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
 from huggingface_hub.errors import RemoteEntryNotFoundError
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
+from kvplan.core.limits import MAX_DIMENSION, MAX_ELEMENTS
+
 from .errors import ModelTooLarge, ModelUnreadable
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 _FIRST_READ = 64 * 1024  # most headers fit: one request for the length and the header
 _SHARD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-/]{0,199}\.safetensors")
-MAX_DIMENSION = 1 << 40
-MAX_ELEMENTS = 1 << 48  # a tensor larger than this is not a checkpoint's
 
 
 class _Index(msgspec.Struct):

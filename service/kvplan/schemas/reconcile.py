@@ -7,12 +7,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.limits import MAX_CONCURRENCY, MAX_NAME_LENGTH
+from kvplan.core.limits import MAX_CONCURRENCY, MAX_LOG_BYTES, MAX_METRICS_BYTES, MAX_NAME_LENGTH
 
 from .common import EngineId, ModelField, Tokens
-
-MAX_LOG_BYTES = 8 << 20
-MAX_METRICS_BYTES = 1 << 20  # a vLLM /metrics scrape is tens of KiB
 
 
 class ReconcileOverrides(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

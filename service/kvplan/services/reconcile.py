@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.enginelog import EngineLog, Figure, read_log
 from kvplan.core.errors import InvalidInput, KvplanError
+from kvplan.core.limits import MAX_METRICS_LABELS, MAX_METRICS_LINE_CHARS, MAX_METRICS_SAMPLES
 from kvplan.core.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.quant import QUANTIZATION_ARGS
 from kvplan.core.reconcile import (
@@ -34,9 +35,6 @@ from kvplan.schemas.reconcile import ReconcileOverrides
 
 from .scenarios import budget_input, resolve_model, with_quantization
 
-MAX_METRICS_SAMPLES = 20_000
-MAX_METRICS_LINE_CHARS = 65_536
-MAX_METRICS_LABELS = 128  # a sample's labels: vLLM's widest (cache_config_info) has about 20
 _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
 

@@ -9,9 +9,10 @@ from litestar import Request, Response, post
 
 from kvplan.core.enginelog import read_log
 from kvplan.core.errors import InvalidInput
+from kvplan.core.limits import MAX_LOG_BYTES
 from kvplan.hub import HubError
 from kvplan.render import reconcile_text
-from kvplan.schemas.reconcile import MAX_LOG_BYTES, ReconcileOverrides, ReconcileRequest
+from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest
 from kvplan.services.reconcile import reconcile
 
 from ..errors import ApiError
