@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -66,17 +67,35 @@ def endpoints() -> dict[str, tuple[str, str, int]]:
     }
 
 
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _terminated(_signum: int, _frame: object) -> None:
+    raise SystemExit(143)  # make or CI stopping the run: still stop the servers, drop the worktree
+
+
 def compare(against: str, rounds: int, seconds: int) -> dict[str, object]:
     wrk = ensure_wrk()
+    signal.signal(signal.SIGTERM, _terminated)
     scratch = Path(tempfile.mkdtemp(prefix="kvplan-compare-"))
     other = scratch / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-f", "--detach", str(other), against],
-                   check=True, capture_output=True)  # fmt: skip
-    trees = {"this": ROOT, against: other}
-    urls = {name: f"http://127.0.0.1:{free_port()}" for name in trees}
-    procs = [serve(tree, int(urls[name].rsplit(":", 1)[1])) for name, tree in trees.items()]
+    procs: list[subprocess.Popen[bytes]] = []
     runs: dict[tuple[str, str], list[float]] = {}
     try:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-f", "--detach", str(other), against],
+                       check=True, capture_output=True)  # fmt: skip
+        trees = {"this": ROOT, against: other}
+        urls = {name: f"http://127.0.0.1:{free_port()}" for name in trees}
+        for name, tree in trees.items():
+            procs.append(serve(tree, int(urls[name].rsplit(":", 1)[1])))
         for url in urls.values():
             wait_ready(url)
             wrk_run(wrk, f"{url}/bench/constant", lua("GET"), 2, 32)  # warm-up
@@ -87,12 +106,11 @@ def compare(against: str, rounds: int, seconds: int) -> dict[str, object]:
                     out = wrk_run(wrk, urls[name] + path, script, seconds, connections)
                     runs.setdefault((name, endpoint), []).append(out["req_per_s"])
     finally:
-        for p in procs:
-            p.terminate()
-            p.wait(timeout=30)
+        stop(procs)
         remove = ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)]
         subprocess.run(remove, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], capture_output=True)
     rows = {}
     for endpoint in endpoints():
         mine, theirs = runs[("this", endpoint)], runs[(against, endpoint)]

@@ -92,3 +92,12 @@ def test_a_500_is_logged_with_its_trace_counted_and_never_shown(client, capsys, 
         return float(line.split()[-1])
 
     assert count(after) == count(before) + 1
+
+
+def test_a_log_line_msgspec_cannot_write_is_still_written_as_json():
+    from kvplan.api.logs import _json_line
+
+    line = _json_line({"event": "request", "route": "/v1/\ud800", "obj": object()})
+    parsed = json.loads(line)
+    assert parsed["event"] == "request"
+    assert parsed["obj"].startswith("<object object")

@@ -37,6 +37,9 @@ from . import metrics
 from .settings import Settings
 
 LINGER_SECONDS = 2.0
+# uvloop's clock and timers tick in milliseconds: a head within this of its deadline has reached
+# it (re-arming for less would fire at once, again and again, until the millisecond turns).
+_TIMER_SLACK = 0.002
 LINGER_BYTES = 1024 * 1024
 
 
@@ -145,7 +148,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         deadline = self._head_deadline
         if deadline is None or self._rejected or not self._in_head or self.transport.is_closing():
             return
-        if self.loop.time() < deadline:  # armed for an earlier head: this one has time left
+        if deadline - self.loop.time() > _TIMER_SLACK:  # armed for an earlier head: time is left
             self._head_timer = self.loop.call_at(deadline, self._head_timed_out)
             return
         if self._head_bytes == 0 and self._heads == 0:
