@@ -5,15 +5,15 @@ test_oracle_cases.py (the dsv4-* cases)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from kvplan.core import dsv4
-from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig, InvalidInput
 from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
+from tests.core.budgets import budget_033
 
 DATA = Path(__file__).resolve().parent / "data" / "hf-configs"
 
@@ -26,9 +26,7 @@ FLASH = _config("synthetic--deepseek-v4-flash-shaped.json")
 DEFAULTS = _config("synthetic--deepseek-v4-defaults.json")
 
 
-def _budget(cfg: dict, **kw):  # type: ignore[no-untyped-def]
-    args = {"kv_cache_memory_bytes": 40 << 30, "max_model_len": 65536, **kw}
-    return compute_budget(BudgetInput(geometry=from_hf_config(cfg), profile=get_profile("vllm@0.33"), **args))
+_budget = partial(budget_033, kv_cache_memory_bytes=40 << 30, max_model_len=65536)
 
 
 def test_legacy_compress_ratios_drop_the_mtp_entry_and_give_two_sliding_layers_first():
@@ -162,15 +160,7 @@ def test_every_layer_sliding_is_one_group_of_all_layers():
 
 
 def test_the_ledger_explains_each_deepseek_v4_group():
-    b = compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(FLASH),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=40 << 30,
-            max_model_len=65536,
-        ),
-        explain=True,
-    )
+    b = _budget(FLASH, explain=True)
     names = [s.name for s in b.ledger]
     assert "kv_cache_groups[dsv4]" in names
     groups = [s for s in b.ledger if s.name.startswith("kv_cache_group[")]

@@ -10,6 +10,7 @@ import pytest
 from kvplan.core.errors import InvalidConfig
 from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.units import cdiv
+from tests.core.budgets import budget_033
 
 H100 = dict(gpu="h100-sxm-80gb")  # max_num_batched_tokens defaults to 8192 here
 
@@ -289,14 +290,11 @@ def test_dots3_fields_kvplan_cannot_read_are_refused_by_name(changes, field):
     ],
 )
 def test_dots3_settings_vllm_refuses_or_kvplan_does_not_plan_are_refused_by_name(inputs, field):
-    from kvplan.core.budget import BudgetInput, compute_budget
     from kvplan.core.errors import InvalidInput
-    from kvplan.core.profiles import get_profile
 
-    inp = BudgetInput(geometry=from_hf_config(_dots3()), profile=get_profile("vllm@0.33"),
-                      kv_cache_memory_bytes=20 << 30, **{"block_size": 64, **inputs})  # fmt: skip
+    geometry = from_hf_config(_dots3())
     with pytest.raises(InvalidInput) as e:
-        compute_budget(inp)
+        budget_033(geometry, **{"block_size": 64, **inputs})
     assert e.value.field == field
 
 
@@ -581,12 +579,9 @@ def test_a_glm5_next_config_vllm_would_not_serve_or_kvplan_does_not_model_names_
     ],
 )
 def test_glm5_next_packed_layout_is_refused_where_kvplan_does_not_model_it(setting, field):
-    from kvplan.core.budget import BudgetInput, compute_budget
     from kvplan.core.errors import InvalidInput
-    from kvplan.core.profiles import get_profile
 
-    inp = BudgetInput(geometry=from_hf_config(GLM5_NEXT), profile=get_profile("vllm@0.33"),
-                      kv_cache_memory_bytes=40 << 30, max_model_len=8192, **setting)  # fmt: skip
+    geometry = from_hf_config(GLM5_NEXT)
     with pytest.raises(InvalidInput) as e:
-        compute_budget(inp)
+        budget_033(geometry, kv_cache_memory_bytes=40 << 30, max_model_len=8192, **setting)
     assert e.value.field == field and "GLM-5-next" in e.value.reason

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
 from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.parallel import Parallel
 from kvplan.core.pertoken import per_token
-from kvplan.core.profiles import get_profile
+from tests.core.budgets import budget_033
 
 MM = {"architectures": ["InklingForConditionalGeneration"], "model_type": "inkling_mm_model"}
 TEXT = {"architectures": ["InklingForCausalLM"], "model_type": "inkling_model", "num_hidden_layers": 6,
@@ -20,10 +19,7 @@ TEXT = {"architectures": ["InklingForCausalLM"], "model_type": "inkling_model", 
         "sliding_window_size": 512}  # fmt: skip
 
 
-def budget(geometry, **kw):  # type: ignore[no-untyped-def]
-    return compute_budget(
-        BudgetInput(geometry=geometry, profile=get_profile("vllm@0.33"), kv_cache_memory_bytes=20 << 30, **kw)
-    )
+budget = budget_033
 
 
 def test_the_config_class_defaults_are_16_full_layers_each_with_its_conv_state():
@@ -115,15 +111,7 @@ def test_settings_vllm_refuses_or_kvplan_does_not_model_are_refused_naming_the_f
 
 
 def test_the_ledger_explains_the_conv_state_and_its_blocks():
-    b = compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(TEXT),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=20 << 30,
-            max_model_len=8192,
-        ),
-        explain=True,
-    )
+    b = budget(TEXT, max_model_len=8192, explain=True)
     names = {s.name: s for s in b.ledger}
     assert names["bytes_per_token_per_layer[sconv]"].value == 8 * 2048 * 2
     step = next(s for n, s in names.items() if n.startswith("blocks_per_request[sconv"))

@@ -4,13 +4,14 @@ test_oracle_cases.py; these tests pin the reader and the refusals."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
 from kvplan.core.hfconfig import from_hf_config
 from kvplan.core.pertoken import per_token
-from kvplan.core.profiles import get_profile
+from tests.core.budgets import budget_033
 
 VL = {"architectures": ["MiniMaxM3SparseForConditionalGeneration"], "model_type": "minimax_m3_vl"}
 SPARSE = {
@@ -25,10 +26,7 @@ def text(**changes: object) -> dict[str, object]:
     return {**VL, "text_config": {"num_hidden_layers": 6, **changes}}
 
 
-def budget(geometry, **kw):  # type: ignore[no-untyped-def]
-    return compute_budget(
-        BudgetInput(geometry=geometry, profile=get_profile("vllm@0.33"), kv_cache_memory_bytes=40 << 30, **kw)
-    )
+budget = partial(budget_033, kv_cache_memory_bytes=40 << 30)
 
 
 def test_the_config_class_defaults_give_57_sparse_layers_after_3_dense_ones():
@@ -113,14 +111,6 @@ def test_settings_vllm_refuses_for_the_sparse_layers_are_refused_naming_the_fiel
 
 
 def test_the_ledger_names_the_indexer_cache_of_the_sparse_layers():
-    b = compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(text()),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=40 << 30,
-            max_model_len=8192,
-        ),
-        explain=True,
-    )
+    b = budget(text(), max_model_len=8192, explain=True)
     step = next(s for s in b.ledger if s.name == "indexer_bytes_per_token_per_layer")
     assert step.value == 256 and step.inputs["sparse_layers"] == 3

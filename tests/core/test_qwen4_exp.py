@@ -4,15 +4,15 @@ attention, QSA's side caches when the config has an indexer, and what is refused
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig, InvalidInput
 from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
+from tests.core.budgets import budget_033
 
 DATA = Path(__file__).resolve().parent / "data" / "hf-configs"
 
@@ -21,16 +21,7 @@ def config(name: str, **changes: Any) -> dict[str, Any]:
     return {**json.loads((DATA / f"synthetic--qwen4-exp-{name}.json").read_text()), **changes}
 
 
-def budget(cfg: dict[str, Any], **inputs: Any):  # type: ignore[no-untyped-def]
-    return compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(cfg),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=20 << 30,
-            max_model_len=32768,
-            **inputs,
-        )
-    )
+budget = partial(budget_033, max_model_len=32768)
 
 
 def test_without_an_indexer_the_indexed_layers_are_plain_full_attention_beside_gated_delta_nets():

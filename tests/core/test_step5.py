@@ -4,15 +4,15 @@ summary cache and a ring beside them, and what vLLM 0.33.0 refuses, named by fie
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
 from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
+from tests.core.budgets import budget_033
 
 DATA = Path(__file__).resolve().parent / "data" / "hf-configs"
 
@@ -26,16 +26,7 @@ def sparse(**changes: Any) -> dict[str, Any]:
     return shaped(sparse_config={**shaped()["sparse_config"], **changes})
 
 
-def budget(cfg: dict[str, Any], **inputs: Any):  # type: ignore[no-untyped-def]
-    return compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(cfg),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=20 << 30,
-            max_model_len=65536,
-            **inputs,
-        )
-    )
+budget = partial(budget_033, max_model_len=65536)
 
 
 def test_each_dsa_layer_keeps_its_kv_a_summary_cache_and_a_ring_and_the_rest_slide():
@@ -120,15 +111,7 @@ def test_the_packed_layout_is_refused_without_the_hybrid_manager_or_with_pipelin
 
 
 def test_the_ledger_names_every_packed_group_and_the_block_alignment():
-    b = compute_budget(
-        BudgetInput(
-            geometry=from_hf_config(shaped()),
-            profile=get_profile("vllm@0.33"),
-            kv_cache_memory_bytes=20 << 30,
-            max_model_len=65536,
-        ),
-        explain=True,
-    )
+    b = budget(shaped(), explain=True)
     pages = [s for s in b.ledger if s.name.startswith("kv_cache_group[")]
     assert [s.value for s in pages[:2]] == [1_185_792, 1_179_648]
     step = next(s for s in b.ledger if s.name == "bytes_per_block")
