@@ -18,10 +18,10 @@ from functools import partial
 
 from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.budget.compute import _compute_budget
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.kv.parallel import Parallel
+from kvplan.core.kv.pertoken import per_token
 from kvplan.core.memo import clear_all
-from kvplan.core.parallel import Parallel
-from kvplan.core.pertoken import per_token
-from kvplan.core.profiles import get_profile
 from kvplan.presets import load_registry
 
 TARGET_BUDGET_US = 10.0
@@ -85,7 +85,7 @@ def main() -> int:
                 worst["memo"] = max(worst["memo"], memo)
                 worst["computed"] = max(worst["computed"], comp)
     print()
-    # The memory model (core/nonkv.py) against the seed's weights-only budget, same inputs, one
+    # The memory model (core/engine/nonkv.py) against the seed's weights-only budget, same inputs, one
     # run: issue 15 asks that the budget's median rise by less than 20 %.
     print(f"{'case':26} {'memory model':14} {'off µs':>8} {'on µs':>8} {'on/off':>7}   (cold budget)")
     worst_ratio = 0.0

@@ -15,10 +15,10 @@ import time
 from msgspec.structs import replace
 
 from kvplan.core.budget import BudgetInput
-from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem, fleet_work, plan_fleet
-from kvplan.core.geometry import make_geometry
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.fleet.plan import FleetEntry, FleetInput, Layout, MixItem, fleet_work, plan_fleet
 from kvplan.core.limits import MAX_FLEET_BUDGETS, MAX_FLEET_LAYER_PASSES
-from kvplan.core.profiles import get_profile
+from kvplan.core.model.geometry import make_geometry
 from kvplan.presets import load_registry
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])

@@ -11,7 +11,7 @@ import time
 
 from kvplan.api.settings import Settings
 from kvplan.core.limits import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
-from kvplan.core.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
+from kvplan.core.sim.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
 
 TARGET_S = 2.0
 

@@ -11,7 +11,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
-from kvplan.core.profiles import get_profile
+from kvplan.core.engine.profiles import get_profile
 from kvplan.presets import Registry, load_registry
 from tests.live import Server, start_server
 

@@ -68,7 +68,7 @@ def test_the_cli_answers_a_budget_without_loading_the_api_or_litestar():
 
 
 def test_importing_the_core_loads_no_framework():
-    loaded = _modules_after("import kvplan.core.budget, kvplan.core.fleet, kvplan.core.simulate")
+    loaded = _modules_after("import kvplan.core.budget, kvplan.core.fleet.plan, kvplan.core.sim.simulate")
     assert not {
         m for m in loaded if m.startswith(("kvplan.api", "litestar", "prometheus_client", "structlog"))
     }

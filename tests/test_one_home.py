@@ -1,5 +1,5 @@
 """Each input limit and each vLLM default has one home (issue 10): limits in core/limits.py,
-vLLM's defaults in the engine profile (core/profiles.py). These are the greps the issue asks
+vLLM's defaults in the engine profile (core/engine/profiles.py). These are the greps the issue asks
 for, run over the service's sources, so a constant defined somewhere else fails here."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 SERVICE = Path(__file__).resolve().parents[1] / "service" / "kvplan"
 LIMITS = SERVICE / "core" / "limits.py"
-PROFILES = SERVICE / "core" / "profiles.py"
+PROFILES = SERVICE / "core" / "engine" / "profiles.py"
 
 
 def _lines_matching(pattern: str, home: Path) -> list[str]:

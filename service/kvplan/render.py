@@ -7,12 +7,12 @@ import textwrap
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
-from kvplan.core.fleet import MIX_EXACT, FleetPlan
+from kvplan.core.fleet.plan import MIX_EXACT, FleetPlan
+from kvplan.core.fleet.sweep import Sweep
+from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
-from kvplan.core.pertoken import PerToken
-from kvplan.core.reconcile import Reconciliation
-from kvplan.core.simulate import SimResult
-from kvplan.core.sweep import Sweep
+from kvplan.core.logs.reconcile import Reconciliation
+from kvplan.core.sim.simulate import SimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Warning
 

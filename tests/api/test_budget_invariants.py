@@ -10,8 +10,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.errors import KvplanError
-from kvplan.core.profiles import PROFILES
 from kvplan.presets import load_registry
 from kvplan.schemas import BudgetRequest
 from kvplan.services.answers import budget_answer

@@ -190,7 +190,7 @@ def test_the_readme_table_shows_the_served_checkpoints_weights(client, hub):
 def test_a_gpu_holds_its_shard_plus_the_replicated_norms_and_kv_heads(client, hub, tp):
     """Qwen3-8B has 8 KV heads: at TP 16 each K/V projection is split 8 ways, not 16 (vLLM's
     QKVParallelLinear replicates heads); norms are whole on every rank."""
-    from kvplan.core.weights import SAFETENSORS_DTYPE_BYTES
+    from kvplan.core.model.weights import SAFETENSORS_DTYPE_BYTES
 
     norms = kv = total = 0
     for name, (dtype, shape) in QWEN3_8B_BASE.tensors.items():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.profiles import PROFILES
+from kvplan.core.engine.profiles import PROFILES
 
 pytestmark = pytest.mark.server
 playwright = pytest.importorskip("playwright.sync_api")

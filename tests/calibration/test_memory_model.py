@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.core.nonkv import ModelShape, activation_peak, estimate_non_kv
-from kvplan.core.profiles import PROFILES, get_profile, profile_for_version
+from kvplan.core.engine.nonkv import ModelShape, activation_peak, estimate_non_kv
+from kvplan.core.engine.profiles import PROFILES, get_profile, profile_for_version
 from kvplan.core.units import GiB, MiB
 from kvplan.presets import load_registry
 from tests.calibration.memory import REPORT, cross_validate, evaluate, fit_all, load_logs, report

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
-from kvplan.core.geometry import Geometry
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.model.geometry import Geometry
 
 
 def budget_033(model: Geometry | Mapping[str, Any], *, explain: bool = False, **inputs: Any) -> Budget:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvplan.core.budget import BudgetInput
-from kvplan.core.fleet import FleetEntry, FleetInput, MixItem
-from kvplan.core.profiles import get_profile
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.fleet.plan import FleetEntry, FleetInput, MixItem
 from kvplan.presets import Registry
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from kvplan.core.simulate import SimRequest
+from kvplan.core.sim.simulate import SimRequest
 
 Spec = list[tuple[int, int, int, bool]]
 

@@ -82,8 +82,8 @@ def test_a_budget_needs_some_memory(budget):
 
 def test_a_model_without_parameters_needs_weights(registry):
     from kvplan.core.budget import BudgetInput, compute_budget
-    from kvplan.core.geometry import make_geometry
-    from kvplan.core.profiles import get_profile
+    from kvplan.core.engine.profiles import get_profile
+    from kvplan.core.model.geometry import make_geometry
 
     geo = make_geometry(name="x", num_layers=2, num_attention_heads=8, head_dim=64)
     with pytest.raises(InvalidInput) as e:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.core.blockpool import BlockPool, PoolExhausted
+from kvplan.core.sim.blockpool import BlockPool, PoolExhausted
 
 PREFIX = [("system", 0), ("system", 1)]
 

@@ -8,8 +8,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.core.concurrency import UTILIZATION_STEPS, largest_context, min_utilization, total_blocks
-from kvplan.core.geometry import FULL, MAMBA, SLIDING
+from kvplan.core.kv.concurrency import UTILIZATION_STEPS, largest_context, min_utilization, total_blocks
+from kvplan.core.model.geometry import FULL, MAMBA, SLIDING
 
 GIB = 1024**3
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from kvplan.core import fleet as fleet_module
 from kvplan.core import warnings as w
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet import (
+from kvplan.core.fleet import plan as fleet_module
+from kvplan.core.fleet.plan import (
     MIX_BEST_FOUND,
     MIX_EXACT,
     FleetInput,
@@ -24,7 +24,6 @@ from kvplan.core.fleet import (
     fleet_work,
     plan_fleet,
 )
-from kvplan.core.geometry import make_geometry
 from kvplan.core.limits import (
     MAX_CONCURRENCY,
     MAX_FLEET_BUDGETS,
@@ -34,6 +33,7 @@ from kvplan.core.limits import (
     MAX_MIX_SEARCH_NODES,
     MAX_PARALLEL_SIZE,
 )
+from kvplan.core.model.geometry import make_geometry
 from kvplan.core.units import GiB, cdiv
 from tests.core.fleets import fleet_input
 
@@ -159,7 +159,7 @@ def test_a_fleet_of_a_very_deep_model_is_refused_above_the_layer_pass_limit(regi
 
 def test_a_deepseek_v4_layer_counts_twice_toward_the_layer_pass_limit(registry):
     """Its layers carry up to five packed caches each: about twice another layer's planning."""
-    from kvplan.core.hfconfig import from_hf_config
+    from kvplan.core.hf.reader import from_hf_config
     from tests.oracle.generate import load_config
 
     v4 = from_hf_config(load_config("synthetic--deepseek-v4-defaults.json"))

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidConfig
+from kvplan.core.hf.params import estimate_params
 from kvplan.core.limits import (
     MAX_EXPERTS,
     MAX_HEAD_DIM,
@@ -16,7 +17,6 @@ from kvplan.core.limits import (
     MAX_LAYERS,
     MAX_VOCAB_SIZE,
 )
-from kvplan.core.params import estimate_params
 
 MODEL_TYPES = [
     "llama", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gpt_oss", "mixtral",

@@ -123,8 +123,8 @@ def test_cpu_offload_is_not_concurrency(budget):
 
 def test_mamba_hybrid_costs_two_state_blocks_per_mamba_group():
     from kvplan.core.budget import BudgetInput, compute_budget
-    from kvplan.core.geometry import make_geometry
-    from kvplan.core.profiles import get_profile
+    from kvplan.core.engine.profiles import get_profile
+    from kvplan.core.model.geometry import make_geometry
 
     geo = make_geometry(
         name="h",

@@ -1,4 +1,4 @@
-"""DeepSeek-V4 (core/dsv4.py, hfconfig._deepseek_v4_geometry): the config reader, the caches and
+"""DeepSeek-V4 (core/kv/dsv4.py, hfconfig._deepseek_v4_geometry): the config reader, the caches and
 what kvplan refuses. The figures themselves are asserted against vLLM 0.33.0 in
 test_oracle_cases.py (the dsv4-* cases)."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core import dsv4
 from kvplan.core.errors import InvalidConfig, InvalidInput
-from kvplan.core.hfconfig import from_hf_config
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.kv import dsv4
 from tests.core.budgets import budget_033
 
 DATA = Path(__file__).resolve().parent / "data" / "hf-configs"

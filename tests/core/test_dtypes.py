@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.core.dtypes import attention_cell_bytes, weight_bytes
+from kvplan.core.engine.dtypes import attention_cell_bytes, weight_bytes
 from kvplan.core.errors import InvalidInput, UnknownName
-from kvplan.core.geometry import make_geometry
-from kvplan.core.pertoken import per_token
+from kvplan.core.kv.pertoken import per_token
+from kvplan.core.model.geometry import make_geometry
 from tests.seed import W_LLAMA_3_70B_BF16
 
 CELLS = [  # dtype, (Dk + Dv) = 128 + 128 cell bytes

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet import (
+from kvplan.core.fleet.plan import (
     InfeasibleReason,
     Layout,
     cheapest_mix,
@@ -111,7 +111,7 @@ def test_inverse_sizing_for_1000_llama3_70b_requests_and_the_cheapest_mix(fleet_
 
 
 def test_cheapest_mix_is_exact_on_a_small_case(fleet_of):
-    from kvplan.core.fleet import LayoutPlan
+    from kvplan.core.fleet.plan import LayoutPlan
 
     def opt(gpu, per, gpr, replicas):
         return LayoutPlan(

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig, InvalidInput
-from kvplan.core.geometry import make_geometry
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.pertoken import per_token
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.kv.pertoken import per_token
+from kvplan.core.model.geometry import make_geometry
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "hf-configs"
 

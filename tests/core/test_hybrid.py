@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.hfconfig import from_hf_config
+from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.units import cdiv
 from tests.core.budgets import budget_033
 
@@ -154,7 +154,7 @@ def test_each_new_family_preset_groups_its_layers_as_vllm(budget, model, groups)
 def test_pipeline_stages_split_decoder_layers_and_kv_layers_follow_them(registry):
     """Falcon-H1 keeps two KV layers in each of its 44 decoder layers: 3 stages take 15, 15 and
     14 decoder layers (vllm/distributed/utils.py get_pp_indices), so 30, 30 and 28 KV layers."""
-    from kvplan.core.parallel import kv_stage_ranges
+    from kvplan.core.kv.parallel import kv_stage_ranges
 
     falcon = registry.model("falcon-h1-7b").geometry
     assert kv_stage_ranges(falcon, 3) == ((0, 30), (30, 60), (60, 88))
@@ -352,7 +352,7 @@ def test_hy_v4_fp8_with_dense_layers_beside_sparse_ones_is_refused_naming_kv_cac
     """The first sparse layer turns the shared cache dtype into fp8_ds_mla, which no dense MLA
     backend takes: vLLM does not start."""
     from kvplan.core.errors import InvalidInput
-    from kvplan.core.pertoken import per_token
+    from kvplan.core.kv.pertoken import per_token
 
     g = from_hf_config(
         {**HY_V4, "layer_types": ["sparse"] * 4 + ["full_attention"] * 4, "indexer_types": OWN}
@@ -427,8 +427,8 @@ def test_gemma_4_full_layers_keep_their_own_head_dim_and_kv_heads():
 
 
 def test_the_ledger_states_gemma_4_full_layers_own_head_dim_and_kv_heads():
-    from kvplan.core.parallel import Parallel
-    from kvplan.core.pertoken import per_token
+    from kvplan.core.kv.parallel import Parallel
+    from kvplan.core.kv.pertoken import per_token
 
     g = from_hf_config(_config("synthetic--gemma-4-shared-shaped.json"))
     steps = {s.name: s for s in per_token(g, "auto", (), Parallel(2), 8192, explain=True).ledger}
@@ -457,7 +457,7 @@ def test_nemotron_nas_no_op_attention_blocks_keep_no_kv_and_the_rest_share_one_k
 
 def test_aliceai_runs_without_pipeline_parallelism_as_vllm_refuses_it():
     from kvplan.core.errors import InvalidLayout
-    from kvplan.core.parallel import Parallel, validate
+    from kvplan.core.kv.parallel import Parallel, validate
 
     g = from_hf_config(_config("synthetic--alice-ai-shaped.json"))
     validate(g, Parallel(2, 1))

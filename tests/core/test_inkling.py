@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.parallel import Parallel
-from kvplan.core.pertoken import per_token
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.kv.parallel import Parallel
+from kvplan.core.kv.pertoken import per_token
 from tests.core.budgets import budget_033
 
 MM = {"architectures": ["InklingForConditionalGeneration"], "model_type": "inkling_mm_model"}

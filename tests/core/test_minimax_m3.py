@@ -9,8 +9,8 @@ from functools import partial
 import pytest
 
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.pertoken import per_token
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.kv.pertoken import per_token
 from tests.core.budgets import budget_033
 
 VL = {"architectures": ["MiniMaxM3SparseForConditionalGeneration"], "model_type": "minimax_m3_vl"}
@@ -42,7 +42,7 @@ def test_a_sparse_layer_costs_its_k_v_plus_one_bf16_index_key_whatever_the_tp_an
     pt = per_token(g, "fp8")
     # 4 KV heads × (128 + 128) fp8 = 1024 B a layer; + 256 B of index key on the 4 sparse layers.
     assert pt.bytes_per_token == 6 * 1024 + 4 * 256
-    from kvplan.core.parallel import Parallel
+    from kvplan.core.kv.parallel import Parallel
 
     assert per_token(g, "fp8", par=Parallel(tensor=4)).bytes_per_token == 6 * 256 + 4 * 256
 

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.hf.reader import from_hf_config
 from tests.oracle.cases import CASES, ORACLE
 from tests.oracle.generate import load_config
 
@@ -140,8 +140,8 @@ SCHEDULER = ORACLE["scheduler_cases"]
 
 
 def simulate_case(case: dict, admit_full_sequence: bool):  # type: ignore[no-untyped-def]
-    from kvplan.core.scheduler import SimConfig
-    from kvplan.core.simulate import SimRequest, simulate
+    from kvplan.core.sim.scheduler import SimConfig
+    from kvplan.core.sim.simulate import SimRequest, simulate
 
     i = case["inputs"]
     cfg = SimConfig(

@@ -1,4 +1,4 @@
-"""The one block-outermost packer (core/packing.py), vLLM 0.33.0's _get_packed_kv_cache_groups and
+"""The one block-outermost packer (core/kv/packing.py), vLLM 0.33.0's _get_packed_kv_cache_groups and
 _get_kv_cache_bytes_per_block, on small hand-made caches."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.geometry import CIRCULAR_BUFFER, FULL, MAMBA, MLA, SLIDING
-from kvplan.core.packing import PackedSpec, approximate_gcd, pack
+from kvplan.core.kv.packing import PackedSpec, approximate_gcd, pack
+from kvplan.core.model.geometry import CIRCULAR_BUFFER, FULL, MAMBA, MLA, SLIDING
 
 
 def test_the_approximate_gcd_pads_least_from_its_floor_and_ties_to_the_larger():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidLayout
-from kvplan.core.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
-from kvplan.core.pertoken import per_token
+from kvplan.core.kv.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
+from kvplan.core.kv.pertoken import per_token
 
 
 def test_tp_divides_kv_heads_per_gpu(registry):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.params import estimate_params
+from kvplan.core.hf.params import estimate_params
+from kvplan.core.hf.reader import from_hf_config
 from kvplan.presets.registry import BUILTIN_DIR
 
 EXACT = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kvplan.core.engine.profiles import PROFILES, get_profile
 from kvplan.core.errors import UnknownName
-from kvplan.core.profiles import PROFILES, get_profile
 from tests.seed import W_LLAMA_3_70B_BF16 as W
 from tests.seed import A, C
 

@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.budget import BudgetInput, compute_budget
-from kvplan.core.concurrency import total_blocks
-from kvplan.core.geometry import make_geometry
-from kvplan.core.parallel import Parallel, valid_tensor_sizes
-from kvplan.core.pertoken import per_token
-from kvplan.core.profiles import PROFILES, get_profile
+from kvplan.core.engine.profiles import PROFILES, get_profile
+from kvplan.core.kv.concurrency import total_blocks
+from kvplan.core.kv.parallel import Parallel, valid_tensor_sizes
+from kvplan.core.kv.pertoken import per_token
+from kvplan.core.model.geometry import make_geometry
 from kvplan.presets import load_registry
 
 GIB = 1024**3

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.budget import BudgetInput, compute_budget
+from kvplan.core.engine.profiles import get_profile
 from kvplan.core.errors import InvalidConfig
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.profiles import get_profile
-from kvplan.core.quant import QuantScheme, quant_scheme
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.model.quant import QuantScheme, quant_scheme
 from tests.hub.repos import AWQ, FP8_DYNAMIC, QWEN3_8B_BASE, W4A16, expected_total_bytes
 
 

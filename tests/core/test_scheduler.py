@@ -8,9 +8,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kvplan.core import scheduler
 from kvplan.core.errors import InternalInconsistency, InvalidInput, KvplanError, WorkStopped
-from kvplan.core.scheduler import (
+from kvplan.core.sim import scheduler
+from kvplan.core.sim.scheduler import (
     TRANSITIONS,
     Event,
     Scheduler,
@@ -20,8 +20,8 @@ from kvplan.core.scheduler import (
     State,
     step_bound,
 )
-from kvplan.core.simulate import simulate
-from kvplan.core.workload import SimRequest, plan, size
+from kvplan.core.sim.simulate import simulate
+from kvplan.core.sim.workload import SimRequest, plan, size
 from tests.core.simulations import requests_from_spec, workload_specs
 
 EXAMPLES = int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60"))
@@ -143,7 +143,7 @@ def test_the_bound_holds_for_a_queue_behind_one_sequence_that_takes_three_steps_
 
 def test_the_steps_bound_is_tight_enough_for_the_sizes_benchmark():
     # 10,000 requests of ~1,200 tokens are bounded by ~210,000 steps, far below the limit.
-    from kvplan.core.workload import Generator, Lognormal
+    from kvplan.core.sim.workload import Generator, Lognormal
 
     g = Generator(
         count=10_000,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.core.pertoken import per_token
+from kvplan.core.kv.pertoken import per_token
 from kvplan.core.units import GiB, KiB
 from tests.seed import TABLE_1
 

@@ -9,8 +9,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.scheduler import Scheduler
-from kvplan.core.simulate import (
+from kvplan.core.sim.scheduler import Scheduler
+from kvplan.core.sim.simulate import (
     Conversations,
     Fixed,
     Generator,
@@ -20,7 +20,7 @@ from kvplan.core.simulate import (
     Uniform,
     simulate,
 )
-from kvplan.core.workload import plan
+from kvplan.core.sim.workload import plan
 from tests.core.simulations import requests_from_spec, workload_specs
 
 

@@ -8,13 +8,13 @@ import tracemalloc
 
 import pytest
 
-from kvplan.core import simulate as simulate_module
-from kvplan.core.blockpool import BlockPool
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_NUM_BLOCKS, MAX_SERIES, MAX_SIMULATED_STEPS, MAX_TOTAL_TOKENS
-from kvplan.core.scheduler import SimConfig
-from kvplan.core.simulate import SeriesRecorder, _busiest, simulate
-from kvplan.core.workload import Conversations, Fixed, Generator, SimRequest, plan, size
+from kvplan.core.sim import simulate as simulate_module
+from kvplan.core.sim.blockpool import BlockPool
+from kvplan.core.sim.scheduler import SimConfig
+from kvplan.core.sim.simulate import SeriesRecorder, _busiest, simulate
+from kvplan.core.sim.workload import Conversations, Fixed, Generator, SimRequest, plan, size
 
 
 def refused(cfg: SimConfig, requests=None, generator=None) -> InvalidInput:

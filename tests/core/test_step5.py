@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kvplan.core.errors import InvalidConfig, InvalidInput, InvalidLayout
-from kvplan.core.hfconfig import from_hf_config
+from kvplan.core.hf.reader import from_hf_config
 from tests.core.budgets import budget_033
 
 DATA = Path(__file__).resolve().parent / "data" / "hf-configs"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.weights import bytes_per_rank, loaded_weights
+from kvplan.core.model.weights import bytes_per_rank, loaded_weights
 
 
 def test_stored_bytes_count_packed_and_scaled_tensors_as_stored():

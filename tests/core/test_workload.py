@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.workload import (
+from kvplan.core.sim.workload import (
     MAX_ARRIVAL_STEP,
     Conversations,
     Fixed,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from kvplan.core.reconcile import DIFFERS, EXACT, Reconciliation
+from kvplan.core.logs.reconcile import DIFFERS, EXACT, Reconciliation
 from kvplan.presets import load_registry
 from kvplan.schemas.common import ModelSpec
 from kvplan.schemas.reconcile import ReconcileOverrides

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.enginelog import read_log
 from kvplan.core.errors import InvalidInput
+from kvplan.core.logs.enginelog import read_log
 
 LOGS = [
     json.loads(line)

@@ -3,7 +3,7 @@ capacity vLLM printed, exactly or within the log's rounding, for nine figures in
 
 from __future__ import annotations
 
-from kvplan.core.reconcile import DIFFERS
+from kvplan.core.logs.reconcile import DIFFERS
 from tests.reconcile.report import CAPACITY, REPORT, reconciled, report
 
 

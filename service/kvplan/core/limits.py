@@ -60,7 +60,7 @@ MEMO_MAX_LAYERS = 256
 # time instead of cached: the answer cache's entries stay small and its count meaningful.
 MAX_CACHED_SCENARIO_BYTES = 4096
 
-# Fleet planning work, bounded before it starts (core/fleet.py fleet_work). A budget evaluation
+# Fleet planning work, bounded before it starts (core/fleet/plan.py fleet_work). A budget evaluation
 # costs 20–80 µs and its first pass walks every layer (about 0.5 µs a layer), so at these limits
 # the largest accepted fleet plans in under a second on one core.
 MAX_FLEET_BUDGETS = 16_384
@@ -74,7 +74,7 @@ MAX_MIX_SEARCH_NODES = 20_000
 # Sweep points: one budget each; a chart with more points than this is not read.
 MAX_SWEEP_POINTS = 200
 
-# config.json sizes the parameter estimate reads (core/params.py): released models stay below
+# config.json sizes the parameter estimate reads (core/hf/params.py): released models stay below
 # 2^15 for hidden size, 2^19 for vocabulary and MLP width and 2^10 routed experts, so these are
 # typos or attacks; the estimate's total is held to MAX_PARAMS besides.
 MAX_HIDDEN_SIZE = 1 << 24
@@ -141,7 +141,7 @@ MAX_SNAPSHOT_BLOCKS = 4096
 # Points in the answer's series: a chart wider than this is not read.
 MAX_SERIES = 500
 
-# Reconciling a running vLLM (schemas/reconcile.py, core/enginelog.py, services/reconcile.py).
+# Reconciling a running vLLM (schemas/reconcile.py, core/logs/enginelog.py, services/reconcile.py).
 # A start-up log is a few thousand lines; a /metrics scrape is tens of KiB.
 MAX_LOG_BYTES = 8 << 20
 MAX_METRICS_BYTES = 1 << 20

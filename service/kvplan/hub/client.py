@@ -29,8 +29,8 @@ from huggingface_hub.errors import (
 )
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.hfconfig import language_config
-from kvplan.core.weights import LoadedWeights, loaded_weights
+from kvplan.core.hf.reader import language_config
+from kvplan.core.model.weights import LoadedWeights, loaded_weights
 
 from .errors import (
     GatedModel,

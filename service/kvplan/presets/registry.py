@@ -1,5 +1,5 @@
 """Loads presets from data files. This is the shell around the core: it reads files,
-then hands plain values to `kvplan.core.geometry`.
+then hands plain values to `kvplan.core.model.geometry`.
 
 Layout of a presets directory (built-in: `presets/data`; extra: $KVPLAN_EXTRA_PRESETS):
     models/*.json   {"id", "name", "hf_repo", "aliases", "params": {...}, "config": {config.json}}
@@ -22,8 +22,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput, UnknownPreset
-from kvplan.core.geometry import Geometry
-from kvplan.core.hfconfig import from_hf_config
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.model.geometry import Geometry
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 EXTRA_ENV = "KVPLAN_EXTRA_PRESETS"
@@ -156,7 +156,7 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
         )
         params_source = str(params.get("source", ""))
     elif geo.params_total is not None:
-        params_source = "estimated from config.json (kvplan.core.params)"
+        params_source = "estimated from config.json (kvplan.core.hf.params)"
     else:
         raise PresetError(path, "params.total", "required: the config is too sparse to estimate it")
     return ModelPreset(

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.dtypes import KV_CACHE_DTYPES, WEIGHT_DTYPE_ALIASES, WEIGHT_DTYPES
+from kvplan.core.engine.dtypes import KV_CACHE_DTYPES, WEIGHT_DTYPE_ALIASES, WEIGHT_DTYPES
+from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.limits import (
     MAX_BATCH,
     MAX_BLOCK_SIZE,
@@ -33,13 +34,12 @@ from kvplan.core.limits import (
     MAX_SWEEP_VALUES_LENGTH,
     MAX_TOKENS,
 )
-from kvplan.core.profiles import PROFILES
-from kvplan.core.quant import QUANTIZATION_ARGS
+from kvplan.core.model.quant import QUANTIZATION_ARGS
 
 KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
 WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
 # A profile id, or a vLLM version as people write it ("0.19.0", "vllm@0.11.1", "0.33"), which
-# core/profiles.py maps to the profile that governs it (named in the answer).
+# core/engine/profiles.py maps to the profile that governs it (named in the answer).
 EngineId = Annotated[
     str,
     Meta(

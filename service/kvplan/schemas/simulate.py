@@ -1,5 +1,5 @@
 """Wire schemas of /v1/simulate: the pool and the workload. The workload's types are the core's
-own (kvplan.core.workload): their constraints are the validation, here and in the core."""
+own (kvplan.core.sim.workload): their constraints are the validation, here and in the core."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from kvplan.core.limits import (
     MAX_NUM_BLOCKS,
     MAX_SNAPSHOTS,
 )
-from kvplan.core.workload import Generator, SimRequest
+from kvplan.core.sim.workload import Generator, SimRequest
 
 from .common import (
     CudagraphBytes,

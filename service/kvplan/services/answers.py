@@ -10,11 +10,11 @@ from typing import Any
 import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
-from kvplan.core.fleet import FleetPlan, plan_fleet
-from kvplan.core.pertoken import PerToken, per_token
-from kvplan.core.profiles import get_profile
-from kvplan.core.simulate import SimResult, simulate
-from kvplan.core.sweep import Sweep, sweep
+from kvplan.core.engine.profiles import get_profile
+from kvplan.core.fleet.plan import FleetPlan, plan_fleet
+from kvplan.core.fleet.sweep import Sweep, sweep
+from kvplan.core.kv.pertoken import PerToken, per_token
+from kvplan.core.sim.simulate import SimResult, simulate
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 

@@ -11,12 +11,11 @@ import msgspec
 from prometheus_client.parser import text_string_to_metric_families
 
 from kvplan.core.budget import Budget, compute_budget
-from kvplan.core.enginelog import EngineLog, Figure, read_log
+from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.errors import InvalidInput, KvplanError
 from kvplan.core.limits import MAX_METRICS_LABELS, MAX_METRICS_LINE_CHARS, MAX_METRICS_SAMPLES
-from kvplan.core.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
-from kvplan.core.quant import QUANTIZATION_ARGS
-from kvplan.core.reconcile import (
+from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
+from kvplan.core.logs.reconcile import (
     Bounds,
     Reconciliation,
     Row,
@@ -27,6 +26,7 @@ from kvplan.core.reconcile import (
     memory_row,
     share_reproduced,
 )
+from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.units import GiB
 from kvplan.hub import HubError
 from kvplan.presets import Registry

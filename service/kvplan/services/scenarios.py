@@ -11,11 +11,14 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
-from kvplan.core.config_defaults import DEFAULTS
-from kvplan.core.dtypes import MODEL_DTYPE_ALIASES
+from kvplan.core.engine.dtypes import MODEL_DTYPE_ALIASES
+from kvplan.core.engine.profiles import get_profile
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet import FleetEntry, FleetInput, Layout, MixItem
-from kvplan.core.geometry import (
+from kvplan.core.fleet.plan import FleetEntry, FleetInput, Layout, MixItem
+from kvplan.core.hf.defaults import DEFAULTS
+from kvplan.core.hf.reader import from_hf_config, language_config
+from kvplan.core.kv.parallel import Parallel
+from kvplan.core.model.geometry import (
     FULL,
     KIND_NAMES,
     MLA,
@@ -25,12 +28,9 @@ from kvplan.core.geometry import (
     make_dsv41_geometry,
     make_geometry,
 )
-from kvplan.core.hfconfig import from_hf_config, language_config
-from kvplan.core.mamba import MambaState, Mixer
-from kvplan.core.parallel import Parallel
-from kvplan.core.profiles import get_profile
-from kvplan.core.quant import quantization_arg
-from kvplan.core.simulate import Generator, SimConfig, SimRequest
+from kvplan.core.model.mamba import MambaState, Mixer
+from kvplan.core.model.quant import quantization_arg
+from kvplan.core.sim.simulate import Generator, SimConfig, SimRequest
 from kvplan.hub import Hub, HubModel, HubRef, ModelUnreadable, default_hub, looks_like_hub_id, parse_hub_ref
 from kvplan.presets import Registry
 from kvplan.presets.registry import GpuPreset
@@ -185,7 +185,7 @@ _DSV4_SPEC_FIELDS = frozenset({
 
 
 def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
-    """DeepSeek-V4 inline: its decoder layers' ratios (core/dsv4.py)."""
+    """DeepSeek-V4 inline: its decoder layers' ratios (core/kv/dsv4.py)."""
     p = "model.geometry."
     assert g.compress_ratios is not None
     if len(g.compress_ratios) != g.num_layers:

@@ -9,12 +9,12 @@ from litestar import Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from kvplan.core.hfconfig import from_hf_config
-from kvplan.core.parallel import valid_tensor_sizes
-from kvplan.core.pertoken import per_token
-from kvplan.core.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
+from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
+from kvplan.core.hf.reader import from_hf_config
+from kvplan.core.kv.parallel import valid_tensor_sizes
+from kvplan.core.kv.pertoken import per_token
+from kvplan.core.model.weights import LoadedWeights
 from kvplan.core.units import gib
-from kvplan.core.weights import LoadedWeights
 from kvplan.presets import GpuPreset, ModelPreset, Registry
 from kvplan.schemas import GeometrySpec, Problem
 from kvplan.services.scenarios import hub_ref_of, resolve_model, spec_from_geometry

@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 from litestar import Request, Response, post
 
-from kvplan.core.enginelog import read_log
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_LOG_BYTES
+from kvplan.core.logs.enginelog import read_log
 from kvplan.hub import HubError
 from kvplan.render import reconcile_text
 from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest

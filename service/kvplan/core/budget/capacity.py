@@ -9,11 +9,18 @@ from functools import lru_cache
 import msgspec
 from msgspec.structs import replace
 
-from .. import dsv4
 from .. import warnings as w
-from ..concurrency import WINDOWED, GroupShape, total_blocks
+from ..engine.nonkv import estimate_non_kv
+from ..engine.profiles import InflightRule
 from ..errors import InvalidInput, InvalidLayout
-from ..geometry import (
+from ..kv import dsv4
+from ..kv.concurrency import WINDOWED, GroupShape, total_blocks
+from ..kv.groups import GroupPlan, plan_groups
+from ..kv.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
+from ..kv.pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
+from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
+from ..memo import register_clear
+from ..model.geometry import (
     CHUNKED,
     CIRCULAR_BUFFER,
     KIND_NAMES,
@@ -24,15 +31,8 @@ from ..geometry import (
     SLIDING_MLA,
     Geometry,
 )
-from ..gpu_arch import for_gpu
-from ..groups import GroupPlan, plan_groups
-from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
-from ..mamba import state_blocks_per_request
-from ..memo import register_clear
-from ..nonkv import estimate_non_kv
-from ..parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
-from ..pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
-from ..profiles import InflightRule
+from ..model.gpu_arch import for_gpu
+from ..model.mamba import state_blocks_per_request
 from ..units import fmt_bytes, fmt_gib
 from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
@@ -57,7 +57,7 @@ class PooledMemory(msgspec.Struct, frozen=True, gc=False):
 
 
 class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    # The geometry as it runs on the named GPU (core/gpu_arch.py for_gpu), which was planned.
+    # The geometry as it runs on the named GPU (core/model/gpu_arch.py for_gpu), which was planned.
     geometry: Geometry
     parallel: Parallel
     settings: Settings
@@ -164,7 +164,7 @@ def sliding_inflight_tokens(inp: BudgetInput, settings: Settings, par: Parallel)
 
 def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, int, MemoryTerms | None]:
     """(non_kv_bytes, cudagraph_bytes subtracted, their terms): the caller's figures when given,
-    else the profile's estimate of vLLM's profiling run (core/nonkv.py). Terms None when nothing
+    else the profile's estimate of vLLM's profiling run (core/engine/nonkv.py). Terms None when nothing
     is given and no GPU memory is budgeted (no gpu_memory_bytes, or kv_cache_memory_bytes given)."""
     if inp.non_kv_bytes is not None or inp.cudagraph_bytes is not None:
         non_kv = non_negative_int(inp.non_kv_bytes or 0, "non_kv_bytes", MAX_BYTES)

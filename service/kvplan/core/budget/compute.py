@@ -9,12 +9,12 @@ from operator import attrgetter
 from msgspec.structs import replace
 
 from .. import warnings as w
-from ..concurrency import BOUNDED, blocks_for_shape, largest_context, min_utilization
 from ..errors import InvalidInput
-from ..geometry import KIND_NAMES
+from ..kv.concurrency import BOUNDED, blocks_for_shape, largest_context, min_utilization
+from ..kv.pertoken import for_context
 from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
 from ..memo import register_clear
-from ..pertoken import for_context
+from ..model.geometry import KIND_NAMES
 from ..units import cdiv
 from ..validate import positive_int
 from .capacity import LayoutCapacity, layout_capacity

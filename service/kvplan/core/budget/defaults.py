@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import msgspec
 
-from .. import dsv4
+from ..engine.profiles import EngineProfile
 from ..errors import InvalidInput
-from ..geometry import Geometry
+from ..kv import dsv4
 from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
-from ..profiles import EngineProfile
+from ..model.geometry import Geometry
 from ..validate import positive_int, utilization
 from .types import BudgetInput
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import dsv4
-from ..geometry import KIND_NAMES, MAMBA
+from ..engine.profiles import InflightRule, KvCacheSizeRule
+from ..kv import dsv4
+from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
-from ..pertoken import per_token_ledger
-from ..profiles import InflightRule, KvCacheSizeRule
+from ..model.geometry import KIND_NAMES, MAMBA
 from ..units import GiB
 from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
 from .memory import SRC_AVAILABLE, SRC_REQUESTED

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..concurrency import GroupShape, largest_context, total_blocks
-from ..profiles import EngineProfile, KvCacheSizeRule
+from ..engine.profiles import EngineProfile, KvCacheSizeRule
+from ..kv.concurrency import GroupShape, largest_context, total_blocks
 
 SRC_BLOCKS = "vllm/v1/core/kv_cache_utils.py (get_num_blocks)"
 SRC_GROUPS = "vllm/v1/core/kv_cache_utils.py (_get_kv_cache_groups_uniform_page_size)"

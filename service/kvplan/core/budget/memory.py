@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 
-from ..dtypes import normalize_weight_dtype, weight_bytes
+from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
+from ..kv.parallel import Parallel
 from ..limits import MAX_BYTES
-from ..parallel import Parallel
+from ..model.weights import bytes_per_rank
 from ..validate import non_negative_int
-from ..weights import bytes_per_rank
 from .types import BudgetInput
 
 SRC_REQUESTED = "vllm/v1/worker/utils.py (requested_memory = ceil(total × util))"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 
 from .. import warnings as w
-from ..geometry import Geometry
+from ..engine.profiles import EngineProfile
+from ..kv.pertoken import PerToken
 from ..ledger import Step
-from ..pertoken import PerToken
-from ..profiles import EngineProfile
+from ..model.geometry import Geometry
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -34,7 +34,7 @@ class BudgetInput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     decode_context_parallel_size: int = 1
     weights_bytes: int | None = None
     weight_dtype: str | None = None
-    # Neither given: the engine profile's estimate (core/nonkv.py). Either given: the given
+    # Neither given: the engine profile's estimate (core/engine/nonkv.py). Either given: the given
     # figures (the other 0), the seed's simplified budget.
     non_kv_bytes: int | None = None
     cudagraph_bytes: int | None = None

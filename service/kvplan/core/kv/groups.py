@@ -7,8 +7,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import InvalidInput, InvalidLayout
-from .geometry import (
+from ..errors import InvalidInput, InvalidLayout
+from ..memo import memo_bounded
+from ..model.geometry import (
     CHUNKED,
     CIRCULAR_BUFFER,
     COMPRESSED_MLA,
@@ -21,10 +22,9 @@ from .geometry import (
     SLIDING_MLA,
     SUMMARY,
 )
-from .memo import memo_bounded
+from ..units import cdiv
 from .packing import PackedSpec, Packing, pack
 from .pertoken import LayerBytes
-from .units import cdiv
 
 # Recurrent states (Mamba, and Qwen4-exp's TP-replicated PLE state): pages not per token.
 RECURRENT = (MAMBA, MAMBA_REPLICATED)
@@ -58,7 +58,7 @@ class KvGroup:
     block_size: int
     layers: tuple[int, ...]
     # A group's own window where its kind's window is not the model's (DeepSeek-V4's compressor
-    # rings), and its caches where a layer keeps several (DeepSeek-V4: core/dsv4.py).
+    # rings), and its caches where a layer keeps several (DeepSeek-V4: core/kv/dsv4.py).
     window: int | None = None
     caches: int = 0
 
@@ -78,7 +78,7 @@ class GroupPlan:
     class_layers: tuple[int, ...] = ()
     min_block_size: int = 0
     class_windows: tuple[int | None, ...] = ()
-    # Block-outermost packing (core/packing.py): the packed groups, their caches and pages.
+    # Block-outermost packing (core/kv/packing.py): the packed groups, their caches and pages.
     packing: Packing | None = None
 
     def __post_init__(self) -> None:
@@ -131,7 +131,7 @@ def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupP
 
 def packed_family(lb: LayerBytes) -> str:
     """The family whose backends lay blocks out block-outermost only, so that vLLM packs its
-    groups (docs/vllm-rules.md §8.6), or "" (DeepSeek-V4 is planned by core/dsv4.py)."""
+    groups (docs/vllm-rules.md §8.6), or "" (DeepSeek-V4 is planned by core/kv/dsv4.py)."""
     if lb.kpool_indexer is not None:
         return "GLM-5-next"
     if lb.packed_row_bytes:

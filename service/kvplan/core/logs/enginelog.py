@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from .errors import InvalidInput, WorkStopped
-from .limits import (
+from ..errors import InvalidInput, WorkStopped
+from ..limits import (
     MAX_ARGS_CHARS,
     MAX_ARGS_TRIES,
     MAX_FIGURES,

@@ -9,11 +9,18 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from .config_defaults import with_defaults
-from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
-from .errors import InvalidConfig, InvalidInput
-from .families import MLA_MODEL_TYPES
-from .geometry import (
+from ..engine.dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
+from ..engine.nonkv import model_shape
+from ..errors import InvalidConfig, InvalidInput
+from ..limits import (
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_HIDDEN_SIZE,
+    MAX_LAYERS,
+    MAX_STATE_BYTES,
+    MAX_TOKENS,
+)
+from ..model.geometry import (
     FULL,
     LAYER_TYPE_CODES,
     MAMBA,
@@ -26,18 +33,11 @@ from .geometry import (
     non_neg_int,
     pos_int,
 )
-from .limits import (
-    MAX_HEAD_DIM,
-    MAX_HEADS,
-    MAX_HIDDEN_SIZE,
-    MAX_LAYERS,
-    MAX_STATE_BYTES,
-    MAX_TOKENS,
-)
-from .mamba import MambaState, Mixer
-from .nonkv import model_shape
+from ..model.mamba import MambaState, Mixer
+from ..model.quant import quant_scheme
+from .defaults import with_defaults
+from .mla import MLA_MODEL_TYPES
 from .params import estimate_params
-from .quant import quant_scheme
 
 
 def _config_error(e: InvalidInput) -> InvalidConfig:
@@ -427,7 +427,7 @@ def _kda_checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
 def _flashkda_checkpoint_blocks(dim: int, dtype: str, bounded: bool) -> int:
     """1 where vLLM prefills a KDA layer with FlashKDA, which keeps a prefill checkpoint: a head
     dim of 128, a bf16 model and a bounded gate (vllm/models/kimi_k3/nvidia/kda.py
-    is_flashkda_supported; its SM 9.x / 10.x / 12.x condition is core/gpu_arch.py's)."""
+    is_flashkda_supported; its SM 9.x / 10.x / 12.x condition is core/model/gpu_arch.py's)."""
     return int(bounded and dim == _FLASHKDA_HEAD_DIM and dtype == "bfloat16")
 
 
@@ -1389,7 +1389,7 @@ def _model_dtype(cfg: Mapping[str, Any], top: Mapping[str, Any]) -> str:
 
 
 def _deepseek_v4_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
-    """DeepSeek-V4 (core/dsv4.py) from its config: the ratios, dims and window it keeps."""
+    """DeepSeek-V4 (core/kv/dsv4.py) from its config: the ratios, dims and window it keeps."""
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
     dtype = _model_dtype(cfg, top)
     weight_dtype, expert_dtype = _quant_dtypes(cfg)
@@ -1419,7 +1419,7 @@ def _layer_ids(cfg: Mapping[str, Any], key: str) -> tuple[int, ...]:
 
 
 def _deepseek_v41_geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str) -> Geometry:
-    """DeepSeek-V4.1 (core/dsv4.py): each layer's compress_ratios entry (0 past the list, as
+    """DeepSeek-V4.1 (core/kv/dsv4.py): each layer's compress_ratios entry (0 past the list, as
     DeepseekV4Attention reads it), the kv and index source layers, the dims and the window."""
     n = _cfg_int(cfg, "num_hidden_layers", MAX_LAYERS)
     raw = cfg.get("compress_ratios") or []
@@ -1500,7 +1500,7 @@ def _geometry_from_config(config: Mapping[str, Any], name: str) -> Geometry:
         _muse_spark_text(cfg, n)
     if model_type in _PURE_MAMBA and cfg.get("num_attention_heads") is None:
         # No attention: placeholder heads (the layout checks skip attention-free models; the
-        # state's own widths are checked against TP in core/mamba.py).
+        # state's own widths are checked against TP in core/model/mamba.py).
         cfg = {"head_dim": 1, **cfg, "num_attention_heads": 1}
     q_heads = _cfg_int(cfg, "num_attention_heads", MAX_HEADS)
     is_mla = model_type in MLA_MODEL_TYPES and cfg.get("kv_lora_rank") is not None

@@ -18,11 +18,11 @@ from enum import StrEnum
 import msgspec
 from msgspec.structs import replace
 
-from . import warnings as w
-from .budget import Budget, BudgetInput, compute_budget, weight_split
-from .errors import InvalidInput, InvalidLayout
-from .geometry import Geometry
-from .limits import (
+from .. import warnings as w
+from ..budget import Budget, BudgetInput, compute_budget, weight_split
+from ..errors import InvalidInput, InvalidLayout
+from ..kv.parallel import valid_tensor_sizes
+from ..limits import (
     MAX_CONCURRENCY,
     MAX_COST_PER_HOUR,
     MAX_FLEET_BUDGETS,
@@ -38,9 +38,9 @@ from .limits import (
     MAX_SHARE,
     MAX_TOKENS,
 )
-from .parallel import valid_tensor_sizes
-from .units import cdiv, fmt_gib
-from .validate import positive_int
+from ..model.geometry import Geometry
+from ..units import cdiv, fmt_gib
+from ..validate import positive_int
 
 
 class InfeasibleReason(StrEnum):
@@ -264,7 +264,7 @@ def fleet_work(inp: FleetInput) -> FleetWork:
             # counts; at most one of them is feasible and evaluates the mix.
             staged = sum(1 for lay in candidates if not lay.data_parallel_attention)
         budgets += layouts * (1 + per_length) + staged * (MAX_PIPELINE_STAGE_TRIES + per_length)
-    # A DeepSeek-V4 layer entry carries up to five caches (core/dsv4.py), each packed and planned:
+    # A DeepSeek-V4 layer entry carries up to five caches (core/kv/dsv4.py), each packed and planned:
     # measured at about twice the cost a layer of the other kinds takes.
     per_layer = 2 if g.dsv4 is not None else 1
     return FleetWork(budgets, budgets * g.num_layers * per_layer)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from .errors import InvalidLayout
+from ..errors import InvalidLayout
 from .geometry import Geometry
 from .mamba import Mixer
 

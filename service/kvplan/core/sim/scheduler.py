@@ -29,15 +29,15 @@ from collections.abc import Callable, Hashable, Sequence
 
 import msgspec
 
-from .blockpool import BlockPool
-from .errors import InternalInconsistency, InvalidInput, WorkStopped
-from .limits import (
+from ..errors import InternalInconsistency, InvalidInput, WorkStopped
+from ..limits import (
     MAX_BLOCK_EVENTS,
     MAX_BLOCK_SIZE,
     MAX_NUM_SEQS,
     MAX_SIMULATED_STEPS,
 )
-from .units import cdiv
+from ..units import cdiv
+from .blockpool import BlockPool
 from .workload import Planned, Size, next_turn
 
 # Steps a request can cause besides its prefill chunks and decode blocks (see step_bound).

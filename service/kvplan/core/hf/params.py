@@ -16,10 +16,8 @@ from typing import Any
 
 import msgspec
 
-from .config_defaults import with_defaults
-from .errors import InvalidConfig
-from .families import MLA_MODEL_TYPES
-from .limits import (
+from ..errors import InvalidConfig
+from ..limits import (
     MAX_EXPERTS,
     MAX_HEAD_DIM,
     MAX_HEADS,
@@ -29,7 +27,9 @@ from .limits import (
     MAX_PARAMS,
     MAX_VOCAB_SIZE,
 )
-from .mamba import MambaState, Mixer
+from ..model.mamba import MambaState, Mixer
+from .defaults import with_defaults
+from .mla import MLA_MODEL_TYPES
 
 
 class ParamCount(msgspec.Struct, frozen=True):

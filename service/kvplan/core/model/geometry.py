@@ -1,5 +1,5 @@
 """A model's attention geometry: the value every KV figure is computed from, and its inline form
-(`make_geometry`). Reading it from a config.json is core/hfconfig.py."""
+(`make_geometry`). Reading it from a config.json is core/hf/reader.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import msgspec
 
-from .dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
-from .errors import InvalidConfig, InvalidInput
-from .limits import (
+from ..engine.dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
+from ..engine.nonkv import ModelShape
+from ..errors import InvalidConfig, InvalidInput
+from ..limits import (
     MAX_HEAD_DIM,
     MAX_HEADS,
     MAX_HIDDEN_SIZE,
@@ -22,7 +23,6 @@ from .limits import (
     MAX_TOKENS,
 )
 from .mamba import MambaState, Mixer
-from .nonkv import ModelShape
 from .quant import QuantScheme
 from .weights import LoadedWeights
 
@@ -40,13 +40,13 @@ class LayerKind(StrEnum):
     # Step5's sparse summary cache: a FullAttentionSpec of one 256-byte state per 8 tokens.
     SUMMARY = "Z"
     # An MLAAttentionSpec of one key per compress_ratio tokens: Qwen4-exp QSA's compressed key cache;
-    # DeepSeek-V4's compressed MLA cache of a compressed layer (core/dsv4.py).
+    # DeepSeek-V4's compressed MLA cache of a compressed layer (core/kv/dsv4.py).
     COMPRESSED_MLA = "K"
     # A TP-replicated recurrent state (MambaSpec tp_replicated): Qwen4-exp's PLE short conv, its
     # own group beside the sharded Mamba states.
     MAMBA_REPLICATED = "P"
     # SlidingWindowMLASpec: an MLA latent per token, kept within the window (Dots3's sliding layers;
-    # DeepSeek-V4's window caches, core/dsv4.py).
+    # DeepSeek-V4's window caches, core/kv/dsv4.py).
     SLIDING_MLA = "W"
     # Inkling's short-convolution state: a sliding window of sconv_kernel_size tokens in blocks of
     # that size (vLLM keeps it as a SlidingWindowSpec of its own), ahead of its layer's attention.
@@ -113,7 +113,7 @@ class QsaCaches(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
 class Dsv4Layout(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """DeepSeek-V4's caches (core/dsv4.py): per decoder layer its compression ratio (1: the
+    """DeepSeek-V4's caches (core/kv/dsv4.py): per decoder layer its compression ratio (1: the
     sliding-window cache alone, 4: with an indexer, 128), the window, the latent and indexer
     head dims. DeepSeek-V4.1 (v41): the ratios as its config gives them (0: sliding only, 1, 2),
     compressed caches only on kv_sources, indexer K caches on kv sources that are index_sources."""
@@ -200,7 +200,7 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     params_unquantized: int | None = None
     # What the profiling run's activations scale with (None for inline geometries).
     shape: ModelShape | None = None
-    # DeepSeek-V4's caches (core/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
+    # DeepSeek-V4's caches (core/kv/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
     # layer and a COMPRESSED_MLA entry a compressed layer (decoder_layers maps them).
     dsv4: Dsv4Layout | None = None
 
@@ -510,7 +510,7 @@ def make_dsv4_geometry(
     err: type[InvalidInput] = InvalidInput,
     prefix: str = "model.geometry.",
 ) -> Geometry:
-    """DeepSeek-V4 (core/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
+    """DeepSeek-V4 (core/kv/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
     and a COMPRESSED_MLA entry a compressed layer (ratio 4 or 128; 0 or 1: sliding only)."""
     p = prefix
     if not 1 <= len(compress_ratios) <= MAX_LAYERS:
@@ -606,7 +606,7 @@ def make_dsv41_geometry(
     err: type[InvalidInput] = InvalidInput,
     prefix: str = "model.geometry.",
 ) -> Geometry:
-    """DeepSeek-V4.1 (core/dsv4.py): a SLIDING_MLA entry a decoder layer and a COMPRESSED_MLA entry
+    """DeepSeek-V4.1 (core/kv/dsv4.py): a SLIDING_MLA entry a decoder layer and a COMPRESSED_MLA entry
     a kv-source layer (the layers after it read its caches), as vllm/models/deepseek_v41/attention.py
     checks them."""
     p, n = prefix, len(compress_ratios)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput, InvalidLayout
-from .geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
-from .gpu_arch import sm_major
-from .ledger import LedgerBuilder
+from ..errors import InvalidInput, InvalidLayout
+from ..ledger import LedgerBuilder
+from ..model.geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
+from ..model.gpu_arch import sm_major
 from .packing import PackedSpec, Packing, pack
 
 if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token bytes
@@ -41,7 +41,7 @@ STATE_BYTES = 4  # compressor states are float32
 V41_KERNEL_BLOCK = 64
 V41_SWA_BLOCK = 32
 V41_RING_ROWS = 8
-# Compute-capability majors (core/gpu_arch.py, by the GPU's name) whose layout kvplan plans: V4's
+# Compute-capability majors (core/model/gpu_arch.py, by the GPU's name) whose layout kvplan plans: V4's
 # FlashMLA layout is one on 9.x and 10.x (its backends support those only; 12.x takes FlashInfer,
 # AMD the ROCm code), V4.1's 9.x (10.x runs mega attention with other records).
 V4_SM = (9, 10)
@@ -55,7 +55,7 @@ V41_KV_DTYPES = ("auto", "fp8", "fp8_ds_mla")
 def _spec(
     layer: int, role: str, kind: str, block: int, page: int, window: int | None, align: int
 ) -> PackedSpec:
-    """One cache as the packer sees it (core/packing.py): its kind (MLA grows with the context,
+    """One cache as the packer sees it (core/kv/packing.py): its kind (MLA grows with the context,
     SLIDING_MLA keeps a window), block, page (padded), window and block stride alignment."""
     return PackedSpec(layer, kind, block, page, align, window, role=role)
 
@@ -100,7 +100,7 @@ def check_block_size(block_size: int, layout: Dsv4Layout) -> None:
 def check_gpu(layout: Dsv4Layout, gpu_name: str) -> None:
     """DeepSeek-V4.1's records and kernels follow the GPU: kvplan plans the SM90 one. DeepSeek-V4's
     are one on SM90 and SM100. Where the GPU is not named (or its name says nothing kvplan knows)
-    that plan is assumed, as for the other GPU-dependent layouts (core/gpu_arch.py); another named
+    that plan is assumed, as for the other GPU-dependent layouts (core/model/gpu_arch.py); another named
     GPU is refused (InvalidLayout: a fleet plan marks that GPU infeasible)."""
     sm = sm_major(gpu_name) if gpu_name else None
     if not layout.v41:

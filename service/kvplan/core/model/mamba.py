@@ -9,8 +9,8 @@ from enum import StrEnum
 
 import msgspec
 
-from .dtypes import MODEL_DTYPES
-from .errors import InvalidLayout
+from ..engine.dtypes import MODEL_DTYPES
+from ..errors import InvalidLayout
 
 
 class Mixer(StrEnum):

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 # Bytes per element of each safetensors dtype. Packed formats (int4 in I32, MXFP4 blocks in U8)
 # are stored as their container dtype, so the stored bytes are exact.

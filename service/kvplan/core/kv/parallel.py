@@ -6,9 +6,9 @@ from bisect import bisect_left
 
 import msgspec
 
-from .errors import InvalidLayout
-from .geometry import CIRCULAR_BUFFER, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
-from .limits import MAX_PARALLEL_SIZE
+from ..errors import InvalidLayout
+from ..limits import MAX_PARALLEL_SIZE
+from ..model.geometry import CIRCULAR_BUFFER, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -45,7 +45,7 @@ def validate(geometry: Geometry, par: Parallel) -> None:
     tp, pp, dcp = par.tensor, par.pipeline, par.decode_context
     q = geometry.num_attention_heads
     if geometry.attention_free:
-        pass  # no heads to shard: the Mamba state's own widths are checked (core/mamba.py)
+        pass  # no heads to shard: the Mamba state's own widths are checked (core/model/mamba.py)
     elif q % tp:
         raise InvalidLayout(
             "tensor_parallel_size",

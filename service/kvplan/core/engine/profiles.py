@@ -9,9 +9,9 @@ from enum import StrEnum
 
 import msgspec
 
-from .errors import UnknownName
+from ..errors import UnknownName
+from ..units import GiB
 from .nonkv import MemoryRules
-from .units import GiB
 
 
 class InflightRule(StrEnum):
@@ -76,7 +76,7 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     kv_cache_size_rule: KvCacheSizeRule
     null_block_in_fit_check: bool
     batch_tiers: tuple[BatchTier, ...]
-    # What the profiling run, non-torch memory and CUDA graphs take (core/nonkv.py).
+    # What the profiling run, non-torch memory and CUDA graphs take (core/engine/nonkv.py).
     memory: MemoryRules
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 import msgspec
 from msgspec.structs import replace
 
-from . import dsv4
-from . import warnings as w
-from .dtypes import (
+from .. import warnings as w
+from ..engine.dtypes import (
     FP8_PER_TENSOR,
     INDEXER_SCALE_BYTES,
     MODEL_DTYPES,
@@ -20,8 +19,10 @@ from .dtypes import (
     mla_cell_bytes,
     resolve_kv_dtype,
 )
-from .errors import InvalidInput
-from .geometry import (
+from ..errors import InvalidInput
+from ..ledger import LedgerBuilder, Scalar, Step
+from ..memo import memo_bounded
+from ..model.geometry import (
     CHUNKED,
     CIRCULAR_BUFFER,
     COMPRESSED_MLA,
@@ -37,11 +38,10 @@ from .geometry import (
     Geometry,
     QsaCaches,
 )
-from .ledger import LedgerBuilder, Scalar, Step
-from .mamba import Mixer, state_bytes, state_shapes
-from .memo import memo_bounded
+from ..model.mamba import Mixer, state_bytes, state_shapes
+from ..units import GiB, KiB, cdiv
+from . import dsv4
 from .parallel import Parallel, check_sizes, kv_heads_per_gpu, kv_stage_ranges, validate
-from .units import GiB, KiB, cdiv
 
 SRC_PAGE = "vllm/v1/kv_cache_interface.py (page_size_bytes)"
 SRC_TP = "vllm/v1/kv_cache_interface.py, vllm/config/model.py (get_num_kv_heads)"
@@ -200,7 +200,7 @@ def _per_layer(
     gpu, model, dtypes = [], [], []
     for i, kind in enumerate(geometry.layer_pattern):
         dtype = model_dtype if i in skip else base
-        if geometry.dsv4 is not None:  # DeepSeek-V4: every cache fp8_ds_mla (core/dsv4.py)
+        if geometry.dsv4 is not None:  # DeepSeek-V4: every cache fp8_ds_mla (core/kv/dsv4.py)
             c = dsv4_token_bytes(geometry, i, kv_cache_dtype)
             gpu.append(c)
             model.append(c)
@@ -232,7 +232,7 @@ def _per_layer(
             continue
         if kind == CIRCULAR_BUFFER:
             # One page a request, the page of the full-attention layer it serves
-            # (csa_tail_ring.py): no cost per token; core/groups.py sizes its page.
+            # (csa_tail_ring.py): no cost per token; core/kv/groups.py sizes its page.
             gpu.append(0)
             model.append(0)
             dtypes.append(dtype)
@@ -406,7 +406,7 @@ def _layer_bytes(
 def dsv4_token_bytes(geometry: Geometry, entry: int, kv_dtype: str) -> int:
     """A DeepSeek-V4 entry's bytes a token: its sliding-window cache's 584 B (kept for the window),
     or a compressed layer's MLA state (and indexer K state at ratio 4) spread over the `ratio`
-    tokens it stands for, rounded up. The pages the budget uses are exact (core/dsv4.py)."""
+    tokens it stands for, rounded up. The pages the budget uses are exact (core/kv/dsv4.py)."""
     assert geometry.dsv4 is not None and geometry.decoder_layers is not None
     dsv4.check_kv_dtype(kv_dtype, geometry.dsv4)
     if geometry.layer_pattern[entry] == SLIDING_MLA:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterator, Sequence
 
-from .errors import InvalidInput
-from .limits import (
+from ..errors import InvalidInput
+from ..limits import (
     MAX_NUM_BLOCKS,
 )
 

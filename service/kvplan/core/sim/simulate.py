@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from . import warnings as w
-from .errors import InvalidInput
-from .limits import (
+from .. import warnings as w
+from ..errors import InvalidInput
+from ..limits import (
     MAX_BLOCK_EVENTS,
     MAX_REQUESTS,
     MAX_SERIES,
@@ -24,6 +24,7 @@ from .limits import (
     MAX_TOKENS_PER_REQUEST,
     MAX_TOTAL_TOKENS,
 )
+from ..units import cdiv
 from .scheduler import (
     Scheduler,
     SchedulerStateError,
@@ -34,7 +35,6 @@ from .scheduler import (
     check_config,
     step_bound,
 )
-from .units import cdiv
 from .workload import (
     Conversations,
     Fixed,

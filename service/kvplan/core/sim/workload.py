@@ -22,8 +22,8 @@ from typing import Annotated, NamedTuple, TypeAlias, TypeVar
 import msgspec
 from msgspec import Meta
 
-from .errors import InvalidInput
-from .limits import (
+from ..errors import InvalidInput
+from ..limits import (
     MAX_ARRIVAL_RATE,
     MAX_ARRIVAL_STEP,
     MAX_NAME_LENGTH,

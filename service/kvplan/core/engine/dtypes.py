@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import InvalidInput, UnknownName
+from ..errors import InvalidInput, UnknownName
 
 MODEL_DTYPES: dict[str, int] = {
     "bfloat16": 2,

@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
-from .budget import Budget
+from ..budget import Budget
+from ..units import GiB
 from .enginelog import EngineLog, Figure
-from .units import GiB
 
 EXACT = "exact"
 WITHIN_ROUNDING = "within rounding"

@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import InvalidInput
-from .geometry import CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SLIDING, SLIDING_MLA
-from .units import cdiv
+from ..errors import InvalidInput
+from ..model.geometry import CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SLIDING, SLIDING_MLA
+from ..units import cdiv
 
 # Buckets that may go down to one state a group (MambaSpec, CircularBufferSpec), and those that
 # do when no repeat pattern sets the split (SlidingWindowSpec and its MLA subclass).

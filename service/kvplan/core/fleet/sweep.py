@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import msgspec
 from msgspec.structs import replace
 
-from .budget import BudgetInput, compute_budget
-from .dtypes import KV_CACHE_DTYPES
-from .errors import InvalidInput
-from .limits import MAX_SWEEP_POINTS
-from .parallel import valid_tensor_sizes
+from ..budget import BudgetInput, compute_budget
+from ..engine.dtypes import KV_CACHE_DTYPES
+from ..errors import InvalidInput
+from ..kv.parallel import valid_tensor_sizes
+from ..limits import MAX_SWEEP_POINTS
 
 AXES = ("context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size")
 

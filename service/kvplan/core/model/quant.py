@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import InvalidConfig
+from ..errors import InvalidConfig
 
 SCALE_BYTES = 2  # bf16 / fp16 scales, as llm-compressor, AutoAWQ and GPTQ store them
 FP32_SCALE_BYTES = 4

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING, SLIDING_MLA
+from ..model.geometry import CHUNKED, CIRCULAR_BUFFER, MAMBA, MAMBA_REPLICATED, SCONV, SLIDING, SLIDING_MLA
 
 # Groups of one shape need the same blocks, so the solver works on shape classes:
 # (kind, block_size, bound, number of groups of this shape). The bound is the kind's own:

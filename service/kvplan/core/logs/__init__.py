@@ -1,0 +1,1 @@
+"""Reading vLLM's start-up logs and reconciling them with the plan."""

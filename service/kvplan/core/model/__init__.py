@@ -1,0 +1,1 @@
+"""A model's values: its attention geometry, recurrent state, quantization and weights."""
