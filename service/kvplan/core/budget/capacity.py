@@ -15,9 +15,10 @@ from ..engine.profiles import InflightRule
 from ..errors import InvalidInput, InvalidLayout
 from ..kv import dsv4
 from ..kv.concurrency import WINDOWED, GroupShape, total_blocks
-from ..kv.groups import GroupPlan, plan_groups
+from ..kv.groups import GroupPlan, plan_dsv4, plan_groups
+from ..kv.layers import LayerBytes, layer_bytes
 from ..kv.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
-from ..kv.pertoken import LayerBytes, PerToken, layer_bytes, per_token_of
+from ..kv.pertoken import PerToken, per_token_of
 from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
 from ..memo import register_clear
 from ..model.geometry import (
@@ -214,7 +215,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         dsv4.check_gpu(g.dsv4, inp.gpu_name)
         stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
         dsv4.check_stages(g.dsv4, stages)
-        plan = dsv4.plan(g.dsv4, block, stages)
+        plan = plan_dsv4(g.dsv4, block, stages)
     else:
         plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
 

@@ -10,16 +10,12 @@ path is modelled (DeepseekV4FlashMLAAttention, SM 9x / 10x), whose cache is fp8_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, InvalidLayout
 from ..ledger import LedgerBuilder
 from ..model.geometry import CIRCULAR_BUFFER, MLA, SLIDING_MLA, Dsv4Layout
 from ..model.gpu_arch import sm_major
-from .packing import PackedSpec, Packing, pack
-
-if TYPE_CHECKING:  # groups imports pertoken, which reads this module's token bytes
-    from .groups import GroupPlan
+from .packing import PackedSpec, Packing
 
 SRC_ATTN = "vllm/models/deepseek_v4/attention.py"
 
@@ -196,16 +192,6 @@ def _v41_cache_specs(layout: Dsv4Layout, block_size: int) -> tuple[PackedSpec, .
             ring = V41_RING_ROWS * 2 * layout.head_dim * STATE_BYTES
             out.append(_spec(i, "ring", CIRCULAR_BUFFER, V41_RING_ROWS, ring, None, 1))
     return tuple(out)
-
-
-def plan(layout: Dsv4Layout, block_size: int, stages: Sequence[tuple[int, int]] = ()) -> GroupPlan:
-    """The KV groups of a DeepSeek-V4 model: its caches packed (docs/vllm-rules.md §8.6), a group's
-    layers the decoder layers of its caches, its window the ring's or the sliding window. With
-    pipeline `stages` (decoder layer ranges), vLLM groups the whole model once and each stage's
-    worker holds its layers' share (kv_cache_planning.py _project_kv_cache_groups_to_worker)."""
-    from .groups import packed_plan  # groups reads pertoken, which reads this module
-
-    return packed_plan(pack(cache_specs(layout, block_size)), stages or ((0, len(layout.ratios)),))
 
 
 def explain(led: LedgerBuilder, layout: Dsv4Layout, packing: Packing) -> None:

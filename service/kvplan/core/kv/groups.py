@@ -21,10 +21,12 @@ from ..model.geometry import (
     SLIDING,
     SLIDING_MLA,
     SUMMARY,
+    Dsv4Layout,
 )
 from ..units import cdiv
+from . import dsv4
+from .layers import LayerBytes
 from .packing import PackedSpec, Packing, pack
-from .pertoken import LayerBytes
 
 # Recurrent states (Mamba, and Qwen4-exp's TP-replicated PLE state): pages not per token.
 RECURRENT = (MAMBA, MAMBA_REPLICATED)
@@ -402,3 +404,11 @@ def _packed_kpool(lb: LayerBytes, requested: int) -> GroupPlan:
     bs = backends * cdiv(bs, backends)
     raised = (("attention", requested, bs),) if requested < bs else ()
     return packed_plan(pack(_kpool_specs(lb, bs)), raised=raised)
+
+
+def plan_dsv4(layout: Dsv4Layout, block_size: int, stages: Sequence[tuple[int, int]] = ()) -> GroupPlan:
+    """The KV groups of a DeepSeek-V4 model: its caches packed (docs/vllm-rules.md §8.6), a group's
+    layers the decoder layers of its caches, its window the ring's or the sliding window. With
+    pipeline `stages` (decoder layer ranges), vLLM groups the whole model once and each stage's
+    worker holds its layers' share (kv_cache_planning.py _project_kv_cache_groups_to_worker)."""
+    return packed_plan(pack(dsv4.cache_specs(layout, block_size)), stages or ((0, len(layout.ratios)),))
