@@ -50,9 +50,11 @@ SKIP_SLIDING = "sliding_window"
 # (vllm/models/step5/nvidia/sparse_summary_cache.py, FullAttentionSpec tokens_per_state=8).
 SUMMARY_STATE_BYTES = 256
 SUMMARY_TOKENS_PER_STATE = 8
+SRC_SUMMARY = "vllm/models/step5/nvidia/sparse_summary_cache.py (FullAttentionSpec, tokens_per_state=8)"
 # MiniMax-M3's indexer cache: one key of indexer_dim a token, in bf16 whatever the KV dtype
 # (attention_config.indexer_kv_dtype "auto"; vllm/models/minimax_m3/common/indexer.py).
 INDEXER_CACHE_DTYPE = "bfloat16"
+SRC_INDEXER = "vllm/models/minimax_m3/common/indexer.py (MiniMaxM3IndexerCache)"
 # The KV dtypes MiniMax-M3's sparse attention takes on CUDA before Blackwell (Triton:
 # vllm/models/minimax_m3/common/sparse_attention.py MiniMaxM3SparseBackend); nvfp4 needs SM100.
 SPARSE_FULL_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"})
@@ -60,6 +62,14 @@ SPARSE_FULL_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp
 # attention spec carries no quantization mode: scaled KV dtypes have no page it describes
 # (vllm/models/inkling/nvidia/attention.py, sconv_swa_attn.py).
 SCONV_DTYPE = "bfloat16"
+SRC_SCONV = "vllm/models/inkling/nvidia/sconv_swa_attn.py (InklingConvState)"
+# Qwen4-exp QSA's compressed keys and the rings (Step5's CSA tail, QSA's raw keys): one page a
+# request, sized in core/kv/groups.py.
+SRC_QSA = "vllm/models/qwen4_exp/common/qsa_cache.py (QSACompressedKeyCache, MLAAttentionSpec)"
+SRC_RING = (
+    "vllm/models/step5/nvidia/csa_tail_ring.py, vllm/models/qwen4_exp/common/qsa_cache.py "
+    "(CircularBufferSpec)"
+)
 INKLING_KV_DTYPES = frozenset({"bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"})
 
 

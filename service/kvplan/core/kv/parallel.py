@@ -165,6 +165,9 @@ def kv_stage_ranges(geometry: Geometry, pp: int) -> tuple[tuple[int, int], ...]:
     )
 
 
+SRC_PP = "vllm/distributed/utils.py (get_pp_indices)"
+
+
 def pp_stage_ranges(num_layers: int, pp: int) -> tuple[tuple[int, int], ...]:
     """Layer [start, end) per stage; remainder layers go to the stages before the last,
     counting back from the second-to-last (vllm/distributed/utils.py get_pp_indices)."""

@@ -74,6 +74,10 @@ def _extra_groups_for_head_shards(n_groups: int, tp: int) -> int:
     return 0 if n_groups % tp == 0 else tp - n_groups
 
 
+SRC_SHAPES = "vllm/model_executor/layers/mamba/mamba_utils.py (MambaStateShapeCalculator)"
+SRC_SPEC = "vllm/v1/kv_cache_interface.py (MambaSpec)"
+
+
 def state_shapes(s: MambaState, tp: int) -> tuple[tuple[int, ...], ...]:
     """(conv state shape, SSM state shape) on one GPU of tensor parallel `tp`; the short
     convolution keeps only the first, linear attention only its one state."""
