@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """Run the HTTP service under uvicorn; with several workers, first point prometheus-client's
+    multiprocess mode at a fresh directory so a scrape sums every worker. Returns the exit code."""
     workers = args.workers
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Set before prometheus_client is imported anywhere, so every worker shares the directory.
@@ -65,6 +67,8 @@ def _answer(compute: Callable[[], str], hub_hint: str = "") -> int:
 
 
 def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
+    """Answer one budget or per-token question from key=value pairs, as text or JSON, without the HTTP
+    layer; the same decoding and services as the GET routes. Returns the exit code."""
     from kvplan.presets import load_registry
     from kvplan.render import budget_text, per_token_text
     from kvplan.schemas import BudgetRequest, PerTokenRequest
@@ -94,6 +98,8 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
+    """Reconcile a log file (and optionally a /metrics scrape) against the plan, as POST /v1/reconcile
+    does, and print the text or JSON answer. Returns the exit code."""
     import msgspec
 
     from kvplan.presets import load_registry
@@ -136,6 +142,8 @@ def openapi_json() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: `serve`, one-shot `budget`/`per-token`, `reconcile` and `openapi`. Returns the
+    process's exit code."""
     parser = argparse.ArgumentParser(prog="kvplan", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP service")

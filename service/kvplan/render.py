@@ -180,6 +180,8 @@ def _memory_rows(b: Budget) -> list[tuple[str, str]]:
 
 
 def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: int = DEFAULT_WIDTH) -> str:
+    """The budget as an on-call engineer reads it: a heading naming model, GPU, layout, engine and
+    registry, the figures in aligned rows, the warnings, and the ledger when it was asked for."""
     c = b.concurrency
     where = gpu or (f"{fmt_bytes(b.gpu_memory_bytes)} GPU" if b.gpu_memory_bytes else "given KV memory")
     layout = (
@@ -263,6 +265,8 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: in
 
 
 def fleet_text(plan: FleetPlan, model: str, registry: str) -> str:
+    """A fleet plan as text: per GPU type each layout, whether it fits (or why not), its replicas, requests
+    and cost, then the sizing for the target and the cheapest mix."""
     mix = (
         " + ".join(f"{m.share:g}×{m.context_tokens:,}" for m in plan.mix)
         if len(plan.mix) > 1
@@ -366,6 +370,8 @@ def sweep_text(s: Sweep, model: str, registry: str) -> str:
 
 
 def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> str:
+    """A simulation's outcome as text: completed requests, preemptions, prefix-cache hits and the pool's
+    peak use, under a heading that names the pool and the engine."""
     model, gpu = labels.get("model"), labels.get("gpu")
     subject = f"{model} on {gpu} · " if model and gpu else f"{model} · " if model else ""
     head = (

@@ -114,6 +114,9 @@ class HttpHygiene:
         self._prometheus = PrometheusMiddleware(app=app, config=prometheus)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Serve one request with the HTTP hygiene every route shares: HEAD answered as GET without a
+        body (and HEAD in Allow), an over-long path refused with 414, an unread body drained within
+        its bounds before an early answer, and requests no route matched counted in the metrics."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

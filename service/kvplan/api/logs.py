@@ -81,6 +81,8 @@ class AccessLog:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Pass one request through, tagging it with a request id (the caller's if it is sane, else a new
+        one) in its scope and answer, and write one access-log line when it ends, whatever the outcome."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -206,6 +206,8 @@ def _examples(name: str) -> dict[str, Any] | None:
 
 
 def _query_parameters(t: type) -> list[Parameter]:
+    """The GET form of a request type as OpenAPI query parameters, read from the request's own component so
+    both forms document the same fields; `model` is described as the preset id a query string takes."""
     schema = REQUEST_COMPONENTS[_REQUEST_TYPES[t]]
     required = set(schema.get("required", []))
     out = []
@@ -251,6 +253,8 @@ _EXPLAIN = Parameter(
 
 
 def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operation]:
+    """An Operation class for one calculation route: its request body (POST) or query parameters (GET), the
+    examples, and the JSON and text answers it may give."""
     component = _REQUEST_TYPES[t]
 
     @dataclass

@@ -87,6 +87,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        """Feed bytes to the HTTP parser while bounding the request head: past its size the connection gets
+        a 431 and what follows is discarded (up to a limit, then closed); the head timer runs only while
+        a head is arriving."""
         if self._rejected:
             self._discarded += len(data)
             if self._discarded > LINGER_BYTES:

@@ -259,6 +259,9 @@ class Hub:
 
     # -- one fetch --------------------------------------------------------------------------------
     def _fetch(self, ref: HubRef) -> HubModel:
+        """One model from the Hub: the commit its revision names, its config.json and its weights as the
+        safetensors headers list them, saved to the cache. Offline, the cache alone answers or
+        HubUnavailable says why."""
         if self.settings.offline:
             cached = self._load(ref)
             if cached is None:
@@ -320,6 +323,8 @@ class Hub:
         return model
 
     def _config(self, repo_id: str, sha: str) -> dict[str, Any]:
+        """A repository's config.json at a commit, refused before download when it is larger than the
+        limit, and parsed as a JSON object."""
         s = self.settings
         url = hf_hub_url(repo_id, "config.json", revision=sha, endpoint=s.endpoint)
         try:

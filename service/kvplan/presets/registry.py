@@ -120,6 +120,8 @@ def _require(doc: dict[str, Any], key: str, kind: type, path: Path) -> Any:
 
 
 def _load_model(path: Path, raw: bytes) -> ModelPreset:
+    """One model preset from its JSON file, every field checked and named in a PresetError, so a bad data
+    file fails the start-up with its path and field rather than a request later."""
     try:
         doc = json.loads(raw)
     except ValueError as e:
@@ -172,6 +174,7 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
 
 
 def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
+    """Every GPU preset of gpus.toml, each entry checked the way _load_model checks a model."""
     try:
         doc = tomllib.loads(raw.decode())
     except (ValueError, UnicodeDecodeError) as e:
