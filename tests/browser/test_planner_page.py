@@ -647,9 +647,7 @@ def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, 
     ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
     pg = ctx.new_page()
     try:
-        open_page(pg, server)
-        pg.click("#preset-B")
-        settle(pg)
+        open_preset(pg, server, "B")
         pg.click("#fleet-types summary")
         pg.fill("#fleet-cost-h200-141gb", "3.5")
         set_target(pg, 5000)
@@ -687,9 +685,7 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
     ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
     pg = ctx.new_page()
     try:
-        open_page(pg, server)
-        pg.click("#preset-B")
-        settle(pg)
+        open_preset(pg, server, "B")
         pg.click("#ledger-toggle")
         pg.wait_for_selector("#ledger table")
         log = (Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log").read_text()
