@@ -8,6 +8,7 @@ Target: each under a second."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -21,7 +22,10 @@ from kvplan.core.limits import MAX_FLEET_BUDGETS, MAX_FLEET_LAYER_PASSES
 from kvplan.core.model.geometry import make_geometry
 from kvplan.presets import load_registry
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the root, for tests/
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from tests.core.fleets import fleet_input
+
 from core_bench import clear
 
 REG = load_registry(extra_dir="")
@@ -42,20 +46,9 @@ BOUND_TARGET_MS = 1000.0
 
 
 def fleet(model: str, ctx: int, target: int | None = None) -> FleetInput:
-    entries = tuple(
-        FleetEntry(
-            gpu=g.id,
-            gpu_name=g.name,
-            memory_bytes=g.memory_bytes,
-            nominal=g.nominal,
-            count=64,
-            cost_per_hour=1.0 + i / 2,
-        )
-        for i, gid in enumerate(GPUS)
-        for g in [REG.gpu(gid)]
-    )
-    tmpl = BudgetInput(geometry=REG.model(model).geometry, profile=get_profile(None))
-    return FleetInput(template=tmpl, fleet=entries, mix=(MixItem(ctx, 1.0),), target_concurrency=target)
+    """64 GPUs of each type of GPUS, dearer down the list, non-KV memory estimated."""
+    gpus = [(gid, 64, 1.0 + i / 2) for i, gid in enumerate(GPUS)]
+    return fleet_input(REG, model, gpus, ctx, target, non_kv_bytes=None)
 
 
 def synthetic(geometry_model: str | None, types: int, mix_lengths: int, deep_layers: int = 0) -> FleetInput:

@@ -61,19 +61,10 @@ def free_port() -> int:
 
 def start(server: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KVPLAN_BENCH_ROUTES": "1"}
+    # Both servers listen alike: loopback, this port, one worker.
+    listen = ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
     if server == "uvicorn":
-        cmd = [
-            sys.executable,
-            "-m",
-            "kvplan",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ]
+        cmd = [sys.executable, "-m", "kvplan", "serve", *listen]
     else:
         cmd = [
             sys.executable,
@@ -82,12 +73,7 @@ def start(server: str, port: int) -> subprocess.Popen[bytes]:
             "--interface",
             "asgi",
             "--factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
+            *listen,
             "--loop",
             "uvloop",
             "--no-ws",

@@ -11,6 +11,13 @@ from tests.oracle.cases import budget_request, oracle_case
 from tests.oracle.generate import load_config
 
 
+def refused(client, cfg: dict) -> dict:
+    """The 400 a budget of this config on an H100 is refused with (its field and detail)."""
+    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    return r.json()
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -124,10 +131,9 @@ def test_an_incomplete_mamba_state_is_a_400_naming_the_field(client, mamba, fiel
     ],
 )
 def test_a_hybrid_kvplan_cannot_read_is_refused_not_read_as_attention(client, cfg):
-    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
-    assert r.status_code == 400
-    assert r.json()["field"].endswith("model_type")
-    assert cfg["model_type"] in r.json()["detail"]
+    refusal = refused(client, cfg)
+    assert refusal["field"].endswith("model_type")
+    assert cfg["model_type"] in refusal["detail"]
 
 
 def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
@@ -154,9 +160,7 @@ def test_kimi_linear_keeps_kda_layers_beside_mla_with_a_float32_state(client):
 )  # fmt: skip
 def test_a_kimi_linear_config_kvplan_cannot_read_is_a_400_naming_the_field(client, change, field):
     cfg = {**load_config("synthetic--kimi-linear-48b-shaped.json"), **change}
-    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
-    assert r.status_code == 400, r.text
-    assert r.json()["field"].endswith(field)
+    assert refused(client, cfg)["field"].endswith(field)
 
 
 def test_bailing_linear_keeps_one_state_of_qk_rope_head_dim_squared_a_head(client):
@@ -191,9 +195,7 @@ def test_a_bailing_hybrid_of_another_architecture_is_refused_naming_it(client):
         **load_config("synthetic--bailing-hybrid-defaults.json"),
         "architectures": ["BailingMoeV3VLForConditionalGeneration"],
     }
-    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
-    assert r.status_code == 400, r.text
-    assert r.json()["field"].endswith("architectures")
+    assert refused(client, cfg)["field"].endswith("architectures")
 
 
 def test_zamba2_gives_each_hybrid_layer_its_own_kv_beside_its_mamba_layer(client):
@@ -206,9 +208,7 @@ def test_zamba2_gives_each_hybrid_layer_its_own_kv_beside_its_mamba_layer(client
 
 def test_a_zamba2_layer_kind_kvplan_does_not_know_is_a_400_naming_layers_block_type(client):
     cfg = {**load_config("synthetic--zamba2-defaults.json"), "layers_block_type": ["mamba", "moe"]}
-    r = client.post("/v1/budget", json={"model": {"hf_config": cfg}, "gpu": "h100-sxm-80gb"})
-    assert r.status_code == 400, r.text
-    assert r.json()["field"].endswith("layers_block_type")
+    assert refused(client, cfg)["field"].endswith("layers_block_type")
 
 
 def test_falcon_h1_keeps_an_attention_and_a_mamba_layer_in_each_decoder_layer(client):

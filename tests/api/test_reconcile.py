@@ -18,6 +18,12 @@ def rows_of(body) -> dict:  # type: ignore[no-untyped-def]
     return {r["figure"]: r for r in body["rows"]}
 
 
+def metrics_refusal(client, metrics: str) -> tuple[int, str | None]:
+    """The status and the field named when the test log is reconciled beside this scrape."""
+    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": metrics, "overrides": OFFLINE})
+    return r.status_code, r.json().get("field")
+
+
 def test_a_log_sent_as_curl_sends_it_answers_text_with_the_side_by_side(client):
     r = client.post(
         "/v1/reconcile?format=text",
@@ -85,8 +91,7 @@ def test_a_body_that_is_not_a_vllm_log_is_a_400_naming_the_log(client, body, cty
 
 
 def test_metrics_that_are_not_the_exposition_format_are_a_400_naming_them(client):
-    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": "{not: metrics", "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "metrics"
+    assert metrics_refusal(client, "{not: metrics") == (400, "metrics")
 
 
 def test_a_body_over_the_limit_is_a_413(client):
@@ -106,20 +111,17 @@ def test_nothing_from_the_log_is_rendered_as_html(client):
 @pytest.mark.parametrize("bad", ['num_gpu_blocks="inf"', 'num_gpu_blocks="1e400"'])
 def test_metrics_with_infinite_counts_are_a_400_naming_them(client, bad):
     metrics = METRICS.replace('num_gpu_blocks="528"', bad)
-    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": metrics, "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "metrics"
+    assert metrics_refusal(client, metrics) == (400, "metrics")
     running = METRICS.replace(
         '"meta-llama/Llama-3.1-70B-Instruct"} 2.0', '"meta-llama/Llama-3.1-70B-Instruct"} +Inf'
     )
-    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": running, "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "metrics"
+    assert metrics_refusal(client, running) == (400, "metrics")
 
 
 def test_a_metrics_line_with_thousands_of_labels_is_refused_before_parsing(client):
     labels = ",".join(f'l{i}="x"' for i in range(5000))
     metrics = f"vllm:num_requests_running{{{labels}}} 1\n"
-    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": metrics, "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "metrics"
+    assert metrics_refusal(client, metrics) == (400, "metrics")
 
 
 def test_a_line_of_repeated_flags_does_not_inflate_the_answer(client):
@@ -202,8 +204,7 @@ def test_a_json_request_with_a_bad_override_is_a_400_whatever_its_content_type(c
 def test_metrics_labels_cannot_hide_behind_unicode_line_separators(client):
     labels = "\u2028".join(f'l{i}="x"' for i in range(3000))
     metrics = f"vllm:num_requests_running{{{labels}}} 1\n"
-    r = client.post("/v1/reconcile", json={"log": LOG, "metrics": metrics, "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "metrics"
+    assert metrics_refusal(client, metrics) == (400, "metrics")
 
 
 def test_an_unknown_gpu_override_is_named_as_the_override(client):

@@ -60,6 +60,13 @@ def open_page(page, server, query: str = "") -> None:
     page.wait_for_selector("body[data-ready='1']", timeout=20_000)
 
 
+def open_preset(page, server, group: str) -> None:
+    """The page with one of the seed's groups (A, B or C) loaded and its answers shown."""
+    open_page(page, server)
+    page.click(f"#preset-{group}")
+    settle(page)
+
+
 def settle(page) -> None:
     """Wait for the answers to a change: the debounced update, then idle network."""
     page.wait_for_timeout(300)
@@ -77,9 +84,7 @@ def shot(page, name: str, selector: str | None = None) -> None:
 
 
 def test_preset_a_shows_880_blocks_and_6(page, server):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     assert page.text_content("#out-blocks") == "880"
     assert page.text_content("#out-concurrency") == "6"
     assert "6.8672" in page.text_content("#out-concurrency-x")
@@ -88,18 +93,14 @@ def test_preset_a_shows_880_blocks_and_6(page, server):
 
 
 def test_preset_b_shows_24(page, server):
-    open_page(page, server)
-    page.click("#preset-B")
-    settle(page)
+    open_preset(page, server, "B")
     assert page.text_content("#out-concurrency") == "24"
     assert page.is_disabled("#Hkv")  # MLA: one latent
     shot(page, "preset-b")
 
 
 def test_preset_c_shows_0_with_the_warning_visible(page, server):
-    open_page(page, server)
-    page.click("#preset-C")
-    settle(page)
+    open_preset(page, server, "C")
     assert page.text_content("#out-concurrency") == "0"
     assert page.is_visible("#warning")
     assert "56,256" in page.text_content("#warning")
@@ -107,9 +108,7 @@ def test_preset_c_shows_0_with_the_warning_visible(page, server):
 
 
 def test_moving_t_to_131072_on_a_gives_cs_answer(page, server):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     page.fill("#T", "131072")
     settle(page)
     assert page.text_content("#out-concurrency") == "0"
@@ -118,9 +117,7 @@ def test_moving_t_to_131072_on_a_gives_cs_answer(page, server):
 
 
 def test_a_copied_url_restores_the_same_view(page, server, browser):
-    open_page(page, server)
-    page.click("#preset-B")
-    settle(page)
+    open_preset(page, server, "B")
     page.click("#stage-2")
     page.click("#ledger-toggle")
     settle(page)
@@ -210,9 +207,7 @@ def test_no_request_leaves_the_origin(page, server):
 
 
 def test_readouts_show_the_unrounded_value_beside_the_floor(page, server):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     assert "unrounded 880.64" in page.text_content("#out-blocks-x")
     assert "8.0× smaller than the MHA form" in page.text_content("#out-per-token-x")
 
@@ -367,9 +362,7 @@ def race(page, url: str, slow: tuple[str, str], fast: tuple[str, str], shown: st
 
 def test_a_slow_answer_never_overwrites_a_newer_one(page, server):
     """The first request is held back until the second has answered; the page keeps the second."""
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     race(page, "**/v1/budget", ("#T", "4096"), ("#T", "2048"),
          "document.querySelector('#out-vllm').textContent.includes('2,048 tokens per request')")  # fmt: skip
 
@@ -479,18 +472,14 @@ def test_tab_alone_reaches_every_control_and_the_charts_values(page, server):
 
 
 def test_preset_b_is_one_card_of_tp_8_and_flags_the_pooled_192(page, server):
-    open_page(page, server)
-    page.click("#preset-B")
-    settle(page)
+    open_preset(page, server, "B")
     assert page.text_content("#out-concurrency") == "24"
     flagged = page.locator("#warning p[data-code='pooled_not_deployable']")
     assert flagged.count() == 1 and "192" in flagged.text_content()
 
 
 def test_the_fleet_view_agrees_with_the_budget_for_preset_a(page, server):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     page.wait_for_selector("#fleet-table:not([hidden])")
     tp1 = page.locator("#fleet-table tbody[data-gpu='pool-160gib'] tr[data-layout='TP1']")
     assert tp1.locator("td").nth(3).text_content() == page.text_content("#out-concurrency") == "6"
@@ -545,9 +534,7 @@ def set_target(page, n: int) -> None:
 def test_the_cheapest_mix_shown_is_what_the_api_answers_for_the_same_inputs(page, server):
     import httpx
 
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     page.click("#fleet-types summary")
     costs = {"mi325x-256gb": 9.5, "mi300x-192gb": 6.0, "b200-180gb": 7.25}
     for gpu, cost in costs.items():
@@ -566,9 +553,7 @@ def test_the_cheapest_mix_shown_is_what_the_api_answers_for_the_same_inputs(page
 def test_changing_the_target_changes_the_mix_with_one_fleet_request(page, server):
     import httpx
 
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     set_target(page, 100)
     small = shown_mix(page)
     before = len(page.requests)  # type: ignore[attr-defined]
@@ -631,18 +616,14 @@ def test_the_pooled_memory_trap_is_explained_where_the_api_gives_a_pooled_figure
 
 
 def test_a_slow_fleet_answer_never_overwrites_a_newer_one(page, server):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     # 100, the default target, is already shown: 3000 is held back, 700 answers first.
     race(page, "**/v1/fleet", ("#fleet-target", "3000"), ("#fleet-target", "700"),
          "document.querySelector('#mix-target').textContent === '700'")  # fmt: skip
 
 
 def test_a_copied_url_restores_the_fleet(page, server, browser):
-    open_page(page, server)
-    page.click("#preset-A")
-    settle(page)
+    open_preset(page, server, "A")
     page.click("#fleet-types summary")
     page.uncheck("#fleet-use-l4-24gb")
     page.fill("#fleet-count-h200-141gb", "16")
@@ -666,9 +647,7 @@ def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, 
     ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
     pg = ctx.new_page()
     try:
-        open_page(pg, server)
-        pg.click("#preset-B")
-        settle(pg)
+        open_preset(pg, server, "B")
         pg.click("#fleet-types summary")
         pg.fill("#fleet-cost-h200-141gb", "3.5")
         set_target(pg, 5000)
@@ -706,9 +685,7 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
     ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
     pg = ctx.new_page()
     try:
-        open_page(pg, server)
-        pg.click("#preset-B")
-        settle(pg)
+        open_preset(pg, server, "B")
         pg.click("#ledger-toggle")
         pg.wait_for_selector("#ledger table")
         log = (Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log").read_text()

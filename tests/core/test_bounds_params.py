@@ -6,17 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvplan.core import limits
 from kvplan.core.errors import InvalidConfig
 from kvplan.core.hf.params import estimate_params
-from kvplan.core.limits import (
-    MAX_EXPERTS,
-    MAX_HEAD_DIM,
-    MAX_HEADS,
-    MAX_HIDDEN_SIZE,
-    MAX_INTERMEDIATE_SIZE,
-    MAX_LAYERS,
-    MAX_VOCAB_SIZE,
-)
 
 MODEL_TYPES = [
     "llama", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma3", "gemma3_text", "gpt_oss", "mixtral",
@@ -41,20 +33,20 @@ def configs(draw, moe: bool | None = None):
         elif choice == "null":
             cfg[key] = None
 
-    layers = draw(st.integers(1, 96) | st.integers(1, MAX_LAYERS))
+    layers = draw(st.integers(1, 96) | st.integers(1, limits.MAX_LAYERS))
     cfg["num_hidden_layers"] = layers
-    cfg[draw(st.sampled_from(["hidden_size", "d_model", "n_embd"]))] = draw(size(MAX_HIDDEN_SIZE))
-    cfg["vocab_size"] = draw(size(MAX_VOCAB_SIZE))
-    cfg["num_attention_heads"] = draw(size(MAX_HEADS))
-    maybe(draw(st.sampled_from(["num_key_value_heads", "num_kv_heads"])), size(MAX_HEADS))
-    maybe("head_dim", size(MAX_HEAD_DIM))
-    maybe(draw(st.sampled_from(["intermediate_size", "ffn_hidden_size"])), size(MAX_INTERMEDIATE_SIZE))
-    experts = draw(st.integers(1, 512) if moe else size(MAX_EXPERTS) if moe is None else st.just(0))
+    cfg[draw(st.sampled_from(["hidden_size", "d_model", "n_embd"]))] = draw(size(limits.MAX_HIDDEN_SIZE))
+    cfg["vocab_size"] = draw(size(limits.MAX_VOCAB_SIZE))
+    cfg["num_attention_heads"] = draw(size(limits.MAX_HEADS))
+    maybe(draw(st.sampled_from(["num_key_value_heads", "num_kv_heads"])), size(limits.MAX_HEADS))
+    maybe("head_dim", size(limits.MAX_HEAD_DIM))
+    maybe(draw(st.sampled_from(["intermediate_size", "ffn_hidden_size"])), size(limits.MAX_INTERMEDIATE_SIZE))
+    experts = draw(st.integers(1, 512) if moe else size(limits.MAX_EXPERTS) if moe is None else st.just(0))
     cfg[draw(st.sampled_from(["n_routed_experts", "num_experts", "num_local_experts"]))] = experts
     maybe(draw(st.sampled_from(["num_experts_per_tok", "moe_topk"])), st.integers(0, experts))
-    maybe("moe_intermediate_size", size(MAX_INTERMEDIATE_SIZE))
-    maybe("n_shared_experts", size(MAX_EXPERTS))
-    maybe("shared_expert_intermediate_size", size(MAX_INTERMEDIATE_SIZE))
+    maybe("moe_intermediate_size", size(limits.MAX_INTERMEDIATE_SIZE))
+    maybe("n_shared_experts", size(limits.MAX_EXPERTS))
+    maybe("shared_expert_intermediate_size", size(limits.MAX_INTERMEDIATE_SIZE))
     for key in (
         "kv_lora_rank",
         "q_lora_rank",
@@ -63,8 +55,8 @@ def configs(draw, moe: bool | None = None):
         "v_head_dim",
         "index_head_dim",
     ):
-        maybe(key, size(MAX_HEAD_DIM))
-    maybe("index_n_heads", size(MAX_HEADS))
+        maybe(key, size(limits.MAX_HEAD_DIM))
+    maybe("index_n_heads", size(limits.MAX_HEADS))
     maybe("attention_bias", st.booleans())
     maybe("tie_word_embeddings", st.booleans())
     # Dense layers named both ways may overlap and together reach every layer.
@@ -73,8 +65,8 @@ def configs(draw, moe: bool | None = None):
     maybe(
         "mlp_only_layers", st.permutations(every).map(lambda ls: ls[: max(1, len(ls) // 2)]) | st.just(every)
     )
-    maybe("moe_layer_freq", st.integers(1, 8) | st.integers(1, MAX_LAYERS))
-    maybe("decoder_sparse_step", st.integers(1, 8) | st.integers(1, MAX_LAYERS))
+    maybe("moe_layer_freq", st.integers(1, 8) | st.integers(1, limits.MAX_LAYERS))
+    maybe("decoder_sparse_step", st.integers(1, 8) | st.integers(1, limits.MAX_LAYERS))
     if draw(st.booleans()):  # multi-modal: the text model's fields sit in text_config
         return {"model_type": "wrapper", "text_config": cfg}
     return cfg
@@ -110,7 +102,7 @@ def test_an_out_of_range_field_is_refused_naming_it(cfg, data):
         st.sampled_from(
             [
                 ("hidden_size", -1),
-                ("vocab_size", MAX_VOCAB_SIZE + 1),
+                ("vocab_size", limits.MAX_VOCAB_SIZE + 1),
                 ("num_attention_heads", "8"),
                 ("head_dim", -128),
                 ("num_experts_per_tok", experts + 1),

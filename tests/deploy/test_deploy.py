@@ -35,72 +35,73 @@ def build(overlay: str) -> list[dict]:
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-SERVICE_MONITOR = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["selector", "endpoints"],
-            "properties": {
-                "selector": {"type": "object"},
-                "endpoints": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "required": ["port"],
-                        "properties": {
-                            "port": {"type": "string"},
-                            "path": {"type": "string"},
-                            "interval": {"type": "string"},
+def custom_resource(required: list[str], properties: dict) -> dict:
+    """The schema of a custom resource: the Kubernetes envelope around a spec of these fields
+    and no others."""
+    return {
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "spec": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": required,
+                "properties": properties,
+            }
+        },
+    }
+
+
+SERVICE_MONITOR = custom_resource(
+    ["selector", "endpoints"],
+    {
+        "selector": {"type": "object"},
+        "endpoints": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["port"],
+                "properties": {
+                    "port": {"type": "string"},
+                    "path": {"type": "string"},
+                    "interval": {"type": "string"},
+                },
+            },
+        },
+    },
+)
+PROMETHEUS_RULE = custom_resource(
+    ["groups"],
+    {
+        "groups": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "rules"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "rules": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["alert", "expr", "labels", "annotations"],
+                            "properties": {
+                                "alert": {"type": "string"},
+                                "expr": {"type": "string"},
+                                "for": {"type": "string"},
+                                "labels": {"type": "object", "required": ["severity"]},
+                                "annotations": {"type": "object", "required": ["summary"]},
+                            },
                         },
                     },
                 },
             },
         }
     },
-}
-PROMETHEUS_RULE = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["groups"],
-            "properties": {
-                "groups": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "rules"],
-                        "properties": {
-                            "name": {"type": "string"},
-                            "rules": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "additionalProperties": False,
-                                    "required": ["alert", "expr", "labels", "annotations"],
-                                    "properties": {
-                                        "alert": {"type": "string"},
-                                        "expr": {"type": "string"},
-                                        "for": {"type": "string"},
-                                        "labels": {"type": "object", "required": ["severity"]},
-                                        "annotations": {"type": "object", "required": ["summary"]},
-                                    },
-                                },
-                            },
-                        },
-                    },
-                }
-            },
-        }
-    },
-}
+)
 CRD_SCHEMAS = {"ServiceMonitor": SERVICE_MONITOR, "PrometheusRule": PROMETHEUS_RULE}
 
 

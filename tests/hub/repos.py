@@ -360,34 +360,21 @@ GATED = FakeRepo(
 )
 
 # Behaviour repos (small Qwen3-0.6B content).
-SLOW = FakeRepo(
-    repo_id="kvplan-test/slow-model",
-    sha=fake_sha("kvplan-test/slow-model"),
-    config=_QWEN3_06B,
-    shards=QWEN3_SINGLE.shards,
-    slow=2.0,
-)
-OVERSIZED_CONFIG = FakeRepo(
-    repo_id="kvplan-test/oversized-config",
-    sha=fake_sha("kvplan-test/oversized-config"),
-    config=_QWEN3_06B,
-    shards=QWEN3_SINGLE.shards,
-    oversized_config_bytes=100 * 1024 * 1024,
-)
-OVERSIZED_HEADER = FakeRepo(
-    repo_id="kvplan-test/oversized-header",
-    sha=fake_sha("kvplan-test/oversized-header"),
-    config=_QWEN3_06B,
-    shards=QWEN3_SINGLE.shards,
-    oversized_header_bytes=100 * 1024 * 1024,
-)
-PRIVATE = FakeRepo(
-    repo_id="kvplan-test/private-model",
-    sha=fake_sha("kvplan-test/private-model"),
-    config=_QWEN3_06B,
-    shards=QWEN3_SINGLE.shards,
-    private=True,
-)
+
+
+def _behaviour_repo(name: str, **behaviour: Any) -> FakeRepo:
+    """kvplan-test/<name>: Qwen3-0.6B's config and weights in a repo with one behaviour of a
+    real hub (slow, oversized, private)."""
+    repo_id = f"kvplan-test/{name}"
+    return FakeRepo(
+        repo_id=repo_id, sha=fake_sha(repo_id), config=_QWEN3_06B, shards=QWEN3_SINGLE.shards, **behaviour
+    )
+
+
+SLOW = _behaviour_repo("slow-model", slow=2.0)
+OVERSIZED_CONFIG = _behaviour_repo("oversized-config", oversized_config_bytes=100 * 1024 * 1024)
+OVERSIZED_HEADER = _behaviour_repo("oversized-header", oversized_header_bytes=100 * 1024 * 1024)
+PRIVATE = _behaviour_repo("private-model", private=True)
 
 UNKNOWN_REPO_ID = "kvplan-test/does-not-exist"
 

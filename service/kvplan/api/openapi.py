@@ -358,14 +358,8 @@ def single(model: type, description: str, not_found: ResponseSpec | None = None)
 
 
 def listing(model: type, description: str) -> dict[str, Any]:
-    """Decorator arguments for a catalog listing that answers JSON or text."""
-    return {
-        "operation_class": TextAlternative,
-        "tags": ["catalog"],
-        "responses": {
-            200: ResponseSpec(data_container=model, description=description, generate_examples=False)
-        },
-    }
+    """Decorator arguments for a catalog listing that answers JSON or text (a listing has no 404)."""
+    return single(model, description)
 
 
 class LogBody(Operation):

@@ -197,6 +197,10 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
 
 
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
+    """Everything about inp's layout that no context length changes: its KV groups and their
+    shapes, the memory left for KV, the blocks it makes and the start-up fit check, with the
+    layout's warnings. The one computation layout_capacity memoises, so a sweep over contexts
+    (and a fleet's repeated layouts) pays for it once; on the GPU-adjusted geometry (for_gpu)."""
     if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
         inp = replace(inp, geometry=on_gpu)
     g, profile = inp.geometry, inp.profile
@@ -205,37 +209,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     settings = resolve_settings(inp)
     lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
     non_kv, cudagraph, memory = _non_kv(inp, settings, par)
-    # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
-    # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
-    block = settings.max_model_len if g.attention_free else settings.block_size
-    if g.kpool_indexer is not None and par.decode_context > 1:
-        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
-    if g.dsv4 is not None:
-        check_dsv4_layout(inp, par)
-        dsv4.check_gpu(g.dsv4, inp.gpu_name)
-        stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
-        dsv4.check_stages(g.dsv4, stages)
-        plan = plan_dsv4(g.dsv4, block, stages)
-    else:
-        plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager)
-
-    inflight = None
-    if any(kind in (*WINDOWED, CHUNKED) for kind, _, _ in plan.classes):
-        inflight = sliding_inflight_tokens(inp, settings, par)
-    bounds: dict[str, int] = {
-        SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
-        CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
-        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
-        CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
-        # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
-        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
-    }
-    shapes = tuple(
-        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
-        for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
-    )
+    plan = _group_plan(inp, settings, par, lb)
+    inflight, shapes = _group_shapes(inp, settings, par, plan)
 
     weights, weights_how = resolve_weights(inp)
     weights_per_gpu = weights_per_worker(inp, weights, par)
@@ -255,14 +230,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     num_blocks = may_override_num_blocks(computed, inp.num_gpu_blocks_override)
     fit = fit_check_blocks(num_blocks, profile)
     mml = settings.max_model_len
-
-    pooled = None
-    if par.workers > 1 and inp.gpu_memory_bytes is not None and inp.kv_cache_memory_bytes is None:
-        pool_memory = inp.gpu_memory_bytes * par.workers
-        pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)
-        pooled = PooledMemory(
-            pool_memory, pool_requested, max(0, pool_requested - weights - (non_kv + cudagraph) * par.workers)
-        )
+    pooled = _pooled(inp, settings, par, weights, non_kv + cudagraph)
     cap = LayoutCapacity(
         geometry=g,
         parallel=par,
@@ -294,6 +262,66 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         warnings=(),
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
+
+
+def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
+    """The KV groups vLLM's manager makes of the layers (DeepSeek-V4's own plan, or the general
+    one), after refusing the layouts vLLM or kvplan does not plan."""
+    g = inp.geometry
+    # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
+    # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
+    block = settings.max_model_len if g.attention_free else settings.block_size
+    if g.kpool_indexer is not None and par.decode_context > 1:
+        raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
+    if g.dsv4 is None:
+        return plan_groups(lb, block, inp.hybrid_kv_cache_manager)
+    check_dsv4_layout(inp, par)
+    dsv4.check_gpu(g.dsv4, inp.gpu_name)
+    stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
+    dsv4.check_stages(g.dsv4, stages)
+    return plan_dsv4(g.dsv4, block, stages)
+
+
+def _group_shapes(
+    inp: BudgetInput, settings: Settings, par: Parallel, plan: GroupPlan
+) -> tuple[int | None, tuple[GroupShape, ...]]:
+    """(F, one shape a class of group): F the in-flight tokens a windowed or chunked layer may hold
+    beyond its window (None when no group is one), and each class's (kind, block size, blocks'
+    worth of tokens a request keeps — its window or state bound —, groups), what the block counts
+    and the start-up fit check read."""
+    g = inp.geometry
+    inflight = None
+    if any(kind in (*WINDOWED, CHUNKED) for kind, _, _ in plan.classes):
+        inflight = sliding_inflight_tokens(inp, settings, par)
+    bounds: dict[str, int] = {
+        SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
+        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
+        SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
+        CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
+        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
+        # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
+        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
+    }
+    shapes = tuple(
+        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
+        for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
+    )
+    return inflight, shapes
+
+
+def _pooled(
+    inp: BudgetInput, settings: Settings, par: Parallel, weights: int, reserved_per_gpu: int
+) -> PooledMemory | None:
+    """The seed's pooled figures for a layout of several workers sized by GPU memory: every
+    worker's memory as one budget, less the whole weights and each worker's reserved memory."""
+    if par.workers <= 1 or inp.gpu_memory_bytes is None or inp.kv_cache_memory_bytes is not None:
+        return None
+    pool_memory = inp.gpu_memory_bytes * par.workers
+    pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)
+    return PooledMemory(
+        pool_memory, pool_requested, max(0, pool_requested - weights - reserved_per_gpu * par.workers)
+    )
 
 
 def _band(
@@ -332,6 +360,9 @@ def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:
 
 
 def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, ...]:
+    """The warnings every request on this layout shares (weights that do not fit, a context vLLM
+    refuses, estimated non-KV memory, padded groups, raised blocks, overrides, …), the layer
+    bytes' own first: computed once a layout with its capacity, so a request adds only its own."""
     plan, out = cap.plan, list(cap.layer_bytes.warnings)
     if cap.kv_memory_shortfall_bytes and cap.requested_bytes is not None:
         fits = _tp_sizes_that_fit(inp, cap)

@@ -9,6 +9,10 @@ from .types import Budget
 
 
 def check_budget(b: Budget) -> None:
+    """Return nothing when b keeps every invariant (no negative memory, blocks, tokens or
+    concurrency; no more KV than requested; the blocks inside the KV memory); else raise
+    InternalInconsistency naming each one broken. Exists so that a bug in the arithmetic becomes
+    a logged 500, never a wrong figure in an answer."""
     c = b.concurrency
     if (  # the common case in one expression; the list below only names what failed
         b.available_kv_bytes >= 0

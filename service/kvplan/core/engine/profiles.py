@@ -199,56 +199,46 @@ _VLLM_0_19 = msgspec.structs.replace(
     memory=_MEMORY_0_19,
 )
 
-PROFILES: dict[str, EngineProfile] = {
-    p.id: p
-    for p in (
-        EngineProfile(
-            id="vllm@e740bad",
-            title="vLLM commit e740bad (the seed's)",
-            description=(
-                "The rules of the commit the seed document reads: block 64, utilization 0.92 "
-                "(1.0 with extensible KV cache), in-flight sliding bound with async scheduling."
-            ),
-            default_block_size=64,
-            default_gpu_memory_utilization=0.92,
-            extensible_kv_cache_utilization=1.0,
-            sliding_inflight_rule=InflightRule.BATCHES,
-            async_scheduling_default=True,
-            async_inflight_batches=2,
-            async_pipeline_extra_batch=False,
-            admit_full_sequence=False,
-            kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
-            null_block_in_fit_check=True,
-            batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
-            mla_block_size=64,
-            memory=_MEMORY_0_19_SUBTRACTED,
-        ),
-        EngineProfile(
-            id="vllm@0.33",
-            title="vLLM upstream 2026-08",
-            description=(
-                "Upstream vLLM of August 2026 (0.33): block 16, utilization 0.92, sliding and "
-                "chunked bound max_concurrent_batches × max_num_batched_tokens (2× with async "
-                "scheduling; PP + 1 batches under pipeline parallel with async scheduling)."
-            ),
-            default_block_size=16,
-            default_gpu_memory_utilization=0.92,
-            extensible_kv_cache_utilization=None,
-            sliding_inflight_rule=InflightRule.BATCHES,
-            async_scheduling_default=True,
-            async_inflight_batches=2,
-            async_pipeline_extra_batch=True,
-            admit_full_sequence=True,
-            kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
-            null_block_in_fit_check=True,
-            batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
-            mla_block_size=64,
-            memory=_MEMORY_0_19_SUBTRACTED,
-        ),
-        _VLLM_0_10,
-        _VLLM_0_19,
-    )
-}
+_VLLM_E740BAD = EngineProfile(
+    id="vllm@e740bad",
+    title="vLLM commit e740bad (the seed's)",
+    description=(
+        "The rules of the commit the seed document reads: block 64, utilization 0.92 "
+        "(1.0 with extensible KV cache), in-flight sliding bound with async scheduling."
+    ),
+    default_block_size=64,
+    default_gpu_memory_utilization=0.92,
+    extensible_kv_cache_utilization=1.0,
+    sliding_inflight_rule=InflightRule.BATCHES,
+    async_scheduling_default=True,
+    async_inflight_batches=2,
+    async_pipeline_extra_batch=False,
+    admit_full_sequence=False,
+    kv_cache_size_rule=KvCacheSizeRule.CONCURRENCY_X_TOKENS,
+    null_block_in_fit_check=True,
+    batch_tiers=(_LARGEST_GPU, _BIG_GPU, _OTHER_GPU),
+    mla_block_size=64,
+    memory=_MEMORY_0_19_SUBTRACTED,
+)
+# 0.33 keeps the seed commit's utilization, in-flight, start-up and batch rules and its memory
+# model; it moves the block to 16, drops the extensible-cache utilization, adds a batch in flight
+# under pipeline parallel and admits a request only when its whole sequence fits.
+_VLLM_0_33 = msgspec.structs.replace(
+    _VLLM_E740BAD,
+    id="vllm@0.33",
+    title="vLLM upstream 2026-08",
+    description=(
+        "Upstream vLLM of August 2026 (0.33): block 16, utilization 0.92, sliding and "
+        "chunked bound max_concurrent_batches × max_num_batched_tokens (2× with async "
+        "scheduling; PP + 1 batches under pipeline parallel with async scheduling)."
+    ),
+    default_block_size=16,
+    extensible_kv_cache_utilization=None,
+    async_pipeline_extra_batch=True,
+    admit_full_sequence=True,
+)
+
+PROFILES: dict[str, EngineProfile] = {p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_19)}
 
 DEFAULT_PROFILE_ID = "vllm@e740bad"
 

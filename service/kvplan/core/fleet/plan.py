@@ -202,6 +202,10 @@ class FleetPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 def _check_input(inp: FleetInput) -> None:
+    """Refuse, as a 400 naming the field, a fleet planning cannot take: an empty, oversized or
+    repeated fleet, GPU counts, prices, mix shares or layouts out of range, a target beyond the
+    limits; then a fleet whose work would hold a worker too long (_check_work). Returns nothing:
+    plan_fleet runs only on what passes."""
     if not inp.fleet:
         raise InvalidInput("fleet", "must list at least one GPU type")
     if len(inp.fleet) > MAX_FLEET_TYPES:
@@ -339,6 +343,9 @@ def _infeasible(
     b: Budget | None = None,
     per_rank: RankFigures | None = None,
 ) -> LayoutPlan:
+    """A layout that cannot run, with its reason code and text, and the figures that explain it
+    (from the budget computed before the refusal, if one was): every refusal of _plan_layout
+    answers with this one shape, so a client reads infeasible layouts alike."""
     return LayoutPlan(
         gpu=entry.gpu,
         layout=layout,
@@ -623,37 +630,16 @@ def cheapest_replica_counts(
 
 
 def plan_fleet(inp: FleetInput) -> FleetPlan:
+    """Every GPU type of the fleet under each layout (those asked for, else every valid one, with
+    pipeline stages where the weights need them): the best layout of each type, the fleet's
+    total, and with a target the layouts and the cheapest mix of replicas that reach it. The
+    answer of /v1/fleet; one budget a layout, so its work is bounded first (_check_input)."""
     _check_input(inp)
-    g = inp.template.geometry
     n = inp.target_concurrency
     types: list[GpuTypePlan] = []
     sizing_options: list[tuple[LayoutPlan, float]] = []
     for idx, entry in enumerate(inp.fleet):
-        if inp.layouts is not None:
-            layouts = list(inp.layouts)
-            if all(
-                lay.tensor_parallel_size > entry.gpus_per_node and not lay.data_parallel_attention
-                for lay in layouts
-            ):
-                raise InvalidInput(
-                    f"fleet[{idx}].gpus_per_node",
-                    f"{entry.gpus_per_node} is smaller than the tensor parallel size of every "
-                    "layout asked for",
-                )
-        else:
-            layouts = candidate_layouts(g, entry)
-        planned = [_plan_layout(inp, entry, lay) for lay in layouts]
-        plans = [p for p, _ in planned]
-        if inp.layouts is None:
-            for p, b in planned:
-                if (
-                    p.reason_code is InfeasibleReason.NO_KV_MEMORY
-                    and not p.layout.data_parallel_attention
-                    and b is not None
-                ):
-                    staged = _with_pipeline(inp, entry, p, b)
-                    if staged is not None:
-                        plans.append(staged)
+        plans = _type_plans(inp, entry, _layouts_for(inp, idx, entry))
         feasible = [p for p in plans if p.feasible]
         best = max(
             feasible, key=lambda p: (p.total_concurrency, -p.replicas * p.gpus_per_replica), default=None
@@ -684,6 +670,63 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
     expected = None
     if len(inp.mix) > 1:
         expected = sum(t.best.total_expected_concurrency or 0 for t in types if t.best)
+    mix = None
+    if n is not None and sizing_options:
+        mix = cheapest_mix(sizing_options, n)
+    return FleetPlan(
+        engine=inp.template.profile.id,
+        context_tokens=max(m.context_tokens for m in inp.mix),
+        mix=inp.mix,
+        total_concurrency=total,
+        total_expected_concurrency=expected,
+        gpu_types=tuple(types),
+        target_concurrency=n,
+        target_met_by_fleet=None if n is None else total >= n,
+        cheapest_mix=mix,
+        warnings=_fleet_warnings(types, total, n, mix),
+    )
+
+
+def _layouts_for(inp: FleetInput, idx: int, entry: FleetEntry) -> list[Layout]:
+    """The layouts asked for (refused when none fits in one of this type's nodes), else every
+    valid one for the model on this GPU type."""
+    if inp.layouts is None:
+        return candidate_layouts(inp.template.geometry, entry)
+    layouts = list(inp.layouts)
+    if all(
+        lay.tensor_parallel_size > entry.gpus_per_node and not lay.data_parallel_attention for lay in layouts
+    ):
+        raise InvalidInput(
+            f"fleet[{idx}].gpus_per_node",
+            f"{entry.gpus_per_node} is smaller than the tensor parallel size of every layout asked for",
+        )
+    return layouts
+
+
+def _type_plans(inp: FleetInput, entry: FleetEntry, layouts: Sequence[Layout]) -> list[LayoutPlan]:
+    """One plan a layout; when the layouts are kvplan's choice, also the pipeline-staged layout
+    that makes each weights-bound TP layout fit (after them, so the asked-for ones keep their
+    order)."""
+    planned = [_plan_layout(inp, entry, lay) for lay in layouts]
+    plans = [p for p, _ in planned]
+    if inp.layouts is None:
+        for p, b in planned:
+            if (
+                p.reason_code is InfeasibleReason.NO_KV_MEMORY
+                and not p.layout.data_parallel_attention
+                and b is not None
+            ):
+                staged = _with_pipeline(inp, entry, p, b)
+                if staged is not None:
+                    plans.append(staged)
+    return plans
+
+
+def _fleet_warnings(
+    types: Sequence[GpuTypePlan], total: int, n: int | None, mix: CheapestMix | None
+) -> tuple[w.Warning, ...]:
+    """What the fleet's answer warns of: pooled figures a replica does not hold, a cheapest mix
+    the search did not prove, a target the fleet does not reach."""
     warns: list[w.Warning] = []
     misleading = [  # the trap only where pooling says other than what a replica holds
         f"{t.gpu} {p.name}"
@@ -700,9 +743,6 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
                 "memory as one budget, arithmetic only. Plan with concurrency_per_replica.",
             )
         )
-    mix = None
-    if n is not None and sizing_options:
-        mix = cheapest_mix(sizing_options, n)
     if mix is not None and mix.method == MIX_BEST_FOUND:
         warns.append(
             w.Warning(
@@ -719,15 +759,4 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
                 f"the target is {n:,}. See each GPU type's target sizing.",
             )
         )
-    return FleetPlan(
-        engine=inp.template.profile.id,
-        context_tokens=max(m.context_tokens for m in inp.mix),
-        mix=inp.mix,
-        total_concurrency=total,
-        total_expected_concurrency=expected,
-        gpu_types=tuple(types),
-        target_concurrency=n,
-        target_met_by_fleet=None if n is None else total >= n,
-        cheapest_mix=mix,
-        warnings=tuple(warns),
-    )
+    return tuple(warns)

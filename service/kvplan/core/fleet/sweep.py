@@ -81,6 +81,9 @@ def _point_input(template: BudgetInput, axis: str, value: float | str, i: int) -
 
 
 def sweep(template: BudgetInput, axis: str, values: Sequence[float | str] | None = None) -> Sweep:
+    """The template's budget at each value of one axis (the values given, else default_values),
+    a point of the headline figures each: the series /v1/sweep charts. A value that breaks the
+    budget is refused naming it (values[i]) and the field it broke."""
     if axis not in AXES:
         raise InvalidInput("vary", f"must be one of {', '.join(AXES)}")
     vals = list(values) if values else default_values(template, axis)

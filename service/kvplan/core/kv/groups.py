@@ -97,6 +97,11 @@ class GroupPlan:
 
 @memo_bounded(4096, lambda lb, *_: len(lb.kinds))
 def plan_groups(lb: LayerBytes, block_size: int, hybrid_manager: bool) -> GroupPlan:
+    """The KV cache groups vLLM's manager makes of these layers at this block size: the packed
+    plan for the families whose backends lay blocks out block-outermost, one group when every
+    layer is of one kind (windowed ones counted full without the hybrid manager), else the
+    hybrid plan. The one entry from layer bytes to groups (DeepSeek-V4 has plan_dsv4); it refuses
+    the layouts kvplan does not model, naming the field."""
     if block_size < 1:
         raise InvalidInput("block_size", "must be at least 1")
     if SCONV in lb.kinds and not hybrid_manager:
@@ -206,6 +211,10 @@ def align_hybrid_block_size(requested: int, attn_page_per_token: int, mamba_page
 
 
 def _hybrid(lb: LayerBytes, kinds: str, bs: int) -> GroupPlan:
+    """Groups of layers of several kinds (vLLM's hybrid KV cache manager): the attention block
+    raised so its page holds a Mamba state, one class a spec (kind, page, variant) with blocks
+    raised until every page is the largest, the classes cut into groups of one common size (the
+    rest padding), and per pipeline stage the bytes a block takes there."""
     raised: list[tuple[str, int, int]] = []
     attn_tok = max((b for k, b in zip(kinds, lb.gpu, strict=True) if k not in RECURRENT), default=0)
     if MAMBA in kinds and attn_tok:

@@ -347,6 +347,9 @@ def _layer_bytes(
     skip_layers: tuple[int | str, ...],
     par: Parallel,
 ) -> LayerBytes:
+    """Every layer's KV bytes a token, on one GPU and in the whole model, with their sums by kind
+    and pipeline stage and the layout's warnings: what the group plan, the per-token ledger and
+    the memory checks all read, computed once a (geometry, dtype, skip list, layout) (memoised)."""
     validate(geometry, par)
     gpu, model, dtypes, hkv_gpu, kinds, mha = _per_layer(geometry, kv_cache_dtype, skip_layers, par.tensor)
     mamba_gpu = mamba_state_per_gpu(geometry, par.tensor)
@@ -496,6 +499,9 @@ def mamba_state_per_gpu(geometry: Geometry, tensor: int) -> int:
 
 
 def layout_warnings(geometry: Geometry, dtypes: frozenset[str], par: Parallel) -> list[w.Warning]:
+    """The warnings the KV bytes themselves call for: a latent or KV heads replicated under TP,
+    fp8 scales left at 1.0, nvfp4's one backend. They ride on LayerBytes so that every budget on
+    this layout carries them without recomputing."""
     out = []
     if geometry.is_mla and par.tensor > 1:
         width = geometry.mla_row_dim or geometry.mla_latent_dim  # Dots3 pads its rows
