@@ -13,7 +13,8 @@ import threading
 import pytest
 
 from kvplan.api import hubfetch
-from kvplan.hub import HubUnavailable, cache_only, default_hub, parse_hub_ref, reset_default_hub
+from kvplan.api.errors import problem_for
+from kvplan.hub import cache_only, default_hub, parse_hub_ref, reset_default_hub
 from tests.hub.fakehub import FakeHub
 from tests.hub.repos import QWEN3_8B_BASE, SLOW, UNKNOWN_REPO_ID, fake_sha
 
@@ -53,7 +54,7 @@ def test_a_cache_only_lookup_of_a_model_never_fetched_is_a_503_without_asking_th
     t = threading.Thread(target=answer_work)
     t.start()
     t.join()
-    assert isinstance(failure[0], HubUnavailable)
+    assert problem_for(failure[0]).status == 503  # what the API answers it
     assert hub.count() == 0
 
 
@@ -113,8 +114,9 @@ def test_past_its_limit_of_models_in_flight_a_worker_answers_503_at_once(hub, re
     async def two_models() -> None:
         slow = asyncio.ensure_future(hubfetch.prefetch(registry, [SLOW.repo_id]))
         await asyncio.sleep(0.05)
-        with pytest.raises(HubUnavailable, match="being fetched"):
+        with pytest.raises(Exception, match="being fetched") as refused:
             await hubfetch.prefetch(registry, [QWEN])
+        assert problem_for(refused.value).status == 503
         same = hubfetch.prefetch(registry, [SLOW.repo_id])  # waits for the flight already going
         await asyncio.gather(slow, same)
 
@@ -283,7 +285,8 @@ def test_a_hub_that_trickles_its_answer_is_abandoned_at_the_deadline(hub, head):
     """Every read succeeds (a byte at a time), so only the whole fetch's deadline ends it: the
     fetch thread comes back instead of waiting for ever."""
     repo = add_repo(hub, "trickle-head" if head else "trickle", trickle=0.2, trickle_head=head)
-    assert isinstance(fetch_in_a_thread(repo), HubUnavailable)
+    failure = fetch_in_a_thread(repo)
+    assert failure is not None and problem_for(failure).status == 503
 
 
 def test_a_batch_naming_more_models_than_the_cache_holds_answers_every_one(client, hub, monkeypatch):

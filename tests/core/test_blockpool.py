@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.core.sim.blockpool import BlockPool, PoolExhausted
+from kvplan.core.errors import PoolExhausted
+from kvplan.core.sim.blockpool import BlockPool
 
 PREFIX = [("system", 0), ("system", 1)]
 

@@ -1,25 +1,18 @@
-"""The scheduler's state machine, and the bound on the steps it takes."""
+"""The scheduler's state machine, driven by real runs, and the bound on the steps it takes."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kvplan.core.errors import InternalInconsistency, InvalidInput, KvplanError, WorkStopped
+from kvplan.core.errors import InvalidInput, SchedulerStateError, SimulationStopped
 from kvplan.core.sim import scheduler
-from kvplan.core.sim.scheduler import (
-    TRANSITIONS,
-    Event,
-    Scheduler,
-    SchedulerStateError,
-    SimConfig,
-    SimulationStopped,
-    State,
-    step_bound,
-)
+from kvplan.core.sim.scheduler import Event, Scheduler, SimConfig, State, step_bound
 from kvplan.core.sim.simulate import simulate
 from kvplan.core.sim.workload import SimRequest, plan, size
 from tests.core.simulations import requests_from_spec, workload_specs
@@ -31,6 +24,23 @@ THRASH_CFG = SimConfig(
     num_blocks=30, block_size=8, max_num_seqs=3, max_num_batched_tokens=3, prefix_caching=False
 )
 THRASH = [SimRequest(prompt_tokens=120, output_tokens=100, arrival_step=i) for i in range(6)]
+# On the same pool, shorter prompts: prefilling and decoding requests are both preempted (14
+# times), and each step moves a request by one event, so every edge of the lifecycle shows.
+PREEMPTING = [SimRequest(prompt_tokens=60, output_tokens=100, arrival_step=i) for i in range(6)]
+
+# vLLM's request lifecycle (vllm/v1/request.py RequestStatus, vllm/v1/core/sched/scheduler.py),
+# written here independently of the scheduler's table: every other (state, event) is refused.
+LIFECYCLE = {
+    (State.PENDING, Event.ARRIVE): State.WAITING,
+    (State.WAITING, Event.SCHEDULE): State.PREFILLING,
+    (State.PREEMPTED, Event.SCHEDULE): State.PREFILLING,  # recomputed from its first token
+    (State.PREFILLING, Event.PREFILL_DONE): State.DECODING,
+    (State.PREFILLING, Event.PREEMPT): State.PREEMPTED,
+    (State.DECODING, Event.PREEMPT): State.PREEMPTED,
+    (State.DECODING, Event.FINISH): State.FINISHED,
+}
+QUEUED = {State.WAITING, State.PREEMPTED}
+RUNNING = {State.PREFILLING, State.DECODING}
 
 
 def visited_steps(cfg: SimConfig, requests: list[SimRequest]) -> tuple[Scheduler, int]:
@@ -40,58 +50,125 @@ def visited_steps(cfg: SimConfig, requests: list[SimRequest]) -> tuple[Scheduler
     return sched, len(steps)
 
 
-def test_every_pair_outside_the_transition_table_is_refused_as_a_scheduler_defect():
-    sched = Scheduler(
-        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
-        plan([SimRequest(prompt_tokens=4, output_tokens=2)], None),
+def states(sched: Scheduler) -> list[State]:
+    return [q.state for q in sched.reqs]
+
+
+def picture(sched: Scheduler) -> tuple[Any, ...]:
+    """Everything a caller can see of a scheduler between steps: every request's state, the
+    queues, the block tables and the pool."""
+    pool = sched.pool
+    return (
+        states(sched),
+        sched.snapshot(sched.t),
+        list(sched.running),
+        list(sched.prefilling),
+        sched.n_waiting,
+        (pool.num_free, pool.allocated, pool.cached_free, pool.in_use),
     )
-    q = sched.reqs[0]
-    refused = 0
-    for state in State:
-        for event in Event:
-            if (state, event) in TRANSITIONS:
+
+
+def run_observing(cfg: SimConfig, requests: list[SimRequest], look: Callable[[Scheduler], None]) -> Scheduler:
+    """A real run; `look` sees the scheduler after every step the loop visits."""
+    sched = Scheduler(cfg, plan(requests, None))
+    sched.run((), lambda *point: look(sched))
+    return sched
+
+
+def reachable(start: State, end: State) -> bool:
+    """Whether the lifecycle leads from start to end in zero or more events (a step can send a
+    request several: admitted, prefilled and sampled in one)."""
+    seen, todo = {start}, [start]
+    while todo:
+        s = todo.pop()
+        for (frm, _), to in LIFECYCLE.items():
+            if frm is s and to not in seen:
+                seen.add(to)
+                todo.append(to)
+    return end in seen
+
+
+def test_in_every_state_a_run_reaches_an_event_outside_the_lifecycle_is_refused_and_changes_nothing():
+    refused: set[tuple[State, Event]] = set()
+    behind_the_head = 0
+    checked: set[tuple[int, State]] = set()
+
+    def refuse(sched: Scheduler, rid: int, event: Event, why: str) -> None:
+        before = picture(sched)
+        with pytest.raises(SchedulerStateError) as e:
+            sched.process_event(rid, event)
+        assert why in str(e.value)
+        assert picture(sched) == before
+
+    def send_every_refused_event(sched: Scheduler) -> None:
+        nonlocal behind_the_head
+        waiting = sched.snapshot(sched.t).waiting
+        for q in sched.reqs:
+            if (q.id, q.state) in checked:
                 continue
-            q.state = state
-            with pytest.raises(SchedulerStateError):
-                sched._transition(q, event)
-            refused += 1
-    assert refused == len(State) * len(Event) - len(TRANSITIONS)
+            checked.add((q.id, q.state))
+            for event in Event:
+                if (q.state, event) not in LIFECYCLE:
+                    refuse(sched, q.id, event, f"no transition from {q.state.value} on {event.value}")
+                    refused.add((q.state, event))
+                elif event is Event.SCHEDULE and q.id != waiting[0]:  # admission takes the head only
+                    refuse(sched, q.id, event, "admitted from behind the queue's head")
+                    behind_the_head += 1
+
+    sched = run_observing(THRASH_CFG, PREEMPTING, send_every_refused_event)
+    assert sched.preemptions > 0 and states(sched) == [State.FINISHED] * len(PREEMPTING)
+    # The run put requests in all six states, so every pair outside the lifecycle was sent.
+    assert {s for _, s in checked} == set(State)
+    assert refused == {(s, e) for s in State for e in Event} - set(LIFECYCLE)
+    assert behind_the_head > 0
 
 
-def test_a_request_walks_pending_waiting_prefilling_decoding_finished_and_the_queues_follow():
-    sched = Scheduler(
-        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
-        plan([SimRequest(prompt_tokens=4, output_tokens=2)], None),
-    )
-    q = sched.reqs[0]
-    sched._transition(q, Event.ARRIVE)
-    assert q.state is State.WAITING and sched.n_waiting == 1
-    sched._transition(q, Event.SCHEDULE)
-    assert q.state is State.PREFILLING and sched.n_waiting == 0
-    assert q.id in sched.running and q.id in sched.prefilling
-    sched._transition(q, Event.PREFILL_DONE)
-    assert q.state is State.DECODING and q.id in sched.running and q.id not in sched.prefilling
-    sched._transition(q, Event.PREEMPT)
-    assert q.state is State.PREEMPTED and q.id not in sched.running and sched.n_waiting == 1
-    sched._transition(q, Event.SCHEDULE)
-    sched._transition(q, Event.PREFILL_DONE)
-    sched._transition(q, Event.FINISH)
-    assert q.state is State.FINISHED and not sched.running and sched.n_waiting == 0
+def test_every_request_of_a_run_follows_vllms_lifecycle_and_sits_in_the_queue_its_state_names():
+    seen: list[list[State]] = []
+    moves: set[tuple[State, State]] = set()
+
+    def look(sched: Scheduler) -> None:
+        now = states(sched)
+        if seen:
+            for i, (was, is_) in enumerate(zip(seen[-1], now, strict=True)):
+                assert reachable(was, is_), f"request {i}: {was.value} → {is_.value}"
+                if was is not is_:
+                    moves.add((was, is_))
+        seen.append(now)
+        snap = sched.snapshot(sched.t)
+        assert {t.request: t.state for t in snap.tables} == {
+            i: s.value for i, s in enumerate(now) if s in RUNNING
+        }
+        assert sorted(snap.waiting) == [i for i, s in enumerate(now) if s in QUEUED]
+        assert list(snap.finished) == [i for i, s in enumerate(now) if s is State.FINISHED]
+
+    sched = run_observing(THRASH_CFG, PREEMPTING, look)
+    assert seen[0][0] is State.PREFILLING and seen[0][1:] == [State.PENDING] * 5  # one arrival a step
+    assert seen[-1] == [State.FINISHED] * len(PREEMPTING) and sched.completed == len(PREEMPTING)
+    # Every edge of the lifecycle happened, each on its own step, and nothing else did.
+    assert moves == {(frm, to) for (frm, _), to in LIFECYCLE.items()}
 
 
-def test_a_preempted_request_goes_back_to_the_front_of_the_waiting_queue():
-    sched = Scheduler(
-        SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=8, block_size=4),
-        plan(
-            [SimRequest(prompt_tokens=4, output_tokens=2), SimRequest(prompt_tokens=4, output_tokens=2)], None
-        ),
-    )
-    a, b = sched.reqs
-    sched._transition(a, Event.ARRIVE)
-    sched._transition(a, Event.SCHEDULE)
-    sched._transition(b, Event.ARRIVE)
-    sched._transition(a, Event.PREEMPT)
-    assert [q.id for q in sched.waiting] == [a.id, b.id]
+def test_a_preempted_request_waits_at_the_front_of_the_queue_and_the_others_in_arrival_order():
+    preempted_at_front = 0
+    last: list[State] = []
+
+    def look(sched: Scheduler) -> None:
+        nonlocal preempted_at_front, last
+        now = states(sched)
+        waiting = list(sched.snapshot(sched.t).waiting)
+        just_preempted = {
+            i for i, s in enumerate(now) if s is State.PREEMPTED and last and last[i] is not State.PREEMPTED
+        }
+        if just_preempted:
+            assert set(waiting[: len(just_preempted)]) == just_preempted
+            preempted_at_front += 1
+        behind = [i for i in waiting if now[i] is State.WAITING]
+        assert waiting[len(waiting) - len(behind) :] == sorted(behind)  # arrival order: ids here
+        last = now
+
+    run_observing(THRASH_CFG, PREEMPTING, look)
+    assert preempted_at_front > 5
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")))
@@ -197,10 +274,3 @@ def test_should_stop_is_asked_once_every_few_steps_and_changes_nothing_when_fals
     quiet = simulate(THRASH_CFG, THRASH, should_stop=lambda: bool(calls.append(1)))
     assert len(calls) == (visited - 1) // scheduler.STOP_CHECK_INTERVAL
     assert quiet == simulate(THRASH_CFG, THRASH)
-
-
-def test_a_stopped_simulation_is_no_input_error_and_a_scheduler_defect_is_an_internal_one():
-    # Stopped work is neither bad input (4xx) nor a defect (500): the API answers 503.
-    assert issubclass(SimulationStopped, WorkStopped) and not issubclass(SimulationStopped, KvplanError)
-    assert issubclass(SchedulerStateError, InternalInconsistency)
-    assert not issubclass(SchedulerStateError, KvplanError)

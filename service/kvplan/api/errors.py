@@ -1,20 +1,32 @@
 """The one place where errors become HTTP answers (RFC 9457 problem+json).
 
-core InvalidInput / InvalidLayout / InvalidConfig   → 400, naming the field
+`PROBLEMS` maps an exception class to the function that writes its problem; `problem_for` walks
+the exception's class hierarchy (its MRO) and uses the first class it finds there, so the most
+specific mapped class wins and an unmapped subclass answers as its nearest mapped ancestor
+(a `HubUnavailable` subclass is a 503, not a 502). Every row below is one entry:
+
+core KvplanError (InvalidInput, InvalidLayout, …)  → 400, naming the field
+core UnknownName (a dtype or engine profile)        → 400, with the valid names
 core UnknownPreset (a model or GPU id)              → 404, with close matches
-core UnknownName (a dtype or engine profile)         → 400, with the valid names
-msgspec DecodeError / ValidationError                → 400, naming the JSON path
-too deeply nested JSON (RecursionError)              → 400
-Hub models: ModelNotOnHub → 404, GatedModel → 403, ModelTooLarge and ModelUnreadable → 422,
-    HubUnavailable (timeout, unreachable, offline and not cached) → 503 with Retry-After,
-    HubBadAnswer (the Hub answered in a form it does not use) → 502 with Retry-After
-Litestar's own: 404 no route, 405 method, 413 body over the limit
-anything else                                        → 500, logged with its trace, counted
+Hub models (hub/errors.py): HubError → 502, ModelNotOnHub → 404, GatedModel → 403,
+    ModelTooLarge and ModelUnreadable → 422, HubUnavailable (timeout, unreachable, offline and not
+    cached) → 503 and HubBadAnswer (the Hub answered in a form it does not use) → 502, both with
+    Retry-After
+ApiError (raised by the shell itself)               → its own status, field and headers
+msgspec DecodeError / ValidationError               → 400, naming the JSON path
+too deeply nested JSON (RecursionError)             → 400
+Litestar's own: ValidationException 400, NotFoundException 404 (no route), any HTTPException its
+    status (405 method, 413 body over the limit, …); InternalServerException "client
+    disconnected prematurely" → 499
+anything else (BaseException)                       → 500, logged with its trace, counted: core
+    InternalInconsistency (a broken invariant), PoolExhausted, and WorkStopped outside
+    offload.run_heavy (which answers stopped work 503, or 499 when the client left)
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -77,61 +89,115 @@ _TITLES = {
 }
 
 
-_HUB_STATUS: dict[type[HubError], tuple[int, str]] = {
-    ModelNotOnHub: (404, "Model not on the Hub"),
-    GatedModel: (403, "Gated model"),
-    ModelTooLarge: (422, "Model too large to read"),
-    ModelUnreadable: (422, "Model not readable"),
-    HubUnavailable: (503, "Hub unavailable"),
-    HubBadAnswer: (502, "Bad answer from the Hub"),
-}
+def _invalid_value(exc: KvplanError) -> Problem:
+    return Problem(title="Invalid value", status=400, detail=str(exc), field=exc.field)
 
 
-def problem_for(exc: BaseException) -> Problem:
-    """The problem body for an exception (never a stack trace)."""
-    if isinstance(exc, UnknownName):
-        preset = isinstance(exc, UnknownPreset)
+def _unknown_name(status: int, trim_valid: bool) -> Callable[[UnknownName], Problem]:
+    """A name outside a closed set: the close ones, and the valid ones unless a preset registry
+    lists too many of them to be useful."""
+
+    def to_problem(exc: UnknownName) -> Problem:
         return Problem(
             title=f"Unknown {exc.kind}",
-            status=404 if preset else 400,
+            status=status,
             detail=str(exc),
             field=exc.field,
             suggestions=list(exc.suggestions) or None,
-            valid=None if preset and len(exc.valid) > 50 else list(exc.valid),
+            valid=None if trim_valid and len(exc.valid) > 50 else list(exc.valid),
         )
-    if isinstance(exc, KvplanError):
-        return Problem(title="Invalid value", status=400, detail=str(exc), field=exc.field)
-    if isinstance(exc, HubError):
-        status, title = _HUB_STATUS.get(type(exc), (502, "Hub error"))
+
+    return to_problem
+
+
+def _hub(status: int, title: str) -> Callable[[HubError], Problem]:
+    def to_problem(exc: HubError) -> Problem:
         return Problem(title=title, status=status, detail=exc.reason, field=exc.field)
-    if isinstance(exc, ApiError):
-        return Problem(
-            title=exc.title or _TITLES.get(exc.status, "Error"),
-            status=exc.status,
-            detail=exc.detail,
-            field=exc.field,
-        )
-    if isinstance(exc, msgspec.ValidationError):
-        return _from_msgspec(str(exc))
-    if isinstance(exc, msgspec.DecodeError):
-        return Problem(title="Malformed JSON", status=400, detail=f"The body is not valid JSON: {exc}")
-    if isinstance(exc, RecursionError):
-        return Problem(title="Malformed JSON", status=400, detail="The JSON is nested too deeply.")
-    if isinstance(exc, ValidationException):
-        return Problem(title="Invalid request", status=400, detail=str(exc.detail))
-    if isinstance(exc, InternalServerException) and str(exc.detail) == CLIENT_GONE:
+
+    return to_problem
+
+
+def _api_error(exc: ApiError) -> Problem:
+    return Problem(
+        title=exc.title or _TITLES.get(exc.status, "Error"),
+        status=exc.status,
+        detail=exc.detail,
+        field=exc.field,
+    )
+
+
+def _validation_error(exc: msgspec.ValidationError) -> Problem:
+    return _from_msgspec(str(exc))
+
+
+def _decode_error(exc: msgspec.DecodeError) -> Problem:
+    return Problem(title="Malformed JSON", status=400, detail=f"The body is not valid JSON: {exc}")
+
+
+def _too_deep(exc: RecursionError) -> Problem:
+    return Problem(title="Malformed JSON", status=400, detail="The JSON is nested too deeply.")
+
+
+def _request_invalid(exc: ValidationException) -> Problem:
+    return Problem(title="Invalid request", status=400, detail=str(exc.detail))
+
+
+def _no_route(exc: NotFoundException) -> Problem:
+    return Problem(title="Not found", status=404, detail="No such endpoint; see /schema for the API.")
+
+
+def _http(exc: HTTPException) -> Problem:
+    status = exc.status_code
+    return Problem(title=_TITLES.get(status, "Error"), status=status, detail=str(exc.detail))
+
+
+def _server_error(exc: InternalServerException) -> Problem:
+    if str(exc.detail) == CLIENT_GONE:
         # The client hung up mid-body: nothing to answer and nothing broken on our side.
         return Problem(title=_TITLES[499], status=499, detail="The client closed the connection mid-body.")
-    if isinstance(exc, NotFoundException):
-        return Problem(title="Not found", status=404, detail="No such endpoint; see /schema for the API.")
-    if isinstance(exc, HTTPException):
-        status = exc.status_code
-        return Problem(title=_TITLES.get(status, "Error"), status=status, detail=str(exc.detail))
+    return _http(exc)
+
+
+def _internal(exc: BaseException) -> Problem:
     return Problem(
         title="Internal server error",
         status=500,
         detail="The server failed to answer; the error is logged with the request id.",
     )
+
+
+PROBLEMS: dict[type[BaseException], Callable[[Any], Problem]] = {
+    BaseException: _internal,
+    KvplanError: _invalid_value,
+    UnknownName: _unknown_name(400, trim_valid=False),
+    UnknownPreset: _unknown_name(404, trim_valid=True),
+    HubError: _hub(502, "Hub error"),
+    ModelNotOnHub: _hub(404, "Model not on the Hub"),
+    GatedModel: _hub(403, "Gated model"),
+    ModelTooLarge: _hub(422, "Model too large to read"),
+    ModelUnreadable: _hub(422, "Model not readable"),
+    HubUnavailable: _hub(503, "Hub unavailable"),
+    HubBadAnswer: _hub(502, "Bad answer from the Hub"),
+    ApiError: _api_error,
+    msgspec.ValidationError: _validation_error,
+    msgspec.DecodeError: _decode_error,
+    RecursionError: _too_deep,
+    ValidationException: _request_invalid,
+    NotFoundException: _no_route,
+    InternalServerException: _server_error,
+    HTTPException: _http,
+}
+"""Exception class → its problem. Looked up along the exception's MRO: the most specific wins."""
+
+
+def problem_for(exc: BaseException) -> Problem:
+    """The problem body for an exception (never a stack trace): that of the nearest class in its
+    MRO that PROBLEMS maps (BaseException, a 500, at the latest)."""
+    for cls in type(exc).__mro__:
+        to_problem = PROBLEMS.get(cls)
+        if to_problem is not None:
+            return to_problem(exc)
+    raise AssertionError("unreachable: BaseException is mapped")
 
 
 _NAMED = ("Object contains unknown field", "Object missing required field")

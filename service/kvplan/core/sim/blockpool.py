@@ -19,16 +19,12 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterator, Sequence
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, PoolExhausted
 from ..limits import (
     MAX_NUM_BLOCKS,
 )
 
 NULL_BLOCK = 0
-
-
-class PoolExhausted(Exception):
-    """Fewer free blocks than asked for; the caller preempts or waits."""
 
 
 class BlockPool:

@@ -14,7 +14,9 @@ The loop is event-driven: between arrivals, block boundaries, completions and pr
 every running request just decodes one token a step, so those steps are skipped, not replayed.
 
 A request's state changes in one place, `_transition`, by the table TRANSITIONS; the queue a
-request sits in (waiting, running, prefilling) follows from its state there and nowhere else.
+request sits in (waiting, running, prefilling) follows from its state there and nowhere else. An
+event its state does not take is refused (SchedulerStateError) before any state or queue changes;
+`process_event` is that door from outside, as h11's ConnectionState.process_event is.
 
 How many steps a run can take is known before it starts (`step_bound`); the limits, and the
 caller's `should_stop`, are checked again while it runs.
@@ -29,7 +31,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 import msgspec
 
-from ..errors import InternalInconsistency, InvalidInput, WorkStopped
+from ..errors import InvalidInput, SchedulerStateError, SimulationStopped
 from ..limits import (
     MAX_BLOCK_EVENTS,
     MAX_BLOCK_SIZE,
@@ -47,19 +49,6 @@ STEPS_PER_REQUEST = 8
 # answers within ~0.1 s.
 STOP_CHECK_INTERVAL = 16
 POLICIES = ("fcfs", "priority")
-
-
-class SimulationStopped(WorkStopped):
-    """The caller's should_stop() said stop (a deadline passed, the client went away): no
-    answer, through no fault of the input. The API answers 503."""
-
-
-class SchedulerStateError(InternalInconsistency):
-    """A transition outside TRANSITIONS, or a run that can make no progress: a defect in the
-    scheduler, never the input's fault (so a 500, logged)."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__("scheduler", [problem])
 
 
 class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -263,6 +252,15 @@ class Scheduler:
         return q.id, j
 
     # states -------------------------------------------------------------------------------
+    def process_event(self, request_id: int, event: Event) -> State:
+        """Request `request_id` takes `event`: its new state, its queue following. An event its
+        state does not take raises SchedulerStateError and changes nothing. The steps send every
+        event themselves, with the blocks it implies; from outside this is the state machine alone
+        (an accepted event moves the request, not its blocks)."""
+        q = self.reqs[request_id]
+        self._transition(q, event)
+        return q.state
+
     def _transition(self, q: _Request, event: Event) -> None:
         """The one place a request changes state, and the queues follow: the waiting queue holds
         WAITING (at the back) and PREEMPTED (at the front) requests, `running` the running ones

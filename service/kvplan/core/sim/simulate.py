@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from .. import warnings as w
-from ..errors import InvalidInput
+from ..errors import InvalidInput, SchedulerStateError, SimulationStopped
 from ..limits import (
     MAX_BLOCK_EVENTS,
     MAX_REQUESTS,
@@ -27,9 +27,7 @@ from ..limits import (
 from ..units import cdiv
 from .scheduler import (
     Scheduler,
-    SchedulerStateError,
     SimConfig,
-    SimulationStopped,
     Snapshot,
     TableEntry,
     check_config,

@@ -22,7 +22,7 @@ from typing import Annotated, NamedTuple, TypeAlias, TypeVar
 import msgspec
 from msgspec import Meta
 
-from ..errors import InvalidInput
+from ..errors import InvalidDistribution, InvalidInput
 from ..limits import (
     MAX_ARRIVAL_RATE,
     MAX_ARRIVAL_STEP,
@@ -45,11 +45,6 @@ Share = Annotated[float, Meta(ge=0, le=1)]
 class WorkloadStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Options every workload type shares: immutable, strict about unknown fields. (Subclasses
     repeat frozen for the type checker, and kw_only because msgspec applies it per class.)"""
-
-
-class InvalidDistribution(InvalidInput, ValueError):
-    """A length distribution whose fields contradict each other. A ValueError too, so that
-    msgspec reports it at the JSON path being decoded (`workload.generator.prompt`)."""
 
 
 # -- length distributions -----------------------------------------------------------------------
