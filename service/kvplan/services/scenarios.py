@@ -25,7 +25,6 @@ from kvplan.core.model.geometry import (
     Geometry,
     QsaCaches,
     make_dsv4_geometry,
-    make_dsv41_geometry,
     make_geometry,
 )
 from kvplan.core.model.mamba import MambaState, Mixer
@@ -213,14 +212,12 @@ def _dsv4_from_spec(g: GeometrySpec, name: str | None) -> Geometry:
         "max_position_embeddings": g.max_position_embeddings,
         "weight_dtype": g.weight_dtype,
     }
-    if g.kv_source_layer_ids is not None:  # DeepSeek-V4.1
-        geometry = make_dsv41_geometry(
-            kv_sources=tuple(g.kv_source_layer_ids),
-            index_sources=tuple(g.index_source_layer_ids or ()),
-            **common,
-        )
-    else:
-        geometry = make_dsv4_geometry(**common)
+    geometry = make_dsv4_geometry(
+        # DeepSeek-V4.1 when its kv source layers are given.
+        kv_sources=None if g.kv_source_layer_ids is None else tuple(g.kv_source_layer_ids),
+        index_sources=tuple(g.index_source_layer_ids or ()),
+        **common,
+    )
     return msgspec.structs.replace(
         geometry,
         params_total=g.params_total,

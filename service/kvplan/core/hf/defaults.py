@@ -82,7 +82,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                        "vocab_size": 157184,
                        "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 512,
                        "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 2},
-    # Zamba2Config; layers_block_type's default pattern is hfconfig._ZAMBA2_BLOCKS.
+    # Zamba2Config; layers_block_type's default pattern is core/hf/families/zamba2.py's.
     "zamba2": {"tie_word_embeddings": True, "num_hidden_layers": 54, "num_attention_heads": 32,
                "hidden_size": 2560, "max_position_embeddings": 4096, "vocab_size": 32000,
                "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_ngroups": 1,
@@ -94,7 +94,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
               "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 16, "learnable_sink": True,
               "vocab_size": 120832, "intermediate_size": 6912, "moe_intermediate_size": 768,
               "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8},
-    # DeepseekV4Config; its layer_types and compress_rates defaults are rules (hfconfig._dsv4_ratios).
+    # DeepseekV4Config; its layer_types and compress_rates defaults are rules (families/deepseek_v4.py).
     "deepseek_v4": {"tie_word_embeddings": False, "num_hidden_layers": 43, "num_attention_heads": 64,
                     "num_key_value_heads": 1, "head_dim": 512, "hidden_size": 4096,
                     "max_position_embeddings": 1048576, "sliding_window": 128, "index_head_dim": 128,
@@ -113,7 +113,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                     "hidden_size": 4096, "intermediate_size": 11008, "max_position_embeddings": 4096,
                     "vocab_size": 163840},
     # Glm5NextTextConfig (GLM-5-next, and its multimodal model's text_config); its __post_init__
-    # fills layer_types in (hfconfig._glm5_next_layer_types).
+    # fills layer_types in (core/hf/families/glm5_next.py layer_types).
     "glm5_next_text": {"tie_word_embeddings": False, "num_hidden_layers": 45, "num_attention_heads": 64,
                        "num_key_value_heads": 64, "hidden_size": 4096, "max_position_embeddings": 1048576,
                        "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0,

@@ -505,53 +505,30 @@ def make_dsv4_geometry(
     sliding_window: int,
     dtype: str,
     max_position_embeddings: int,
+    kv_sources: tuple[int, ...] | None = None,
+    index_sources: tuple[int, ...] = (),
     weight_dtype: str | None = None,
     expert_weight_dtype: str | None = None,
     err: type[InvalidInput] = InvalidInput,
     prefix: str = "model.geometry.",
 ) -> Geometry:
-    """DeepSeek-V4 (core/kv/dsv4.py): a SLIDING_MLA entry a decoder layer, its sliding-window cache,
-    and a COMPRESSED_MLA entry a compressed layer (ratio 4 or 128; 0 or 1: sliding only)."""
-    p = prefix
-    if not 1 <= len(compress_ratios) <= MAX_LAYERS:
+    """DeepSeek-V4 (core/kv/dsv4.py), or DeepSeek-V4.1 when its kv source layers are given: a
+    SLIDING_MLA entry a decoder layer (its sliding-window cache) with a COMPRESSED_MLA entry after
+    each layer that keeps compressed caches (V4: a layer of ratio 4 or 128, 0 or 1 being sliding
+    only; V4.1: a kv-source layer, whose caches the layers after it read). The one maker of both,
+    for the config reader (core/hf/families/deepseek_v4.py) and the inline form alike."""
+    p, n = prefix, len(compress_ratios)
+    if not 1 <= n <= MAX_LAYERS:
         raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
-    ratios = tuple(max(1, r) for r in compress_ratios)
-    for i, r in enumerate(compress_ratios):
-        if isinstance(r, bool) or r not in (0, 1, 4, 128):
-            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
-            raise err(f"{p}compress_ratios[{i}]", f"vLLM's compressor takes 4 and 128 (0: none), got {r!r}")
-    if 128 in ratios and 4 not in ratios:
-        # No indexer: the layout is not block-outermost and vLLM cannot unify the compressed MLA
-        # pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises NotImplementedError).
-        raise err(
-            p + "compress_ratios",
-            "ratio-128 layers with no ratio-4 layer: vLLM 0.33.0 cannot unify their pages and does not start",
+    if kv_sources is None:
+        layout = _dsv4_layout(compress_ratios, sliding_window, head_dim, index_head_dim, err, p)
+        compressed = tuple(r > 1 for r in layout.ratios)
+    else:
+        layout = _dsv41_layout(
+            compress_ratios, kv_sources, index_sources, sliding_window, head_dim, index_head_dim, err, p
         )
-    layout = Dsv4Layout(
-        ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
-    )
-    return _dsv4_family(
-        name, "deepseek_v4", tuple(r > 1 for r in ratios), layout, num_attention_heads,
-        dtype, max_position_embeddings, weight_dtype, expert_weight_dtype, err, p,
-    )  # fmt: skip
-
-
-def _dsv4_family(
-    name: str,
-    model_type: str,
-    compressed: tuple[bool, ...],
-    layout: Dsv4Layout,
-    num_attention_heads: int,
-    dtype: str,
-    max_position_embeddings: int,
-    weight_dtype: str | None,
-    expert_weight_dtype: str | None,
-    err: type[InvalidInput],
-    p: str,
-) -> Geometry:
-    """What DeepSeek-V4 and V4.1 share: their kernels' head sizes, and a SLIDING_MLA entry a
-    decoder layer (its sliding-window cache) with a COMPRESSED_MLA entry after each layer that
-    keeps compressed caches."""
+        kv_set = set(layout.kv_sources)
+        compressed = tuple(i in kv_set for i in range(n))
     family = "DeepSeek-V4.1" if layout.v41 else "DeepSeek-V4"
     if layout.head_dim != 512:  # DeepseekV4SparseMLABackend.get_supported_head_sizes
         raise err(p + "head_dim", f"{family}'s sparse MLA kernels take 512, got {layout.head_dim}")
@@ -571,7 +548,7 @@ def _dsv4_family(
             owners.append(i)
     return Geometry(
         name=name,
-        model_type=model_type,
+        model_type="deepseek_v41" if layout.v41 else "deepseek_v4",
         num_layers=len(pattern),
         num_attention_heads=num_attention_heads,
         num_kv_heads=1,
@@ -582,36 +559,53 @@ def _dsv4_family(
         dtype=dtype,
         max_position_embeddings=max_position_embeddings,
         decoder_layers=tuple(owners),
-        num_decoder_layers=len(compressed),
+        num_decoder_layers=n,
         weight_dtype=weight_dtype,
         expert_weight_dtype=expert_weight_dtype,
         dsv4=layout,
     )
 
 
-def make_dsv41_geometry(
-    *,
-    name: str,
+def _dsv4_layout(
+    compress_ratios: tuple[int, ...],
+    sliding_window: int,
+    head_dim: int,
+    index_head_dim: int,
+    err: type[InvalidInput],
+    p: str,
+) -> Dsv4Layout:
+    """DeepSeek-V4's ratios, checked as its compressor takes them (0 read as 1, sliding only)."""
+    ratios = tuple(max(1, r) for r in compress_ratios)
+    for i, r in enumerate(compress_ratios):
+        if isinstance(r, bool) or r not in (0, 1, 4, 128):
+            # CompressorStateCache (vllm/models/deepseek_v4/compressor.py) asserts 4 or 128.
+            raise err(f"{p}compress_ratios[{i}]", f"vLLM's compressor takes 4 and 128 (0: none), got {r!r}")
+    if 128 in ratios and 4 not in ratios:
+        # No indexer: the layout is not block-outermost and vLLM cannot unify the compressed MLA
+        # pages (kv_cache_planning.py unify_kv_cache_spec_page_size raises NotImplementedError).
+        raise err(
+            p + "compress_ratios",
+            "ratio-128 layers with no ratio-4 layer: vLLM 0.33.0 cannot unify their pages and does not start",
+        )
+    return Dsv4Layout(
+        ratios=ratios, sliding_window=sliding_window, head_dim=head_dim, index_head_dim=index_head_dim
+    )
+
+
+def _dsv41_layout(
     compress_ratios: tuple[int, ...],
     kv_sources: tuple[int, ...],
     index_sources: tuple[int, ...],
-    num_attention_heads: int,
+    sliding_window: int,
     head_dim: int,
     index_head_dim: int,
-    sliding_window: int,
-    dtype: str,
-    max_position_embeddings: int,
-    weight_dtype: str | None = None,
-    expert_weight_dtype: str | None = None,
-    err: type[InvalidInput] = InvalidInput,
-    prefix: str = "model.geometry.",
-) -> Geometry:
-    """DeepSeek-V4.1 (core/kv/dsv4.py): a SLIDING_MLA entry a decoder layer and a COMPRESSED_MLA entry
-    a kv-source layer (the layers after it read its caches), as vllm/models/deepseek_v41/attention.py
-    checks them."""
-    p, n = prefix, len(compress_ratios)
-    if not 1 <= n <= MAX_LAYERS:
-        raise err(p + "compress_ratios", f"must give 1 to {MAX_LAYERS} layers")
+    err: type[InvalidInput],
+    p: str,
+) -> Dsv4Layout:
+    """DeepSeek-V4.1's ratios and source layers, as vllm/models/deepseek_v41/attention.py checks
+    them: ratios 0 (sliding window), 1 and 2; a compressed layer reads the latest kv and index
+    source at or below it; the sources kept are those within the layers, sorted."""
+    n = len(compress_ratios)
     for i, r in enumerate(compress_ratios):
         if isinstance(r, bool) or r not in (0, 1, 2):
             raise err(
@@ -631,21 +625,15 @@ def make_dsv41_geometry(
             # DeepseekV4Attention.__init__ raises: a compressed layer reads the latest source below it.
             field = "kv_source_layer_ids" if first_kv > i else "index_source_layer_ids"
             raise err(p + field, f"compressed layer {i} has no kv and index source at or below it")
-    kv = tuple(sorted({i for i in kv_sources if i < n}))
-    layout = Dsv4Layout(
+    return Dsv4Layout(
         ratios=tuple(compress_ratios),
         sliding_window=sliding_window,
         head_dim=head_dim,
         index_head_dim=index_head_dim,
         v41=True,
-        kv_sources=kv,
+        kv_sources=tuple(sorted({i for i in kv_sources if i < n})),
         index_sources=tuple(sorted({i for i in index_sources if i < n})),
     )
-    kv_set = set(kv)
-    return _dsv4_family(
-        name, "deepseek_v41", tuple(i in kv_set for i in range(n)), layout, num_attention_heads,
-        dtype, max_position_embeddings, weight_dtype, expert_weight_dtype, err, p,
-    )  # fmt: skip
 
 
 def _indexer(
