@@ -191,6 +191,11 @@ def mixer_params(s: MambaState, hidden: int, dt_rank: int) -> int:
 def _estimate(
     config: Mapping[str, Any], attention_layers: int | None, state: MambaState | None, state_layers: int
 ) -> ParamCount | None:
+    """The parameter count as the sum of its parts (embeddings, the attending layers' attention,
+    MLA or plain, the recurrent layers' mixers, dense and expert MLPs, norms, a vision tower),
+    total and active (routed experts counted by top-k); None when a size it needs is missing.
+    estimate_params' body, kept apart so that a size given per layer (_PerLayerSizes, raised from
+    anywhere in the sum) reads as no estimate rather than as a refusal."""
     text = config.get("text_config")
     cfg: Mapping[str, Any] = {**config, **text} if isinstance(text, Mapping) else config
     mt = str(cfg.get("model_type", ""))

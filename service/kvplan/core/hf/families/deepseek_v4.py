@@ -57,7 +57,7 @@ def read(r: Reading) -> Geometry:
 
 def _geometry(cfg: Mapping[str, Any], top: Mapping[str, Any], name: str, v41: bool) -> Geometry:
     """DeepSeek-V4 (V4.1 with v41) from its config: each layer's compression ratio (V4: by layer
-    type, core `_ratios`; V4.1: its compress_ratios entry, 0 past the list, as DeepseekV4Attention
+    type, `_ratios`; V4.1: its compress_ratios entry, 0 past the list, as DeepseekV4Attention
     reads it, with the kv and index source layers), the dims and the window. V4's context is
     max_position_embeddings as given (DeepseekV4Config nests its RoPE parameters by kind, main /
     compress, and vLLM applies no scaling factor); V4.1's is derived as for any config."""
