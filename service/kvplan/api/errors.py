@@ -227,6 +227,9 @@ def _text_wanted(request: Request[Any, Any, Any]) -> bool:
 
 
 def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Response[bytes]:
+    """The HTTP answer for any exception a route raised: its problem (problem_for, by class hierarchy) with
+    the path and request id, its detail bounded, Allow and Retry-After where they apply, as JSON or as a
+    line of text when the caller asked for text. A 500 is a defect: it is counted and logged."""
     problem = problem_for(exc)
     request_id = request.scope.get("state", {}).get("request_id")
     if problem.status == HTTP_500_INTERNAL_SERVER_ERROR:  # a defect; 503s are answers (busy, deadline)

@@ -260,6 +260,8 @@ def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operat
     @dataclass
     class Documented(Operation):
         def __post_init__(self) -> None:
+            """Fill in the operation: a POST's JSON body (with its examples) or a GET's query parameters,
+            and the JSON or text answers it gives."""
             if method == "post":
                 self.request_body = RequestBody(
                     required=True,
@@ -322,6 +324,7 @@ class ConfigBody(Operation):
     """POST /v1/models/resolve: the body is a Hugging Face config.json, any JSON object."""
 
     def __post_init__(self) -> None:
+        """The config.json body, with real configs as examples."""
         self.request_body = RequestBody(
             required=True,
             description="a Hugging Face config.json, verbatim (multi-modal configs: text_config is read)",

@@ -325,6 +325,8 @@ _EXPLAIN: dict[str, _Explain] = {
 
 
 def _explain_heads(led: LedgerBuilder, g: Geometry, lb: LayerBytes, par: Parallel) -> None:
+    """The KV heads each GPU keeps (one latent under MLA, else Hkv split by TP, at least one), and
+    MiniMax-M3's indexer key beside its sparse layers."""
     if g.is_mla:
         led.add(
             "kv_heads_per_gpu",

@@ -213,6 +213,8 @@ Observer = Callable[[int, int, int, int, int], None]
 
 class Scheduler:
     def __init__(self, cfg: SimConfig, planned: Sequence[Planned]) -> None:
+        """A scheduler over a fresh block pool of cfg.num_blocks blocks, with every planned request queued
+        to arrive at its step and the run's statistics at zero."""
         self.cfg = cfg
         self.bs = cfg.block_size
         self.pool = BlockPool(cfg.num_blocks)
@@ -432,6 +434,11 @@ class Scheduler:
         return chunk
 
     def step(self, t: int) -> None:
+        """Run one engine step t as vLLM's V1 scheduler does: arrivals join the queue; running requests in
+        admission order get their decode slot or prefill chunk within the token budget (a block short
+        preempts from the back); then, unless this step preempted, waiting requests are admitted from
+        the head while budget and max_num_seqs allow; requests that sampled their last token finish at
+        the step's end."""
         self.preempted_now = False
         self.finish_now = []
         while self.arrivals and self.arrivals[0][0] <= t:
