@@ -19,7 +19,7 @@ from ..kv.groups import GroupPlan, plan_dsv4, plan_groups
 from ..kv.layers import LayerBytes, layer_bytes
 from ..kv.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
 from ..kv.pertoken import PerToken, per_token_of
-from ..limits import MAX_BYTES, MEMO_MAX_LAYERS
+from ..limits import MEMO_MAX_LAYERS
 from ..memo import register_clear
 from ..model.geometry import (
     CHUNKED,
@@ -35,7 +35,6 @@ from ..model.geometry import (
 from ..model.gpu_arch import for_gpu
 from ..model.mamba import state_blocks_per_request
 from ..units import fmt_bytes, fmt_gib
-from ..validate import non_negative_int, positive_int
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
     check_enough_kv_cache_memory,
@@ -111,12 +110,6 @@ register_clear(_memo.cache_clear)
 
 
 def _check_memory_inputs(inp: BudgetInput) -> None:
-    if inp.gpu_memory_bytes is not None:
-        positive_int(inp.gpu_memory_bytes, "gpu_memory_bytes", MAX_BYTES)
-    if inp.kv_cache_memory_bytes is not None:
-        non_negative_int(inp.kv_cache_memory_bytes, "kv_cache_memory_bytes", MAX_BYTES)
-    if inp.num_gpu_blocks_override is not None:
-        positive_int(inp.num_gpu_blocks_override, "num_gpu_blocks_override", MAX_BYTES)
     if (
         inp.gpu_memory_bytes is None
         and inp.kv_cache_memory_bytes is None
@@ -168,8 +161,7 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
     else the profile's estimate of vLLM's profiling run (core/engine/nonkv.py). Terms None when nothing
     is given and no GPU memory is budgeted (no gpu_memory_bytes, or kv_cache_memory_bytes given)."""
     if inp.non_kv_bytes is not None or inp.cudagraph_bytes is not None:
-        non_kv = non_negative_int(inp.non_kv_bytes or 0, "non_kv_bytes", MAX_BYTES)
-        cudagraph = non_negative_int(inp.cudagraph_bytes or 0, "cudagraph_bytes", MAX_BYTES)
+        non_kv, cudagraph = inp.non_kv_bytes or 0, inp.cudagraph_bytes or 0
         return non_kv, cudagraph, MemoryTerms(non_kv_source="given", cudagraph_bytes=cudagraph)
     if inp.gpu_memory_bytes is None or inp.kv_cache_memory_bytes is not None:
         return 0, 0, None

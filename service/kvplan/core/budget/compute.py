@@ -3,20 +3,22 @@ the asked context need and how many fit."""
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from operator import attrgetter
 
+from msgspec import inspect as mi
 from msgspec.structs import replace
 
 from .. import warnings as w
 from ..errors import InvalidInput
 from ..kv.concurrency import BOUNDED, blocks_for_shape, largest_context, min_utilization
 from ..kv.pertoken import for_context
-from ..limits import MAX_CONCURRENCY, MAX_TOKENS, MEMO_MAX_LAYERS
+from ..limits import MAX_TOKENS, MEMO_MAX_LAYERS
 from ..memo import register_clear
 from ..model.geometry import KIND_NAMES
 from ..units import cdiv
-from ..validate import positive_int
+from ..validate import integer, positive_int
 from .capacity import LayoutCapacity, layout_capacity
 from .explain import budget_ledger
 from .invariants import check_budget
@@ -24,29 +26,63 @@ from .kv_cache_utils import (
     get_kv_cache_capacity,
     get_max_concurrency_for_kv_cache_config,
 )
-from .types import Band, Budget, BudgetInput, Concurrency, GroupResult, Pooled
+from .types import Band, Budget, BudgetInput, Concurrency, EngineSettings, GroupResult, Pooled
 
-_INT_FIELDS = (
-    "gpu_memory_bytes", "block_size", "context_tokens", "tensor_parallel_size",
-    "pipeline_parallel_size", "decode_context_parallel_size", "weights_bytes", "non_kv_bytes",
-    "cudagraph_bytes", "kv_cache_memory_bytes", "num_gpu_blocks_override", "max_num_batched_tokens",
-    "max_model_len", "target_concurrency", "kv_offloading_bytes", "max_num_seqs",
-)  # fmt: skip
+
+def _int_settings() -> tuple[tuple[str, int, int], ...]:
+    """Each integer setting and its bounds, as EngineSettings' types state them (the wire's)."""
+    out = []
+    info = mi.type_info(EngineSettings)
+    assert isinstance(info, mi.StructType)
+    for f in info.fields:
+        for t in f.type.types if isinstance(f.type, mi.UnionType) else (f.type,):
+            t = t.type if isinstance(t, mi.Metadata) else t  # a description around the bounds
+            if isinstance(t, mi.IntType):
+                assert t.ge is not None and t.le is not None, f.name  # every setting is bounded
+                out.append((f.name, t.ge, t.le))
+    return tuple(out)
+
+
+_INT_SETTINGS = _int_settings()
+_INT_FIELDS = tuple(name for name, _, _ in _INT_SETTINGS)
 _int_fields = attrgetter(*_INT_FIELDS)
 _INT_OR_NONE = frozenset({int, type(None)})
+# Bounded where they are used, after the layout's own checks, so that a request with two faults
+# is told of the same one as ever: the values a sweep varies (context_tokens below, the parallel
+# sizes in core/kv/parallel.py, gpu_memory_utilization in defaults.py).
+_BOUNDED_IN_PLACE = frozenset(
+    {"context_tokens", "tensor_parallel_size", "pipeline_parallel_size", "decode_context_parallel_size"}
+)
+_BOUNDED_HERE = tuple(x for x in _INT_SETTINGS if x[0] not in _BOUNDED_IN_PLACE)
 
 
-def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
-    """The budget for one scenario. Pure, so answers are memoised; the types are checked first
-    because the memo's key equality would treat True as 1 and 8192.0 as 8192."""
+def check_types(inp: BudgetInput) -> None:
+    """The integer settings are ints (one pass in C; the loop names the field) and the
+    utilization a number: the memo's key equality would treat True as 1 and 8192.0 as 8192."""
     values = _int_fields(inp)
-    if not _INT_OR_NONE.issuperset(map(type, values)):  # one pass in C; the loop names the field
+    if not _INT_OR_NONE.issuperset(map(type, values)):
         for name, value in zip(_INT_FIELDS, values, strict=True):
             if value is not None and type(value) is not int:
-                raise InvalidInput(name, f"must be an integer, got {value!r}")
+                integer(value, name, math.inf)
     u = inp.gpu_memory_utilization
     if u is not None and type(u) is not float and type(u) is not int:
         raise InvalidInput("gpu_memory_utilization", f"must be a number, got {u!r}")
+
+
+def check_bounds(inp: BudgetInput) -> None:
+    """Each integer setting within the bounds EngineSettings states (the wire refuses a request's
+    values by the same bounds at decoding; these are for values that reach the core another way)."""
+    for name, low, high in _BOUNDED_HERE:
+        value = getattr(inp, name)
+        if value is not None and not low <= value <= high:
+            integer(value, name, high, low)
+
+
+def compute_budget(inp: BudgetInput, explain: bool = False) -> Budget:
+    """The budget for one scenario. Pure, so answers are memoised; the input is checked by the
+    one integer rule (core/validate.py): its types first, its bounds on a memo miss (a hit's key
+    passed them)."""
+    check_types(inp)
     if inp.geometry.num_layers > MEMO_MAX_LAYERS:  # an entry would hold too much: compute anew
         return _compute_budget(inp, explain)
     try:
@@ -64,6 +100,7 @@ register_clear(_memo.cache_clear)
 
 
 def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
+    check_bounds(inp)
     cap = layout_capacity(inp)
     g, settings, plan, shapes = inp.geometry, cap.settings, cap.plan, cap.shapes
     dcp = cap.parallel.decode_context
@@ -71,11 +108,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     tokens = (
         mml if inp.context_tokens is None else positive_int(inp.context_tokens, "context_tokens", MAX_TOKENS)
     )
-    target = (
-        None
-        if inp.target_concurrency is None
-        else positive_int(inp.target_concurrency, "target_concurrency", MAX_CONCURRENCY)
-    )
+    target = inp.target_concurrency
     pt = for_context(cap.per_token, g, cap.layer_bytes, cap.parallel, tokens)
     num_blocks, usable, available = cap.num_blocks, cap.usable_blocks, cap.available_kv_bytes
 

@@ -9,9 +9,9 @@ import msgspec
 from ..engine.profiles import EngineProfile
 from ..errors import InvalidInput
 from ..kv import dsv4
-from ..limits import MAX_BLOCK_SIZE, MAX_NUM_SEQS, MAX_TOKENS
+from ..limits import MAX_TOKENS
 from ..model.geometry import Geometry
-from ..validate import positive_int, utilization
+from ..validate import utilization
 from .types import BudgetInput
 
 
@@ -100,7 +100,9 @@ def settings_for(
     max_num_seqs: int | None = None,
     async_scheduling: bool | None = None,
 ) -> Settings:
-    """The settings for a model (None: a bare block pool) on a GPU under a profile."""
+    """The settings for a model (None: a bare block pool) on a GPU under a profile. The numbers
+    given were checked where they entered (the wire schema, or compute_budget's check_settings);
+    the utilization is checked here, where a sweep's values reach it."""
     given = frozenset(
         name
         for name, value in (
@@ -121,11 +123,10 @@ def settings_for(
         util = profile.default_gpu_memory_utilization
     batch = profile.batch_defaults(gpu_memory_bytes, gpu_name)
     if max_model_len is not None:
-        mml = positive_int(max_model_len, "max_model_len", MAX_TOKENS)
+        mml = max_model_len
     else:
         mml = geometry.max_position_embeddings if geometry is not None else MAX_TOKENS
     if block_size is not None:
-        block_size = positive_int(block_size, "block_size", MAX_BLOCK_SIZE)
         if geometry is not None and geometry.index_head_dim is not None:
             check_sparse_mla_block(block_size)
         if geometry is not None and geometry.indexer_layers:
@@ -140,10 +141,8 @@ def settings_for(
         max_model_len=mml,
         max_num_batched_tokens=batch.max_num_batched_tokens
         if max_num_batched_tokens is None
-        else positive_int(max_num_batched_tokens, "max_num_batched_tokens", MAX_TOKENS),
-        max_num_seqs=batch.max_num_seqs
-        if max_num_seqs is None
-        else positive_int(max_num_seqs, "max_num_seqs", MAX_NUM_SEQS),
+        else max_num_batched_tokens,
+        max_num_seqs=batch.max_num_seqs if max_num_seqs is None else max_num_seqs,
         async_scheduling=profile.async_scheduling_default if async_scheduling is None else async_scheduling,
         batch_tier=batch.tier,
         given=given,

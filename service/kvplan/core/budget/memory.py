@@ -8,9 +8,7 @@ import math
 from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..kv.parallel import Parallel
-from ..limits import MAX_BYTES
 from ..model.weights import bytes_per_rank
-from ..validate import non_negative_int
 from .types import BudgetInput
 
 SRC_REQUESTED = "vllm/v1/worker/utils.py (requested_memory = ceil(total × util))"
@@ -34,7 +32,7 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
     g = inp.geometry
     expert_params = g.params_expert or 0
     if inp.weights_bytes is not None:
-        total = non_negative_int(inp.weights_bytes, "weights_bytes", MAX_BYTES)
+        total = inp.weights_bytes
         expert = total * expert_params // g.params_total if g.params_total and expert_params else 0
         return total - expert, expert, "given"
     if g.loaded_weights is not None and inp.weight_dtype is None:

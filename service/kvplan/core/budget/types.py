@@ -1,57 +1,126 @@
-"""The budget's question and answer as plain values."""
+"""The budget's question and answer as plain values.
+
+`EngineSettings` is the one definition of the engine arguments a scenario sets: each field's
+type carries its bounds and description (msgspec Meta), which the wire schemas (schemas/) take
+as they are, so a request is refused at decoding by the same bounds the core checks
+(`check_settings`) and OpenAPI documents. `BudgetInput` is those settings plus what the service
+layer resolved (the geometry, the engine profile, the GPU)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated, Literal
+
 import msgspec
+from msgspec import Meta
 
 from .. import warnings as w
+from ..engine.dtypes import KV_CACHE_DTYPES, WEIGHT_DTYPE_ALIASES, WEIGHT_DTYPES
 from ..engine.profiles import EngineProfile
 from ..kv.pertoken import PerToken
 from ..ledger import Step
+from ..limits import (
+    MAX_BLOCK_SIZE,
+    MAX_BYTES,
+    MAX_CONCURRENCY,
+    MAX_LAYERS,
+    MAX_NUM_SEQS,
+    MAX_PARALLEL_SIZE,
+    MAX_TOKENS,
+)
 from ..model.geometry import Geometry
+
+# The types of the settings, named once; a request type declares a setting with its type here.
+if TYPE_CHECKING:  # the names, for mypy (which cannot read a Literal built from a tuple)
+    KvCacheDtype = str
+    WeightDtype = str
+else:  # the names, for msgspec: refused at decoding, listed in OpenAPI
+    KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]
+    WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]
+Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
+Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS)]
+ParallelSize = Annotated[int, Meta(ge=1, le=MAX_PARALLEL_SIZE)]
+BlockSize = Annotated[int, Meta(ge=1, le=MAX_BLOCK_SIZE)]
+MaxNumSeqs = Annotated[int, Meta(ge=1, le=MAX_NUM_SEQS, description="vLLM's cap on requests run at once")]
+ConcurrencyTarget = Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)]
+GpuMemoryBytes = Annotated[int, Meta(ge=1, le=MAX_BYTES, description="total memory of one GPU")]
+GpuMemoryUtilization = Annotated[float, Meta(gt=0, le=1, examples=[0.92])]
+ContextTokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])]
+SkipLayers = Annotated[
+    tuple[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)] | Literal["sliding_window"], ...],
+    Meta(max_length=MAX_LAYERS),
+]
+WeightsBytes = Annotated[
+    int,
+    Meta(ge=0, le=MAX_BYTES, description="total model weights, split over TP × PP", examples=[139586437120]),
+]
+NonKvBytes = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=MAX_BYTES,
+        description="activation peak + non-torch memory, per GPU. Unset (with cudagraph_bytes): "
+        "the engine profile's estimate; 0: the seed's weights-only budget",
+    ),
+]
+CudagraphBytes = Annotated[
+    int, Meta(ge=0, le=MAX_BYTES, description="CUDA-graph memory subtracted, per GPU (unset: estimated)")
+]
+EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
+KvCacheMemoryBytes = Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")]
+NumGpuBlocks = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
 # gc=False values, or (a ledger step's inputs) a dict of scalars built once, cannot be in a
 # reference cycle; untracked, the thousands a batch builds cost the cycle collector nothing
 # (tests/core/test_value_types.py checks every such field).
-class BudgetInput(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """Everything the budget depends on. Bytes are per GPU worker unless named total; None means
-    "the engine profile's default" (resolved in defaults.py)."""
+class EngineSettings(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """The engine arguments a scenario sets (vllm serve's flags, and the budget's own knobs), as
+    every request type and BudgetInput take them. Bytes are per GPU worker unless named total;
+    None means "the engine profile's default" (resolved in defaults.py)."""
+
+    gpu_memory_bytes: GpuMemoryBytes | None = None
+    gpu_memory_utilization: GpuMemoryUtilization | None = None
+    kv_cache_dtype: KvCacheDtype = "auto"
+    kv_cache_dtype_skip_layers: SkipLayers = ()
+    block_size: BlockSize | None = None
+    context_tokens: ContextTokens | None = None
+    tensor_parallel_size: ParallelSize = 1
+    pipeline_parallel_size: ParallelSize = 1
+    decode_context_parallel_size: ParallelSize = 1
+    weights_bytes: WeightsBytes | None = None
+    weight_dtype: WeightDtype | None = None
+    # Neither given: the engine profile's estimate (core/engine/nonkv.py). Either given: the given
+    # figures (the other 0), the seed's simplified budget.
+    non_kv_bytes: NonKvBytes | None = None
+    cudagraph_bytes: CudagraphBytes | None = None
+    enforce_eager: EnforceEager = False
+    kv_cache_memory_bytes: KvCacheMemoryBytes | None = None
+    num_gpu_blocks_override: NumGpuBlocks | None = None
+    max_num_batched_tokens: Tokens | None = None
+    max_num_seqs: MaxNumSeqs | None = None
+    async_scheduling: bool | None = None
+    max_model_len: Tokens | None = None
+    target_concurrency: ConcurrencyTarget | None = None
+    hybrid_kv_cache_manager: bool = True
+    extensible_kv_cache: bool = False
+    kv_offloading_bytes: Bytes | None = None
+
+
+ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
+
+
+class BudgetInput(EngineSettings, frozen=True, gc=False, kw_only=True):
+    """Everything the budget depends on: the engine settings, and the model, profile and GPU the
+    service layer resolved."""
 
     geometry: Geometry
     profile: EngineProfile
-    gpu_memory_bytes: int | None = None
     gpu_name: str = ""
     gpu_memory_nominal: bool = False
-    gpu_memory_utilization: float | None = None
-    kv_cache_dtype: str = "auto"
-    kv_cache_dtype_skip_layers: tuple[int | str, ...] = ()
-    block_size: int | None = None
-    context_tokens: int | None = None
-    tensor_parallel_size: int = 1
-    pipeline_parallel_size: int = 1
-    decode_context_parallel_size: int = 1
-    weights_bytes: int | None = None
-    weight_dtype: str | None = None
-    # Neither given: the engine profile's estimate (core/engine/nonkv.py). Either given: the given
-    # figures (the other 0), the seed's simplified budget.
-    non_kv_bytes: int | None = None
-    cudagraph_bytes: int | None = None
-    enforce_eager: bool = False
     # Where gpu_memory_bytes comes from (for the ledger): the preset's driver figure, the
     # figure vLLM sees (torch.cuda.mem_get_info), or the request.
     gpu_memory_source: str = ""
-    kv_cache_memory_bytes: int | None = None
-    num_gpu_blocks_override: int | None = None
-    max_num_batched_tokens: int | None = None
-    max_num_seqs: int | None = None
-    async_scheduling: bool | None = None
-    max_model_len: int | None = None
-    target_concurrency: int | None = None
-    hybrid_kv_cache_manager: bool = True
-    extensible_kv_cache: bool = False
-    kv_offloading_bytes: int | None = None
 
 
 class GroupResult(msgspec.Struct, frozen=True, gc=False):

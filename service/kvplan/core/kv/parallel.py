@@ -9,6 +9,7 @@ import msgspec
 from ..errors import InvalidLayout
 from ..limits import MAX_PARALLEL_SIZE
 from ..model.geometry import CIRCULAR_BUFFER, COMPRESSED_MLA, MAMBA_REPLICATED, SUMMARY, Geometry
+from ..validate import SIZE, integer
 
 
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
@@ -23,10 +24,7 @@ class Parallel(msgspec.Struct, frozen=True, gc=False):
 
 
 def _check_size(value: int, field: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidLayout(field, f"must be a positive integer, got {value!r}")
-    if value > MAX_PARALLEL_SIZE:
-        raise InvalidLayout(field, f"must be at most {MAX_PARALLEL_SIZE}, got {value}")
+    integer(value, field, MAX_PARALLEL_SIZE, 1, InvalidLayout, SIZE)
 
 
 def check_sizes(par: Parallel) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 from itertools import pairwise
 from typing import Any
@@ -22,6 +21,7 @@ from ..limits import (
     MAX_STATE_BYTES,
     MAX_TOKENS,
 )
+from ..validate import COUNT, Wording, integer
 from .mamba import MambaState, Mixer
 from .quant import QuantScheme
 from .weights import LoadedWeights
@@ -257,16 +257,9 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 
 def pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
-            value = int(value)
-        else:
-            raise err(field, f"must be a positive integer, got {value!r}")
-    if value < 1:
-        raise err(field, f"must be at least 1, got {value}")
-    if value > maximum:
-        raise err(field, f"must be at most {maximum}, got {value}")
-    return int(value)
+    """A count of a config or an inline geometry, from 1 to maximum, by the one integer rule
+    (core/validate.py: an int, so not 8192.0, which vLLM would not take as a count either)."""
+    return integer(value, field, maximum, 1, err, COUNT)
 
 
 def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple[int, int] | None:
@@ -284,9 +277,7 @@ def _kpool_indexer(value: tuple[int, int] | None, pattern: str, p: str) -> tuple
 
 def non_neg_int(value: Any, field: str, maximum: int) -> int:
     """A config count that may be 0 (meaning "derive it"), as InvalidConfig when it is not."""
-    if value == 0 and not isinstance(value, bool):
-        return 0
-    return pos_int(value, field, maximum, InvalidConfig)
+    return integer(value, field, maximum, 0, InvalidConfig, COUNT)
 
 
 def _opt_pos_int(value: Any, field: str, maximum: int, err: type[InvalidInput] = InvalidInput) -> int | None:
@@ -643,13 +634,13 @@ def _indexer(
     if not layers:
         return None, None
     dim = pos_int(dim, p + "indexer_dim", MAX_HEAD_DIM)
-    if list(layers) != sorted(set(layers)) or any(
-        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pattern) or pattern[i] != FULL
-        for i in layers
-    ):
-        raise InvalidInput(
-            p + "indexer_layers", "must list, in order and once each, full-attention layers (0-based)"
-        )
+    said = "must list, in order and once each, full-attention layers (0-based)"
+    listed = Wording(said, said, said, said)
+    for i in layers:
+        if pattern[integer(i, p + "indexer_layers", len(pattern) - 1, 0, InvalidInput, listed)] != FULL:
+            raise InvalidInput(p + "indexer_layers", said)
+    if list(layers) != sorted(set(layers)):
+        raise InvalidInput(p + "indexer_layers", said)
     return tuple(layers), dim
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InvalidConfig
+from ..validate import Wording, integer
 
 SCALE_BYTES = 2  # bf16 / fp16 scales, as llm-compressor, AutoAWQ and GPTQ store them
 FP32_SCALE_BYTES = 4
@@ -33,10 +34,14 @@ def _bits(v: Any, field: str) -> int:
 PER_CHANNEL = -1  # GPTQ's and AWQ's group_size for one scale a row
 
 
+_GROUP = Wording(*(["must be a positive group size (or -1, per channel), got {value!r}"] * 4))
+
+
 def _group(v: Any, field: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v == 0 or v < PER_CHANNEL or v > 1 << 20:
-        raise InvalidConfig(field, f"must be a positive group size (or -1, per channel), got {v!r}")
-    return v
+    group = integer(v, field, 1 << 20, PER_CHANNEL, InvalidConfig, _GROUP)
+    if group == 0:
+        raise InvalidConfig(field, _GROUP.below.format(value=v))
+    return group
 
 
 def _grouped(name: str, bits: int, group: int, zero_bits: int, scale_bytes: int = SCALE_BYTES) -> QuantScheme:
