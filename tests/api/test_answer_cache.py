@@ -8,9 +8,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.api.cache import DOORKEEPER_KEYS, ENTRY_OVERHEAD, ByteBoundedCache
 from kvplan.api.routes import calc
 from kvplan.presets.registry import BUILTIN_DIR
+from kvplan.services.cache import DOORKEEPER_KEYS, ENTRY_OVERHEAD, ByteBoundedCache
 
 
 @given(st.lists(st.tuples(st.binary(min_size=1, max_size=64), st.integers(0, 5000)), max_size=200))
@@ -47,7 +47,7 @@ def test_an_offered_answer_is_kept_on_its_keys_second_sight_only():
 
 
 def test_padded_and_reordered_bodies_of_one_scenario_make_one_entry(client):
-    calc._answers.clear()
+    calc._cache.answers.clear()
     scenario = {"model": "llama-3-8b", "gpu": "h100-sxm-80gb", "context_tokens": 12345}
     bodies = [
         json.dumps(scenario),
@@ -59,12 +59,12 @@ def test_padded_and_reordered_bodies_of_one_scenario_make_one_entry(client):
     ]
     assert {r.status_code for r in answers} == {200}
     assert len({r.content for r in answers}) == 1
-    assert len(calc._answers) == 1
+    assert len(calc._cache.answers) == 1
 
 
 def test_distinct_scenarios_past_the_budget_evict_instead_of_growing(client, monkeypatch):
     small: ByteBoundedCache[tuple[bytes, tuple[str, ...]]] = ByteBoundedCache(50_000, 4096)
-    monkeypatch.setattr(calc, "_answers", small)
+    monkeypatch.setattr(calc._cache, "answers", small)
     for t in range(1, 200):
         r = client.post(
             "/v1/budget", json={"model": "llama-3-8b", "gpu": "h100-sxm-80gb", "context_tokens": t}
@@ -75,11 +75,11 @@ def test_distinct_scenarios_past_the_budget_evict_instead_of_growing(client, mon
 
 
 def test_large_inline_configs_are_answered_but_not_kept(client):
-    calc._answers.clear()
+    calc._cache.answers.clear()
     config = json.loads((BUILTIN_DIR / "models" / "llama-3-8b.json").read_text())["config"]
     config["architectures_note"] = "x" * 5000  # real configs carry long fields (chat templates, maps)
     r = client.post(
         "/v1/budget", json={"model": {"hf_config": config}, "gpu": "h100-sxm-80gb", "weights_bytes": 1}
     )
     assert r.status_code == 200, r.text
-    assert len(calc._answers) == 0
+    assert len(calc._cache.answers) == 0

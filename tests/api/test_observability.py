@@ -69,7 +69,7 @@ def test_one_log_line_per_request_without_the_body(client, capsys):
 
 
 def test_a_500_is_logged_with_its_trace_counted_and_never_shown(client, capsys, monkeypatch):
-    from kvplan.api.routes import catalog
+    from kvplan.services import catalog  # where the model-detail answer is built
 
     def broken(*args, **kwargs):
         raise RuntimeError("secret internal detail")

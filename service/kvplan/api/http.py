@@ -1,16 +1,14 @@
 """Request and answer plumbing shared by the routes: strict decoding of bodies and query
-strings, format negotiation, ETags and answers."""
+strings, format negotiation, conditional GETs and answers."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 import msgspec
 from litestar import Request, Response
 
-from kvplan import __version__
 from kvplan.core.limits import MAX_QUERY_FIELDS
 from kvplan.presets import Registry
 from kvplan.schemas import unknown_field
@@ -103,13 +101,6 @@ def query_pairs(query_string: bytes) -> list[tuple[str, str]]:
         )
     except ValueError:
         raise ApiError(400, f"too many query parameters (at most {MAX_QUERY_FIELDS})") from None
-
-
-def etag_for(req: msgspec.Struct, *parts: str) -> str:
-    h = hashlib.blake2b(msgspec.json.encode(req), digest_size=12)
-    for p in (*parts, __version__):
-        h.update(b"\0" + p.encode())
-    return f'"{h.hexdigest()}"'
 
 
 CACHE_CONTROL = "public, max-age=300"

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kvplan.hub import HubError, HubModel, HubRef, HubUnavailable, default_hub, pin
 from kvplan.presets import Registry
-from kvplan.services.scenarios import hub_ref_of
+from kvplan.services.models import ModelRef, model_ref
 
 from .settings import Settings
 
@@ -44,22 +44,25 @@ def _fetch(ref: HubRef) -> asyncio.Future[HubModel]:
     return flight
 
 
-def hub_refs(registry: Registry, models: Iterable[object], skip_invalid: bool = False) -> set[HubRef]:
-    """The Hub models named (a malformed id raises InvalidInput, a 400, unless skipped)."""
+def hub_refs(registry: Registry, models: Iterable[ModelRef | str], skip_invalid: bool = False) -> set[HubRef]:
+    """The Hub models named. A model is a reference (services/models.py: parsed once, where the
+    request was decoded), or an id a caller without one gives (a malformed Hub id raises
+    InvalidInput, a 400, unless skipped)."""
     refs = set()
     for m in models:
-        try:
-            ref = hub_ref_of(registry, m)
-        except Exception:
-            if skip_invalid:
-                continue
-            raise
-        if ref is not None:
-            refs.add(ref)
+        if isinstance(m, str):
+            try:
+                m = model_ref(registry, m)
+            except Exception:
+                if skip_invalid:
+                    continue
+                raise
+        if isinstance(m, HubRef):
+            refs.add(m)
     return refs
 
 
-async def prefetch(registry: Registry, models: Iterable[object], each_alone: bool = False) -> None:
+async def prefetch(registry: Registry, models: Iterable[ModelRef | str], each_alone: bool = False) -> None:
     """Fetch every Hub model named, unless memory holds it, and pin them for this request's
     answer. A failure is raised (the first one), or with `each_alone` (a batch, whose scenarios
     fail one by one) left for the answer's own lookup to raise again: the client remembers it."""
@@ -94,28 +97,3 @@ async def prefetch(registry: Registry, models: Iterable[object], each_alone: boo
                 listed = ", ".join(sorted(names))
                 raise HubUnavailable(f"the Hub did not answer for {listed} within {limit:g} s") from None
     pin(found)
-
-
-def cacheable(registry: Registry, model: object) -> bool:
-    """An answer may be kept unless it names a Hub revision that can move (a branch such as main):
-    the Hub client's own cache expires those; nor one read from the disk copy in an outage (it
-    says so, and will not once the Hub is back)."""
-    try:
-        ref = hub_ref_of(registry, model)
-        if ref is None:
-            return True
-        found = default_hub().cached(ref, stale_ok=True)
-    except Exception:
-        return False
-    return ref.pinned and found is not None and not found.from_cache
-
-
-def hub_commit(registry: Registry, model: object) -> str:
-    """The commit a Hub model's answer was computed at ("" for presets and inline models)."""
-    ref = hub_ref_of(registry, model)
-    try:
-        found = None if ref is None else default_hub().resolve(ref)  # pinned by prefetch
-    except HubError:
-        return ""
-    # The body says whether it came from the disk copy: so must its ETag.
-    return "" if found is None else f"{found.sha}{' from cache' if found.from_cache else ''}"

@@ -8,7 +8,7 @@ its own entries (compute_budget, the config reader, the presets) for values that
 way. A ratio is a finite float within its range (`utilization`).
 
 `Input` is the one base of every struct a caller's JSON decodes into: frozen, unknown fields
-refused, keyword-only."""
+refused."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from .errors import InvalidInput
 
 class Input(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The msgspec options every request struct shares: a misspelt field is an error (a 400 that
-    names it and the closest field), never silently ignored; a decoded request cannot change."""
+    names it and the closest field), never silently ignored; a decoded request cannot change.
+    (A subclass inherits both; msgspec applies kw_only to a class's own fields only, so a struct
+    with a required field after an optional one says kw_only=True itself.)"""
 
 
 class Wording(NamedTuple):

@@ -8,13 +8,30 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.engine.dtypes import KV_CACHE_DTYPES, WEIGHT_DTYPE_ALIASES, WEIGHT_DTYPES
+from kvplan.core.budget.types import (
+    BlockSize,
+    Bytes,
+    ConcurrencyTarget,
+    ContextTokens,
+    CudagraphBytes,
+    EnforceEager,
+    GpuMemoryBytes,
+    GpuMemoryUtilization,
+    KvCacheDtype,
+    KvCacheMemoryBytes,
+    MaxNumSeqs,
+    NonKvBytes,
+    NumGpuBlocks,
+    ParallelSize,
+    SkipLayers,
+    Tokens,
+    WeightDtype,
+    WeightsBytes,
+)
 from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.limits import (
     MAX_BATCH,
-    MAX_BLOCK_SIZE,
     MAX_BYTES,
-    MAX_CONCURRENCY,
     MAX_COST_PER_HOUR,
     MAX_FLEET_TYPES,
     MAX_GPU_COUNT,
@@ -26,8 +43,6 @@ from kvplan.core.limits import (
     MAX_LAYOUTS,
     MAX_MIX,
     MAX_NAME_LENGTH,
-    MAX_NUM_SEQS,
-    MAX_PARALLEL_SIZE,
     MAX_PARAMS,
     MAX_SHARE,
     MAX_STATE_BYTES,
@@ -35,9 +50,12 @@ from kvplan.core.limits import (
     MAX_TOKENS,
 )
 from kvplan.core.model.quant import QUANTIZATION_ARGS
+from kvplan.core.validate import Input
 
-KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]  # type: ignore[valid-type]
-WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]  # type: ignore[valid-type]
+# The engine settings' types (KvCacheDtype, ContextTokens, …) are the core's own
+# (kvplan.core.budget.types.EngineSettings): a request declares a setting with the core's type, and
+# tests/contract/test_one_definition.py fails when one does not.
+
 # A profile id, or a vLLM version as people write it ("0.19.0", "vllm@0.11.1", "0.33"), which
 # core/engine/profiles.py maps to the profile that governs it (named in the answer).
 EngineId = Annotated[
@@ -55,16 +73,14 @@ LayerType = Literal[
 ]  # fmt: skip
 ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
-Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
 PosBytes = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
-Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS)]
-ParallelSize = Annotated[int, Meta(ge=1, le=MAX_PARALLEL_SIZE)]
 Dim = Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM)]
 Params = Annotated[int, Meta(ge=1, le=MAX_PARAMS)]
 Name = Annotated[str, Meta(max_length=MAX_NAME_LENGTH)]
-BlockSize = Annotated[int, Meta(ge=1, le=MAX_BLOCK_SIZE)]
-MaxNumSeqs = Annotated[int, Meta(ge=1, le=MAX_NUM_SEQS, description="vLLM's cap on requests run at once")]
-ConcurrencyTarget = Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)]
+GpuId = Annotated[
+    str,
+    Meta(max_length=MAX_NAME_LENGTH, description="a GPU preset id (see /v1/gpus)", examples=["pool-160gib"]),
+]
 GpuCount = Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT)]
 GpusPerNode = Annotated[
     int, Meta(ge=1, le=MAX_GPUS_PER_NODE, description="tensor parallel stays within a node")
@@ -75,26 +91,13 @@ CostPerHour = Annotated[float, Meta(ge=0, le=MAX_COST_PER_HOUR, description="per
 StateDim = Annotated[int, Meta(ge=0, le=MAX_HIDDEN_SIZE)]
 
 
-NonKvBytes = Annotated[
-    int,
-    Meta(
-        ge=0,
-        le=MAX_BYTES,
-        description="activation peak + non-torch memory, per GPU. Unset (with cudagraph_bytes): "
-        "the engine profile's estimate; 0: the seed's weights-only budget",
-    ),
-]
-CudagraphBytes = Annotated[
-    int, Meta(ge=0, le=MAX_BYTES, description="CUDA-graph memory subtracted, per GPU (unset: estimated)")
-]
 Quantization = Annotated[
     Literal[tuple(QUANTIZATION_ARGS)],  # type: ignore[valid-type]
     Meta(description="vLLM's --quantization, for a model whose config.json states none"),
 ]
-EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
 
 
-class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class MambaStateSpec(Input):
     """A Mamba or linear-attention layer's state, as the config numbers vLLM's shape calculator
     reads (vllm/model_executor/layers/mamba/mamba_utils.py). mamba1: intermediate_size,
     state_size; mamba2: also n_groups, num_heads, head_dim; gated_delta_net: num_k_heads,
@@ -127,7 +130,7 @@ class MambaStateSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     ] = 0
 
 
-class QsaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class QsaSpec(Input):
     """Qwen4-exp QSA's side caches, one head on every TP rank: a circular_buffer ring of
     compress_ratio rows of ring_row_bytes (its block compress_ratio tokens) and a compressed_mla
     key of key_bytes per compress_ratio tokens."""
@@ -137,7 +140,7 @@ class QsaSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     key_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, examples=[256])]
 
 
-class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class GeometrySpec(Input, kw_only=True):
     """A model's attention geometry given inline (what `POST /v1/models/resolve` returns).
     Give `kv_lora_rank` and `qk_rope_head_dim` for MLA; `head_dim` otherwise."""
 
@@ -290,7 +293,7 @@ class GeometrySpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ) = None
 
 
-class ModelSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class ModelSpec(Input):
     """A model not in the presets: a Hugging Face config.json, or inline geometry (one of them)."""
 
     hf_config: Annotated[dict[str, Any], Meta(description="a config.json, verbatim")] | None = None
@@ -305,72 +308,45 @@ ModelField = Annotated[
         examples=["llama-3-70b"],
     ),
 ]
-SkipLayers = Annotated[
-    list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)] | Literal["sliding_window"]],
-    Meta(max_length=MAX_LAYERS),
-]
 
 
-class PerTokenRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class PerTokenRequest(Input):
     """Bytes of KV one token costs, per layer kind, per GPU and for the whole model."""
 
     model: ModelField
     kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = []
+    kv_cache_dtype_skip_layers: SkipLayers = ()
     tensor_parallel_size: ParallelSize = 1
     pipeline_parallel_size: ParallelSize = 1
     decode_context_parallel_size: ParallelSize = 1
-    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
+    context_tokens: ContextTokens | None = None
     engine: EngineId | None = None
 
 
-class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+# Every engine setting of kvplan.core.budget.types.EngineSettings (tests/contract/
+# test_one_definition.py checks it), with the model, the GPU, --quantization and the profile.
+class BudgetRequest(Input):
     """One capacity scenario: a model on a GPU (or a memory size) under vLLM's budget rules."""
 
     model: ModelField
-    gpu: (
-        Annotated[
-            str,
-            Meta(
-                max_length=MAX_NAME_LENGTH,
-                description="a GPU preset id (see /v1/gpus)",
-                examples=["pool-160gib"],
-            ),
-        ]
-        | None
-    ) = None
-    gpu_memory_bytes: (
-        Annotated[int, Meta(ge=1, le=MAX_BYTES, description="total memory of one GPU")] | None
-    ) = None
-    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1, examples=[0.92])] | None = None
+    gpu: GpuId | None = None
+    gpu_memory_bytes: GpuMemoryBytes | None = None
+    gpu_memory_utilization: GpuMemoryUtilization | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = []
+    kv_cache_dtype_skip_layers: SkipLayers = ()
     block_size: BlockSize | None = None
-    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
+    context_tokens: ContextTokens | None = None
     tensor_parallel_size: ParallelSize = 1
     pipeline_parallel_size: ParallelSize = 1
     decode_context_parallel_size: ParallelSize = 1
-    weights_bytes: (
-        Annotated[
-            int,
-            Meta(
-                ge=0,
-                le=MAX_BYTES,
-                description="total model weights, split over TP × PP",
-                examples=[139586437120],
-            ),
-        ]
-        | None
-    ) = None
+    weights_bytes: WeightsBytes | None = None
     weight_dtype: WeightDtype | None = None
     non_kv_bytes: NonKvBytes | None = None
     cudagraph_bytes: CudagraphBytes | None = None
     enforce_eager: EnforceEager = False
     quantization: Quantization | None = None
-    kv_cache_memory_bytes: (
-        Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")] | None
-    ) = None
-    num_gpu_blocks_override: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
+    kv_cache_memory_bytes: KvCacheMemoryBytes | None = None
+    num_gpu_blocks_override: NumGpuBlocks | None = None
     max_num_batched_tokens: Tokens | None = None
     max_num_seqs: MaxNumSeqs | None = None
     async_scheduling: bool | None = None
@@ -382,13 +358,13 @@ class BudgetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     engine: EngineId | None = None
 
 
-class BatchRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class BatchRequest(Input):
     """Many budget scenarios in one call; each is answered on its own, in order."""
 
     scenarios: Annotated[list[msgspec.Raw], Meta(min_length=1, max_length=MAX_BATCH)]
 
 
-class BatchRequestDoc(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class BatchRequestDoc(Input):
     """The documented shape of BatchRequest (scenarios are decoded one by one)."""
 
     scenarios: Annotated[list[BudgetRequest], Meta(min_length=1, max_length=MAX_BATCH)]
@@ -408,18 +384,16 @@ class Problem(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     request_id: str | None = None
 
 
-class FleetGpu(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class FleetGpu(Input):
     """GPUs of one type in the fleet."""
 
-    gpu: Annotated[
-        str, Meta(max_length=MAX_NAME_LENGTH, description="a GPU preset id", examples=["h100-sxm-80gb"])
-    ]
+    gpu: GpuId
     count: Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT, description="how many GPUs of this type")]
     gpus_per_node: GpusPerNode = 8
     cost_per_hour: CostPerHour | None = None
 
 
-class LayoutSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class LayoutSpec(Input):
     """A replica's layout: TP × PP GPUs; with data_parallel_attention, tensor_parallel_size GPUs as
     attention ranks (each its own KV, attention TP 1) with the experts split across them."""
 
@@ -428,19 +402,19 @@ class LayoutSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     data_parallel_attention: bool = False
 
 
-class MixSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class MixSpec(Input):
     context_tokens: Tokens
     share: Annotated[float, Meta(gt=0, le=MAX_SHARE, description="relative share of requests of this length")]
 
 
-class Workload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class Workload(Input):
     """One context length, or a mix of lengths with shares (one of them)."""
 
-    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])] | None = None
+    context_tokens: ContextTokens | None = None
     mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=MAX_MIX)] | None = None
 
 
-class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class FleetRequest(Input):
     """Which layout of which GPU type serves how many requests, and what a target takes."""
 
     model: ModelField
@@ -448,11 +422,11 @@ class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET_TYPES)]
     layouts: Annotated[list[LayoutSpec], Meta(min_length=1, max_length=MAX_LAYOUTS)] | None = None
     target_concurrency: ConcurrencyTarget | None = None
-    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
+    gpu_memory_utilization: GpuMemoryUtilization | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = []
+    kv_cache_dtype_skip_layers: SkipLayers = ()
     block_size: BlockSize | None = None
-    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    weights_bytes: WeightsBytes | None = None
     weight_dtype: WeightDtype | None = None
     non_kv_bytes: NonKvBytes | None = None
     cudagraph_bytes: CudagraphBytes | None = None
@@ -467,11 +441,11 @@ class FleetRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     engine: EngineId | None = None
 
 
-class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class FleetQuery(Input, kw_only=True):
     """GET /v1/fleet: one GPU type, one context length."""
 
     model: ModelField
-    gpu: Annotated[str, Meta(max_length=MAX_NAME_LENGTH, examples=["h100-sxm-80gb"])]
+    gpu: GpuId
     count: (
         Annotated[
             int,
@@ -479,13 +453,13 @@ class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
         ]
         | None
     ) = None
-    context_tokens: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[8192])]
+    context_tokens: ContextTokens
     gpus_per_node: GpusPerNode = 8
     cost_per_hour: CostPerHour | None = None
     target_concurrency: ConcurrencyTarget | None = None
-    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
+    gpu_memory_utilization: GpuMemoryUtilization | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
-    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    weights_bytes: WeightsBytes | None = None
     weight_dtype: WeightDtype | None = None
     block_size: BlockSize | None = None
     engine: EngineId | None = None
@@ -497,7 +471,7 @@ class FleetQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
 SweepAxis = Literal["context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size"]
 
 
-class SweepQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class SweepQuery(Input):
     """GET /v1/sweep: the budget's fields, plus the axis to vary and (optionally) its values."""
 
     vary: SweepAxis

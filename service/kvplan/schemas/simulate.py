@@ -8,70 +8,66 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.limits import (
-    MAX_ARRIVAL_STEP,
-    MAX_BLOCK_SIZE,
-    MAX_BYTES,
-    MAX_LISTED_REQUESTS,
-    MAX_NAME_LENGTH,
-    MAX_NUM_BLOCKS,
-    MAX_SNAPSHOTS,
-)
-from kvplan.core.sim.workload import Generator, SimRequest
-
-from .common import (
+from kvplan.core.budget.types import (
+    BlockSize,
     CudagraphBytes,
     EnforceEager,
-    EngineId,
+    GpuMemoryBytes,
+    GpuMemoryUtilization,
     KvCacheDtype,
+    KvCacheMemoryBytes,
     MaxNumSeqs,
-    ModelField,
     NonKvBytes,
     ParallelSize,
-    Quantization,
     Tokens,
     WeightDtype,
+    WeightsBytes,
 )
+from kvplan.core.limits import MAX_ARRIVAL_STEP, MAX_LISTED_REQUESTS, MAX_NUM_BLOCKS, MAX_SNAPSHOTS
+from kvplan.core.sim.workload import Generator, SimRequest
+from kvplan.core.validate import Input
+
+from .common import EngineId, GpuId, ModelField, Quantization
 
 
-class SimWorkload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class SimWorkload(Input):
     """Exactly one of requests (listed) or generator (seeded)."""
 
     requests: Annotated[list[SimRequest], Meta(min_length=1, max_length=MAX_LISTED_REQUESTS)] | None = None
     generator: Generator | None = None
 
 
-class SimulateRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class SimulateRequest(Input):
     """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""
 
     workload: SimWorkload
     num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
-    block_size: Annotated[int, Meta(ge=1, le=MAX_BLOCK_SIZE)] | None = None
+    block_size: BlockSize | None = None
     max_num_seqs: MaxNumSeqs | None = None
     max_num_batched_tokens: Tokens | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     enable_prefix_caching: bool = True
     snapshot_steps: Annotated[
-        list[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)]],
+        tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
         Meta(
             max_length=MAX_SNAPSHOTS,
             description="steps after which to return the pool: block tables, ref_cnt, free queue",
         ),
-    ] = []
+    ] = ()
     model: ModelField | None = None
-    gpu: Annotated[str, Meta(max_length=MAX_NAME_LENGTH)] | None = None
-    gpu_memory_bytes: Annotated[int, Meta(ge=1, le=MAX_BYTES)] | None = None
-    gpu_memory_utilization: Annotated[float, Meta(gt=0, le=1)] | None = None
+    gpu: GpuId | None = None
+    gpu_memory_bytes: GpuMemoryBytes | None = None
+    gpu_memory_utilization: GpuMemoryUtilization | None = None
     kv_cache_dtype: KvCacheDtype = "auto"
     tensor_parallel_size: ParallelSize = 1
     pipeline_parallel_size: ParallelSize = 1
-    weights_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    weights_bytes: WeightsBytes | None = None
     weight_dtype: WeightDtype | None = None
     non_kv_bytes: NonKvBytes | None = None
     cudagraph_bytes: CudagraphBytes | None = None
     enforce_eager: EnforceEager = False
     quantization: Quantization | None = None
-    kv_cache_memory_bytes: Annotated[int, Meta(ge=0, le=MAX_BYTES)] | None = None
+    kv_cache_memory_bytes: KvCacheMemoryBytes | None = None
     engine: EngineId | None = None
 
 

@@ -18,15 +18,8 @@ from kvplan.core.sim.simulate import SimResult, simulate
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 
-from .scenarios import (
-    Resolutions,
-    budget_input,
-    fleet_input,
-    hub_ref_of,
-    per_token_args,
-    resolve_model,
-    simulation_input,
-)
+from .models import ModelRef, Preset, model_ref, resolve
+from .scenarios import Resolutions, budget_input, fleet_input, per_token_args, simulation_input
 
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
@@ -48,9 +41,13 @@ def _timed(observe: Observe, compute: Callable[[], Any]) -> Any:
 
 
 def per_token_answer(
-    registry: Registry, req: PerTokenRequest, explain: bool, observe: Observe = None
+    registry: Registry,
+    req: PerTokenRequest,
+    explain: bool,
+    observe: Observe = None,
+    ref: ModelRef | None = None,
 ) -> tuple[PerToken, Labels]:
-    model = resolve_model(registry, req.model)
+    model = resolve(registry, model_ref(registry, req.model) if ref is None else ref)
     engine = get_profile(req.engine).id
     dtype, skip, par = per_token_args(req)
     pt: PerToken = _timed(
@@ -65,8 +62,9 @@ def budget_answer(
     explain: bool,
     observe: Observe = None,
     resolutions: Resolutions | None = None,
+    ref: ModelRef | None = None,
 ) -> tuple[Budget, Labels]:
-    inp, model, gpu = budget_input(registry, req, resolutions)
+    inp, model, gpu = budget_input(registry, req, resolutions, ref)
     if observe is None:
         b = compute_budget(inp, explain)
     else:  # the hottest path: timed without the closure _timed takes
@@ -76,11 +74,14 @@ def budget_answer(
     return b, {**model.labels(), "gpu": gpu, "registry_version": registry.version}
 
 
-def fleet_answer(registry: Registry, req: FleetRequest, observe: Observe = None) -> tuple[FleetPlan, Labels]:
-    inp = fleet_input(registry, req)
+def fleet_answer(
+    registry: Registry, req: FleetRequest, observe: Observe = None, ref: ModelRef | None = None
+) -> tuple[FleetPlan, Labels]:
+    if ref is None:
+        ref = model_ref(registry, req.model)
+    inp = fleet_input(registry, req, ref)
     plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp))
-    hub = isinstance(req.model, str) and hub_ref_of(registry, req.model) is not None
-    label = req.model if isinstance(req.model, str) and not hub else inp.template.geometry.name
+    label = ref.name if isinstance(ref, Preset) else inp.template.geometry.name
     return plan, {"model": label, "registry_version": registry.version}
 
 
@@ -90,8 +91,9 @@ def sweep_answer(
     vary: str,
     values: Sequence[str] | None,
     observe: Observe = None,
+    ref: ModelRef | None = None,
 ) -> tuple[Sweep, Labels]:
-    template, model, _ = budget_input(registry, req)
+    template, model, _ = budget_input(registry, req, ref=ref)
     series: Sweep = _timed(observe, lambda: sweep(template, vary, values))
     return series, {**model.labels(), "registry_version": registry.version}
 
@@ -101,10 +103,11 @@ def simulate_answer(
     req: SimulateRequest,
     should_stop: Callable[[], bool] | None = None,
     observe: Observe = None,
+    ref: ModelRef | None = None,
 ) -> tuple[SimResult, Labels]:
     """A simulation and the pool it ran on: blocks, block size and the batch limits, resolved as
     budget resolves them."""
-    cfg, requests, generator, pool, engine = simulation_input(registry, req)
+    cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
     result: SimResult = _timed(
         observe, lambda: simulate(cfg, requests, generator, req.snapshot_steps, should_stop=should_stop)
     )

@@ -33,7 +33,8 @@ from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest
 from kvplan.schemas.reconcile import ReconcileOverrides
 
-from .scenarios import budget_input, resolve_model, with_quantization
+from .models import ModelRef, model_ref, resolve
+from .scenarios import budget_input, with_quantization
 
 _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
@@ -192,20 +193,35 @@ def _inputs(
     return fields, used, engine_source
 
 
-def _budget(registry: Registry, fields: dict[str, Any], **more: Any) -> Budget:
+class _Model:
+    """The model every plan of one reconciliation names, parsed once (on first use, where a plan
+    decodes it: a value the log gives out of range is an error of the log's first)."""
+
+    def __init__(self, registry: Registry, ref: ModelRef | None) -> None:
+        self.registry = registry
+        self.ref = ref
+
+    def of(self, req: BudgetRequest) -> ModelRef:
+        if self.ref is None:
+            self.ref = model_ref(self.registry, req.model)
+        return self.ref
+
+
+def _budget(registry: Registry, fields: dict[str, Any], model: _Model, **more: Any) -> Budget:
     sent = {k: v for k, v in {**fields, **more}.items() if not k.startswith("_")}
-    inp, _, _ = budget_input(registry, msgspec.convert(sent, BudgetRequest))
+    req = msgspec.convert(sent, BudgetRequest)
+    inp, _, _ = budget_input(registry, req, ref=model.of(req))
     return compute_budget(inp)
 
 
-def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[Used]) -> None:
+def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[Used], model: _Model) -> None:
     """The log's --quantization is dropped, and said so, where the checkpoint states its own
     (vLLM reads that from the config)."""
     if "quantization" not in fields:
         return
-    model = msgspec.convert({"model": fields["model"]}, BudgetRequest).model
+    req = msgspec.convert({"model": fields["model"]}, BudgetRequest)
     try:
-        with_quantization(resolve_model(registry, model).geometry, fields["quantization"])
+        with_quantization(resolve(registry, model.of(req)).geometry, fields["quantization"])
     except InvalidInput:
         del fields["quantization"]
         for i, u in enumerate(used):
@@ -216,12 +232,12 @@ def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[
 
 
 def _plan(
-    registry: Registry, log: EngineLog, extra: list[Figure], fields: dict[str, Any]
+    registry: Registry, log: EngineLog, extra: list[Figure], fields: dict[str, Any], model: _Model
 ) -> tuple[Budget | None, list[Row], Budget | None]:
     """kvplan's own plan and its rows, and the plan the log's available memory makes."""
     plan: Budget | None = None
     if "gpu" in fields or "gpu_memory_bytes" in fields:
-        plan = _budget(registry, fields)
+        plan = _budget(registry, fields, model)
     rows: list[Row] = []
     if plan is not None:
         m = plan.memory
@@ -251,9 +267,9 @@ def _plan(
         mid = round(float(available.value) * GiB)
         blocks = next((f for f in extra if f.name == "num_gpu_blocks"), None)
         bounds = Bounds(
-            low=_budget(registry, fields, kv_cache_memory_bytes=low),
-            mid=_budget(registry, fields, kv_cache_memory_bytes=mid),
-            high=_budget(registry, fields, kv_cache_memory_bytes=high),
+            low=_budget(registry, fields, model, kv_cache_memory_bytes=low),
+            mid=_budget(registry, fields, model, kv_cache_memory_bytes=mid),
+            high=_budget(registry, fields, model, kv_cache_memory_bytes=high),
         )
         from_log = bounds.mid
         capacity = EngineLog(figures=(*log.figures, *([blocks] if blocks else [])), lines=log.lines,
@@ -267,15 +283,19 @@ def reconcile(
     text: str | EngineLog,
     metrics: str | None = None,
     overrides: ReconcileOverrides | None = None,
+    ref: ModelRef | None = None,
 ) -> Reconciliation:
+    """The log's figures beside kvplan's plan for the same inputs. `ref`: the model the log (or
+    overrides.model) names, parsed, when the caller holds it (the route, which fetched it)."""
     o = overrides or ReconcileOverrides()
     log = read_log(text) if isinstance(text, str) else text
     extra = metrics_figures(metrics) if metrics else []
     fields, used, engine_source = _inputs(log, extra, o)
     try:
-        _settle_quantization(registry, fields, used)
-        plan, rows, from_log = _plan(registry, log, extra, fields)
-        what_ifs = _what_ifs(registry, fields, from_log, log.first("available_kv_gib"), o)
+        model = _Model(registry, ref)
+        _settle_quantization(registry, fields, used, model)
+        plan, rows, from_log = _plan(registry, log, extra, fields, model)
+        what_ifs = _what_ifs(registry, fields, model, from_log, log.first("available_kv_gib"), o)
     except msgspec.ValidationError as e:
         raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
     except (KvplanError, HubError) as e:
@@ -331,8 +351,8 @@ def _observed(log: EngineLog) -> tuple[int | None, str]:
 
 
 def _what_ifs(
-    registry: Registry, fields: dict[str, Any], from_log: Budget | None, available: Figure | None,
-    o: ReconcileOverrides,
+    registry: Registry, fields: dict[str, Any], model: _Model, from_log: Budget | None,
+    available: Figure | None, o: ReconcileOverrides,
 ) -> list[WhatIf]:  # fmt: skip
     if from_log is None or available is None:
         return []
@@ -342,18 +362,18 @@ def _what_ifs(
     for ctx in sorted({1024, 4096, 8192, 32768, 131072, from_log.context_tokens}):
         if ctx > mml:
             continue
-        b = _budget(registry, fields, kv_cache_memory_bytes=kv, context_tokens=ctx)
+        b = _budget(registry, fields, model, kv_cache_memory_bytes=kv, context_tokens=ctx)
         n = b.concurrency.guaranteed
         out.append(WhatIf(question=f"requests of {ctx:,} tokens at once", answer=f"{n:,}", concurrency=n))
     if fields.get("kv_cache_dtype", "auto") == "auto":
-        b = _budget(registry, fields, kv_cache_memory_bytes=kv, kv_cache_dtype="fp8")
+        b = _budget(registry, fields, model, kv_cache_memory_bytes=kv, kv_cache_dtype="fp8")
         out.append(WhatIf(
             question=f"with fp8 KV (--kv-cache-dtype fp8), requests of {b.context_tokens:,} tokens",
             answer=f"{b.concurrency.guaranteed:,} (from {from_log.concurrency.guaranteed:,})",
             concurrency=b.concurrency.guaranteed,
         ))  # fmt: skip
     if o.target_concurrency is not None and ("gpu" in fields or "gpu_memory_bytes" in fields):
-        b = _budget(registry, fields, target_concurrency=o.target_concurrency)
+        b = _budget(registry, fields, model, target_concurrency=o.target_concurrency)
         util = b.min_gpu_memory_utilization
         out.append(WhatIf(
             question=f"the smallest gpu_memory_utilization for {o.target_concurrency:,} requests",
@@ -361,7 +381,7 @@ def _what_ifs(
         ))  # fmt: skip
         for tp in (1, 2, 4, 8, 16):
             try:
-                t = _budget(registry, fields, tensor_parallel_size=tp)
+                t = _budget(registry, fields, model, tensor_parallel_size=tp)
             except InvalidInput:
                 continue
             if t.concurrency.guaranteed >= o.target_concurrency:

@@ -5,31 +5,31 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 from litestar import Request, Response, get, post
 
 from kvplan.core.budget import Budget
 from kvplan.core.errors import KvplanError, WorkStopped
-from kvplan.core.limits import MAX_BATCH_LAYER_PASSES, MAX_CACHED_SCENARIO_BYTES
+from kvplan.core.limits import MAX_BATCH_LAYER_PASSES
 from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.render import batch_text, budget_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest, unknown_field
 from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
+from kvplan.services.cache import Answer, AnswerCache
+from kvplan.services.models import Inline, ModelRef, cacheable, model_layers, model_ref
 from kvplan.services.query import decode_pairs
-from kvplan.services.scenarios import Resolutions, model_layers
+from kvplan.services.scenarios import Resolutions
 
 from .. import metrics
-from ..cache import ByteBoundedCache
 from ..errors import ApiError, problem_for
 from ..http import (
     answer,
     answer_format,
     decode_body,
     decoder,
-    etag_for,
     explain_wanted,
     header,
     not_modified,
@@ -40,7 +40,7 @@ from ..http import (
     text_width,
     wants_explain,
 )
-from ..hubfetch import cacheable, hub_commit, prefetch
+from ..hubfetch import prefetch
 from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, run_heavy
 from ..openapi import doc
@@ -64,13 +64,16 @@ async def _light_or_heavy(
 
 async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
     reg = registry_of(request)
-    await prefetch(reg, [req.model])
+    ref = model_ref(reg, req.model)
+    await prefetch(reg, [ref])
     text, explain = answer_format(request) == "text", wants_explain(request)
     pt, labels = await _light_or_heavy(
         request,
         "per_token",
         not isinstance(req.model, str),
-        lambda: counted("per_token", lambda: per_token_answer(reg, req, explain or text, _core_pt.observe)),
+        lambda: counted(
+            "per_token", lambda: per_token_answer(reg, req, explain or text, _core_pt.observe, ref)
+        ),
     )
     count_warnings(tuple(w.code for w in pt.warnings))
     if text:
@@ -82,73 +85,29 @@ async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> R
 def _budget_bytes(
     reg: Registry,
     req: BudgetRequest,
+    ref: ModelRef,
     explain: bool,
     resolutions: Resolutions | None = None,
     observe: Callable[[float], None] = _core_budget.observe,
 ) -> tuple[Budget, str, str | None, bytes]:
-    b, labels = budget_answer(reg, req, explain, observe, resolutions)
+    b, labels = budget_answer(reg, req, explain, observe, resolutions, ref)
     return b, labels["model"], labels["gpu"], encode_answer(labels, b)
 
 
-# One answer cache per worker for every budget and per-token answer (see api/cache.py), under the
-# canonical form of the decoded scenario. In front of it, an index from the raw body or query
-# string to that key lets a repeated request skip decoding; it is bounded in bytes too, and a raw
-# form longer than MAX_CACHED_SCENARIO_BYTES (padding) is never indexed.
-_answers: ByteBoundedCache[tuple[bytes, tuple[str, ...]]] = ByteBoundedCache(
-    Settings().answer_cache_bytes, MAX_CACHED_SCENARIO_BYTES
-)
-_raw_index: ByteBoundedCache[tuple[bytes, str, bool]] = ByteBoundedCache(
-    Settings().answer_cache_bytes // 8, MAX_CACHED_SCENARIO_BYTES
-)
-_prefixes: dict[tuple[str, ...], bytes] = {}
-
-
-def _prefix(*parts: str) -> bytes:
-    p = _prefixes.get(parts)
-    if p is None:
-        p = _prefixes[parts] = b"\0".join(x.encode() for x in parts) + b"\0"
-    return p
-
-
-def _cache_key(reg: Registry, req: msgspec.Struct, *flavour: str) -> bytes:
-    return _prefix(reg.version, *flavour) + msgspec.json.encode(req)
-
-
-def _indexed(raw_key: bytes) -> tuple[tuple[bytes, tuple[str, ...]], str, bool] | None:
-    """A cached answer for a raw request seen before, with its ETag and format."""
-    entry = _raw_index.get(raw_key)
-    if entry is None:
-        return None
-    hit = _answers.get(entry[0])
-    return None if hit is None else (hit, entry[1], entry[2])
-
-
-def _encoded_budget(
-    reg: Registry, req: BudgetRequest, explain: bool, raw: bytes | None = None
-) -> tuple[bytes, tuple[str, ...]]:
-    """A JSON budget answer and its warning codes, from the cache when the scenario was seen."""
-    flag = "True" if explain else "False"
-    key = _prefix(reg.version, "budget", "json", flag) + msgspec.json.encode(req)
-    hit = _answers.get(key)
-    if hit is None:
-        b, _, _, body = _budget_bytes(reg, req, explain)
-        hit = (body, tuple(w.code for w in b.warnings))
-        if cacheable(reg, req.model):
-            _answers.put(key, hit, len(body))
-    elif raw is not None:  # seen twice: index its raw form, so the next time skips decoding
-        _raw_index.put(_prefix(reg.version, "raw-budget", flag) + raw, (key, "", False), len(key))
-    return hit
+# One answer cache per worker for every budget and per-token answer (services/cache.py).
+_cache = AnswerCache(Settings().answer_cache_bytes)
 
 
 async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = registry_of(request)
-    await prefetch(reg, [req.model])
+    ref = model_ref(reg, req.model)
+    await prefetch(reg, [ref])
     text, explain = answer_format(request) == "text", wants_explain(request)
     b, label, gpu, body = await _light_or_heavy(
         request,
         "budget",
         not isinstance(req.model, str),
-        lambda: counted("budget", lambda: _budget_bytes(reg, req, explain or text)),
+        lambda: counted("budget", lambda: _budget_bytes(reg, req, ref, explain or text)),
     )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
@@ -176,18 +135,24 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         return await _budget(request, await decode_body(request, BudgetRequest))
     reg, explain = registry_of(request), wants_explain(request)
     raw = await request.body()
-    seen = _indexed(_prefix(reg.version, "raw-budget", str(explain)) + raw)
+    seen = _cache.indexed(_cache.prefix(reg.version, "raw-budget", str(explain)) + raw)
     if seen is not None:
         body, codes = seen[0]
         count("budget", "ok")
     else:
         req = await decode_body(request, BudgetRequest)
-        await prefetch(reg, [req.model])
+        ref = model_ref(reg, req.model)
+        await prefetch(reg, [ref])
+
+        def compute() -> Answer:
+            b, _, _, body = _budget_bytes(reg, req, ref, explain)
+            return body, tuple(w.code for w in b.warnings)
+
         body, codes = await _light_or_heavy(
             request,
             "budget",
             not isinstance(req.model, str),
-            lambda: counted("budget", lambda: _encoded_budget(reg, req, explain, raw)),
+            lambda: counted("budget", lambda: _cache.budget_json(reg, req, ref, explain, raw, compute)),
         )
     count_warnings(codes)
     return answer(body, False)
@@ -203,25 +168,28 @@ async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
     accept_text = text_wanted(None, header(request, b"accept"))
     query = request.scope["query_string"]
     reg = registry_of(request)
+    named: tuple[str, ModelRef] | None = None
     if b"/" in query or b"%2f" in query.lower():  # a Hub id (org/name) may be in the query
-        await prefetch(reg, [v for k, v in query_pairs(query) if k == "model"])
+        models = [v for k, v in query_pairs(query) if k == "model"]
+        refs = [model_ref(reg, m) for m in models]
+        await prefetch(reg, refs)
+        named = (models[-1], refs[-1]) if models else None  # the one the request decodes to
     body, text, etag, codes = await _light_or_heavy(
         request,
         kind,
         b"model." in query,  # an inline model, spelled out in dotted parameters
-        lambda: counted(kind, lambda: _get_answer(reg, kind, query, accept_text)),
+        lambda: counted(kind, lambda: _get_answer(reg, kind, query, accept_text, named)),
     )
     count_warnings(codes)
     return not_modified(request, etag) or answer(body, text, etag)
 
 
 def _get_answer(
-    reg: Registry, kind: str, query: bytes, accept_text: bool
+    reg: Registry, kind: str, query: bytes, accept_text: bool, named: tuple[str, ModelRef] | None
 ) -> tuple[bytes, bool, str, tuple[str, ...]]:
-    """A GET answer, its format, ETag and warning codes. Dashboards repeat the same URLs: the
-    answer is kept under the decoded scenario, so spelling variants share one entry."""
-    raw_key = _prefix(reg.version, "raw-get", kind, str(accept_text)) + query
-    seen = _indexed(raw_key)
+    """A GET answer, its format, ETag and warning codes (kept in the answer cache)."""
+    raw_key = _cache.prefix(reg.version, "raw-get", kind, str(accept_text)) + query
+    seen = _cache.indexed(raw_key)
     if seen is not None:
         (body, codes), etag, text = seen
         return body, text, etag, codes
@@ -232,29 +200,23 @@ def _get_answer(
     req_type = BudgetRequest if kind == "budget" else PerTokenRequest
     req = decode_pairs(pairs, req_type)
     width = text_width(params.get("width")) if text else 100
+    ref = named[1] if named is not None and req.model == named[0] else model_ref(reg, req.model)
     flavour = (kind, "text" if text else "json", str(explain), str(width))
-    key = _cache_key(reg, req, "get", *flavour)
-    hit = _answers.get(key)
-    if hit is None:
-        hit = _compute_get(reg, req, text, explain, width)
-        if not cacheable(reg, req.model):  # a Hub branch: the answer is the commit's it names now
-            return hit[0], text, etag_for(req, reg.version, *flavour, hub_commit(reg, req.model)), hit[1]
-        _answers.put(key, hit, len(hit[0]))
-    etag = etag_for(req, reg.version, *flavour)
-    _raw_index.put(raw_key, (key, etag, text), len(key) + len(etag))
-    return hit[0], text, etag, hit[1]
+    return _cache.get_answer(
+        reg, raw_key, req, ref, flavour, text, lambda: _compute_get(reg, req, ref, text, explain, width)
+    )
 
 
 def _compute_get(
-    reg: Registry, req: BudgetRequest | PerTokenRequest, text: bool, explain: bool, width: int
-) -> tuple[bytes, tuple[str, ...]]:
+    reg: Registry, req: BudgetRequest | PerTokenRequest, ref: ModelRef, text: bool, explain: bool, width: int
+) -> Answer:
     if isinstance(req, BudgetRequest):
-        b, label, gpu, body = _budget_bytes(reg, req, explain or text)
+        b, label, gpu, body = _budget_bytes(reg, req, ref, explain or text)
         codes = tuple(w.code for w in b.warnings)
         if text:
             body = budget_text(b, label, gpu, reg.version, width).encode()
     else:
-        pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe)
+        pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe, ref)
         codes = tuple(w.code for w in pt.warnings)
         if text:
             body = per_token_text(pt, labels["model"], labels["engine"], reg.version, width).encode()
@@ -273,10 +235,11 @@ async def budget_batch(request: Request[Any, Any, Any]) -> Response[bytes]:
         await decode_body(request, BatchRequest)  # the empty-body problem
     reg, explain = registry_of(request), wants_explain(request)
     text = answer_format(request) == "text"
+    named: dict[str, ModelRef | Exception] = {}
     if b"/" in body or b"\\u002f" in body.lower():  # a scenario may name a Hub model (org/name)
-        models = await run_heavy(request, "budget_batch", lambda _stop: _batch_models(body))
-        await prefetch(reg, models, each_alone=True)
-    result = await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop))
+        named = await run_heavy(request, "budget_batch", lambda _stop: _batch_models(reg, body))
+        await prefetch(reg, [r for r in named.values() if not isinstance(r, Exception)], each_alone=True)
+    result = await run_heavy(request, "budget_batch", lambda stop: _batch(reg, body, explain, stop, named))
     if text:
         return answer(batch_text(msgspec.json.decode(result)["results"]), True)
     return answer(result, False)
@@ -286,35 +249,50 @@ class _ModelOf(msgspec.Struct):
     model: Any = None
 
 
-def _batch_models(body: bytes) -> list[Any]:
-    """The models a batch's scenarios name, read before the Hub ones are fetched (a scenario that
-    does not decode fails alone later, in _batch)."""
-    decode, models = decoder(_ModelOf).decode, []
+def _batch_models(reg: Registry, body: bytes) -> dict[str, ModelRef | Exception]:
+    """The models a batch's scenarios name, parsed, read before the Hub ones are fetched; a model
+    that does not parse (or a scenario that does not decode) fails its scenario alone, in _batch."""
+    decode, named = decoder(_ModelOf).decode, {}
     for raw in decoder(BatchRequest).decode(body).scenarios:
         try:
-            models.append(decode(raw).model)
+            model = decode(raw).model
         except (msgspec.MsgspecError, RecursionError):
             continue
-    return models
+        if isinstance(model, str) and model not in named:
+            try:
+                named[model] = model_ref(reg, model)
+            except KvplanError as e:
+                named[model] = e
+    return named
 
 
 # A batch item: an answer found under its raw form, a decoded scenario with the key its answer
 # will be kept under, or the error that decoding it raised. A batch keys answers by the raw
 # scenario (one lookup, no re-encoding): the scenarios of a batch an autoscaler repeats come back
 # byte for byte, and the cache stays bounded in bytes whatever the spelling.
-Scenario = tuple[bytes, tuple[str, ...]] | tuple[BudgetRequest, bytes] | Exception
+class _Pending(NamedTuple):
+    req: BudgetRequest
+    key: bytes
+    ref: ModelRef
 
 
-def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -> bytes:
+Scenario = Answer | _Pending | Exception
+
+
+def _batch(
+    reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop, named: dict[str, ModelRef | Exception]
+) -> bytes:
+    """Each scenario decoded, its model parsed (once a batch for a named one: `named` holds those
+    parsed before the Hub ones were fetched) and its work counted, then answered in order."""
     batch = decoder(BatchRequest).decode(body)
     scenarios: list[Scenario] = []
     passes = 0
-    prefix = _prefix(reg.version, "batch", str(explain))
+    prefix = _cache.prefix(reg.version, "batch", str(explain))
     decode = decoder(BudgetRequest).decode
     layers: dict[str, int] = {}  # a named model's layers, read once a batch
     for raw in batch.scenarios:
         key = prefix + bytes(raw)
-        seen = _answers.get(key)
+        seen = _cache.answers.get(key)
         if seen is not None:
             scenarios.append(seen)
             continue
@@ -322,13 +300,19 @@ def _batch(reg: Registry, body: bytes, explain: bool, should_stop: ShouldStop) -
             req = decode(raw)
             model = req.model
             if isinstance(model, str):
+                ref = named.get(model)
+                if ref is None:
+                    ref = named[model] = model_ref(reg, model)
+                elif isinstance(ref, Exception):
+                    raise ref
                 n = layers.get(model)
                 if n is None:
-                    n = layers[model] = model_layers(reg, model)
+                    n = layers[model] = model_layers(reg, ref)
             else:
-                n = model_layers(reg, model)
+                ref = model_ref(reg, model)
+                n = model_layers(reg, ref)
             passes += n + req.pipeline_parallel_size
-            scenarios.append((req, key))
+            scenarios.append(_Pending(req, key, ref))
         except msgspec.ValidationError as e:
             scenarios.append(unknown_field(e, BudgetRequest) or e)
         except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
@@ -347,8 +331,8 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
     # The answer's pieces, joined once at the end: each answer's bytes are copied once, not twice.
     parts = [b'{"results":[']
     ok = bad = 0
-    answered: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}  # a scenario repeated within the batch
-    keep: dict[str, bool] = {}  # whether a named model's answers may be cached, once a model
+    answered: dict[bytes, Answer] = {}  # a scenario repeated within the batch
+    keep: dict[ModelRef, bool] = {}  # whether a named model's answers may be cached, once a model
     warned: dict[tuple[str, ...], int] = {}  # answers by their warning codes (most share one tuple)
     resolutions = Resolutions(reg)
     core_seconds: list[float] = []  # each scenario's core run, observed at once at the end
@@ -360,23 +344,25 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
             try:
                 if isinstance(item, Exception):
                     raise item
-                req, key = item
-                if isinstance(req, BudgetRequest):
-                    hit = answered.get(key)  # type: ignore[call-overload]
+                if isinstance(item, _Pending):
+                    req, key, ref = item
+                    hit = answered.get(key)
                     if hit is None:
-                        b, _, _, body = _budget_bytes(reg, req, explain, resolutions, core_seconds.append)
-                        hit = answered[key] = (body, tuple(w.code for w in b.warnings))  # type: ignore[index]
-                        model = req.model
-                        cache = keep.get(model) if isinstance(model, str) else None
+                        b, _, _, body = _budget_bytes(
+                            reg, req, ref, explain, resolutions, core_seconds.append
+                        )
+                        hit = answered[key] = (body, tuple(w.code for w in b.warnings))
+                        inline = isinstance(ref, Inline)  # each inline model is its own (and unhashable)
+                        cache = None if inline else keep.get(ref)
                         if cache is None:
-                            cache = cacheable(reg, model)
-                            if isinstance(model, str):
-                                keep[model] = cache
+                            cache = cacheable(ref)
+                            if not inline:
+                                keep[ref] = cache
                         if cache:
-                            _answers.offer(key, hit, len(body))  # type: ignore[arg-type]
+                            _cache.answers.offer(key, hit, len(body))
                     body, codes = hit
                 else:
-                    body, codes = item  # type: ignore[assignment]
+                    body, codes = item
             except (KvplanError, HubError, msgspec.MsgspecError, RecursionError) as e:
                 bad += 1
                 problem = problem_for(e)

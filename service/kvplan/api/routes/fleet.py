@@ -9,6 +9,7 @@ from litestar import Request, Response, get, post
 from kvplan.render import fleet_text, sweep_csv, sweep_text
 from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, SweepQuery
 from kvplan.services.answers import encode_answer, fleet_answer, sweep_answer
+from kvplan.services.models import model_ref
 from kvplan.services.query import decode_pairs, integer_text
 from kvplan.services.scenarios import fleet_request_from_query
 
@@ -26,9 +27,12 @@ _core_sweep = metrics.CORE_SECONDS.labels("sweep")
 async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response[bytes]:
     reg = registry_of(request)
     fmt = answer_format(request)
-    await prefetch(reg, [req.model])
+    ref = model_ref(reg, req.model)
+    await prefetch(reg, [ref])
     plan, labels = await run_heavy(
-        request, "fleet", lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe))
+        request,
+        "fleet",
+        lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe, ref)),
     )
     count_warnings(tuple(w.code for w in plan.warnings))
     if fmt == "text":
@@ -68,11 +72,14 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
         values = [v.strip() for v in q.values.split(",") if v.strip()]
         if q.vary in ("context_tokens", "tensor_parallel_size"):  # sizes as vLLM reads them (32k)
             values = [integer_text(v, f"values[{i}]") for i, v in enumerate(values)]
-    await prefetch(reg, [req.model])
+    ref = model_ref(reg, req.model)
+    await prefetch(reg, [ref])
     series, labels = await run_heavy(
         request,
         "sweep",
-        lambda _stop: counted("sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe)),
+        lambda _stop: counted(
+            "sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe, ref)
+        ),
     )
     if fmt == "csv":
         return Response(sweep_csv(series).encode(), media_type="text/csv", headers={"Vary": "Accept"})

@@ -13,6 +13,7 @@ from kvplan.core.logs.enginelog import read_log
 from kvplan.hub import HubError
 from kvplan.render import reconcile_text
 from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest
+from kvplan.services.models import ModelRef, model_ref
 from kvplan.services.reconcile import reconcile
 
 from ..errors import ApiError
@@ -73,9 +74,12 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     log = await run_heavy(request, "reconcile", lambda stop: read_log(req.log, stop))
     o = req.overrides or ReconcileOverrides()
     name = o.model if o.model is not None else log.value("model")
+    ref: ModelRef | None = None
     if not (isinstance(name, str) and name.startswith(("/", "./", "~"))):  # a local path: asked for below
         try:
-            await prefetch(reg, [name])
+            if isinstance(name, str) or o.model is not None:  # the model the plans name, parsed once
+                ref = model_ref(reg, name)
+            await prefetch(reg, [] if ref is None else [ref])
         except InvalidInput as e:
             raise InvalidInput(
                 "overrides.model", f"{e.reason}; give overrides.model (a preset or Hub id)"
@@ -88,7 +92,9 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
             err.field = "overrides.model" if o.model is not None else "log"
             raise err from None
     result = await run_heavy(
-        request, "reconcile", lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o))
+        request,
+        "reconcile",
+        lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o, ref)),
     )
     if fmt == "text":
         return answer(reconcile_text(result), True)

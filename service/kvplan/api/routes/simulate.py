@@ -11,6 +11,7 @@ from kvplan.render import simulation_text
 from kvplan.schemas import SimulateRequest
 from kvplan.schemas.simulate import decode_simulate_request
 from kvplan.services.answers import encode_answer, simulate_answer
+from kvplan.services.models import model_ref
 
 from .. import metrics
 from ..errors import ApiError
@@ -34,11 +35,12 @@ async def simulate_post(request: Request[Any, Any, Any], body: RawBody) -> Respo
     fmt = answer_format(request)
     reg = registry_of(request)
     req = decode_simulate_request(body)
-    await prefetch(reg, [req.model])
+    ref = None if req.model is None else model_ref(reg, req.model)
+    await prefetch(reg, [] if ref is None else [ref])
     result, labels = await run_heavy(
         request,
         "simulate",
-        lambda stop: counted("simulate", lambda: simulate_answer(reg, req, stop, _core_sim.observe)),
+        lambda stop: counted("simulate", lambda: simulate_answer(reg, req, stop, _core_sim.observe, ref)),
     )
     count_warnings(tuple(w.code for w in result.warnings))
     if fmt == "text":

@@ -1,0 +1,82 @@
+"""Each type is defined once. The engine settings are the core's EngineSettings
+(kvplan.core.budget.types): BudgetInput inherits them, and every request type declares a setting
+with the core's own type (bounds, description) and default, so the wire refuses by the bounds the
+core checks and OpenAPI documents. Every request struct shares one base for msgspec's options."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import msgspec
+import pytest
+from msgspec import inspect as mi
+
+import kvplan.schemas.common
+import kvplan.schemas.reconcile
+import kvplan.schemas.simulate
+from kvplan.core.budget.types import ENGINE_SETTINGS, BudgetInput, EngineSettings
+from kvplan.core.validate import Input
+from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, PerTokenRequest, SimulateRequest
+from kvplan.schemas.reconcile import ReconcileOverrides
+
+REQUESTS = [PerTokenRequest, BudgetRequest, FleetRequest, FleetQuery, SimulateRequest, ReconcileOverrides]
+# Settings a request requires (the core's are all optional).
+REQUIRED = {(FleetQuery, "context_tokens")}
+# Structs of the wire modules that are not decoded from a caller (an answer).
+NOT_INPUT = {"Problem"}
+
+
+def _fields(t: type) -> dict[str, Any]:
+    info = mi.type_info(t)
+    assert isinstance(info, mi.StructType)
+    return {f.name: f for f in info.fields}
+
+
+def _value_type(t: Any) -> Any:
+    """The type a field holds when given: its union without None."""
+    if isinstance(t, mi.UnionType):
+        kept = tuple(u for u in t.types if not isinstance(u, mi.NoneType))
+        return kept[0] if len(kept) == 1 else kept
+    return t
+
+
+@pytest.mark.parametrize("request_type", REQUESTS, ids=lambda t: t.__name__)
+def test_each_engine_setting_a_request_takes_has_the_cores_type_and_default(request_type):
+    core, wire = _fields(EngineSettings), _fields(request_type)
+    shared = [name for name in wire if name in core]
+    assert shared, request_type
+    for name in shared:
+        w, c = wire[name], core[name]
+        assert _value_type(w.type) == _value_type(c.type), f"{request_type.__name__}.{name}"
+        if (request_type, name) in REQUIRED:
+            assert w.required, name
+        else:
+            assert not w.required and w.default == c.default, f"{request_type.__name__}.{name}"
+
+
+def test_a_budget_request_takes_every_engine_setting_and_budget_input_inherits_them():
+    assert [f for f in ENGINE_SETTINGS if f not in BudgetRequest.__struct_fields__] == []
+    assert issubclass(BudgetInput, EngineSettings)
+    assert BudgetInput.__struct_fields__[: len(ENGINE_SETTINGS)] == ENGINE_SETTINGS
+
+
+def _wire_structs() -> list[type]:
+    modules = (kvplan.schemas.common, kvplan.schemas.reconcile, kvplan.schemas.simulate)
+    return [
+        obj
+        for m in modules
+        for _, obj in inspect.getmembers(m, inspect.isclass)
+        if issubclass(obj, msgspec.Struct) and obj.__module__ == m.__name__
+    ]
+
+
+def test_every_wire_struct_a_caller_sends_takes_its_options_from_the_one_base():
+    structs = _wire_structs()
+    assert len(structs) > 15
+    for t in structs:
+        if t.__name__ in NOT_INPUT:
+            continue
+        assert issubclass(t, Input), t.__name__
+        source = inspect.getsource(t).split("\n", 1)[0]
+        assert "forbid_unknown_fields" not in source and "frozen" not in source, t.__name__
