@@ -16,6 +16,7 @@ import kvplan.schemas.common
 import kvplan.schemas.reconcile
 import kvplan.schemas.simulate
 from kvplan.core.budget.types import ENGINE_SETTINGS, BudgetInput, EngineSettings
+from kvplan.core.errors import InvalidInput
 from kvplan.core.validate import Input
 from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, PerTokenRequest, SimulateRequest
 from kvplan.schemas.reconcile import ReconcileOverrides
@@ -80,3 +81,26 @@ def test_every_wire_struct_a_caller_sends_takes_its_options_from_the_one_base():
         assert issubclass(t, Input), t.__name__
         source = inspect.getsource(t).split("\n", 1)[0]
         assert "forbid_unknown_fields" not in source and "frozen" not in source, t.__name__
+
+
+def _int_bounds() -> list[tuple[str, int, int]]:
+    out = []
+    for name, f in _fields(EngineSettings).items():
+        t = _value_type(f.type)
+        t = t.type if isinstance(t, mi.Metadata) else t
+        if isinstance(t, mi.IntType):
+            out.append((name, t.ge, t.le))
+    return out
+
+
+@pytest.mark.parametrize(("name", "low", "high"), _int_bounds(), ids=lambda x: str(x))
+def test_the_core_refuses_a_setting_past_its_bound_as_the_wire_does(budget, name, low, high):
+    """One definition of each bound: the wire refuses at decoding, the core at compute_budget
+    (for values that reach it another way, such as a sweep's), by the same EngineSettings type."""
+    base = {"model": "llama-3-8b", "gpu": "pool-80gib"}
+    for bad in (low - 1, high + 1):
+        with pytest.raises(msgspec.ValidationError, match=name):
+            msgspec.convert({**base, name: bad}, BudgetRequest)
+        with pytest.raises(InvalidInput) as e:
+            budget("llama-3-8b", gpu="pool-80gib", **{"weights_bytes": 1 << 30, name: bad})
+        assert e.value.field == name

@@ -145,3 +145,36 @@ def test_malformed_gpu_file_names_the_field(tmp_path):
 def test_missing_extra_directory_is_an_error(tmp_path):
     with pytest.raises(PresetError):
         load_registry(extra_dir=tmp_path / "nope")
+
+
+@pytest.mark.parametrize("total", ["0", "-1", "8.0", "true", '"8"'])
+def test_a_parameter_count_is_a_positive_int_by_the_one_integer_rule(tmp_path, total):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "bad.json").write_text(
+        f'{{"id": "x", "params": {{"total": {total}}}, "config": {{}}}}'
+    )
+    with pytest.raises(PresetError) as e:
+        load_registry(extra_dir=tmp_path)
+    assert (e.value.field, e.value.reason) == ("params.total", "must be a positive integer")
+
+
+SEEN = "must be an integer from 1 to memory_bytes"
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        ("memory_bytes = 0", "gpu[0].memory_bytes", "must be positive"),
+        ("memory_bytes = 1024\nvllm_memory_bytes = 2048", "gpu[0].vllm_memory_bytes", SEEN),
+        ("memory_bytes = 1024\nvllm_memory_bytes = 512.0", "gpu[0].vllm_memory_bytes", SEEN),
+        ("memory_bytes = 1024\nvllm_memory_bytes = 0", "gpu[0].vllm_memory_bytes", SEEN),
+    ],
+)
+def test_a_gpu_memory_figure_is_a_positive_int_by_the_one_integer_rule(tmp_path, extra, field, reason):
+    (tmp_path / "gpus.toml").write_text(f'[[gpu]]\nid = "x"\nname = "X"\n{extra}\n')
+    with pytest.raises(PresetError) as e:
+        load_registry(extra_dir=tmp_path)
+    assert (e.value.field, e.value.reason) == (field, reason)
+    ok = '[[gpu]]\nid = "x"\nname = "X"\nmemory_bytes = 1024\nvllm_memory_bytes = 1024\n'
+    (tmp_path / "gpus.toml").write_text(ok)
+    assert load_registry(extra_dir=tmp_path).gpu("x").memory_bytes == 1024

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from msgspec.structs import replace
 from kvplan.core.errors import InvalidInput, UnknownPreset
 from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.model.geometry import Geometry
+from kvplan.core.validate import integer
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 EXTRA_ENV = "KVPLAN_EXTRA_PRESETS"
@@ -112,6 +114,14 @@ def _suggest(name: str, index: MappingProxyType[str, str]) -> tuple[str, ...]:
     return tuple(out[:3])
 
 
+def _count(v: object, path: Path, field: str, reason: str, maximum: float = math.inf) -> int:
+    """A preset file's count from 1 to maximum, by the one integer rule (core/validate.py)."""
+    try:
+        return integer(v, field, maximum, 1)
+    except InvalidInput:
+        raise PresetError(path, field, reason) from None
+
+
 def _require(doc: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     v = doc.get(key)
     if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
@@ -136,8 +146,8 @@ def _load_model(path: Path, raw: bytes) -> ModelPreset:
         raise PresetError(path, "params", "must be an object")
     for key in ("total", "active", "expert"):
         v = params.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
-            raise PresetError(path, f"params.{key}", "must be a positive integer")
+        if v is not None:
+            _count(v, path, f"params.{key}", "must be a positive integer")
     aliases = doc.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise PresetError(path, "aliases", "must be a list of strings")
@@ -188,11 +198,11 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
             v = g.get(key)
             if not isinstance(v, kind) or isinstance(v, bool):
                 raise PresetError(path, f"{where}.{key}", f"required, of type {kind.__name__}")
-        if g["memory_bytes"] <= 0:
-            raise PresetError(path, f"{where}.memory_bytes", "must be positive")
+        _count(g["memory_bytes"], path, f"{where}.memory_bytes", "must be positive")
         seen = g.get("vllm_memory_bytes")
-        if seen is not None and (type(seen) is not int or not 0 < seen <= g["memory_bytes"]):
-            raise PresetError(path, f"{where}.vllm_memory_bytes", "must be an integer from 1 to memory_bytes")
+        if seen is not None:
+            reason = "must be an integer from 1 to memory_bytes"
+            _count(seen, path, f"{where}.vllm_memory_bytes", reason, g["memory_bytes"])
         out.append(
             GpuPreset(
                 id=g["id"],
