@@ -74,10 +74,11 @@ NumGpuBlocks = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
 # gc=False values, or (a ledger step's inputs) a dict of scalars built once, cannot be in a
 # reference cycle; untracked, the thousands a batch builds cost the cycle collector nothing
 # (tests/core/test_value_types.py checks every such field).
-class EngineSettings(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     """The engine arguments a scenario sets (vllm serve's flags, and the budget's own knobs), as
     every request type and BudgetInput take them. Bytes are per GPU worker unless named total;
-    None means "the engine profile's default" (resolved in defaults.py)."""
+    None means "the engine profile's default" (resolved in defaults.py). Positional in this
+    order (ENGINE_SETTINGS) too: the service layer copies a request's settings so, in C."""
 
     gpu_memory_bytes: GpuMemoryBytes | None = None
     gpu_memory_utilization: GpuMemoryUtilization | None = None
