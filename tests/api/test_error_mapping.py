@@ -24,19 +24,11 @@ from litestar.testing import TestClient, create_test_client
 from kvplan.api.errors import EXCEPTION_HANDLERS, PROBLEMS, ApiError, problem_for
 from kvplan.core import errors
 from kvplan.core import warnings as w
-from kvplan.hub import (
-    GatedModel,
-    HubBadAnswer,
-    HubError,
-    HubUnavailable,
-    ModelNotOnHub,
-    ModelTooLarge,
-    ModelUnreadable,
-)
+from kvplan.hub import errors as hub
 
 
 # Subclasses no module defines: each must answer as its parent does.
-class MyHubTimeout(HubUnavailable):
+class MyHubTimeout(hub.HubUnavailable):
     """A Hub timeout of its own: a 503 with Retry-After, as HubUnavailable."""
 
 
@@ -60,13 +52,13 @@ STATUS: dict[type[BaseException], Status] = {
     errors.KvplanError: 400,
     errors.UnknownName: 400,
     errors.UnknownPreset: 404,
-    HubError: 502,
-    ModelNotOnHub: 404,
-    GatedModel: 403,
-    ModelTooLarge: 422,
-    ModelUnreadable: 422,
-    HubUnavailable: 503,
-    HubBadAnswer: 502,
+    hub.HubError: 502,
+    hub.ModelNotOnHub: 404,
+    hub.GatedModel: 403,
+    hub.ModelTooLarge: 422,
+    hub.ModelUnreadable: 422,
+    hub.HubUnavailable: 503,
+    hub.HubBadAnswer: 502,
     ApiError: lambda e: e.status,
     msgspec.ValidationError: 400,
     msgspec.DecodeError: 400,
@@ -76,7 +68,7 @@ STATUS: dict[type[BaseException], Status] = {
     InternalServerException: lambda e: e.status_code,
     HTTPException: lambda e: e.status_code,
 }
-RETRY_AFTER = {HubUnavailable: "30", HubBadAnswer: "30"}
+RETRY_AFTER = {hub.HubUnavailable: "30", hub.HubBadAnswer: "30"}
 
 # How to build an instance of each family (the nearest entry along the class's MRO).
 BUILD: dict[type[BaseException], Callable[[Any], BaseException]] = {
@@ -85,7 +77,7 @@ BUILD: dict[type[BaseException], Callable[[Any], BaseException]] = {
     errors.UnknownName: lambda cls: cls("gpu", "GPU preset", "h101", ("h100-sxm-80gb",), ("h100-sxm-80gb",)),
     errors.InternalInconsistency: lambda cls: cls("budget", ["more blocks than the pool holds"]),
     errors.SchedulerStateError: lambda cls: cls("request 0: no transition from finished on arrive"),
-    HubError: lambda cls: cls("the Hub did not answer within 1 s"),
+    hub.HubError: lambda cls: cls("the Hub did not answer within 1 s"),
     ApiError: lambda cls: cls(409, "the batch needs too many layer passes", field="scenarios"),
     HTTPException: lambda cls: cls(detail="refused"),
     TemplateNotFoundException: lambda cls: cls(template_name="page.html"),

@@ -37,15 +37,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
 from kvplan.core.limits import MAX_DETAIL_CHARS
-from kvplan.hub import (
-    GatedModel,
-    HubBadAnswer,
-    HubError,
-    HubUnavailable,
-    ModelNotOnHub,
-    ModelTooLarge,
-    ModelUnreadable,
-)
+from kvplan.hub import errors as hub
 from kvplan.schemas import Problem
 
 from . import metrics
@@ -110,8 +102,8 @@ def _unknown_name(status: int, trim_valid: bool) -> Callable[[UnknownName], Prob
     return to_problem
 
 
-def _hub(status: int, title: str) -> Callable[[HubError], Problem]:
-    def to_problem(exc: HubError) -> Problem:
+def _hub(status: int, title: str) -> Callable[[hub.HubError], Problem]:
+    def to_problem(exc: hub.HubError) -> Problem:
         return Problem(title=title, status=status, detail=exc.reason, field=exc.field)
 
     return to_problem
@@ -171,13 +163,13 @@ PROBLEMS: dict[type[BaseException], Callable[[Any], Problem]] = {
     KvplanError: _invalid_value,
     UnknownName: _unknown_name(400, trim_valid=False),
     UnknownPreset: _unknown_name(404, trim_valid=True),
-    HubError: _hub(502, "Hub error"),
-    ModelNotOnHub: _hub(404, "Model not on the Hub"),
-    GatedModel: _hub(403, "Gated model"),
-    ModelTooLarge: _hub(422, "Model too large to read"),
-    ModelUnreadable: _hub(422, "Model not readable"),
-    HubUnavailable: _hub(503, "Hub unavailable"),
-    HubBadAnswer: _hub(502, "Bad answer from the Hub"),
+    hub.HubError: _hub(502, "Hub error"),
+    hub.ModelNotOnHub: _hub(404, "Model not on the Hub"),
+    hub.GatedModel: _hub(403, "Gated model"),
+    hub.ModelTooLarge: _hub(422, "Model too large to read"),
+    hub.ModelUnreadable: _hub(422, "Model not readable"),
+    hub.HubUnavailable: _hub(503, "Hub unavailable"),
+    hub.HubBadAnswer: _hub(502, "Bad answer from the Hub"),
     ApiError: _api_error,
     msgspec.ValidationError: _validation_error,
     msgspec.DecodeError: _decode_error,
@@ -245,7 +237,7 @@ def problem_response(request: Request[Any, Any, Any], exc: BaseException) -> Res
     )
     if isinstance(exc, ApiError) and exc.headers:
         headers = {**(headers or {}), **exc.headers}
-    if isinstance(exc, (HubUnavailable, HubBadAnswer)):
+    if isinstance(exc, (hub.HubUnavailable, hub.HubBadAnswer)):
         headers = {**(headers or {}), "Retry-After": str(exc.retry_after_seconds)}
     if _text_wanted(request):  # a curl user asked for text: the same status, as text
         where = f"{problem.field}: " if problem.field and not problem.detail.startswith(problem.field) else ""
@@ -267,5 +259,5 @@ EXCEPTION_HANDLERS: dict[type[BaseException] | int, Any] = {
     ApiError: problem_response,
     msgspec.MsgspecError: problem_response,
     RecursionError: problem_response,
-    HubError: problem_response,
+    hub.HubError: problem_response,
 }

@@ -32,15 +32,7 @@ from kvplan.core.errors import InvalidInput
 from kvplan.core.hf.reader import language_config
 from kvplan.core.model.weights import LoadedWeights, loaded_weights
 
-from .errors import (
-    GatedModel,
-    HubBadAnswer,
-    HubError,
-    HubUnavailable,
-    ModelNotOnHub,
-    ModelTooLarge,
-    ModelUnreadable,
-)
+from . import errors
 from .refs import COMMIT_SHA, HubRef
 from .safetensors import Limits, files_of, tensors_of
 from .transport import deadline, install
@@ -135,7 +127,7 @@ class Hub:
         self.api = HfApi(endpoint=settings.endpoint, token=settings.token or False)
         self._lock = threading.Lock()
         self._inflight: dict[tuple[str, str], Future[HubModel]] = {}
-        self._memory: dict[tuple[str, str], tuple[float, int, HubModel | HubError]] = {}
+        self._memory: dict[tuple[str, str], tuple[float, int, HubModel | errors.HubError]] = {}
         self._memory_bytes = 0
         self.fetches = 0  # Hub round trips started (for tests and metrics)
         self._limits = Limits(
@@ -163,7 +155,7 @@ class Hub:
             if hit is not None:
                 return hit
             if not may_fetch:
-                raise HubUnavailable(f"{ref.repo_id}@{ref.revision} was not fetched before the answer")
+                raise errors.HubUnavailable(f"{ref.repo_id}@{ref.revision} was not fetched before the answer")
             future = self._inflight.get(key)
             owner = future is None
             if owner:
@@ -177,7 +169,7 @@ class Hub:
             future.set_exception(e)
             with self._lock:
                 del self._inflight[key]
-                if isinstance(e, HubError):
+                if isinstance(e, errors.HubError):
                     self._remember(key, e, self.settings.retry_seconds)
             raise
         future.set_result(model)
@@ -204,11 +196,11 @@ class Hub:
         expires, _, value = entry
         if not stale_ok and time.monotonic() > expires:
             return None  # kept: a cache-only lookup may still answer with it while it is refreshed
-        if isinstance(value, HubError):
+        if isinstance(value, errors.HubError):
             raise type(value)(value.reason)
         return value
 
-    def _remember(self, key: tuple[str, str], value: HubModel | HubError, ttl: float) -> None:
+    def _remember(self, key: tuple[str, str], value: HubModel | errors.HubError, ttl: float) -> None:
         size = len(msgspec.json.encode(value)) if isinstance(value, HubModel) else len(value.reason)
         if size > self.settings.cache_bytes:
             return
@@ -265,7 +257,7 @@ class Hub:
         if self.settings.offline:
             cached = self._load(ref)
             if cached is None:
-                raise HubUnavailable(
+                raise errors.HubUnavailable(
                     f"{ref.repo_id}@{ref.revision} is not in the Hub cache and HF_HUB_OFFLINE is set"
                 )
             return cached
@@ -273,29 +265,29 @@ class Hub:
         try:
             with deadline(self.settings.deadline_seconds):
                 return self._ask_hub(ref)
-        except HubError:
+        except errors.HubError:
             raise
         except GatedRepoError:
-            raise GatedModel(
+            raise errors.GatedModel(
                 f"{ref.repo_id} is gated: the server needs an HF_TOKEN with access to it"
                 + ("" if self.settings.token else " (none is set)")
             ) from None
         except RevisionNotFoundError:
-            raise ModelNotOnHub(f"{ref.repo_id} has no revision {ref.revision!r}") from None
+            raise errors.ModelNotOnHub(f"{ref.repo_id} has no revision {ref.revision!r}") from None
         except RepositoryNotFoundError:
-            raise ModelNotOnHub(
+            raise errors.ModelNotOnHub(
                 f"no model {ref.repo_id!r} on {self.settings.endpoint} (or it is private)"
             ) from None
         except (httpx2.HTTPError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as e:
             cached = self._load(ref)
             if cached is not None:
                 return cached
-            raise HubUnavailable(
+            raise errors.HubUnavailable(
                 f"the Hub ({self.settings.endpoint}) did not answer for {ref.repo_id}: {type(e).__name__}"
             ) from None
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
             # huggingface_hub parsing an answer that is not the Hub's (a proxy page, odd JSON)
-            raise HubBadAnswer(
+            raise errors.HubBadAnswer(
                 f"the Hub ({self.settings.endpoint}) answered for {ref.repo_id} in a form kvplan "
                 f"cannot read: {type(e).__name__}"
             ) from None
@@ -305,10 +297,10 @@ class Hub:
         info = self.api.model_info(ref.repo_id, revision=ref.revision, timeout=s.timeout_seconds)
         sha = info.sha
         if not isinstance(sha, str) or not COMMIT_SHA.fullmatch(sha):
-            raise HubBadAnswer(f"the Hub named no commit for {ref.repo_id}@{ref.revision}")
+            raise errors.HubBadAnswer(f"the Hub named no commit for {ref.repo_id}@{ref.revision}")
         files = {f.rfilename for f in info.siblings or () if isinstance(f.rfilename, str)}
         if "config.json" not in files:
-            raise ModelUnreadable(
+            raise errors.ModelUnreadable(
                 f"{ref.repo_id} has no config.json: kvplan reads models in the transformers layout"
             )
         config = self._config(ref.repo_id, sha)
@@ -330,7 +322,7 @@ class Hub:
         try:
             meta = get_hf_file_metadata(url, token=s.token or False, timeout=s.timeout_seconds)
             if meta.size is not None and meta.size > s.max_config_bytes:
-                raise ModelTooLarge(
+                raise errors.ModelTooLarge(
                     f"{repo_id}'s config.json is {meta.size:,} bytes; kvplan reads at most "
                     f"{s.max_config_bytes:,}"
                 )
@@ -344,17 +336,17 @@ class Hub:
                 etag_timeout=s.timeout_seconds,
             )
         except RemoteEntryNotFoundError:
-            raise ModelUnreadable(
+            raise errors.ModelUnreadable(
                 f"{repo_id} has no config.json: kvplan reads models in the transformers layout"
             ) from None
         if os.path.getsize(path) > s.max_config_bytes:
-            raise ModelTooLarge(f"{repo_id}'s config.json is larger than {s.max_config_bytes:,} bytes")
+            raise errors.ModelTooLarge(f"{repo_id}'s config.json is larger than {s.max_config_bytes:,} bytes")
         try:
             config = json.loads(Path(path).read_bytes())
         except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested past reason
-            raise ModelUnreadable(f"{repo_id}'s config.json is not JSON: {type(e).__name__}") from None
+            raise errors.ModelUnreadable(f"{repo_id}'s config.json is not JSON: {type(e).__name__}") from None
         if not isinstance(config, dict):
-            raise ModelUnreadable(f"{repo_id}'s config.json is not a JSON object")
+            raise errors.ModelUnreadable(f"{repo_id}'s config.json is not a JSON object")
         return config
 
     def _weights(
@@ -370,17 +362,17 @@ class Hub:
         for f in shards:  # the cap is checked as the headers come, not after all of them
             tensors.extend(tensors_of(repo_id, sha, f, s.endpoint, s.token, limits))
             if len(tensors) > s.max_tensors:
-                raise ModelTooLarge(
+                raise errors.ModelTooLarge(
                     f"{repo_id} has more than {s.max_tensors:,} tensors (kvplan's limit) in its safetensors"
                 )
         if not tensors:
-            raise ModelUnreadable(f"{repo_id}'s safetensors hold no tensors")
+            raise errors.ModelUnreadable(f"{repo_id}'s safetensors hold no tensors")
         layers = language_config(config).get("num_hidden_layers")
         try:
             source = f"safetensors headers of {repo_id}@{sha[:12]}"
             return loaded_weights(tensors, layers if type(layers) is int else None, source)
         except InvalidInput as e:
-            raise ModelUnreadable(f"{repo_id}'s safetensors headers: {e.reason}") from None
+            raise errors.ModelUnreadable(f"{repo_id}'s safetensors headers: {e.reason}") from None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
