@@ -9,21 +9,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.hub import reset_default_hub
+from tests.hub import repos
 from tests.hub.fakehub import TOKEN
-from tests.hub.repos import (
-    AWQ,
-    FP8_DYNAMIC,
-    GATED,
-    GPT_OSS,
-    OVERSIZED_CONFIG,
-    OVERSIZED_HEADER,
-    QWEN3_8B_BASE,
-    QWEN25_VL,
-    SLOW,
-    UNKNOWN_REPO_ID,
-    W4A16,
-    expected_total_bytes,
-)
 
 H100 = {"gpu": "h100-sxm-80gb"}
 
@@ -40,36 +27,40 @@ def test_a_hub_id_plans_like_its_preset_and_names_the_commit(client, hub):
     for figure in ("bytes_per_block", "num_blocks", "blocks_per_request", "kv_cache_size_tokens"):
         assert body[figure] == preset[figure], figure
     assert body["per_token"]["bytes_per_token"] == preset["per_token"]["bytes_per_token"]
-    assert body["model"] == f"Qwen/Qwen3-8B-Base@{QWEN3_8B_BASE.sha}"
+    assert body["model"] == f"Qwen/Qwen3-8B-Base@{repos.QWEN3_8B_BASE.sha}"
     assert body["hub"] == {
         "repo_id": "Qwen/Qwen3-8B-Base",
         "revision": "main",
-        "sha": QWEN3_8B_BASE.sha,
+        "sha": repos.QWEN3_8B_BASE.sha,
         "from_cache": False,
     }
 
 
 def test_the_weights_are_the_served_tensors_bytes(client, hub):
     body = client.post("/v1/budget?explain=true", json={"model": "Qwen/Qwen3-8B-Base", **H100}).json()
-    assert body["weights_bytes"] == expected_total_bytes(QWEN3_8B_BASE)
+    assert body["weights_bytes"] == repos.expected_total_bytes(repos.QWEN3_8B_BASE)
     step = next(s for s in body["ledger"] if s["name"] == "weights_bytes")
     assert "safetensors headers of Qwen/Qwen3-8B-Base" in step["formula"]
 
 
 def test_a_pinned_commit_resolves_and_is_named(client, hub):
-    body = budget(client, f"Qwen/Qwen3-8B-Base@{QWEN3_8B_BASE.sha}").json()
-    assert body["hub"]["sha"] == QWEN3_8B_BASE.sha
-    assert body["hub"]["revision"] == QWEN3_8B_BASE.sha
+    body = budget(client, f"Qwen/Qwen3-8B-Base@{repos.QWEN3_8B_BASE.sha}").json()
+    assert body["hub"]["sha"] == repos.QWEN3_8B_BASE.sha
+    assert body["hub"]["revision"] == repos.QWEN3_8B_BASE.sha
 
 
-@pytest.mark.parametrize("repo", [FP8_DYNAMIC, W4A16, AWQ, GPT_OSS, QWEN25_VL], ids=lambda r: r.repo_id)
+@pytest.mark.parametrize(
+    "repo",
+    [repos.FP8_DYNAMIC, repos.W4A16, repos.AWQ, repos.GPT_OSS, repos.QWEN25_VL],
+    ids=lambda r: r.repo_id,
+)
 def test_each_quantization_loads_exactly_its_stored_bytes(client, hub, repo):
     # pinned: openai/gpt-oss-20b is also a preset alias, which answers offline without a revision
     body = budget(client, f"{repo.repo_id}@{repo.sha}").json()
-    assert body["weights_bytes"] == expected_total_bytes(repo), body
+    assert body["weights_bytes"] == repos.expected_total_bytes(repo), body
 
 
-@pytest.mark.parametrize(("repo", "ratio"), [(FP8_DYNAMIC, 1.7), (W4A16, 2.5)])
+@pytest.mark.parametrize(("repo", "ratio"), [(repos.FP8_DYNAMIC, 1.7), (repos.W4A16, 2.5)])
 def test_quantized_checkpoints_load_far_less_than_parameters_times_bf16(client, hub, repo, ratio):
     loaded = budget(client, repo.repo_id).json()["weights_bytes"]
     as_bf16 = budget(client, repo.repo_id, weight_dtype="bfloat16").json()["weights_bytes"]
@@ -83,21 +74,21 @@ def test_a_hub_id_that_is_a_preset_alias_answers_offline_from_the_preset(client,
 
 
 def test_gated_without_a_token_is_a_403_saying_so_and_the_token_unlocks_it(client, hub, monkeypatch):
-    r = budget(client, GATED.repo_id)
+    r = budget(client, repos.GATED.repo_id)
     assert r.status_code == 403
     assert r.json()["field"] == "model" and "gated" in r.json()["detail"]
     assert TOKEN not in r.text
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     reset_default_hub()
-    ok = budget(client, GATED.repo_id)
+    ok = budget(client, repos.GATED.repo_id)
     assert ok.status_code == 200, ok.text
     assert TOKEN not in ok.text
 
 
 def test_an_unknown_repo_is_a_404_naming_it(client, hub):
-    r = budget(client, UNKNOWN_REPO_ID)
+    r = budget(client, repos.UNKNOWN_REPO_ID)
     assert r.status_code == 404
-    assert UNKNOWN_REPO_ID in r.json()["detail"]
+    assert repos.UNKNOWN_REPO_ID in r.json()["detail"]
 
 
 def test_an_unknown_revision_is_a_404(client, hub):
@@ -133,12 +124,12 @@ def test_offline_without_a_cached_copy_is_a_503_with_retry_after(client, hub, mo
 
 
 def test_a_hub_slower_than_the_timeout_is_a_503(client, hub):
-    r = budget(client, SLOW.repo_id)
+    r = budget(client, repos.SLOW.repo_id)
     assert r.status_code == 503
     assert "did not answer" in r.json()["detail"]
 
 
-@pytest.mark.parametrize("repo", [OVERSIZED_CONFIG, OVERSIZED_HEADER], ids=lambda r: r.repo_id)
+@pytest.mark.parametrize("repo", [repos.OVERSIZED_CONFIG, repos.OVERSIZED_HEADER], ids=lambda r: r.repo_id)
 def test_a_repo_beyond_the_size_cap_is_a_422(client, hub, repo):
     r = budget(client, repo.repo_id)
     assert r.status_code == 422, r.text
@@ -173,13 +164,13 @@ def test_every_endpoint_takes_a_hub_id(client, hub):
     sim = client.post("/v1/simulate", json={"model": model, **H100, "workload": one})
     assert sim.status_code == 200, sim.text
     detail = client.get(f"/v1/models/{model}").json()
-    assert detail["hub"]["sha"] == QWEN3_8B_BASE.sha
-    assert detail["loaded_weights"]["total_bytes"] == expected_total_bytes(QWEN3_8B_BASE)
+    assert detail["hub"]["sha"] == repos.QWEN3_8B_BASE.sha
+    assert detail["loaded_weights"]["total_bytes"] == repos.expected_total_bytes(repos.QWEN3_8B_BASE)
 
 
 def test_the_readme_table_shows_the_served_checkpoints_weights(client, hub):
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    for repo in (QWEN3_8B_BASE, FP8_DYNAMIC, W4A16):
+    for repo in (repos.QWEN3_8B_BASE, repos.FP8_DYNAMIC, repos.W4A16):
         row = next(line for line in readme.splitlines() if line.startswith(f"| {repo.repo_id} "))
         loaded = budget(client, repo.repo_id).json()["weights_bytes"]
         as_bf16 = budget(client, repo.repo_id, weight_dtype="bfloat16").json()["weights_bytes"]
@@ -193,7 +184,7 @@ def test_a_gpu_holds_its_shard_plus_the_replicated_norms_and_kv_heads(client, hu
     from kvplan.core.model.weights import SAFETENSORS_DTYPE_BYTES
 
     norms = kv = total = 0
-    for name, (dtype, shape) in QWEN3_8B_BASE.tensors.items():
+    for name, (dtype, shape) in repos.QWEN3_8B_BASE.tensors.items():
         n = SAFETENSORS_DTYPE_BYTES[dtype]
         for d in shape:
             n *= d
@@ -221,7 +212,7 @@ def test_the_cli_takes_a_hub_id(fake_hub, tmp_path):
         env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert f"Qwen/Qwen3-8B-Base@{QWEN3_8B_BASE.sha}" in run.stdout
+    assert f"Qwen/Qwen3-8B-Base@{repos.QWEN3_8B_BASE.sha}" in run.stdout
 
 
 def test_resolve_takes_a_hub_id_as_a_json_string(client, hub):

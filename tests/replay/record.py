@@ -52,20 +52,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from tests.hub.repos import (
-    AWQ,
-    FP8_DYNAMIC,
-    GATED,
-    GPT_OSS,
-    OVERSIZED_CONFIG,
-    OVERSIZED_HEADER,
-    PRIVATE,
-    QWEN3_8B_BASE,
-    QWEN3_SINGLE,
-    QWEN25_VL,
-    UNKNOWN_REPO_ID,
-    W4A16,
-)
+from kvplan.api.openapi import FLEET_EXAMPLES
+from tests.api.test_http_hygiene import NOT_JSON
+from tests.hub import repos
 from tests.replay.harness import (
     RECORDING,
     Answer,
@@ -796,16 +785,7 @@ def fleet(r: Recorder) -> None:
         "layouts": [{"tensor_parallel_size": 8}],
         "non_kv_bytes": 0,
     }
-    three = {
-        "model": "llama-3-70b",
-        "workload": {"context_tokens": 8192},
-        "target_concurrency": 1000,
-        "fleet": [
-            {"gpu": "h100-sxm-80gb", "count": 64, "cost_per_hour": 2.5},
-            {"gpu": "a100-80gb", "count": 64, "cost_per_hour": 1.6},
-            {"gpu": "h200-141gb", "count": 32, "cost_per_hour": 3.5},
-        ],
-    }
+    three = FLEET_EXAMPLES["Llama-3-70B, 1,000 concurrent 8K requests, three GPU types with costs"]
     for body in (seed_b, three):
         r.post(ep_post, path, body)
         r.post(ep_post, path, body, {"format": "text"})
@@ -1327,7 +1307,15 @@ def hub(r: Recorder) -> None:
     """Hub ids read from the loopback fake Hub, before the token (gated repos: 403)."""
     post, pt = "POST /v1/budget", "POST /v1/per-token"
     h100 = {"gpu": "h100-sxm-80gb"}
-    for repo in (QWEN3_8B_BASE, QWEN3_SINGLE, FP8_DYNAMIC, W4A16, AWQ, GPT_OSS, QWEN25_VL):
+    for repo in (
+        repos.QWEN3_8B_BASE,
+        repos.QWEN3_SINGLE,
+        repos.FP8_DYNAMIC,
+        repos.W4A16,
+        repos.AWQ,
+        repos.GPT_OSS,
+        repos.QWEN25_VL,
+    ):
         rid = repo.repo_id
         r.post(post, "/v1/budget", {"model": rid, **h100})
         r.post(post, "/v1/budget", {"model": rid, **h100, "kv_cache_memory_bytes": 20 * GIB})
@@ -1342,14 +1330,14 @@ def hub(r: Recorder) -> None:
         r.get("GET /v1/models/{model_id}", f"/v1/models/{rid}@{repo.sha}", {"format": "text"})
         r.post("POST /v1/models/resolve", "/v1/models/resolve", rid)
         r.post("POST /v1/models/resolve", "/v1/models/resolve", f"{rid}@main")
-    r.get("GET /v1/models/{model_id}", f"/v1/models/{QWEN3_8B_BASE.repo_id}@main")
+    r.get("GET /v1/models/{model_id}", f"/v1/models/{repos.QWEN3_8B_BASE.repo_id}@main")
     for bad in (
-        GATED.repo_id,
-        PRIVATE.repo_id,
-        UNKNOWN_REPO_ID,
-        OVERSIZED_CONFIG.repo_id,
-        OVERSIZED_HEADER.repo_id,
-        f"{QWEN3_8B_BASE.repo_id}@no-such-branch",
+        repos.GATED.repo_id,
+        repos.PRIVATE.repo_id,
+        repos.UNKNOWN_REPO_ID,
+        repos.OVERSIZED_CONFIG.repo_id,
+        repos.OVERSIZED_HEADER.repo_id,
+        f"{repos.QWEN3_8B_BASE.repo_id}@no-such-branch",
         "org/name/extra",
         "Qwen/Qwen3-8B",
         "openai/gpt-oss-20b",
@@ -1364,10 +1352,10 @@ def hub(r: Recorder) -> None:
     r.post("POST /v1/models/resolve", "/v1/models/resolve", "llama-3-70b")
     r.post("POST /v1/models/resolve", "/v1/models/resolve", "")
     rids = [
-        QWEN3_8B_BASE.repo_id,
-        FP8_DYNAMIC.repo_id,
-        GATED.repo_id,
-        UNKNOWN_REPO_ID,
+        repos.QWEN3_8B_BASE.repo_id,
+        repos.FP8_DYNAMIC.repo_id,
+        repos.GATED.repo_id,
+        repos.UNKNOWN_REPO_ID,
         "llama-3-70b",
         "x/y/z",
     ]
@@ -1381,31 +1369,44 @@ def hub(r: Recorder) -> None:
         "POST /v1/fleet",
         "/v1/fleet",
         {
-            "model": W4A16.repo_id,
+            "model": repos.W4A16.repo_id,
             "workload": {"context_tokens": 8192},
             "fleet": [{"gpu": "l4-24gb", "count": 4}],
         },
     )
-    r.get("GET /v1/fleet", "/v1/fleet", f"model={AWQ.repo_id}&gpu=l40s-48gb&context_tokens=8192")
-    r.get("GET /v1/sweep", "/v1/sweep", f"model={FP8_DYNAMIC.repo_id}&gpu=h100-sxm-80gb&vary=kv_cache_dtype")
+    r.get("GET /v1/fleet", "/v1/fleet", f"model={repos.AWQ.repo_id}&gpu=l40s-48gb&context_tokens=8192")
+    r.get(
+        "GET /v1/sweep",
+        "/v1/sweep",
+        f"model={repos.FP8_DYNAMIC.repo_id}&gpu=h100-sxm-80gb&vary=kv_cache_dtype",
+    )
     r.post(
         "POST /v1/simulate",
         "/v1/simulate",
         {
-            "model": QWEN3_SINGLE.repo_id,
+            "model": repos.QWEN3_SINGLE.repo_id,
             "gpu": "l4-24gb",
             "kv_cache_memory_bytes": 1 << 28,
             "workload": {"requests": [{"prompt_tokens": 500, "output_tokens": 50}] * 4},
         },
     )
     log = (RECONCILE_DATA / "engine-0.33-tp2.log").read_text()
-    r.post("POST /v1/reconcile", "/v1/reconcile", {"log": log, "overrides": {"model": QWEN3_8B_BASE.repo_id}})
-    r.post("POST /v1/reconcile", "/v1/reconcile", {"log": log, "overrides": {"model": UNKNOWN_REPO_ID}})
+    r.post(
+        "POST /v1/reconcile",
+        "/v1/reconcile",
+        {"log": log, "overrides": {"model": repos.QWEN3_8B_BASE.repo_id}},
+    )
+    r.post("POST /v1/reconcile", "/v1/reconcile", {"log": log, "overrides": {"model": repos.UNKNOWN_REPO_ID}})
 
 
 def hub_with_token(r: Recorder) -> None:
     r.phase = "token"
-    for m in (GATED.repo_id, f"{GATED.repo_id}@{GATED.sha}", PRIVATE.repo_id, QWEN3_8B_BASE.repo_id):
+    for m in (
+        repos.GATED.repo_id,
+        f"{repos.GATED.repo_id}@{repos.GATED.sha}",
+        repos.PRIVATE.repo_id,
+        repos.QWEN3_8B_BASE.repo_id,
+    ):
         r.post("POST /v1/budget", "/v1/budget", {"model": m, "gpu": "h100-sxm-80gb"})
         r.get("GET /v1/models/{model_id}", f"/v1/models/{m}")
 
@@ -1416,12 +1417,12 @@ def hub_offline(r: Recorder) -> None:
     answer, `from_cache: false` included, and would answer them from it.)"""
     r.phase = "offline"
     for m in (
-        QWEN3_8B_BASE.repo_id,
-        f"{FP8_DYNAMIC.repo_id}@{FP8_DYNAMIC.sha}",
-        GATED.repo_id,
+        repos.QWEN3_8B_BASE.repo_id,
+        f"{repos.FP8_DYNAMIC.repo_id}@{repos.FP8_DYNAMIC.sha}",
+        repos.GATED.repo_id,
         "kvplan-test/never-fetched",
         "Qwen/Qwen3-8B",
-        UNKNOWN_REPO_ID,
+        repos.UNKNOWN_REPO_ID,
     ):
         r.post("POST /v1/budget", "/v1/budget", {"model": m, "gpu": "h100-sxm-80gb", "context_tokens": 7777})
         r.get("GET /v1/models/{model_id}", f"/v1/models/{m}")
@@ -1431,7 +1432,12 @@ def hub_offline(r: Recorder) -> None:
 def hub_down(r: Recorder) -> None:
     """The fake Hub stopped: a fetched model from the disk cache, any other a 503."""
     r.phase = "down"
-    for m in (W4A16.repo_id, "kvplan-test/never-fetched", f"{AWQ.repo_id}@{AWQ.sha}", "llama-3-70b"):
+    for m in (
+        repos.W4A16.repo_id,
+        "kvplan-test/never-fetched",
+        f"{repos.AWQ.repo_id}@{repos.AWQ.sha}",
+        "llama-3-70b",
+    ):
         body = {"model": m, "gpu": "h100-sxm-80gb", "context_tokens": 7777}
         r.post("POST /v1/budget", "/v1/budget", body)
         r.post("POST /v1/budget", "/v1/budget", body, {"format": "text"})
@@ -1613,14 +1619,7 @@ def bad_input(r: Recorder) -> None:
             r.post(ep, path, raw, headers=[JSON_CT])
         r.post(ep, path, b"{", {"format": "text"}, headers=[JSON_CT])
         for ctype in (
-            "text/plain",
-            "text/plain; charset=utf-8",
-            "application/x-www-form-urlencoded",
-            "multipart/form-data; boundary=x",
-            "application/xml",
-            "application/octet-stream",
-            "text/json",
-            "application/jsonx",
+            *NOT_JSON,
             "application/json; charset=utf-8",
             "Application/JSON; Charset=UTF-8",
             "application/problem+json",
@@ -1789,12 +1788,12 @@ def repeats(r: Recorder) -> None:
         r.get(
             "GET /v1/budget",
             "/v1/budget",
-            f"model={QWEN3_8B_BASE.repo_id}@{QWEN3_8B_BASE.sha}&gpu=h100-sxm-80gb",
+            f"model={repos.QWEN3_8B_BASE.repo_id}@{repos.QWEN3_8B_BASE.sha}&gpu=h100-sxm-80gb",
         )
         r.post(
             "POST /v1/budget",
             "/v1/budget",
-            {"model": f"{QWEN3_8B_BASE.repo_id}@{QWEN3_8B_BASE.sha}", "gpu": "h100-sxm-80gb"},
+            {"model": f"{repos.QWEN3_8B_BASE.repo_id}@{repos.QWEN3_8B_BASE.sha}", "gpu": "h100-sxm-80gb"},
         )
 
 
