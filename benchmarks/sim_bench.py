@@ -8,31 +8,21 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the root, for tests/
+
+from tests.core.simulations import loaded_server
 
 from kvplan.api.settings import Settings
 from kvplan.core.limits import MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS
-from kvplan.core.sim.simulate import Fixed, Generator, Lognormal, SimConfig, SimRequest, simulate
+from kvplan.core.sim.simulate import Fixed, Generator, SimConfig, SimRequest, simulate
 
 TARGET_S = 2.0
 
 
 def run(count: int, block_size: int, repeats: int = 3) -> tuple[float, int]:
-    # A pool that runs about 40 requests at once: busy, with some preemption, like a loaded server.
-    cfg = SimConfig(
-        num_blocks=40 * 1300 // block_size,
-        block_size=block_size,
-        max_num_seqs=256,
-        max_num_batched_tokens=8192,
-    )
-    gen = Generator(
-        count=count,
-        arrival_rate=0.2,
-        prompt=Lognormal(mean=1000, sigma=0.5),
-        output=Lognormal(mean=200, sigma=0.5),
-        system_prompt_share=0.3,
-        system_prompt_tokens=512,
-        seed=11,
-    )
+    cfg, gen = loaded_server(count, block_size)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -15,7 +15,7 @@ from kvplan.core.sim import scheduler
 from kvplan.core.sim.scheduler import Event, Scheduler, SimConfig, State, step_bound
 from kvplan.core.sim.simulate import simulate
 from kvplan.core.sim.workload import SimRequest, plan, size
-from tests.core.simulations import requests_from_spec, workload_specs
+from tests.core.simulations import loaded_server, requests_from_spec, workload_specs
 
 EXAMPLES = int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60"))
 # A pool that holds two of these requests at most: with prefix caching off, every block the
@@ -220,18 +220,7 @@ def test_the_bound_holds_for_a_queue_behind_one_sequence_that_takes_three_steps_
 
 def test_the_steps_bound_is_tight_enough_for_the_sizes_benchmark():
     # 10,000 requests of ~1,200 tokens are bounded by ~210,000 steps, far below the limit.
-    from kvplan.core.sim.workload import Generator, Lognormal
-
-    g = Generator(
-        count=10_000,
-        arrival_rate=0.2,
-        prompt=Lognormal(mean=1000, sigma=0.5),
-        output=Lognormal(mean=200, sigma=0.5),
-        system_prompt_share=0.3,
-        system_prompt_tokens=512,
-        seed=11,
-    )
-    cfg = SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=40 * 1300 // 16, block_size=16)
+    cfg, g = loaded_server(10_000)
     bound, _ = step_bound(cfg, size(plan(None, g), 16))
     assert 150_000 < bound < 250_000 < scheduler.MAX_SIMULATED_STEPS
 
