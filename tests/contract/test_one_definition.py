@@ -1,7 +1,9 @@
 """Each type is defined once. The engine settings are the core's EngineSettings
-(kvplan.core.budget.types): BudgetInput inherits them, and every request type declares a setting
-with the core's own type (bounds, description) and default, so the wire refuses by the bounds the
-core checks and OpenAPI documents. Every request struct shares one base for msgspec's options."""
+(kvplan.core.budget.types): BudgetInput inherits them, and every request type takes a setting
+from the one table of request fields (schemas.common.FIELDS), which holds the core's own type
+(bounds, description) and default, so the wire refuses by the bounds the core checks and OpenAPI
+documents. A Mamba state and the QSA caches are on the wire the core's fields, in the core's order
+with its defaults. Every request struct shares one base for msgspec's options."""
 
 from __future__ import annotations
 
@@ -17,8 +19,22 @@ import kvplan.schemas.reconcile
 import kvplan.schemas.simulate
 from kvplan.core.budget.types import ENGINE_SETTINGS, BudgetInput, EngineSettings
 from kvplan.core.errors import InvalidInput
+from kvplan.core.model.geometry import QsaCaches
+from kvplan.core.model.mamba import MambaState
 from kvplan.core.validate import Input
-from kvplan.schemas import BudgetRequest, FleetQuery, FleetRequest, PerTokenRequest, SimulateRequest
+from kvplan.schemas import (
+    BudgetRequest,
+    FleetGpu,
+    FleetQuery,
+    FleetRequest,
+    LayoutSpec,
+    MambaStateSpec,
+    PerTokenRequest,
+    QsaSpec,
+    SimulateRequest,
+    Workload,
+)
+from kvplan.schemas.common import FIELDS
 from kvplan.schemas.reconcile import ReconcileOverrides
 
 REQUESTS = [PerTokenRequest, BudgetRequest, FleetRequest, FleetQuery, SimulateRequest, ReconcileOverrides]
@@ -79,8 +95,58 @@ def test_every_wire_struct_a_caller_sends_takes_its_options_from_the_one_base():
         if t.__name__ in NOT_INPUT:
             continue
         assert issubclass(t, Input), t.__name__
-        source = inspect.getsource(t).split("\n", 1)[0]
+        source = next(line for line in inspect.getsource(t).splitlines() if line.startswith("class "))
         assert "forbid_unknown_fields" not in source and "frozen" not in source, t.__name__
+
+
+# Each request type built from FIELDS, and the fields it declares itself (what no other takes).
+TAKERS = {
+    PerTokenRequest: set(),
+    BudgetRequest: set(),
+    FleetRequest: {"workload", "fleet", "layouts"},
+    FleetQuery: {"count"},
+    SimulateRequest: {
+        "workload",
+        "num_blocks",
+        "scheduling_policy",
+        "enable_prefix_caching",
+        "snapshot_steps",
+    },
+    ReconcileOverrides: set(),
+    FleetGpu: {"count"},
+    LayoutSpec: {"data_parallel_attention"},
+    Workload: {"mix"},
+}
+# A field a request takes optional (None by default) or required where the table has it otherwise.
+FLIPPED = {
+    (SimulateRequest, "model"),
+    (ReconcileOverrides, "model"),
+    (FleetQuery, "gpu"),
+    (FleetGpu, "gpu"),
+    (FleetQuery, "context_tokens"),
+}
+
+
+@pytest.mark.parametrize("request_type", TAKERS, ids=lambda t: t.__name__)
+def test_each_field_of_a_request_type_is_declared_once_in_the_table_or_by_the_request(request_type):
+    table = msgspec.defstruct("Table", [(n, t, d) for n, (t, d) in FIELDS.items()], kw_only=True)
+    core = _fields(table)
+    for name, f in _fields(request_type).items():
+        if name in TAKERS[request_type]:
+            assert name not in FIELDS, f"{request_type.__name__}.{name} is the table's"
+            continue
+        c = core[name]
+        assert _value_type(f.type) == _value_type(c.type), f"{request_type.__name__}.{name}"
+        if (request_type, name) not in FLIPPED:
+            assert (f.required, f.default) == (c.required, c.default), f"{request_type.__name__}.{name}"
+        else:
+            assert f.required != c.required, f"{request_type.__name__}.{name} is as the table has it"
+
+
+@pytest.mark.parametrize(("wire", "core"), [(MambaStateSpec, MambaState), (QsaSpec, QsaCaches)])
+def test_a_mamba_state_and_the_qsa_caches_are_the_cores_fields_in_its_order_with_its_defaults(wire, core):
+    assert wire.__struct_fields__ == core.__struct_fields__
+    assert wire.__struct_defaults__ == core.__struct_defaults__
 
 
 def _int_bounds() -> list[tuple[str, int, int]]:

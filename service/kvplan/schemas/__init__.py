@@ -1,6 +1,8 @@
 """Wire schemas: what callers send. msgspec Structs whose constraints are the validation and
 flow into OpenAPI. Shared by the HTTP API and the CLI. Answers are the core's own value types."""
 
+from kvplan.core.budget.types import Bytes, KvCacheDtype, ParallelSize, SkipLayers, Tokens, WeightDtype
+
 from .common import (
     MAX_BATCH,
     MAX_BYTES,
@@ -9,7 +11,6 @@ from .common import (
     BatchRequest,
     BatchRequestDoc,
     BudgetRequest,
-    Bytes,
     Dim,
     EngineId,
     FleetGpu,
@@ -17,7 +18,6 @@ from .common import (
     FleetRequest,
     GeometrySpec,
     GpuId,
-    KvCacheDtype,
     LayerType,
     LayoutSpec,
     MambaStateSpec,
@@ -25,17 +25,13 @@ from .common import (
     ModelDtype,
     ModelField,
     ModelSpec,
-    ParallelSize,
     Params,
     PerTokenRequest,
     PosBytes,
     Problem,
     QsaSpec,
-    SkipLayers,
     SweepAxis,
     SweepQuery,
-    Tokens,
-    WeightDtype,
     Workload,
 )
 from .fields import request_fields, unknown_field

@@ -3,31 +3,13 @@ flow into OpenAPI. Answers are the core's own value types (kvplan.core.budget.Bu
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
-from msgspec import Meta
+from msgspec import NODEFAULT, Meta
 
-from kvplan.core.budget.types import (
-    BlockSize,
-    Bytes,
-    ConcurrencyTarget,
-    ContextTokens,
-    CudagraphBytes,
-    EnforceEager,
-    GpuMemoryBytes,
-    GpuMemoryUtilization,
-    KvCacheDtype,
-    KvCacheMemoryBytes,
-    MaxNumSeqs,
-    NonKvBytes,
-    NumGpuBlocks,
-    ParallelSize,
-    SkipLayers,
-    Tokens,
-    WeightDtype,
-    WeightsBytes,
-)
+from kvplan.core.budget.types import ENGINE_SETTINGS, EngineSettings, Tokens, WeightDtype
 from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.limits import (
     MAX_BATCH,
@@ -49,12 +31,16 @@ from kvplan.core.limits import (
     MAX_SWEEP_VALUES_LENGTH,
     MAX_TOKENS,
 )
+from kvplan.core.model.geometry import QsaCaches
+from kvplan.core.model.mamba import MambaState, Mixer
 from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.validate import Input
 
-# The engine settings' types (KvCacheDtype, ContextTokens, …) are the core's own
-# (kvplan.core.budget.types.EngineSettings): a request declares a setting with the core's type, and
-# tests/contract/test_one_definition.py fails when one does not.
+# Each field is declared once. A request type names the fields it takes (`takes`) from one table
+# (FIELDS), whose engine settings are the core's own (kvplan.core.budget.types.EngineSettings: type
+# with bounds and description, default), and declares only what no other request takes. The wire
+# form of a core struct (`mirrors`) is the core's fields, in its order with its defaults, typed for
+# the wire. tests/contract/test_one_definition.py fails when a request strays from either.
 
 # A profile id, or a vLLM version as people write it ("0.19.0", "vllm@0.11.1", "0.33"), which
 # core/engine/profiles.py maps to the profile that governs it (named in the answer).
@@ -75,6 +61,10 @@ ModelDtype = Literal["bfloat16", "float16", "float32", "bf16", "fp16", "fp32"]
 
 PosBytes = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
 Dim = Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM)]
+Heads = Annotated[int, Meta(ge=1, le=MAX_HEADS)]
+HiddenSize = Annotated[int, Meta(ge=1, le=MAX_HIDDEN_SIZE)]
+LayerCount = Annotated[int, Meta(ge=1, le=MAX_LAYERS)]
+StateBytes = Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES)]
 Params = Annotated[int, Meta(ge=1, le=MAX_PARAMS)]
 Name = Annotated[str, Meta(max_length=MAX_NAME_LENGTH)]
 GpuId = Annotated[
@@ -89,6 +79,8 @@ CostPerHour = Annotated[float, Meta(ge=0, le=MAX_COST_PER_HOUR, description="per
 
 
 StateDim = Annotated[int, Meta(ge=0, le=MAX_HIDDEN_SIZE)]
+LayerList = Annotated[list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]], Meta(max_length=MAX_LAYERS)]
+MixerName = Literal[tuple(m.value for m in Mixer)]  # type: ignore[valid-type]
 
 
 Quantization = Annotated[
@@ -97,6 +89,63 @@ Quantization = Annotated[
 ]
 
 
+S = TypeVar("S", bound=type[Input])
+
+
+def takes(*names: str, kw_only: bool = False) -> Callable[[S], S]:
+    """The request type a class declares (its name, bases, docstring and own fields) with the
+    fields it takes from FIELDS, all in the order `names` lists them (space-separated). `name!`:
+    required here (its type without None); `name?`: optional here (None by default)."""
+
+    def build(cls: S) -> S:
+        own = {f.name: (f.type, f.default) for f in msgspec.structs.fields(cls)}
+        listed = [n for group in names for n in group.split()]
+        fields: list[tuple[Any, ...]] = []
+        for n in listed:
+            name = n.rstrip("!?")
+            t, default = own[name] if name in own else FIELDS[name]
+            if n.endswith("!"):
+                t, default = _without_none(t), NODEFAULT
+            elif n.endswith("?"):
+                t, default = t | None, None
+            fields.append((name, t) if default is NODEFAULT else (name, t, default))
+        assert own.keys() <= {f[0] for f in fields}, f"{cls.__name__} lists not all its own fields"
+        return _define(cls, fields, kw_only)
+
+    return build
+
+
+def _without_none(t: Any) -> Any:
+    kept = [a for a in get_args(t) if a is not type(None)]
+    assert len(kept) == 1, t
+    return kept[0]
+
+
+def mirrors(core: type[msgspec.Struct], by_type: dict[Any, Any] | None = None) -> Callable[[S], S]:
+    """The wire form of a core struct: the core's field names, order and defaults, each with the
+    type the class declares for it, else the wire type `by_type` gives for the core's."""
+
+    def build(cls: S) -> S:
+        own = {f.name: f.type for f in msgspec.structs.fields(cls)}
+        assert own.keys() <= set(core.__struct_fields__), f"{cls.__name__}: not fields of {core.__name__}"
+        fields: list[tuple[Any, ...]] = []
+        for f in msgspec.structs.fields(core):
+            t = own[f.name] if f.name in own else (by_type or {})[f.type]
+            fields.append((f.name, t) if f.default is NODEFAULT else (f.name, t, f.default))
+        return _define(cls, fields, kw_only=False)
+
+    return build
+
+
+def _define(cls: S, fields: list[tuple[Any, ...]], kw_only: bool) -> S:
+    """`cls` (its name, module, bases and docstring) with these fields, in this order."""
+    namespace = {"__doc__": cls.__doc__}
+    return msgspec.defstruct(  # type: ignore[return-value]
+        cls.__name__, fields, bases=cls.__bases__, module=cls.__module__, namespace=namespace, kw_only=kw_only
+    )
+
+
+@mirrors(MambaState, {int: StateDim, str: ModelDtype})
 class MambaStateSpec(Input):
     """A Mamba or linear-attention layer's state, as the config numbers vLLM's shape calculator
     reads (vllm/model_executor/layers/mamba/mamba_utils.py). mamba1: intermediate_size,
@@ -105,20 +154,10 @@ class MambaStateSpec(Input):
     linear_attention (Bailing): num_heads, head_dim, one state in conv_dtype (conv_kernel unread).
     checkpoint_blocks is 1 for Mamba2 mixers."""
 
-    mixer: Literal["mamba1", "mamba2", "gated_delta_net", "short_conv", "linear_attention"]
+    # The wire types the rule above does not give (the names, order and defaults: MambaState's).
+    mixer: MixerName
     conv_kernel: Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, examples=[4])]
-    state_size: StateDim = 0
-    intermediate_size: StateDim = 0
-    n_groups: StateDim = 1
-    num_heads: StateDim = 0
-    head_dim: StateDim = 0
-    num_k_heads: StateDim = 0
-    num_v_heads: StateDim = 0
-    head_k_dim: StateDim = 0
-    head_v_dim: StateDim = 0
-    conv_dtype: ModelDtype = "bfloat16"
-    ssm_dtype: ModelDtype = "bfloat16"
-    checkpoint_blocks: Annotated[int, Meta(ge=0, le=1)] = 0
+    checkpoint_blocks: Annotated[int, Meta(ge=0, le=1)]
     replicated_state_bytes: Annotated[
         int,
         Meta(
@@ -127,14 +166,16 @@ class MambaStateSpec(Input):
             description="a TP-replicated state the attention block is also sized for, kept by the "
             "mamba_replicated layers (Qwen4-exp's PLE short conv)",
         ),
-    ] = 0
+    ]
 
 
+@mirrors(QsaCaches)
 class QsaSpec(Input):
     """Qwen4-exp QSA's side caches, one head on every TP rank: a circular_buffer ring of
     compress_ratio rows of ring_row_bytes (its block compress_ratio tokens) and a compressed_mla
     key of key_bytes per compress_ratio tokens."""
 
+    # The wire types (the names, order and defaults: QsaCaches').
     compress_ratio: Annotated[int, Meta(ge=1, le=MAX_TOKENS, examples=[4])]
     ring_row_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, examples=[256])]
     key_bytes: Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, examples=[256])]
@@ -177,90 +218,55 @@ class GeometrySpec(Input, kw_only=True):
         ]
         | None
     ) = None
-    mamba_state_bytes: (
-        Annotated[int, Meta(ge=1, le=MAX_STATE_BYTES, description="one Mamba layer's state at TP 1")] | None
-    ) = None
+    mamba_state_bytes: Annotated[StateBytes, Meta(description="one Mamba layer's state at TP 1")] | None = (
+        None
+    )
     mamba: MambaStateSpec | None = None
     attention_chunk_size: Tokens | None = None
     full_head_dim: (
-        Annotated[
-            int, Meta(ge=1, le=MAX_HEAD_DIM, description="full-attention layers' own head dim (Gemma-4)")
-        ]
-        | None
+        Annotated[Dim, Meta(description="full-attention layers' own head dim (Gemma-4)")] | None
     ) = None
     full_kv_heads: (
-        Annotated[int, Meta(ge=1, le=MAX_HEADS, description="full-attention layers' own KV heads (Gemma-4)")]
-        | None
+        Annotated[Heads, Meta(description="full-attention layers' own KV heads (Gemma-4)")] | None
     ) = None
     sliding_mla_dim: (
-        Annotated[
-            int,
-            Meta(
-                ge=1, le=MAX_HEAD_DIM, description="sliding_window_mla layers' latent width per token (Dots3)"
-            ),
-        ]
-        | None
+        Annotated[Dim, Meta(description="sliding_window_mla layers' latent width per token (Dots3)")] | None
     ) = None
     mla_row_dim: (
-        Annotated[
-            int,
-            Meta(ge=1, le=MAX_HEAD_DIM, description="the width MLA layers pad their latent rows to (Dots3)"),
-        ]
-        | None
+        Annotated[Dim, Meta(description="the width MLA layers pad their latent rows to (Dots3)")] | None
     ) = None
     sparse_mla_layers: (
-        Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
-            Meta(
-                max_length=MAX_LAYERS, description="with index_head_dim: the sparse MLA layers, when not all"
-            ),
-        ]
+        Annotated[LayerList, Meta(description="with index_head_dim: the sparse MLA layers, when not all")]
         | None
     ) = None
     indexer_layers: (
         Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
+            LayerList,
             Meta(
-                max_length=MAX_LAYERS,
-                description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)",
+                description="full layers that also keep a bf16 indexer key cache (MiniMax-M3 sparse layers)"
             ),
         ]
         | None
     ) = None
     mla_indexer_layers: (
         Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
-            Meta(
-                max_length=MAX_LAYERS,
-                description="with index_head_dim: the sparse layers keeping an indexer cache, when not all",
-            ),
+            LayerList,
+            Meta(description="with index_head_dim: the sparse layers keeping an indexer cache, when not all"),
         ]
         | None
     ) = None
     sconv_kernel_size: (
-        Annotated[int, Meta(ge=1, le=MAX_TOKENS, description="the short-conv states' kernel (Inkling)")]
-        | None
+        Annotated[Tokens, Meta(description="the short-conv states' kernel (Inkling)")] | None
     ) = None
     sconv_hidden_size: (
-        Annotated[
-            int,
-            Meta(ge=1, le=MAX_HIDDEN_SIZE, description="the hidden size the short-conv streams are cut from"),
-        ]
-        | None
+        Annotated[HiddenSize, Meta(description="the hidden size the short-conv streams are cut from")] | None
     ) = None
-    indexer_dim: (
-        Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, description="the indexer key's width (sparse_index_dim)")]
-        | None
-    ) = None
+    indexer_dim: Annotated[Dim, Meta(description="the indexer key's width (sparse_index_dim)")] | None = None
     qsa: QsaSpec | None = None
     decoder_layers: (
-        Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
-            Meta(max_length=MAX_LAYERS, description="the decoder layer of each KV layer, when not one each"),
-        ]
-        | None
+        Annotated[LayerList, Meta(description="the decoder layer of each KV layer, when not one each")] | None
     ) = None
-    num_decoder_layers: Annotated[int, Meta(ge=1, le=MAX_LAYERS)] | None = None
+    num_decoder_layers: LayerCount | None = None
     params_total: Params | None = None
     params_active: Params | None = None
     params_expert: Params | None = None
@@ -278,18 +284,11 @@ class GeometrySpec(Input, kw_only=True):
         | None
     ) = None
     kv_source_layer_ids: (
-        Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
-            Meta(max_length=MAX_LAYERS, description="DeepSeek-V4.1: the layers owning the compressed caches"),
-        ]
+        Annotated[LayerList, Meta(description="DeepSeek-V4.1: the layers owning the compressed caches")]
         | None
     ) = None
     index_source_layer_ids: (
-        Annotated[
-            list[Annotated[int, Meta(ge=0, le=MAX_LAYERS - 1)]],
-            Meta(max_length=MAX_LAYERS, description="DeepSeek-V4.1: the layers with an indexer"),
-        ]
-        | None
+        Annotated[LayerList, Meta(description="DeepSeek-V4.1: the layers with an indexer")] | None
     ) = None
 
 
@@ -310,52 +309,38 @@ ModelField = Annotated[
 ]
 
 
+# Each field a request takes, declared once (type with bounds and description, and default): the
+# engine settings as the core declares them (kvplan.core.budget.types.EngineSettings), then those
+# of the requests themselves. A request type names the ones it takes (`takes`).
+FIELDS: dict[str, tuple[Any, Any]] = {
+    f.name: (f.type, f.default) for f in msgspec.structs.fields(EngineSettings)
+}
+FIELDS |= {
+    "model": (ModelField, NODEFAULT),
+    "gpu": (GpuId | None, None),
+    "quantization": (Quantization | None, None),
+    "engine": (EngineId | None, None),
+    "gpus_per_node": (GpusPerNode, 8),
+    "cost_per_hour": (CostPerHour | None, None),
+}
+
+
+@takes(
+    "model kv_cache_dtype kv_cache_dtype_skip_layers tensor_parallel_size pipeline_parallel_size"
+    " decode_context_parallel_size context_tokens engine"
+)
 class PerTokenRequest(Input):
     """Bytes of KV one token costs, per layer kind, per GPU and for the whole model."""
 
-    model: ModelField
-    kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = ()
-    tensor_parallel_size: ParallelSize = 1
-    pipeline_parallel_size: ParallelSize = 1
-    decode_context_parallel_size: ParallelSize = 1
-    context_tokens: ContextTokens | None = None
-    engine: EngineId | None = None
+
+_AT = ENGINE_SETTINGS.index("kv_cache_memory_bytes")  # --quantization stands before it
 
 
-# Every engine setting of kvplan.core.budget.types.EngineSettings (tests/contract/
-# test_one_definition.py checks it), with the model, the GPU, --quantization and the profile.
+# Every engine setting of EngineSettings, in its order (tests/contract/test_one_definition.py
+# checks it), with the model, the GPU, --quantization and the profile.
+@takes("model gpu", *ENGINE_SETTINGS[:_AT], "quantization", *ENGINE_SETTINGS[_AT:], "engine")
 class BudgetRequest(Input):
     """One capacity scenario: a model on a GPU (or a memory size) under vLLM's budget rules."""
-
-    model: ModelField
-    gpu: GpuId | None = None
-    gpu_memory_bytes: GpuMemoryBytes | None = None
-    gpu_memory_utilization: GpuMemoryUtilization | None = None
-    kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = ()
-    block_size: BlockSize | None = None
-    context_tokens: ContextTokens | None = None
-    tensor_parallel_size: ParallelSize = 1
-    pipeline_parallel_size: ParallelSize = 1
-    decode_context_parallel_size: ParallelSize = 1
-    weights_bytes: WeightsBytes | None = None
-    weight_dtype: WeightDtype | None = None
-    non_kv_bytes: NonKvBytes | None = None
-    cudagraph_bytes: CudagraphBytes | None = None
-    enforce_eager: EnforceEager = False
-    quantization: Quantization | None = None
-    kv_cache_memory_bytes: KvCacheMemoryBytes | None = None
-    num_gpu_blocks_override: NumGpuBlocks | None = None
-    max_num_batched_tokens: Tokens | None = None
-    max_num_seqs: MaxNumSeqs | None = None
-    async_scheduling: bool | None = None
-    max_model_len: Tokens | None = None
-    target_concurrency: ConcurrencyTarget | None = None
-    hybrid_kv_cache_manager: bool = True
-    extensible_kv_cache: bool = False
-    kv_offloading_bytes: Bytes | None = None
-    engine: EngineId | None = None
 
 
 class BatchRequest(Input):
@@ -384,21 +369,18 @@ class Problem(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     request_id: str | None = None
 
 
+@takes("gpu! count gpus_per_node cost_per_hour")
 class FleetGpu(Input):
     """GPUs of one type in the fleet."""
 
-    gpu: GpuId
     count: Annotated[int, Meta(ge=1, le=MAX_GPU_COUNT, description="how many GPUs of this type")]
-    gpus_per_node: GpusPerNode = 8
-    cost_per_hour: CostPerHour | None = None
 
 
+@takes("tensor_parallel_size pipeline_parallel_size data_parallel_attention")
 class LayoutSpec(Input):
     """A replica's layout: TP × PP GPUs; with data_parallel_attention, tensor_parallel_size GPUs as
     attention ranks (each its own KV, attention TP 1) with the experts split across them."""
 
-    tensor_parallel_size: ParallelSize = 1
-    pipeline_parallel_size: ParallelSize = 1
     data_parallel_attention: bool = False
 
 
@@ -407,45 +389,35 @@ class MixSpec(Input):
     share: Annotated[float, Meta(gt=0, le=MAX_SHARE, description="relative share of requests of this length")]
 
 
+@takes("context_tokens mix")
 class Workload(Input):
     """One context length, or a mix of lengths with shares (one of them)."""
 
-    context_tokens: ContextTokens | None = None
     mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=MAX_MIX)] | None = None
 
 
+@takes(
+    "model workload fleet layouts target_concurrency gpu_memory_utilization kv_cache_dtype"
+    " kv_cache_dtype_skip_layers block_size weights_bytes weight_dtype non_kv_bytes cudagraph_bytes"
+    " enforce_eager quantization max_num_batched_tokens max_num_seqs async_scheduling max_model_len"
+    " hybrid_kv_cache_manager decode_context_parallel_size engine"
+)
 class FleetRequest(Input):
     """Which layout of which GPU type serves how many requests, and what a target takes."""
 
-    model: ModelField
     workload: Workload
     fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET_TYPES)]
     layouts: Annotated[list[LayoutSpec], Meta(min_length=1, max_length=MAX_LAYOUTS)] | None = None
-    target_concurrency: ConcurrencyTarget | None = None
-    gpu_memory_utilization: GpuMemoryUtilization | None = None
-    kv_cache_dtype: KvCacheDtype = "auto"
-    kv_cache_dtype_skip_layers: SkipLayers = ()
-    block_size: BlockSize | None = None
-    weights_bytes: WeightsBytes | None = None
-    weight_dtype: WeightDtype | None = None
-    non_kv_bytes: NonKvBytes | None = None
-    cudagraph_bytes: CudagraphBytes | None = None
-    enforce_eager: EnforceEager = False
-    quantization: Quantization | None = None
-    max_num_batched_tokens: Tokens | None = None
-    max_num_seqs: MaxNumSeqs | None = None
-    async_scheduling: bool | None = None
-    max_model_len: Tokens | None = None
-    hybrid_kv_cache_manager: bool = True
-    decode_context_parallel_size: ParallelSize = 1
-    engine: EngineId | None = None
 
 
-class FleetQuery(Input, kw_only=True):
+@takes(
+    "model gpu! count context_tokens! gpus_per_node cost_per_hour target_concurrency gpu_memory_utilization"
+    " kv_cache_dtype weights_bytes weight_dtype block_size engine non_kv_bytes cudagraph_bytes enforce_eager",
+    kw_only=True,
+)
+class FleetQuery(Input):
     """GET /v1/fleet: one GPU type, one context length."""
 
-    model: ModelField
-    gpu: GpuId
     count: (
         Annotated[
             int,
@@ -453,19 +425,6 @@ class FleetQuery(Input, kw_only=True):
         ]
         | None
     ) = None
-    context_tokens: ContextTokens
-    gpus_per_node: GpusPerNode = 8
-    cost_per_hour: CostPerHour | None = None
-    target_concurrency: ConcurrencyTarget | None = None
-    gpu_memory_utilization: GpuMemoryUtilization | None = None
-    kv_cache_dtype: KvCacheDtype = "auto"
-    weights_bytes: WeightsBytes | None = None
-    weight_dtype: WeightDtype | None = None
-    block_size: BlockSize | None = None
-    engine: EngineId | None = None
-    non_kv_bytes: NonKvBytes | None = None
-    cudagraph_bytes: CudagraphBytes | None = None
-    enforce_eager: EnforceEager = False
 
 
 SweepAxis = Literal["context_tokens", "gpu_memory_utilization", "kv_cache_dtype", "tensor_parallel_size"]

@@ -6,21 +6,15 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from kvplan.core.budget.types import ConcurrencyTarget, ContextTokens
 from kvplan.core.limits import MAX_LOG_BYTES, MAX_METRICS_BYTES
 from kvplan.core.validate import Input
 
-from .common import EngineId, GpuId, ModelField
+from .common import takes
 
 
+@takes("model? gpu engine target_concurrency context_tokens")  # model "" is refused by the service, naming it
 class ReconcileOverrides(Input):
     """Inputs the log does not state (or states as a local path), or that should be replaced."""
-
-    model: ModelField | None = None  # "" is refused by the service, naming the field
-    gpu: GpuId | None = None
-    engine: EngineId | None = None
-    target_concurrency: ConcurrencyTarget | None = None
-    context_tokens: ContextTokens | None = None
 
 
 class ReconcileRequest(Input):

@@ -8,26 +8,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.budget.types import (
-    BlockSize,
-    CudagraphBytes,
-    EnforceEager,
-    GpuMemoryBytes,
-    GpuMemoryUtilization,
-    KvCacheDtype,
-    KvCacheMemoryBytes,
-    MaxNumSeqs,
-    NonKvBytes,
-    ParallelSize,
-    Tokens,
-    WeightDtype,
-    WeightsBytes,
-)
 from kvplan.core.limits import MAX_ARRIVAL_STEP, MAX_LISTED_REQUESTS, MAX_NUM_BLOCKS, MAX_SNAPSHOTS
 from kvplan.core.sim.workload import Generator, SimRequest
 from kvplan.core.validate import Input
 
-from .common import EngineId, GpuId, ModelField, Quantization
+from .common import takes
 
 
 class SimWorkload(Input):
@@ -37,14 +22,17 @@ class SimWorkload(Input):
     generator: Generator | None = None
 
 
+@takes(
+    "workload num_blocks block_size max_num_seqs max_num_batched_tokens scheduling_policy"
+    " enable_prefix_caching snapshot_steps model? gpu gpu_memory_bytes gpu_memory_utilization kv_cache_dtype"
+    " tensor_parallel_size pipeline_parallel_size weights_bytes weight_dtype non_kv_bytes cudagraph_bytes"
+    " enforce_eager quantization kv_cache_memory_bytes engine"
+)
 class SimulateRequest(Input):
     """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""
 
     workload: SimWorkload
     num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
-    block_size: BlockSize | None = None
-    max_num_seqs: MaxNumSeqs | None = None
-    max_num_batched_tokens: Tokens | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     enable_prefix_caching: bool = True
     snapshot_steps: Annotated[
@@ -54,21 +42,6 @@ class SimulateRequest(Input):
             description="steps after which to return the pool: block tables, ref_cnt, free queue",
         ),
     ] = ()
-    model: ModelField | None = None
-    gpu: GpuId | None = None
-    gpu_memory_bytes: GpuMemoryBytes | None = None
-    gpu_memory_utilization: GpuMemoryUtilization | None = None
-    kv_cache_dtype: KvCacheDtype = "auto"
-    tensor_parallel_size: ParallelSize = 1
-    pipeline_parallel_size: ParallelSize = 1
-    weights_bytes: WeightsBytes | None = None
-    weight_dtype: WeightDtype | None = None
-    non_kv_bytes: NonKvBytes | None = None
-    cudagraph_bytes: CudagraphBytes | None = None
-    enforce_eager: EnforceEager = False
-    quantization: Quantization | None = None
-    kv_cache_memory_bytes: KvCacheMemoryBytes | None = None
-    engine: EngineId | None = None
 
 
 _decoder = msgspec.json.Decoder(SimulateRequest)

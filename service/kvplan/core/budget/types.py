@@ -1,9 +1,10 @@
 """The budget's question and answer as plain values.
 
 `EngineSettings` is the one definition of the engine arguments a scenario sets: each field's
-type carries its bounds and description (msgspec Meta), which the wire schemas (schemas/) take
-as they are, so a request is refused at decoding by the same bounds the core checks
-(`check_settings`) and OpenAPI documents. `BudgetInput` is those settings plus what the service
+type carries its bounds and description (msgspec Meta), which the wire schemas take with its
+default as they are (schemas/common.py FIELDS: every request type names the settings it takes),
+so a request is refused at decoding by the same bounds the core checks (`check_settings`) and
+OpenAPI documents. `BudgetInput` is those settings plus what the service
 layer resolved (the geometry, the engine profile, the GPU)."""
 
 from __future__ import annotations
