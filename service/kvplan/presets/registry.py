@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput, UnknownPreset
@@ -53,14 +54,19 @@ class ModelPreset:
     origin: str
 
 
-@dataclass(frozen=True, slots=True)
-class GpuPreset:
+class GpuInfo(msgspec.Struct, kw_only=True):
     id: str
     name: str
     vendor: str
     memory_bytes: int
     memory_source: str
     nominal: bool
+
+
+class GpuPreset(GpuInfo, frozen=True, kw_only=True):
+    """A GPU preset: what the catalog shows of it (GpuInfo), the file it came from, and what vLLM
+    sees of its memory."""
+
     origin: str
     # What vLLM sees of it (torch.cuda.mem_get_info's total, below the driver's figure), from
     # vLLM's own start-up logs; the memory model budgets against it.

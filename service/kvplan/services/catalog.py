@@ -16,7 +16,7 @@ from kvplan.core.model.geometry import Geometry
 from kvplan.core.model.weights import LoadedWeights
 from kvplan.core.units import gib
 from kvplan.hub import HubRef
-from kvplan.presets import GpuPreset, ModelPreset, Registry
+from kvplan.presets import GpuInfo, GpuPreset, ModelPreset, Registry
 from kvplan.schemas import GeometrySpec
 
 from .inline import spec_from_geometry
@@ -77,15 +77,6 @@ class HubInfo(msgspec.Struct):
 class ModelList(msgspec.Struct):
     registry_version: str
     models: list[ModelSummary]
-
-
-class GpuInfo(msgspec.Struct, kw_only=True):
-    id: str
-    name: str
-    vendor: str
-    memory_bytes: int
-    memory_source: str
-    nominal: bool
 
 
 class GpuList(msgspec.Struct):
@@ -200,14 +191,8 @@ def hub_config(registry: Registry, ref: HubRef) -> dict[str, Any]:
 
 
 def _gpu_fields(g: GpuPreset) -> dict[str, Any]:
-    return {
-        "id": g.id,
-        "name": g.name,
-        "vendor": g.vendor,
-        "memory_bytes": g.memory_bytes,
-        "memory_source": g.memory_source,
-        "nominal": g.nominal,
-    }
+    """What the catalog shows of a preset: its GpuInfo fields."""
+    return {f: getattr(g, f) for f in GpuInfo.__struct_fields__}
 
 
 def gpu_list(registry: Registry) -> GpuList:

@@ -51,6 +51,12 @@ def integer_text(value: str, key: str) -> str:
 
 
 def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
+    """The request of type `t` the pairs spell, decoded by the wire's own rules (msgspec, not
+    strict: numbers come as text). One rule for GET query strings and the CLI's arguments: a
+    dotted key is a nested field, the last of a repeated key wins (a list field gathers them
+    all, comma-separated), an integer field's text is checked as an integer, the presentation
+    keys (RESERVED) are skipped. An over-long or over-deep name and a key clashing with a nested
+    one are refused naming the key, an unknown field naming the closest one (unknown_field)."""
     grouped: dict[str, list[str]] = {}
     for key, value in pairs:
         grouped.setdefault(key, []).append(value)

@@ -354,6 +354,11 @@ def _what_ifs(
     registry: Registry, fields: dict[str, Any], model: _Model, from_log: Budget | None,
     available: Figure | None, o: ReconcileOverrides,
 ) -> list[WhatIf]:  # fmt: skip
+    """The what-ifs beside the side-by-side, each a budget of the log's own setup with one thing
+    changed: the requests held at a few context lengths up to max_model_len (the log's KV memory
+    given), with fp8 KV where the log's is auto, and, for a target concurrency on a known GPU,
+    the smallest gpu_memory_utilization and tensor-parallel size that hold it. None without the
+    log's budget or its available KV memory, which they all start from."""
     if from_log is None or available is None:
         return []
     out: list[WhatIf] = []

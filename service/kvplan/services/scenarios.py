@@ -8,7 +8,7 @@ model first)."""
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -198,11 +198,21 @@ def per_token_args(req: PerTokenRequest) -> tuple[str, tuple[int | str, ...], Pa
     return req.kv_cache_dtype, tuple(req.kv_cache_dtype_skip_layers), par
 
 
+def _same_named(source: msgspec.Struct, target: type[msgspec.Struct]) -> dict[str, Any]:
+    """The fields of `source` that `target` has too, by name, in target's order: what a fleet or
+    a simulate request shares with a budget request (the budget it stands for), and a fleet
+    query's fields as a fleet request's."""
+    have = type(source).__struct_fields__
+    return {f: getattr(source, f) for f in target.__struct_fields__ if f in have}
+
+
 def fleet_input(registry: Registry, req: FleetRequest, ref: ModelRef | None = None) -> FleetInput:
-    shared = {
-        f: getattr(req, f) for f in BudgetRequest.__struct_fields__ if f in FleetRequest.__struct_fields__
-    }
-    template, _, _ = budget_input(registry, BudgetRequest(**shared), ref=ref)
+    """The core's input for a fleet request: the budget input of its model and engine settings
+    (resolved by budget_input, as /v1/budget resolves them) as the template every GPU type is
+    planned from, each fleet entry's preset and memory, the workload's context mix (refused
+    unless exactly one of context_tokens or mix is given) and the layouts asked for (None:
+    every valid one)."""
+    template, _, _ = budget_input(registry, BudgetRequest(**_same_named(req, BudgetRequest)), ref=ref)
     entries = []
     for i, item in enumerate(req.fleet):
         g = registry.gpu(item.gpu, field=f"fleet[{i}].gpu")
@@ -249,7 +259,7 @@ def fleet_input(registry: Registry, req: FleetRequest, ref: ModelRef | None = No
 
 def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
     return FleetRequest(
-        model=q.model,
+        **_same_named(q, FleetRequest),
         workload=Workload(context_tokens=q.context_tokens),
         fleet=[
             FleetGpu(
@@ -259,16 +269,6 @@ def fleet_request_from_query(q: FleetQuery) -> FleetRequest:
                 cost_per_hour=q.cost_per_hour,
             )
         ],
-        target_concurrency=q.target_concurrency,
-        gpu_memory_utilization=q.gpu_memory_utilization,
-        kv_cache_dtype=q.kv_cache_dtype,
-        weights_bytes=q.weights_bytes,
-        weight_dtype=q.weight_dtype,
-        block_size=q.block_size,
-        engine=q.engine,
-        non_kv_bytes=q.non_kv_bytes,
-        cudagraph_bytes=q.cudagraph_bytes,
-        enforce_eager=q.enforce_eager,
     )
 
 
@@ -279,9 +279,6 @@ def simulation_input(
     if ref is None and req.model is not None:
         ref = model_ref(registry, req.model)
     profile = get_profile(req.engine)
-    shared = {
-        f: getattr(req, f) for f in BudgetRequest.__struct_fields__ if f in SimulateRequest.__struct_fields__
-    }
     if req.num_blocks is not None:
         # A pool given by its size: the same defaults budget would use for this model and GPU.
         geometry = None if ref is None else resolve(registry, ref).geometry
@@ -300,7 +297,7 @@ def simulation_input(
     else:
         if req.model is None:
             raise InvalidInput("model", "required unless num_blocks is given")
-        inp, _, _ = budget_input(registry, BudgetRequest(**shared), ref=ref)
+        inp, _, _ = budget_input(registry, BudgetRequest(**_same_named(req, BudgetRequest)), ref=ref)
         b = compute_budget(inp)
         # One group of the requested block (DeepSeek-V4's lone sliding group keeps 64-token blocks).
         if len(b.groups) != 1 or b.groups[0].groups != 1 or b.groups[0].block_size != b.block_size:

@@ -328,6 +328,13 @@ def _batch(
 
 
 def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_stop: ShouldStop) -> bytes:
+    """The batch answer's JSON bytes: {"results": [...]}, one item a scenario in order, its
+    answer ({"index", "result"}) or its problem ({"index", "error"}, the field prefixed with
+    scenarios[i]). Apart from _batch, which decodes and counts the whole batch's work before any
+    is done, so that a batch over the limit is refused whole: this runs the scenarios, answers a
+    repeated one once, offers the answers of cacheable models to the answer cache, stops between
+    scenarios when asked (WorkStopped), and records the core's time, the warnings and the
+    outcomes once for the batch."""
     # The answer's pieces, joined once at the end: each answer's bytes are copied once, not twice.
     parts = [b'{"results":[']
     ok = bad = 0

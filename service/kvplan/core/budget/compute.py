@@ -100,6 +100,11 @@ register_clear(_memo.cache_clear)
 
 
 def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
+    """The budget for one scenario, unmemoised (compute_budget's memo calls it on a miss): the
+    layout's capacity, then the blocks a request of the asked context needs in each group, how
+    many such requests the blocks and the bytes hold, the largest context that fits, what a target
+    concurrency allows and needs, and the warnings; checked by the budget's invariants, and with
+    its ledger when explain is asked."""
     check_bounds(inp)
     cap = layout_capacity(inp)
     g, settings, plan, shapes = inp.geometry, cap.settings, cap.plan, cap.shapes
@@ -127,34 +132,18 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         max_ctx, cap_len = cap.max_context_tokens, mml
     else:
         max_ctx, cap_len = largest_context(shapes, cap.fit_blocks, tokens, dcp), tokens
-    max_ctx_target = min_util = None
-    if target is not None:
-        max_ctx_target = largest_context(shapes, usable // target, cap_len, dcp)
-        if (
-            inp.gpu_memory_bytes is not None
-            and inp.kv_cache_memory_bytes is None
-            and inp.num_gpu_blocks_override is None
-        ):
-            need = (
-                (target * blocks_per_request + 1) * cap.bytes_per_block
-                + cap.weights_bytes_per_gpu
-                + cap.non_kv_bytes
-                + cap.cudagraph_bytes
-            )
-            min_util = min_utilization(inp.gpu_memory_bytes, need)
+    max_ctx_target, min_util = _for_target(inp, cap, cap_len, blocks_per_request)
     pooled = None
     if cap.pooled is not None:
         pool = cap.pooled
         pool_kv = pt.kv_bytes_per_request_model or 0
-        pool_available = pool.available_kv_bytes
         pooled = Pooled(
             cap.parallel.workers,
             pool.memory_bytes,
             pool.requested_bytes,
-            pool_available,
+            pool.available_kv_bytes,
             pool_kv,
-            pool_available // pool_kv if pool_available > 0 and pool_kv else 0,
-            max(0.0, pool_available / pool_kv) if pool_kv else 0.0,
+            *_requests_held(pool.available_kv_bytes, pool_kv),
         )
     band = _band(cap, blocks_per_request)
     warnings = _request_warnings(cap, tokens, g.max_position_embeddings, guaranteed, blocks_per_request,
@@ -191,8 +180,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
             guaranteed,
             usable / blocks_per_request,
             reported,
-            available // kv_per_request if available > 0 and kv_per_request else 0,
-            max(0.0, available / kv_per_request) if kv_per_request else 0.0,
+            *_requests_held(available, kv_per_request),
             min(guaranteed, settings.max_num_seqs),
         ),
         kv_cache_size_tokens=kv_size_tokens,
@@ -218,6 +206,44 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     if explain:
         result = replace(result, ledger=budget_ledger(inp, result, cap))
     return result
+
+
+def _for_target(
+    inp: BudgetInput, cap: LayoutCapacity, cap_len: int, blocks_per_request: int
+) -> tuple[int | None, float | None]:
+    """For a target concurrency (both None without one): the largest context (up to cap_len)
+    that many requests hold at once, and the smallest gpu_memory_utilization that holds that
+    many of the asked context, None where the GPU's memory does not size the budget (no GPU
+    memory, or a KV memory size or a block count given) or even 1.0 does not reach it."""
+    target = inp.target_concurrency
+    if target is None:
+        return None, None
+    max_ctx_target = largest_context(
+        cap.shapes, cap.usable_blocks // target, cap_len, cap.parallel.decode_context
+    )
+    if (
+        inp.gpu_memory_bytes is None
+        or inp.kv_cache_memory_bytes is not None
+        or inp.num_gpu_blocks_override is not None
+    ):
+        return max_ctx_target, None
+    need = (
+        (target * blocks_per_request + 1) * cap.bytes_per_block
+        + cap.weights_bytes_per_gpu
+        + cap.non_kv_bytes
+        + cap.cudagraph_bytes
+    )
+    return max_ctx_target, min_utilization(inp.gpu_memory_bytes, need)
+
+
+def _requests_held(available: int, kv_per_request: int) -> tuple[int, float]:
+    """The seed's budget ÷ KV-per-request method, for the engine's budget and the pooled one
+    alike: the requests a KV budget of `available` bytes holds, floored and unrounded (none
+    without a budget left or a KV cost)."""
+    return (
+        available // kv_per_request if available > 0 and kv_per_request else 0,
+        max(0.0, available / kv_per_request) if kv_per_request else 0.0,
+    )
 
 
 def _band(cap: LayoutCapacity, blocks_per_request: int) -> Band | None:
@@ -249,6 +275,12 @@ def _request_warnings(
     max_ctx: int,
     pooled: Pooled | None,
 ) -> tuple[w.Warning, ...]:
+    """The budget's warnings: the layout's own (cap.warnings), then those that depend on the
+    asked context, in this order: no request fits (with the largest context that does, and the
+    memory shortfall), the context exceeds max_position_embeddings, max_num_seqs caps the
+    requests the cache holds, and pooling the workers misleads. A function of its own because
+    the layout's warnings are shared by every context of a sweep: the common case, none of
+    these, returns them as they are."""
     max_num_seqs = cap.settings.max_num_seqs
     if not (guaranteed == 0 or tokens > max_position or pooled is not None or guaranteed > max_num_seqs):
         return cap.warnings

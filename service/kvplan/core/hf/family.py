@@ -57,14 +57,29 @@ class AttentionExtras(NamedTuple):
 
 NO_EXTRAS = AttentionExtras()
 
+
+class AttentionReading(NamedTuple):
+    """Plain attention as the standard reader has read it, which a family's `attention_extras`
+    reads its own caches and sizes from: the config, the model type, the KV layer count, the
+    decoder layers' kinds as the family gave them, the head dim and KV heads, the model dtype and
+    the architectures."""
+
+    cfg: Mapping[str, Any]
+    model_type: str
+    n: int
+    layer_types: tuple[str, ...] | None
+    head_dim: int
+    kv_heads: int
+    dtype: str
+    archs: tuple[str, ...]
+
+
 Config = dict[str, Any]
 # (kind, decoder layer) of each KV layer in order, or None for one a decoder layer; the decoder's
 # layer count.
 KvSlots = tuple[tuple[tuple[str, int], ...] | None, int]
 LayerTypes = Callable[[Mapping[str, Any], str, int, int | None, tuple[str, ...]], tuple[str, ...] | None]
-AttentionExtrasHook = Callable[
-    [Mapping[str, Any], str, int, tuple[str, ...] | None, int, int, str, tuple[str, ...]], AttentionExtras
-]
+AttentionExtrasHook = Callable[[AttentionReading], AttentionExtras]
 
 
 def _no_aliases() -> Mapping[str, str]:
@@ -100,8 +115,8 @@ class Family:
       window(window) -> int: the window vLLM's attention applies, given the config's.
       mla(cfg, n, q_heads) -> MlaReading: an MLA layout's reading beside kv_lora_rank.
       attention_dims(cfg, q_heads) -> (KV heads, head dim) of plain attention.
-      attention_extras(cfg, model_type, n, layer_types, head_dim, kv_heads, dtype, archs):
-        the caches and sizes beside plain attention (AttentionExtras), given its layers as read.
+      attention_extras(AttentionReading) -> AttentionExtras: the caches and sizes beside plain
+        attention, given its layers as read.
       shape_config(config) -> config: the config the model shape and parameter estimate read.
     """
 

@@ -36,17 +36,21 @@ def chunked_layer_types(cfg: Mapping[str, Any], n: int) -> tuple[str, ...] | Non
     return tuple("chunked_attention" if v else "full_attention" for v in no_rope)
 
 
+def given_layer_types(cfg: Mapping[str, Any], n: int) -> tuple[str, ...] | None:
+    """The layers as listed, else Llama-4's chunks; None when the config gives neither, for the
+    family's own rule to decide."""
+    listed = listed_layer_types(cfg)
+    return listed if listed is not None else chunked_layer_types(cfg, n)
+
+
 def windowed_layer_types(
     cfg: Mapping[str, Any], n: int, window: int | None, pattern: Callable[[], tuple[str, ...]] | None = None
 ) -> tuple[str, ...] | None:
     """The layers as listed, else Llama-4's chunks, else uniform (None) when the config has no
     window, else the family's windowed pattern (every layer sliding unless it has one)."""
-    listed = listed_layer_types(cfg)
-    if listed is not None:
-        return listed
-    chunked = chunked_layer_types(cfg, n)
-    if chunked is not None:
-        return chunked
+    given = given_layer_types(cfg, n)
+    if given is not None:
+        return given
     if not window:
         return None
     return pattern() if pattern is not None else tuple("sliding_attention" for _ in range(n))

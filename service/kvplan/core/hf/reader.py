@@ -19,7 +19,7 @@ from ..model.mamba import MambaState
 from ..model.quant import quant_scheme
 from .defaults import with_defaults
 from .families import FAMILIES
-from .family import NO_EXTRAS, STANDARD, Family, MlaReading, Reading
+from .family import NO_EXTRAS, STANDARD, AttentionReading, Family, MlaReading, Reading
 from .fields import (
     architectures,
     attention_dims,
@@ -193,7 +193,9 @@ def _standard(r: Reading, fam: Family) -> Geometry:
     extras = NO_EXTRAS
     if fam.attention_extras is not None:
         extras = fam.attention_extras(
-            cfg, model_type, layers.n, layers.decoder_types, head_dim, kv_heads, dtype, r.archs
+            AttentionReading(
+                cfg, model_type, layers.n, layers.decoder_types, head_dim, kv_heads, dtype, r.archs
+            )
         )
     return config_geometry(
         num_kv_heads=kv_heads,

@@ -25,6 +25,7 @@ from ..limits import (
     MAX_TOTAL_TOKENS,
 )
 from ..units import cdiv
+from . import workload
 from .scheduler import (
     Scheduler,
     SimConfig,
@@ -33,21 +34,7 @@ from .scheduler import (
     check_config,
     step_bound,
 )
-from .workload import (
-    Conversations,
-    Fixed,
-    Generator,
-    Length,
-    Lognormal,
-    Planned,
-    SimRequest,
-    Size,
-    Uniform,
-    generate,
-    last_turn_tokens,
-    plan,
-    size,
-)
+from .workload import Conversations, Fixed, Generator, Length, Lognormal, SimRequest, Uniform, generate
 
 __all__ = [
     "MAX_BLOCK_EVENTS",
@@ -185,7 +172,7 @@ class SeriesRecorder:
 
 
 # -- refusing before running ----------------------------------------------------------------------
-def check_bounds(cfg: SimConfig, s: Size) -> None:
+def check_bounds(cfg: SimConfig, s: workload.Size) -> None:
     """Refuse, before running, a workload whose work exceeds the limits."""
     tokens = s.prompt_tokens + s.output_tokens
     blocks = tokens // cfg.block_size + s.requests  # ≥ Σ cdiv(prompt + output − 1, block_size)
@@ -213,7 +200,7 @@ def check_bounds(cfg: SimConfig, s: Size) -> None:
         )
 
 
-def check_fits(cfg: SimConfig, planned: Sequence[Planned], usable: int) -> None:
+def check_fits(cfg: SimConfig, planned: Sequence[workload.Planned], usable: int) -> None:
     """Every request fits the pool alone (else vLLM would wait for it forever), first turns in
     order, then conversations' last, largest, turns."""
     bs = cfg.block_size
@@ -227,7 +214,7 @@ def check_fits(cfg: SimConfig, planned: Sequence[Planned], usable: int) -> None:
             )
     for i, p in enumerate(planned):
         f = p.follow_up
-        if f is None or last_turn_tokens(p) - 1 <= usable * bs:
+        if f is None or workload.last_turn_tokens(p) - 1 <= usable * bs:
             continue
         # Turn k holds P + O − 1 + (k − 1)(O + U) tokens: the first of them past the pool.
         r = p.request
@@ -265,8 +252,8 @@ def simulate(
     preemptions push the run past them), SimulationStopped when should_stop() returns True
     (asked every few hundred steps)."""
     check_config(cfg)
-    planned = plan(requests, generator)
-    check_bounds(cfg, size(planned, cfg.block_size))
+    planned = workload.plan(requests, generator)
+    check_bounds(cfg, workload.size(planned, cfg.block_size))
     check_snapshots(cfg, snapshot_steps)
     sched = Scheduler(cfg, planned)
     check_fits(cfg, planned, sched.pool.usable)

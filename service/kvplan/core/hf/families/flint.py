@@ -6,17 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..layers import chunked_layer_types, listed_layer_types
+from ..layers import given_layer_types
 
 
 def layer_types(
     cfg: Mapping[str, Any], model_type: str, n: int, window: int | None, archs: tuple[str, ...]
 ) -> tuple[str, ...] | None:
     """As listed (or Llama-4's chunks), else every layer full: FlintConfig fills layer_types in so."""
-    listed = listed_layer_types(cfg)
-    if listed is not None:
-        return listed
-    chunked = chunked_layer_types(cfg, n)
-    if chunked is not None:
-        return chunked
-    return tuple("full_attention" for _ in range(n))
+    given = given_layer_types(cfg, n)
+    return given if given is not None else tuple("full_attention" for _ in range(n))

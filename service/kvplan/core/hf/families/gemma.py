@@ -11,7 +11,7 @@ from typing import Any
 from ...errors import InvalidConfig
 from ...limits import MAX_HEAD_DIM, MAX_HEADS
 from ...model.geometry import pos_int
-from ..family import NO_EXTRAS, AttentionExtras
+from ..family import NO_EXTRAS, AttentionExtras, AttentionReading
 from ..layers import windowed_layer_types
 
 _KV_SHARING = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
@@ -53,20 +53,11 @@ def kv_shared_layers(cfg: Mapping[str, Any], model_type: str, n: int) -> int:
     return int(shared)
 
 
-def attention_extras(
-    cfg: Mapping[str, Any],
-    model_type: str,
-    n: int,
-    layer_types: tuple[str, ...] | None,
-    head_dim: int,
-    kv_heads: int,
-    dtype: str,
-    archs: tuple[str, ...],
-) -> AttentionExtras:
+def attention_extras(a: AttentionReading) -> AttentionExtras:
     """Gemma-4's full-attention layers' own head dim and KV heads (its decoder layers' types given)."""
-    if not model_type.startswith(_GEMMA4) or not layer_types:
+    if not a.model_type.startswith(_GEMMA4) or not a.layer_types:
         return NO_EXTRAS
-    full_dim, full_kv = _gemma4_full_heads(cfg, layer_types, head_dim, kv_heads)
+    full_dim, full_kv = _gemma4_full_heads(a.cfg, a.layer_types, a.head_dim, a.kv_heads)
     return AttentionExtras(full_head_dim=full_dim, full_kv_heads=full_kv)
 
 

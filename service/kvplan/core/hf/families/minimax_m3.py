@@ -6,13 +6,12 @@ level's dtype aside, through its own config class."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ...errors import InvalidConfig
 from ...limits import MAX_HEAD_DIM
 from ...model.geometry import pos_int
 from ..defaults import with_defaults
-from ..family import NO_EXTRAS, AttentionExtras, Reading
+from ..family import NO_EXTRAS, AttentionExtras, AttentionReading, Reading
 from ..fields import text_of
 
 MODEL_TYPE = "minimax_m3_text"
@@ -27,21 +26,12 @@ def claim(r: Reading) -> Reading:
     return r._replace(cfg=text_of(r.top, _VL), model_type=MODEL_TYPE)
 
 
-def attention_extras(
-    cfg: Mapping[str, Any],
-    model_type: str,
-    n: int,
-    layer_types: tuple[str, ...] | None,
-    head_dim: int,
-    kv_heads: int,
-    dtype: str,
-    archs: tuple[str, ...],
-) -> AttentionExtras:
+def attention_extras(a: AttentionReading) -> AttentionExtras:
     """MiniMax-M3's sparse layers and the indexer's key width: layer i is sparse when
     sparse_attention_config.sparse_attention_freq[i] != 0 (model.py _sparse_attention_layer_ids).
     A null sparse_attention_config is the config class's default; an empty one has no sparse
     layer."""
-    sparse = cfg.get(_SPARSE)
+    sparse = a.cfg.get(_SPARSE)
     if sparse is None:
         sparse = with_defaults({}, MODEL_TYPE)[_SPARSE]
     if not isinstance(sparse, Mapping):
@@ -52,7 +42,7 @@ def attention_extras(
     field = f"{_SPARSE}.sparse_attention_freq"
     if not isinstance(freq, list) or not all(isinstance(f, (int, float)) for f in freq):
         raise InvalidConfig(field, "must be a list of numbers, one a layer (non-zero: sparse)")
-    layers = tuple(i for i, f in enumerate(freq[:n]) if f != 0)
+    layers = tuple(i for i, f in enumerate(freq[: a.n]) if f != 0)
     if not layers:
         return NO_EXTRAS
     for key in ("sparse_num_index_heads", "sparse_topk_blocks", "sparse_block_size"):

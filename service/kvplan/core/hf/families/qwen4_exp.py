@@ -15,7 +15,7 @@ from ...errors import InvalidConfig
 from ...limits import MAX_STATE_BYTES, MAX_TOKENS
 from ...model.geometry import QsaCaches, pos_int
 from ...model.mamba import MambaState
-from ..family import AttentionExtras, Config, KvSlots
+from ..family import AttentionExtras, AttentionReading, Config, KvSlots
 from ..fields import cfg_count, cfg_dim
 from ..states import gated_delta_net_state
 
@@ -115,27 +115,21 @@ def _ple_state(cfg: Mapping[str, Any], dtype: str) -> int:
     return state
 
 
-def attention_extras(
-    cfg: Mapping[str, Any],
-    model_type: str,
-    n: int,
-    layer_types: tuple[str, ...] | None,
-    head_dim: int,
-    kv_heads: int,
-    dtype: str,
-    archs: tuple[str, ...],
-) -> AttentionExtras:
+def attention_extras(a: AttentionReading) -> AttentionExtras:
     """QSA's side caches (qsa_cache.py, indexer_qsa.py): a ring of bf16 raw keys (beside exact
     MRoPE positions, four bf16 words per int64 axis, where the multimodal model keeps MRoPE) and
     bf16 compressed keys (vLLM's default indexer KV dtype). None without indexer_n_heads."""
+    cfg = a.cfg
     if cfg.get("indexer_n_heads") is None:
         return AttentionExtras()
-    if dtype != "bfloat16":
+    if a.dtype != "bfloat16":
         raise InvalidConfig("torch_dtype", "Qwen4-exp QSA requires bfloat16")
     head = cfg_dim(cfg, "indexer_head_dim")
     rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
     mrope = (
-        "Qwen4ExpForConditionalGeneration" in archs and isinstance(rope, Mapping) and "mrope_section" in rope
+        "Qwen4ExpForConditionalGeneration" in a.archs
+        and isinstance(rope, Mapping)
+        and "mrope_section" in rope
     )
     row = head + (-head) % 4 + 3 * 4 if mrope else head
     qsa = QsaCaches(
