@@ -32,6 +32,17 @@ B = {
     "tensor_parallel_size": 8,
     "non_kv_bytes": 0,
 }
+# Group A's blocks as an answer states them: num_blocks, usable_blocks, token_slots, blocks_per_request.
+A_BLOCKS = (880, 879, 56256, 128)
+
+
+def blocks_of(answer: dict[str, Any]) -> tuple[int, int, int, int]:
+    """An answer's (num_blocks, usable_blocks, token_slots, blocks_per_request), as A_BLOCKS."""
+    keys = ("num_blocks", "usable_blocks", "token_slots", "blocks_per_request")
+    n, usable, slots, per_request = (answer[k] for k in keys)
+    return n, usable, slots, per_request
+
+
 # Group C: group A at 128K → 0 requests, budget_insufficient; 56,256 tokens fit.
 C = {**A, "context_tokens": 131072}
 

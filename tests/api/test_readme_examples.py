@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.seed import A_BLOCKS, blocks_of
+
 README = (Path(__file__).parents[2] / "README.md").read_text()
 CURLS = [
     " ".join(line.rstrip("\\").strip() for line in cmd.splitlines())
@@ -47,10 +49,5 @@ def test_the_readme_seed_example_gives_the_figures_it_quotes(client):
         re.search(r"-d '(\{\"model\": \"llama-3-70b\", \"gpu\": \"pool-160gib\".*?\})'", README).group(1)
     )
     b = client.post("/v1/budget", json=body).json()
-    assert (b["num_blocks"], b["usable_blocks"], b["token_slots"], b["blocks_per_request"]) == (
-        880,
-        879,
-        56256,
-        128,
-    )
+    assert blocks_of(b) == A_BLOCKS
     assert b["concurrency"]["guaranteed"] == 6

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.seed import GIB, TABLE_1, TABLE_2, A, B, C
+from tests.seed import A_BLOCKS, GIB, TABLE_1, TABLE_2, A, B, C, blocks_of
 
 
 def both(client, path, params):
@@ -32,12 +32,7 @@ def test_seed_table_1_through_per_token(client, row):
 
 def test_group_a_fills_880_blocks_and_holds_6(client):
     a = both(client, "/v1/budget", A)
-    assert (a["num_blocks"], a["usable_blocks"], a["token_slots"], a["blocks_per_request"]) == (
-        880,
-        879,
-        56256,
-        128,
-    )
+    assert blocks_of(a) == A_BLOCKS
     assert a["concurrency"]["guaranteed"] == 6
     assert a["concurrency"]["budget_floor"] == 6
     assert a["concurrency"]["vllm_reported"] == 6.875

@@ -14,14 +14,12 @@ from kvplan.core.sim.simulate import (
     Conversations,
     Fixed,
     Generator,
-    Lognormal,
     SimConfig,
     SimRequest,
-    Uniform,
     simulate,
 )
 from kvplan.core.sim.workload import plan
-from tests.core.simulations import requests_from_spec, workload_specs
+from tests.core.simulations import loaded_server, requests_from_spec, workload_specs
 
 
 def test_a_workload_beyond_capacity_preempts_and_recomputes_as_traced_by_hand():
@@ -89,16 +87,7 @@ def test_multi_turn_conversations_reuse_their_history():
 
 
 def test_a_given_seed_always_gives_the_same_result():
-    cfg = SimConfig(max_num_batched_tokens=8192, num_blocks=300, block_size=16, max_num_seqs=64)
-    g = Generator(
-        count=300,
-        arrival_rate=2,
-        prompt=Uniform(low=50, high=400),
-        output=Lognormal(mean=80, sigma=0.6),
-        system_prompt_share=0.5,
-        system_prompt_tokens=128,
-        seed=7,
-    )
+    cfg, g = loaded_server(300)
     assert simulate(cfg, generator=g) == simulate(cfg, generator=g)
     assert simulate(cfg, generator=g) != simulate(cfg, generator=msgspec_replace(g, seed=8))
 
