@@ -124,18 +124,9 @@ def test_cpu_offload_is_not_concurrency(budget):
 def test_mamba_hybrid_costs_two_state_blocks_per_mamba_group():
     from kvplan.core.budget import BudgetInput, compute_budget
     from kvplan.core.engine.profiles import get_profile
-    from kvplan.core.model.geometry import make_geometry
+    from tests.core.budgets import mamba_hybrid
 
-    geo = make_geometry(
-        name="h",
-        num_layers=8,
-        num_attention_heads=8,
-        num_kv_heads=8,
-        head_dim=64,
-        layer_types=("mamba",) * 6 + ("full_attention",) * 2,
-        mamba_state_bytes=1 << 20,
-        max_position_embeddings=8192,
-    )
+    geo = mamba_hybrid(6, 2, max_position_embeddings=8192)
     b = compute_budget(
         BudgetInput(
             geometry=geo, profile=get_profile("vllm@0.33"), kv_cache_memory_bytes=GiB, context_tokens=4096

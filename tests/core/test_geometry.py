@@ -11,6 +11,7 @@ from kvplan.core.errors import InvalidConfig, InvalidInput
 from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.kv.pertoken import per_token
 from kvplan.core.model.geometry import make_geometry
+from tests.core.budgets import mamba_hybrid
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "hf-configs"
 
@@ -312,13 +313,5 @@ def test_inline_geometry_validates_its_fields():
 
 
 def test_inline_mamba_layers_cost_one_state_block_per_request():
-    geo = make_geometry(
-        name="h",
-        num_layers=4,
-        num_attention_heads=8,
-        num_kv_heads=8,
-        head_dim=64,
-        layer_types=("mamba", "mamba", "mamba", "full_attention"),
-        mamba_state_bytes=1 << 20,
-    )
+    geo = mamba_hybrid(3, 1)
     assert geo.layer_counts() == {"full_attention": 1, "mamba": 3}
