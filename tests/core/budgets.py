@@ -7,8 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
 from kvplan.core.engine.profiles import get_profile
+from kvplan.core.errors import InvalidConfig
 from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.model.geometry import Geometry, make_geometry
 
@@ -32,3 +35,11 @@ def mamba_hybrid(mamba: int, full: int, **extra: Any) -> Geometry:
         mamba_state_bytes=1 << 20,
         **extra,
     )
+
+
+def config_refusal(config: Mapping[str, Any]) -> str:
+    """The field kvplan names when it refuses to read `config` (InvalidConfig), failing the test
+    when the config is read."""
+    with pytest.raises(InvalidConfig) as e:
+        from_hf_config(config)
+    return e.value.field

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from kvplan.api.openapi import FLEET_EXAMPLES
+from kvplan.api.openapi import FLEET_EXAMPLES, SIMULATE_EXAMPLES
 from tests.api.test_http_hygiene import NOT_JSON
 from tests.hub import repos
 from tests.replay.harness import (
@@ -125,6 +125,22 @@ SEED_B = {
 SEED_C = {**SEED_A, "context_tokens": 131072}
 JSON_CT = ("content-type", "application/json")
 TEXT_ACCEPT = ("accept", "text/plain")
+
+
+def generator(
+    count: int, rate: float, prompt: Any, output: Any, seed: int | None = None, **extra: Any
+) -> Any:
+    """A simulate request's workload generator, its keys in the order the recording sends them."""
+    seeded = {} if seed is None else {"seed": seed}
+    return {"count": count, "arrival_rate": rate, **seeded, "prompt": prompt, "output": output, **extra}
+
+
+def lognormal(mean: float, sigma: float) -> dict[str, Any]:
+    return {"kind": "lognormal", "mean": mean, "sigma": sigma}
+
+
+def uniform(low: int, high: int) -> dict[str, Any]:
+    return {"kind": "uniform", "low": low, "high": high}
 
 
 def dumps(obj: Any) -> bytes:
@@ -1015,16 +1031,7 @@ def sweep(r: Recorder) -> None:
 
 def simulate(r: Recorder) -> None:
     ep, path = "POST /v1/simulate", "/v1/simulate"
-    story = {
-        "num_blocks": 32,
-        "block_size": 16,
-        "workload": {
-            "requests": [
-                {"prompt_tokens": 112, "output_tokens": 16, "prefix_id": "sys", "prefix_tokens": 32},
-                {"prompt_tokens": 80, "output_tokens": 16, "prefix_id": "sys", "prefix_tokens": 32},
-            ]
-        },
-    }
+    story = SIMULATE_EXAMPLES["the seed's block-table story: two requests sharing two prefix blocks"]
     r.post(ep, path, story)
     r.post(ep, path, story, {"format": "text"})
     r.post(ep, path, story, headers=[JSON_CT, TEXT_ACCEPT])
@@ -1050,15 +1057,8 @@ def simulate(r: Recorder) -> None:
     }
     r.post(ep, path, prio)
     r.post(ep, path, {**prio, "snapshot_steps": [2, 4]}, {"format": "text"})
-    gen = {
-        "count": 60,
-        "arrival_rate": 0.5,
-        "seed": 1,
-        "prompt": {"kind": "lognormal", "mean": 300, "sigma": 0.5},
-        "output": {"kind": "lognormal", "mean": 60, "sigma": 0.5},
-        "system_prompt_share": 0.5,
-        "system_prompt_tokens": 256,
-    }
+    gen = generator(60, 0.5, lognormal(300, 0.5), lognormal(60, 0.5), seed=1, system_prompt_share=0.5,
+                    system_prompt_tokens=256)  # fmt: skip
     models = [
         ("llama-3-70b", "h100-sxm-80gb", 2),
         ("llama-3.1-8b", "l4-24gb", 1),
@@ -1077,38 +1077,26 @@ def simulate(r: Recorder) -> None:
     gens: list[dict[str, Any]] = [
         {"count": 50, "arrival_rate": 1, "prompt": {"value": 100}, "output": {"value": 20}},
         {"count": 50, "arrival_rate": 1, "prompt": {"kind": "fixed", "value": 100}, "output": {"value": 20}},
-        {
-            "count": 80,
-            "arrival_rate": 2,
-            "seed": 7,
-            "prompt": {"kind": "uniform", "low": 10, "high": 300},
-            "output": {"kind": "uniform", "low": 1, "high": 50},
-        },
-        {
-            "count": 80,
-            "arrival_rate": 0.1,
-            "seed": 3,
-            "prompt": {"kind": "lognormal", "mean": 200, "sigma": 1},
-            "output": {"kind": "lognormal", "mean": 30, "sigma": 0},
-        },
-        {
-            "count": 30,
-            "arrival_rate": 0.5,
-            "seed": 2,
-            "prompt": {"value": 64},
-            "output": {"value": 16},
-            "conversations": {"share": 0.5, "turns": 3, "user_tokens": 32, "think_steps": 2},
-        },
+        generator(80, 2, uniform(10, 300), uniform(1, 50), seed=7),
+        generator(80, 0.1, lognormal(200, 1), lognormal(30, 0), seed=3),
+        generator(
+            30,
+            0.5,
+            {"value": 64},
+            {"value": 16},
+            seed=2,
+            conversations={"share": 0.5, "turns": 3, "user_tokens": 32, "think_steps": 2},
+        ),
         {"count": 30, "arrival_rate": 1e6, "prompt": {"value": 64}, "output": {"value": 16}},
-        {
-            "count": 40,
-            "arrival_rate": 1,
-            "seed": 4611686018427387904,
-            "prompt": {"value": 50},
-            "output": {"value": 5},
-            "system_prompt_share": 1,
-            "system_prompt_tokens": 48,
-        },
+        generator(
+            40,
+            1,
+            {"value": 50},
+            {"value": 5},
+            seed=4611686018427387904,
+            system_prompt_share=1,
+            system_prompt_tokens=48,
+        ),
         # errors
         {"count": 0, "arrival_rate": 1, "prompt": {"value": 1}, "output": {"value": 1}},
         {"count": 10, "arrival_rate": 0, "prompt": {"value": 1}, "output": {"value": 1}},
