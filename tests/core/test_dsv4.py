@@ -1,4 +1,4 @@
-"""DeepSeek-V4 (core/kv/dsv4.py, hfconfig._deepseek_v4_geometry): the config reader, the caches and
+"""DeepSeek-V4 (core/kv/dsv4.py, core/hf/families/deepseek_v4.py): the config reader, the caches and
 what kvplan refuses. The figures themselves are asserted against vLLM 0.33.0 in
 test_oracle_cases.py (the dsv4-* cases)."""
 
