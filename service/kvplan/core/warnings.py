@@ -1,8 +1,12 @@
-"""Warnings are data: a stable code and a message. Codes never change meaning."""
+"""Warnings are data: a stable code, a message and a severity. Codes never change meaning, and a
+code's severity is stated once, here (docs/messages.md lists them)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import msgspec
+from msgspec.structs import force_setattr
 
 BUDGET_INSUFFICIENT = "budget_insufficient"
 MAX_MODEL_LEN_DOES_NOT_FIT = "max_model_len_does_not_fit"
@@ -62,7 +66,45 @@ CODES: dict[str, str] = {
 }
 
 
+class Severity(StrEnum):
+    """How much a warning weighs. Errors are not warnings: they are 4xx answers."""
+
+    INFO = "info"  # how a figure was obtained or what vLLM did with it; the plan holds as asked
+    WARNING = "warning"  # the plan may not hold as asked: check it before you rely on it
+
+
+SEVERITY: dict[str, Severity] = {
+    BUDGET_INSUFFICIENT: Severity.WARNING,
+    MAX_MODEL_LEN_DOES_NOT_FIT: Severity.WARNING,
+    MLA_REPLICATED_UNDER_TP: Severity.INFO,
+    KV_HEADS_REPLICATED: Severity.INFO,
+    FP8_DEFAULT_SCALES: Severity.WARNING,
+    NVFP4_FLASHINFER_ONLY: Severity.WARNING,
+    POOLED_NOT_DEPLOYABLE: Severity.WARNING,
+    OFFLOAD_IS_NOT_CONCURRENCY: Severity.INFO,
+    HYBRID_PADDING: Severity.INFO,
+    HYBRID_MANAGER_DISABLED: Severity.INFO,
+    BLOCK_SIZE_RAISED: Severity.INFO,
+    NUM_GPU_BLOCKS_OVERRIDDEN: Severity.INFO,
+    NOMINAL_GPU_MEMORY: Severity.INFO,
+    CONTEXT_EXCEEDS_MAX_POSITION: Severity.WARNING,
+    MAX_NUM_SEQS_LIMITS: Severity.INFO,
+    PREEMPTION: Severity.WARNING,
+    CHEAPEST_MIX_SEARCH_LIMIT: Severity.INFO,
+    WEIGHTS_DO_NOT_FIT: Severity.WARNING,
+    NON_KV_ESTIMATED: Severity.INFO,
+    NON_KV_NOT_ESTIMATED: Severity.WARNING,
+    MAX_MODEL_LEN_EXCEEDS_DERIVED: Severity.WARNING,
+}
+
+
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
 class Warning(msgspec.Struct, frozen=True, gc=False):
+    """One warning. Its severity follows from its code (SEVERITY), whatever a caller passes."""
+
     code: str
     message: str
+    severity: Severity = Severity.WARNING
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "severity", SEVERITY[self.code])
