@@ -14,7 +14,7 @@ from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import Reconciliation
 from kvplan.core.sim.simulate import SimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
-from kvplan.core.warnings import Warning
+from kvplan.core.warnings import Severity, Warning
 
 
 def _b(n: int | None) -> str:
@@ -47,13 +47,17 @@ def _rows(rows: Iterable[tuple[str, str]], width: int = DEFAULT_WIDTH) -> list[s
 
 
 def _warnings(ws: Sequence[Warning], width: int = 100) -> list[str]:
-    if not ws:
-        return []
-    out = ["", "warnings"]
-    for w in ws:
-        out += textwrap.wrap(
-            f"{w.code}: {w.message}", width=width, initial_indent="  ! ", subsequent_indent="    "
-        )
+    """The answer's warnings by severity, in a person's words: the notes (how a figure was
+    obtained) quietly, then the warnings (the plan may not hold as asked). The codes stay in JSON."""
+    out: list[str] = []
+    for severity, title, mark in ((Severity.INFO, "notes", "·"), (Severity.WARNING, "warnings", "!")):
+        said = [w for w in ws if w.severity is severity]
+        if said:
+            out += ["", title]
+        for w in said:
+            out += textwrap.wrap(
+                w.message, width=width, initial_indent=f"  {mark} ", subsequent_indent="    "
+            )
     return out
 
 
@@ -486,7 +490,10 @@ def batch_text(results: list[dict[str, object]]) -> str:
             guaranteed = c.get("guaranteed") if isinstance(c, dict) else None
             warnings = r.get("warnings")
             listed = warnings if isinstance(warnings, list) else []
-            codes = ", ".join(str(w.get("code")) for w in listed if isinstance(w, dict))
+            # The warnings only: every default answer carries notes on how its figures were obtained.
+            codes = ", ".join(
+                str(w.get("code")) for w in listed if isinstance(w, dict) and w.get("severity") == "warning"
+            )
             where = (
                 f"{r.get('model')} on {r.get('gpu') or 'given memory'} · {r.get('context_tokens'):,} tokens"
             )

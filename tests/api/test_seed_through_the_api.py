@@ -76,7 +76,9 @@ def test_text_answer_for_group_a_shows_880_blocks_and_6(client):
 def test_accept_text_plain_gets_text(client):
     r = client.post("/v1/budget", json=C, headers={"Accept": "text/plain"})
     assert r.headers["content-type"].startswith("text/plain")
-    assert "! budget_insufficient" in r.text
+    warnings = r.text.split("\nwarnings\n", 1)[1]
+    assert warnings.startswith("  ! No request of 131,072 tokens fits")
+    assert "budget_insufficient" not in r.text  # the code stays in JSON
 
 
 def test_explain_adds_the_ledger_to_json(client):

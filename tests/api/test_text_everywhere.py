@@ -84,8 +84,9 @@ def test_text_answers_wrap_to_the_width_asked_keeping_every_word(client, width, 
 def test_a_narrow_width_wraps_the_warnings_to_it(client):
     params = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "format": "text", "width": 60}
     text = client.get("/v1/budget", params=params).text
-    warnings = text.split("warnings", 1)[1].split("ledger", 1)[0]
-    assert max(len(line) for line in warnings.splitlines()) <= 60
+    notes = text.split("\nnotes\n", 1)[1].split("ledger", 1)[0]
+    assert notes.startswith("  · Besides the weights")
+    assert max(len(line) for line in notes.splitlines()) <= 60
 
 
 def test_a_width_outside_reason_is_a_400_naming_it(client):

@@ -94,5 +94,5 @@ def utilization(value: object, field: str = "gpu_memory_utilization") -> float:
         raise InvalidInput(field, f"must be a number, got {value!r}")
     u = float(value)
     if not math.isfinite(u) or not 0.0 < u <= 1.0:
-        raise InvalidInput(field, f"must be in (0, 1], got {value!r}")
+        raise InvalidInput(field, f"must be above 0 and at most 1, got {value!r}")
     return u

@@ -392,11 +392,12 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
     if m is not None and m.non_kv_source == "estimated":
         out.append(w.Warning(
             w.NON_KV_ESTIMATED,
-            f"Besides the weights, {fmt_gib(cap.non_kv_bytes + cap.cudagraph_bytes)} is the "
-            f"{inp.profile.id} estimate of vLLM's activation peak, non-torch"
+            f"Besides the weights, vLLM takes about {fmt_gib(cap.non_kv_bytes + cap.cudagraph_bytes)} "
+            "for its activation peak, non-torch"
             + (" and CUDA-graph" if m.cudagraph_subtracted else "")
-            + f" memory ({m.calibration}); give non_kv_bytes from the engine's log to be exact, or 0 "
-            "for the seed's weights-only budget.",
+            + f" memory. That is kvplan's estimate for {inp.profile.id}, fitted on {m.calibration}. "
+            "For the exact figure, give non_kv_bytes from your engine's log; 0 gives the seed's "
+            "weights-only budget.",
         ))  # fmt: skip
     elif m is not None and m.non_kv_source == "not estimated":
         out.append(w.Warning(
@@ -419,15 +420,16 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
     for kind, old, new in plan.raised_block_sizes:
         out.append(w.Warning(
             w.BLOCK_SIZE_RAISED,
-            f"{KIND_NAMES.get(kind, kind)} layers use block size {new} instead of {old} so that every "
+            f"vLLM raised the block size of the {KIND_NAMES.get(kind, kind).replace('_', ' ')} layers "
+            f"from {old} to {new} so that every "
             + ("group's page has the same size." if inp.geometry.kpool_indexer is None
                else "latent page holds a KDA state, in whole indexer kernel blocks."),
         ))  # fmt: skip
     if inp.num_gpu_blocks_override is not None:
         out.append(w.Warning(
             w.NUM_GPU_BLOCKS_OVERRIDDEN,
-            f"num_blocks {cap.num_blocks:,} comes from num_gpu_blocks_override "
-            f"(memory would give {cap.num_blocks_computed:,}).",
+            f"The {cap.num_blocks:,} blocks are the num_gpu_blocks_override you gave; the memory "
+            f"would give {cap.num_blocks_computed:,}.",
         ))  # fmt: skip
     if inp.kv_offloading_bytes:
         out.append(w.Warning(

@@ -159,7 +159,7 @@ _MEMORY_0_10 = msgspec.structs.replace(
 # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default); no logs of theirs: 0.19's constants.
 _MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
     _MEMORY_0_19,
-    calibration=_MEMORY_0_19.calibration + " (the nearest calibrated version; graphs subtracted)",
+    calibration=_MEMORY_0_19.calibration + ", the nearest calibrated version, with graphs subtracted",
     cudagraph_subtracted=True,
 )
 

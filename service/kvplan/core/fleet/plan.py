@@ -738,9 +738,9 @@ def _fleet_warnings(
         warns.append(
             w.Warning(
                 w.POOLED_NOT_DEPLOYABLE,
-                f"pooled_concurrency differs from concurrency_per_replica on {len(misleading)} layouts "
-                f"({', '.join(misleading[:3])}{', …' if len(misleading) > 3 else ''}): it pools a replica's "
-                "memory as one budget, arithmetic only. Plan with concurrency_per_replica.",
+                f"On {len(misleading)} layouts, such as {', '.join(misleading[:3])}, pooled_concurrency "
+                "counts a replica's GPUs as one memory budget. No deployment shares memory that way: "
+                "it is arithmetic only, so plan with concurrency_per_replica.",
             )
         )
     if mix is not None and mix.method == MIX_BEST_FOUND:

@@ -93,6 +93,7 @@ def _checkpoint_blocks(lac: Mapping[str, Any], dim: int, dtype: str) -> int:
     if not number or not _KDA_GATE_LOGBOUND_MIN <= bound < 0:
         raise InvalidConfig(
             "linear_attn_config.gate_lower_bound",
-            f"must lie in [{_KDA_GATE_LOGBOUND_MIN}, 0) (KimiK3DeltaAttention asserts it), got {bound!r}",
+            f"must be at least {_KDA_GATE_LOGBOUND_MIN} and below 0, as KimiK3DeltaAttention asserts; "
+            f"got {bound!r}",
         )
     return flashkda_checkpoint_blocks(dim, dtype, bounded=True)
