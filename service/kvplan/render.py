@@ -196,9 +196,12 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: in
     head = f"kvplan budget · {model} on {where}{layout} · engine {b.engine} · registry {registry}"
     rows: list[tuple[str, str]] = [
         ("per-token KV (1 GPU)", _b(b.per_token.bytes_per_token)),
+        # The total the plan computes with: for a preset, what vLLM sees of the GPU where its logs
+        # say so, which is below the driver's figure.
+        *([("GPU memory, as planned", _b(b.gpu_memory_bytes))] if b.gpu_memory_bytes is not None else []),
         (
             "requested",
-            f"{_b(b.requested_bytes)} = ceil(total × {b.gpu_memory_utilization:g})"
+            f"{_b(b.requested_bytes)} = ceil(GPU memory × {b.gpu_memory_utilization:g})"
             if b.requested_bytes is not None
             else "— (kv_cache_memory_bytes given)",
         ),
