@@ -34,14 +34,25 @@ def layer_types(
     return tuple("mamba" for _ in range(n))
 
 
+def _expand(cfg: Mapping[str, Any]) -> float:
+    """The inner width's multiple of hidden_size (MambaConfig/Mamba2Config `expand`, 2 unless given):
+    a positive number the width it makes is checked against MAX_HIDDEN_SIZE."""
+    expand = cfg.get("expand", 2)
+    number = not isinstance(expand, bool) and isinstance(expand, int | float)
+    if not number or not 0 < expand <= MAX_HIDDEN_SIZE:
+        said = f"must be a positive number at most {MAX_HIDDEN_SIZE:,}, got {expand!r}"
+        raise InvalidConfig("expand", said)
+    return expand
+
+
 def state(cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...]) -> MambaState:
     """Mamba1's (mamba.py: the inner width intermediate_size, else expand × hidden) or Mamba2's
     (mamba2.py) state, in the model dtype."""
     if model_type == "mamba2":
-        inner = int(cfg.get("expand", 2) * cfg_dim(cfg, "hidden_size"))
+        inner = int(_expand(cfg) * cfg_dim(cfg, "hidden_size"))
         heads, head_dim = cfg_dim(cfg, "num_heads"), cfg_dim(cfg, "head_dim")
         return mamba2_state(cfg, ("state_size", "conv_kernel", "n_groups"), inner, heads, head_dim, dtype)
-    inner = cfg.get("intermediate_size") or int(cfg.get("expand", 2) * cfg_dim(cfg, "hidden_size"))
+    inner = cfg.get("intermediate_size") or int(_expand(cfg) * cfg_dim(cfg, "hidden_size"))
     return MambaState(
         mixer=Mixer.MAMBA1,
         intermediate_size=pos_int(inner, "intermediate_size", MAX_HIDDEN_SIZE, InvalidConfig),
