@@ -50,7 +50,11 @@ def shoot(base: str, width: int) -> list[Path]:
         ready(page, base + "/" + DEFAULT_BUDGET)  # (a) the default budget: results and the GPU row
         path = OUT / f"a-default-budget-{width}.png"
         form = "#controls fieldset:last-of-type"  # beside the results; below them on a phone
-        page.screenshot(path=str(path), full_page=True, clip=clip_to(page, "#readouts .meta", *([form] if width > 760 else [])))
+        page.screenshot(
+            path=str(path),
+            full_page=True,
+            clip=clip_to(page, "#readouts .meta", *([form] if width > 760 else [])),
+        )
         shots.append(path)
         if width <= 760:
             path = OUT / f"a-default-budget-gpu-row-{width}.png"
