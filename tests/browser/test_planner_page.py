@@ -83,6 +83,11 @@ def shot(page, name: str, selector: str | None = None) -> None:
         page.screenshot(path=path, full_page=True)
 
 
+# Where the budget view shows the answer's warnings: notices above the figures, notes beside them
+# or under them.
+BUDGET_MESSAGES = "#warning [data-code], #readouts .figures [data-code], #notes [data-code]"
+
+
 def test_preset_a_shows_880_blocks_and_6(page, server):
     open_preset(page, server, "A")
     assert page.text_content("#out-blocks") == "880"
@@ -277,7 +282,8 @@ def test_a_pasted_log_shows_the_side_by_side_as_text(page, server):
     assert "gpu_kv_cache_tokens" in figures
     tokens = page.locator("#reconcile-table tbody tr", has_text="gpu_kv_cache_tokens")
     assert "exact" in tokens.text_content()
-    assert "non_kv_bytes" in page.text_content("#reconcile-notes")
+    assert "memory besides weights the engine saw" in page.text_content("#reconcile-notes")
+    assert "non_kv_bytes" not in page.text_content("#reconcile-notes")  # the page's words, not the API's
     assert page.locator("#incident img").count() == 0  # nothing from the log becomes HTML
     shot(page, "incident-review")
     assert not page.errors  # type: ignore[attr-defined]
@@ -298,11 +304,17 @@ def test_every_warning_the_api_returns_is_on_the_page_with_the_memory_estimate(p
             "engine": page.input_value("#engine")}  # fmt: skip
     import httpx
 
-    codes = {w["code"] for w in httpx.post(f"{server.url}/v1/budget", json=body).json()["warnings"]}
-    shown = {page.locator("#warning p").nth(i).get_attribute("data-code")
-             for i in range(page.locator("#warning p").count())}  # fmt: skip
-    assert codes and codes == shown
+    warnings = httpx.post(f"{server.url}/v1/budget", json=body).json()["warnings"]
+    shown = {
+        el.get_attribute("data-code"): el.get_attribute("data-severity")
+        for el in page.locator(BUDGET_MESSAGES).all()
+    }
+    assert warnings and shown == {w["code"]: w["severity"] for w in warnings}
     assert "mla_replicated_under_tp" in shown and "non_kv_estimated" in shown
+    # Info beside the figure it explains, never in the notices box.
+    assert page.locator("#row-nonkv [data-code='non_kv_estimated']").count() == 1
+    assert page.locator("#row-per-token [data-code='mla_replicated_under_tp']").count() == 1
+    assert page.locator("#warning [data-severity='info']").count() == 0
     assert "estimated" in page.text_content("#out-nonkv")
 
 
@@ -545,7 +557,7 @@ def test_the_cheapest_mix_shown_is_what_the_api_answers_for_the_same_inputs(page
     assert len(answer["cheapest_mix"]["parts"]) >= 2  # a mix of types, not one
     assert f"{answer['total_concurrency']:,} concurrent requests" in page.text_content("#mix-how")
     codes = {w["code"] for w in answer.get("warnings", ())}
-    shown = {p.get_attribute("data-code") for p in page.locator("#fleet-warnings p").all()}
+    shown = {p.get_attribute("data-code") for p in page.locator("#fleet-mix [data-code]").all()}
     assert shown == codes  # the answer's warnings, beside the mix
     assert page.errors == []  # type: ignore[attr-defined]
 
@@ -711,3 +723,233 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
         assert clipped == []
     finally:
         ctx.close()
+
+
+# -- issue 31: the page speaks by severity, in its own words, with the figures the plan used ---------
+
+# The page's default question: llama-3.1-8b on an H100, weights from its parameters, vLLM's other
+# memory estimated (every default answer carries the info `non_kv_estimated`).
+DEFAULT_BUDGET = "?model=llama-3.1-8b&gpu=h100-sxm-80gb&nonkv=&weights=&T=8192&tp=1&pp=1&b=bfloat16&util=0.92"
+ENGINE_LOG = Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log"
+
+# Visible elements drawn in red (text, background, border, SVG paint): red is for errors only.
+RED_ELEMENTS = """(() => {
+  const red = (c) => {
+    const m = /rgba?\\(([\\d.]+),\\s*([\\d.]+),\\s*([\\d.]+)(?:,\\s*([\\d.]+))?\\)/.exec(c || "");
+    if (!m || (m[4] !== undefined && Number(m[4]) < 0.1)) return false;
+    const [r, g, b] = [m[1], m[2], m[3]].map(Number);
+    const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+    if (d < 40) return false;  // a grey
+    let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+    h = (h * 60 + 360) % 360;
+    return (h < 15 || h > 340) && (max + min) / 510 < 0.97;
+  };
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (!el.checkVisibility({ checkVisibilityCSS: true })) continue;
+    const s = getComputedStyle(el);
+    const ownText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    const paint = [["background", s.backgroundColor]];
+    if (ownText) paint.push(["color", s.color]);
+    for (const side of ["Top", "Right", "Bottom", "Left"]) {
+      if (parseFloat(s["border" + side + "Width"]) > 0) paint.push(["border", s["border" + side + "Color"]]);
+    }
+    if (el instanceof SVGElement) paint.push(["fill", s.fill], ["stroke", s.stroke]);
+    const name = el.id || el.className.baseVal || el.className || el.tagName;
+    for (const [what, c] of paint) if (red(c)) out.push(name + " " + what + " " + c);
+  }
+  return out;
+})()"""
+
+
+def test_the_default_budget_shows_no_red_and_no_alarm(browser, server):
+    for width in (1440, 390):
+        ctx = browser.new_context(viewport={"width": width, "height": 900})
+        pg = ctx.new_page()
+        try:
+            open_page(pg, server, DEFAULT_BUDGET)
+            settle(pg)
+            pg.wait_for_selector("#fleet-table:not([hidden])")
+            assert pg.text_content("#out-concurrency") == "54"
+            assert pg.is_hidden("#error") and pg.is_hidden("#warning")  # no box above the figures
+            assert [el for el in pg.locator("[role='alert']").all() if el.is_visible()] == []
+            note = pg.locator("#row-nonkv [data-code='non_kv_estimated']")  # a quiet note, beside its figure
+            assert note.count() == 1 and note.get_attribute("data-severity") == "info"
+            assert pg.evaluate(RED_ELEMENTS) == [], f"red on the default budget at {width} px"
+        finally:
+            ctx.close()
+
+
+def shown_messages(page) -> list[tuple[str | None, str]]:
+    """Every message the page shows: the answers' warnings (code, text), errors, the incident's
+    notes and the fleet's reasons (no code)."""
+    coded = page.locator("[data-code]").all()
+    out = [(el.get_attribute("data-code"), el.text_content() or "") for el in coded if el.is_visible()]
+    texts = ("#error", "#reconcile-error", "#reconcile-notes li",
+             "#fleet-table tr[data-layout] td:last-child",
+             "#fleet-status", "#reconcile-status", "#out-concurrency-x", "#out-maxctx-x")  # fmt: skip
+    for sel in texts:
+        out += [(None, el.text_content() or "") for el in page.locator(sel).all() if el.is_visible()]
+    return out
+
+
+def request_field_names(server) -> tuple[set[str], set[str]]:
+    """The API's request fields: the snake_case property names of the request bodies (and what
+    they refer to) and the query parameters in /schema/openapi.json; and every property name."""
+    import httpx
+
+    doc = httpx.get(f"{server.url}/schema/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    names: set[str] = set()
+    seen: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.split("/")[-1] not in seen:
+                seen.add(ref.split("/")[-1])
+                walk(schemas[ref.split("/")[-1]])
+            names.update(node.get("properties", {}))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            walk(op.get("requestBody", {}))
+            names.update(p["name"] for p in op.get("parameters", []))
+    return {n for n in names if "_" in n}, names
+
+
+def assert_plain(messages: list[tuple[str | None, str]], server) -> None:
+    import re
+
+    snake, names = request_field_names(server)
+    assert {"non_kv_bytes", "gpu_memory_bytes", "max_model_len", "kv_cache_dtype_skip_layers"} <= snake
+    for code, text in messages:
+        if not text.strip():
+            continue
+        if code:
+            lead = text.lower().lstrip()
+            assert not lead.startswith(code) and not lead.startswith(code.replace("_", " ")), text
+        named = [n for n in snake if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
+        dotted = [m for m in re.findall(r"\b([a-z_]+)\.[a-z_]+\b", text) if m in names]
+        assert not named and not dotted, f"{text!r} names the API's {named or dotted}"
+
+
+def test_no_message_shown_starts_with_its_code_or_names_an_api_field(page, server):
+    open_page(page, server, DEFAULT_BUDGET)  # budget and fleet: the default, then group B
+    settle(page)
+    page.wait_for_selector("#fleet-table:not([hidden])")
+    messages = shown_messages(page)
+    page.click("#preset-B")
+    settle(page)
+    page.select_option("#nonkv", "")  # estimated: the memory model's notes too
+    page.fill("#weights", "")
+    settle(page)
+    messages += shown_messages(page)
+    page.click("#preset-C")  # the budget that holds no request
+    settle(page)
+    messages += shown_messages(page)
+    assert {
+        "non_kv_estimated",
+        "pooled_not_deployable",
+        "mla_replicated_under_tp",
+        "budget_insufficient",
+    } <= {c for c, _ in messages}
+    # The incident box: a log without a model (refused), then with one (its notes and warnings).
+    log = "\n".join(line for line in ENGINE_LOG.read_text().splitlines() if "non-default args" not in line)
+    page.fill("#reconcile-log", log)
+    page.click("#reconcile-go")
+    page.wait_for_selector("#reconcile-error:not([hidden])", timeout=10_000)
+    refusal = page.text_content("#reconcile-error") or ""
+    assert "log names no model" in refusal and "“model, if the log names none or a local path”" in refusal
+    messages += shown_messages(page)
+    page.fill("#reconcile-model", "llama-3.1-70b")
+    page.click("#reconcile-go")
+    page.wait_for_selector("#reconcile-table:not([hidden])", timeout=10_000)
+    assert page.is_hidden("#reconcile-error")
+    messages += shown_messages(page)
+    assert any("memory besides weights the engine saw" in t for _, t in messages)
+    assert_plain(messages, server)
+    for el in page.locator("[data-code]").all():  # the code is kept, in a tooltip
+        assert el.get_attribute("title") == el.get_attribute("data-code")
+
+
+def test_every_control_the_messages_name_is_one_the_page_shows(page, server):
+    open_page(page, server)
+    table = page.evaluate("FIELD_WORDS")
+    # A control's name as the page shows it: its label (less the control), or its column's header.
+    labels = page.evaluate("""[...document.querySelectorAll('label, th')].map((l) =>
+        [...l.childNodes].filter((n) => !['INPUT', 'SELECT', 'TEXTAREA'].includes(n.nodeName))
+          .map((n) => n.textContent).join(''))""")
+    shown = [" ".join(t.split()) for t in labels]
+    snake, _ = request_field_names(server)
+    for field, say in table.items():
+        assert set(say) <= {"label", "words"} and len(say) == 1, field
+        if "label" in say:
+            label = say["label"]
+            assert any(text.startswith(label) or text.endswith(label) for text in shown), label
+        else:
+            assert not any(n in say["words"] for n in snake), say["words"]
+
+
+def style_of(page, selector: str) -> dict[str, str]:
+    return page.eval_on_selector(
+        selector,
+        "(el) => { const s = getComputedStyle(el); return {color: s.color, background: s.backgroundColor}; }",
+    )
+
+
+def test_severities_are_styled_apart_and_only_errors_are_red(page, server):
+    open_preset(page, server, "B")  # info (MLA replicated) beside per-token KV; the pooled trap a warning
+    info = "#row-per-token [data-severity='info']"
+    notice = "#warning [data-severity='warning']"
+    page.wait_for_selector(info)
+    page.wait_for_selector(notice)
+    page.fill("#reconcile-log", "INFO Available KV cache memory: 1.29 GiB")
+    page.click("#reconcile-go")
+    page.wait_for_selector("#reconcile-error:not([hidden])", timeout=10_000)
+    styles = {
+        "info": style_of(page, info) | {"box": style_of(page, "#row-per-token")["background"]},
+        "warning": style_of(page, "#warning") | {"text": style_of(page, notice)["color"]},
+        "error": style_of(page, "#reconcile-error"),
+    }
+    assert styles["info"]["background"] == "rgba(0, 0, 0, 0)"  # a note in its figure's box, no box of its own
+    assert styles["info"]["color"] != styles["warning"]["text"] != styles["error"]["color"]
+    assert len({styles[k]["background"] for k in ("warning", "error")} | {styles["info"]["box"]}) == 3
+    red = page.evaluate(RED_ELEMENTS)
+    refusal = ("reconcile-error", "reconcile-model")  # the red of the refusal alone
+    assert red and all(r.split()[0] in refusal for r in red), red
+    for el in page.locator("[data-severity='warning']").all():  # warnings are notices, never notes
+        assert "notice" in (el.get_attribute("class") or "")
+    for el in page.locator("[data-severity='info']").all():
+        assert (el.get_attribute("class") or "") == "note"
+
+
+def test_the_gpu_row_names_both_memory_figures_and_the_input_holds_the_one_the_plan_uses(page, server):
+    import httpx
+
+    h100 = httpx.get(f"{server.url}/v1/gpus/h100-sxm-80gb").json()
+    assert h100["vllm_memory_bytes"] < h100["memory_bytes"]  # vLLM sees less than nvidia-smi reports
+    gib = lambda n: f"{n / 2**30:,.2f} GiB"  # noqa: E731
+    open_page(page, server, DEFAULT_BUDGET)
+    settle(page)
+    figures = page.text_content("#gpu-figures") or ""
+    assert f"nvidia-smi {gib(h100['memory_bytes'])}" in figures  # 79.65 GiB, by its name
+    assert f"vLLM sees {gib(h100['vllm_memory_bytes'])}" in figures  # 79.19 GiB, by its name
+    assert "the plan uses vLLM's" in figures
+    selected = page.locator("#gpu option:checked").text_content() or ""
+    assert f"vLLM sees {gib(h100['vllm_memory_bytes'])}" in selected
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "context_tokens": 8192}
+    used = httpx.post(f"{server.url}/v1/budget", json=body).json()["gpu_memory_bytes"]
+    assert used == h100["vllm_memory_bytes"]
+    assert float(page.input_value("#mem")) == round(used / 2**30, 4)  # the input holds what the plan used
+    assert page.text_content("#out-gpu") == gib(used)
+    page.select_option("#nonkv", "0")  # the seed's weights-only budget uses the driver's figure
+    settle(page)
+    assert float(page.input_value("#mem")) == round(h100["memory_bytes"] / 2**30, 4)
+    assert "the plan uses nvidia-smi's" in (page.text_content("#gpu-figures") or "")
+    assert page.text_content("#out-gpu") == gib(h100["memory_bytes"])

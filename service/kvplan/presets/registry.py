@@ -61,17 +61,17 @@ class GpuInfo(msgspec.Struct, kw_only=True):
     memory_bytes: int
     memory_source: str
     nominal: bool
+    # What vLLM sees of it (torch.cuda.mem_get_info's total, below the driver's figure), from
+    # vLLM's own start-up logs; the memory model budgets against it. None where no log says.
+    vllm_memory_bytes: int | None = None
+    vllm_memory_source: str = ""
 
 
 class GpuPreset(GpuInfo, frozen=True, kw_only=True):
-    """A GPU preset: what the catalog shows of it (GpuInfo), the file it came from, and what vLLM
-    sees of its memory."""
+    """A GPU preset: what the catalog shows of it (GpuInfo, with what vLLM sees of its memory)
+    and the file it came from."""
 
     origin: str
-    # What vLLM sees of it (torch.cuda.mem_get_info's total, below the driver's figure), from
-    # vLLM's own start-up logs; the memory model budgets against it.
-    vllm_memory_bytes: int | None = None
-    vllm_memory_source: str = ""
 
 
 class Registry:

@@ -33,6 +33,72 @@ function fmtBytes(n) {
 }
 function setText(id, text) { $(id).textContent = text; }
 
+// -- messages in a person's words -------------------------------------------------------------
+// The API's messages are written for API users and name its fields. On the page each field
+// becomes the control that sets it, by its label as the page shows it (quoted), or, where no
+// control sets it, what to do in words. One table; the browser tests check every label is shown.
+const FIELD_WORDS = {
+  "overrides.model": { label: "model, if the log names none or a local path" },
+  context_tokens: { label: "T, context tokens" },
+  gpu_memory_bytes: { label: "GPU memory, GiB" },
+  gpu_memory_utilization: { label: "GPU memory utilization" },
+  weights_bytes: { label: "weights on this GPU, GiB" },
+  weights_bytes_per_gpu: { label: "weights on this GPU, GiB" },
+  kv_cache_dtype: { label: "b, bytes per element" },
+  tensor_parallel_size: { label: "tensor parallel" },
+  pipeline_parallel_size: { label: "pipeline parallel" },
+  block_size: { label: "block size" },
+  non_kv_bytes: { label: "memory besides weights" },
+  target_concurrency: { label: "target concurrent requests" },
+  cost_per_hour: { label: "cost per GPU-hour" },
+  num_layers: { label: "L, KV layers" },
+  num_kv_heads: { label: "KV heads per GPU" },
+  head_dim: { label: "D, head dimension" },
+  kv_lora_rank: { label: "D, head dimension" },
+  concurrency_per_replica: { label: "requests per replica" },
+  pooled_concurrency: { words: "the pooled figure" },
+  cudagraph_bytes: { words: "the CUDA-graph memory" },
+  max_model_len: { words: "vLLM's --max-model-len" },
+  max_num_seqs: { words: "vLLM's --max-num-seqs" },
+  max_num_batched_tokens: { words: "vLLM's --max-num-batched-tokens" },
+  num_gpu_blocks_override: { words: "vLLM's --num-gpu-blocks-override" },
+  kv_cache_memory_bytes: { words: "vLLM's --kv-cache-memory-bytes" },
+  kv_offloading_bytes: { words: "the CPU KV offload size" },
+  hybrid_kv_cache_manager: { words: "vLLM's hybrid KV-cache manager" },
+  enforce_eager: { words: "vLLM's --enforce-eager" },
+  kv_cache_dtype_skip_layers: { words: "the layers kept out of the quantized KV cache" },
+  max_position_embeddings: { words: "the model's longest position" },
+  weight_dtype: { words: "the weights' dtype" },
+  gpus_per_node: { words: "the GPUs per node" },
+  decode_context_parallel_size: { words: "vLLM's --decode-context-parallel-size" },
+  data_parallel_attention: { words: "data-parallel attention" },
+  num_blocks: { words: "the block count" },
+};
+const FIELD_RE = new RegExp("(?<![\\w.@/-])(" + Object.keys(FIELD_WORDS).sort((a, b) => b.length - a.length)
+  .map((k) => k.replace(/\./g, "\\.")).join("|") + ")(?![\\w-])", "g");
+function plain(text) {
+  return text.replace(FIELD_RE, (k) => (FIELD_WORDS[k].label ? "“" + FIELD_WORDS[k].label + "”" : FIELD_WORDS[k].words));
+}
+// A warning as the page shows it: its message in those words; its code in a tooltip and a data
+// attribute, never in the text. Info is a quiet note, a warning a notice (see style.css).
+function noteEl(w, tag = "p") {
+  const el = document.createElement(tag);
+  const severity = w.severity || "warning";
+  el.className = severity === "info" ? "note" : "notice";
+  el.dataset.code = w.code;
+  el.dataset.severity = severity;
+  el.title = w.code;
+  el.textContent = sentence(plain(w.message));
+  return el;
+}
+// An error answer (4xx): its detail, less the field it opens with (the control is named instead).
+function plainError(e) {
+  let text = String(e.message || e);
+  if (e.field && text.startsWith(e.field + ": ")) text = text.slice(e.field.length + 2);
+  return sentence(plain(text));
+}
+function sentence(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
+
 // -- inputs and the URL -----------------------------------------------------------------------
 function readState() {
   const s = {};
@@ -114,7 +180,7 @@ function flatten(obj, prefix = "", out = new URLSearchParams()) {
 async function api(path, options = {}) {
   const r = await fetch(path, { headers: { "Content-Type": "application/json", Accept: "application/json" }, ...options });
   const body = await r.json();
-  if (!r.ok) throw new Error(body.detail || r.statusText);
+  if (!r.ok) throw Object.assign(new Error(body.detail || r.statusText), { field: body.field, status: r.status });
   return body;
 }
 
@@ -134,25 +200,17 @@ function render(b) {
   renderGroups(b);
   setText("out-concurrency", fmtInt(c.guaranteed));
   setText("out-concurrency-x", "(unrounded " + c.guaranteed_unrounded.toFixed(4) + ")" +
-    (c.schedulable < c.guaranteed ? " · vLLM runs " + fmtInt(c.schedulable) + " at once (max_num_seqs)" : ""));
+    (c.schedulable < c.guaranteed ? " · vLLM runs " + fmtInt(c.schedulable) + " at once, its " + plain("max_num_seqs") : ""));
   setText("out-floor", fmtInt(c.budget_floor));
   setText("out-floor-x", "(unrounded " + c.budget_unrounded.toFixed(4) + ")");
-  setText("out-maxctx", fmtInt(b.max_context_tokens) + " tokens (limited by " + b.max_context_limited_by.replace(/_/g, " ") + ")");
+  setText("out-maxctx", fmtInt(b.max_context_tokens) + " tokens");
+  setText("out-maxctx-x", "limited by " + (LIMITED_BY[b.max_context_limited_by] || b.max_context_limited_by.replace(/_/g, " ")));
   setText("out-vllm", "Maximum concurrency for " + fmtInt(b.context_tokens) + " tokens per request: " + c.vllm_reported.toFixed(2) + "x · GPU KV cache size: " + fmtInt(b.kv_cache_size_tokens) + " tokens");
   $("weights").placeholder = (b.weights_bytes_per_gpu / GiB).toFixed(3) + " (from parameters)";
   setText("out-engine", b.engine);
   setText("out-registry", b.registry_version);
-  // Every warning the API returns is shown, the one that empties the answer first.
-  const warn = $("warning");
-  const ordered = [...b.warnings].sort((x, y) => (y.code === "budget_insufficient") - (x.code === "budget_insufficient"));
-  warn.replaceChildren();
-  for (const w of ordered) {
-    const p = document.createElement("p");
-    p.dataset.code = w.code;
-    p.textContent = (w.code === "budget_insufficient" ? "Budget insufficient: " : w.code.replace(/_/g, " ") + ": ") + w.message;
-    warn.append(p);
-  }
-  warn.hidden = ordered.length === 0;
+  renderGpu(b);
+  renderBudgetWarnings(b);
   const m = b.memory;
   setText("out-nonkv", m && m.non_kv_source === "estimated"
     ? fmtGiB(b.non_kv_bytes + b.cudagraph_bytes) + " estimated (activation " + fmtGiB(m.activation_bytes) +
@@ -160,6 +218,71 @@ function render(b) {
     : fmtGiB(b.non_kv_bytes + b.cudagraph_bytes) + (m ? " (" + m.non_kv_source + ")" : ""));
   setText("out-band", b.band ? fmtInt(b.band.concurrency_low) + "–" + fmtInt(b.band.concurrency_high) + " requests across the calibration band" : "—");
   renderDominance(b);
+}
+const LIMITED_BY = { max_model_len: plain("max_model_len"), kv_cache: "the KV cache" };
+// Where an info note goes: beside the figure it explains (the row's id); the others in the notes
+// list under the figures. A warning is a notice above them; an error (a 4xx) is red, in #error.
+const NOTE_HOME = {
+  non_kv_estimated: "row-nonkv", nominal_gpu_memory: "row-gpu", block_size_raised: "row-blocks",
+  num_gpu_blocks_overridden: "row-blocks", hybrid_padding: "groups-row", hybrid_manager_disabled: "groups-row",
+  max_num_seqs_limits: "row-concurrency", offload_is_not_concurrency: "row-concurrency",
+  mla_replicated_under_tp: "row-per-token", kv_heads_replicated: "row-per-token",
+};
+function renderBudgetWarnings(b) {
+  for (const old of document.querySelectorAll("#readouts .figures .note")) old.remove();
+  const warn = $("warning");
+  const notes = $("notes");
+  warn.replaceChildren();
+  notes.replaceChildren();
+  // The warning that empties the answer first.
+  const ordered = [...b.warnings].sort((x, y) => (y.code === "budget_insufficient") - (x.code === "budget_insufficient"));
+  for (const w of ordered) {
+    if ((w.severity || "warning") !== "info") { warn.append(noteEl(w)); continue; }
+    let home = $(NOTE_HOME[w.code] || "");
+    if (home && home.hidden) home = $("row-blocks");  // a hybrid note when the groups row is not shown
+    if (home) home.querySelector("dd").append(noteEl(w));
+    else notes.append(noteEl(w, "li"));
+  }
+  warn.hidden = !warn.children.length;
+  $("notes-box").hidden = !notes.children.length;
+}
+// The GPU's memory as the plan used it, and what else it is called: the driver's (or nominal)
+// figure and what vLLM sees (torch's total), each by its name.
+function gpuFigures(g) {
+  const driver = g.nominal ? "nominal" : (/^(\S+-smi)\b/.exec(g.memory_source) || [])[1] || "";
+  const parts = [g.name, (driver ? driver + " " : "") + fmtGiB(g.memory_bytes)];
+  if (g.vllm_memory_bytes != null) parts.push("vLLM sees " + fmtGiB(g.vllm_memory_bytes));
+  return { driver, text: parts.join(" · ") };
+}
+// The figure a budget on these inputs uses: what vLLM sees when vLLM's other memory is
+// estimated (the memory model), else the driver's (the seed's weights-only budget).
+function plannedMemory(g) {
+  return $("nonkv").value !== "0" && g.vllm_memory_bytes != null ? g.vllm_memory_bytes : g.memory_bytes;
+}
+function showGpuFigures(used) {
+  const g = gpus[$("gpu").value];
+  const box = $("gpu-figures");
+  box.replaceChildren();
+  if (!g) { box.hidden = true; return; }
+  const { driver, text } = gpuFigures(g);
+  // Which of two figures the plan uses; a preset with one figure needs no saying.
+  const which = g.vllm_memory_bytes == null ? "" : used === g.vllm_memory_bytes ? "vLLM's" : (driver || "the driver") + "'s";
+  box.append(text + (which ? " · the plan uses " + which : ""));
+  box.hidden = false;
+}
+function setMemInput(bytes) { $("mem").value = String(+(bytes / GiB).toFixed(4)); }
+function renderGpu(b) {
+  const g = gpus[b.gpu || ""];
+  if (g) setMemInput(b.gpu_memory_bytes);  // the input holds the figure the plan used
+  showGpuFigures(b.gpu_memory_bytes);
+  setText("out-gpu", fmtGiB(b.gpu_memory_bytes));
+  let what = "as typed";
+  if (g) {
+    const { driver } = gpuFigures(g);
+    what = g.vllm_memory_bytes === b.gpu_memory_bytes ? "what vLLM sees of " + (driver ? driver + "'s " : "") + fmtGiB(g.memory_bytes)
+      : (driver === "nominal" ? "the nominal figure" : driver ? driver + "'s figure" : "the preset's figure") + (g.vllm_memory_bytes != null ? "; vLLM sees " + fmtGiB(g.vllm_memory_bytes) : "");
+  }
+  setText("out-gpu-x", what + " · × " + b.gpu_memory_utilization + " = " + fmtGiB(b.gpu_memory_bytes * b.gpu_memory_utilization) + " vLLM may use");
 }
 // A hybrid model's KV-cache groups: which kind, how many layers, and the blocks each charges.
 const CHARGES = { sliding_attention: "the window", sliding_window_mla: "the window", chunked_attention: "the chunk", mamba: "state, whatever the context",
@@ -360,7 +483,7 @@ async function updateFleet(body) {
     const f = await api("/v1/fleet", { method: "POST", body: JSON.stringify(req) });
     if (mine === fleetSeq) showFleet(f, "");
   } catch (e) {
-    if (mine === fleetSeq) showFleet(null, "Fleet: " + String(e.message || e));
+    if (mine === fleetSeq) showFleet(null, "Fleet: " + plainError(e));
   }
 }
 function fmtCost(x) { return x == null ? "—" : x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }); }
@@ -377,22 +500,26 @@ function showFleet(f, status) {
   $("fleet-mix-box").hidden = !(f && f.cheapest_mix);
   $("fleet-table").hidden = !f;
   $("fleet-warnings").hidden = true;
+  $("fleet-notes").hidden = true;
   $("fleet-pooled-note").hidden = true;
   if (!f) return;
   const m = f.cheapest_mix;
   if (m) renderMix(f, m);
   else setText("fleet-status", f.target_concurrency == null ? "Give a target to see the cheapest mix." : noMixReason(f));
-  // Every warning the fleet answer carries, beside the mix it qualifies.
+  // Every warning the fleet answer carries, beside the mix it qualifies: a notice when the plan
+  // may not hold, a quiet note when it says how a figure was obtained.
   const warn = $("fleet-warnings");
+  const notes = $("fleet-notes");
   warn.replaceChildren();
-  const warnings = f.warnings || [];  // empty lists are left out of an answer
-  for (const w of warnings) {
-    const p = document.createElement("p");
-    p.dataset.code = w.code;
-    p.textContent = w.code.replace(/_/g, " ") + ": " + w.message;
-    warn.append(p);
+  notes.replaceChildren();
+  for (const old of document.querySelectorAll("#fleet-mix-box .note")) old.remove();
+  for (const w of f.warnings || []) {  // empty lists are left out of an answer
+    if ((w.severity || "warning") !== "info") warn.append(noteEl(w));
+    else if (w.code === "cheapest_mix_search_limit" && m) $("fleet-mix-box").append(noteEl(w));
+    else notes.append(noteEl(w, "li"));
   }
-  warn.hidden = warnings.length === 0;
+  warn.hidden = !warn.children.length;
+  notes.hidden = !notes.children.length;
   renderFleetTable(f);
 }
 const MIX_COLUMNS = ["GPU type", "layout", "replicas", "GPUs", "concurrent requests", "cost per hour"];
@@ -454,7 +581,7 @@ function renderFleetTable(f) {
       const tr = tbody.insertRow();
       tr.dataset.layout = l.name;
       tr.hidden = !open;
-      let note = l.reason || "";
+      let note = plain(l.reason || "");
       if (l.feasible && l.pooled_concurrency != null && l.pooled_concurrency !== l.concurrency_per_replica) {
         note = "pooled: " + fmtInt(l.pooled_concurrency) + " if the GPUs' memory were one budget — not a deployment, each GPU holds its own KV";
         tr.dataset.pooled = "1";
@@ -594,7 +721,7 @@ async function update() {
     if (mine !== seq) return;
     const err = $("error");
     err.hidden = false;
-    err.textContent = String(e.message || e);
+    err.textContent = plainError(e);
   }
 }
 // The seed's picture in the chosen model's block size: two requests sharing a two-block prefix,
@@ -650,8 +777,14 @@ async function reconcileLog() {
   const status = $("reconcile-status");
   const table = $("reconcile-table");
   const notes = $("reconcile-notes");
+  const err = $("reconcile-error");
+  const warn = $("reconcile-warnings");
   table.hidden = true;
+  err.hidden = true;
+  warn.hidden = true;
   notes.replaceChildren();
+  warn.replaceChildren();
+  $("reconcile-model").removeAttribute("aria-invalid");
   if (!log.trim()) { status.textContent = "Paste a log first."; return; }
   status.textContent = "reading " + log.split("\n").length + " lines …";
   const model = $("reconcile-model").value.trim();
@@ -672,12 +805,22 @@ async function reconcileLog() {
     }
     labelCells(table);
     table.hidden = false;
-    const lines = [r.observed_non_kv_note];
-    if (r.observed_non_kv_bytes != null) lines.unshift("overhead the engine saw: non_kv_bytes " + fmtInt(r.observed_non_kv_bytes));
+    const lines = [plain(r.observed_non_kv_note)];
+    if (r.observed_non_kv_bytes != null) lines.unshift("memory besides weights the engine saw: " + fmtGiB(r.observed_non_kv_bytes) + " (" + fmtInt(r.observed_non_kv_bytes) + " B)");
     for (const w of r.what_ifs) lines.push(w.question + ": " + w.answer);
     for (const text of lines) { const li = document.createElement("li"); li.textContent = text; notes.append(li); }
+    // The plan's own warnings, by severity: notices above the notes, info among them.
+    for (const w of (r.plan && r.plan.warnings) || []) {
+      if ((w.severity || "warning") === "info") notes.append(noteEl(w, "li"));
+      else warn.append(noteEl(w));
+    }
+    warn.hidden = !warn.children.length;
   } catch (e) {
-    status.textContent = String(e.message || e);
+    // A refusal (4xx) is an error, in red, naming the control to change rather than the field.
+    status.textContent = "";
+    err.textContent = plainError(e);
+    err.hidden = false;
+    if (e.field === "overrides.model") { $("reconcile-model").setAttribute("aria-invalid", "true"); }
   }
 }
 async function init() {
@@ -685,7 +828,8 @@ async function init() {
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
   for (const g of gpuList.gpus) {
     gpus[g.id] = g;
-    $("gpu").append(new Option(g.id + " · " + fmtGiB(g.memory_bytes), g.id));
+    const seen = g.vllm_memory_bytes != null ? "vLLM sees " + fmtGiB(g.vllm_memory_bytes) : (g.nominal ? "nominal " : "") + fmtGiB(g.memory_bytes);
+    $("gpu").append(new Option(g.id + " · " + seen, g.id));
   }
   buildFleetInputs(gpuList.gpus);
   for (const e of engines.engines) $("engine").append(new Option(e.id + (e.id === engines.default ? " (default)" : ""), e.id));
@@ -704,6 +848,7 @@ async function init() {
   $("controls").addEventListener("input", markPreset);
   for (const k of ["f", "L", "Hkv", "D"]) $(k).addEventListener("input", () => { $("model").value = ""; $("Hkv").disabled = $("f").value === "1"; schedule(); });
   for (const k of ["b", "T", "util", "weights", "tp", "pp", "bs", "engine", "nonkv"]) $(k).addEventListener("input", schedule);
+  $("nonkv").addEventListener("input", () => { const g = gpus[$("gpu").value]; if (g) { setMemInput(plannedMemory(g)); showGpuFigures(plannedMemory(g)); } });
   $("mem").addEventListener("input", () => { $("gpu").value = ""; schedule(); });
   $("Trange").addEventListener("input", () => {
     const t = 2 ** Number($("Trange").value);
@@ -713,7 +858,8 @@ async function init() {
   $("T").addEventListener("input", () => { $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value)))); });
   $("gpu").addEventListener("input", () => {
     const g = gpus[$("gpu").value];
-    if (g) $("mem").value = String(+(g.memory_bytes / GiB).toFixed(4));
+    if (g) setMemInput(plannedMemory(g));  // before the answer: the figure it will use
+    showGpuFigures(g ? plannedMemory(g) : null);
     schedule();
   });
   $("hub-id").addEventListener("change", resolveHubId);
