@@ -42,7 +42,7 @@ def _expand(cfg: Mapping[str, Any]) -> float:
     if not number or not 0 < expand <= MAX_HIDDEN_SIZE:
         said = f"must be a positive number at most {MAX_HIDDEN_SIZE:,}, got {expand!r}"
         raise InvalidConfig("expand", said)
-    return expand
+    return float(expand)
 
 
 def state(cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...]) -> MambaState:
