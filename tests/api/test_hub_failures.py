@@ -9,13 +9,16 @@ import dataclasses
 import json
 import socket
 import threading
+import time
 
 import pytest
+from huggingface_hub import close_session
 
 from kvplan.api import hubfetch
 from kvplan.api.errors import problem_for
 from kvplan.hub import cache_only, default_hub, parse_hub_ref, reset_default_hub
-from tests.hub.fakehub import FakeHub
+from tests.hub.fakehub import FakeHub, isolate_hf_client
+from tests.hub.proxy import LoopbackProxy, loopback_tls, serve_proxy
 from tests.hub.repos import QWEN3_8B_BASE, SLOW, UNKNOWN_REPO_ID, fake_sha
 
 H100 = {"gpu": "h100-sxm-80gb"}
@@ -369,3 +372,104 @@ def test_a_hub_config_with_a_field_of_the_wrong_type_is_the_repos_fault_a_422(cl
     r = budget(client, repo)
     assert r.status_code == 422, r.text
     assert "num_hidden_layers" in r.json()["detail"]
+
+
+# -- proxies from the environment ------------------------------------------------------------------
+
+
+@pytest.fixture
+def through(hub, monkeypatch):  # type: ignore[no-untyped-def]
+    """through(proxy, no_proxy=...) names the proxy in the environment, as an operator does. The
+    Hub's HTTP client reads it when it is made: the test's client is made anew, and once more
+    after it (the `hub` fixture has cleared the machine's own proxy settings)."""
+
+    def use(proxy: LoopbackProxy, no_proxy: str = "") -> None:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", no_proxy)
+        close_session()
+
+    yield use
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    close_session()
+
+
+def https_endpoint(monkeypatch, tmp_path, port: int) -> None:  # type: ignore[no-untyped-def]
+    isolate_hf_client(monkeypatch, tmp_path / "hub", endpoint=f"https://127.0.0.1:{port}")
+    reset_default_hub()
+
+
+def test_through_a_proxy_from_the_environment_the_hub_answers_as_without_one(client, hub, through):
+    with serve_proxy() as proxy:
+        through(proxy)
+        r = budget(client, QWEN)
+    assert r.status_code == 200, r.text
+    assert r.json()["hub"]["sha"] == QWEN3_8B_BASE.sha
+    assert f"GET {hub.url}/api/models/{QWEN}" in "\n".join(proxy.seen)  # the proxy carried it
+    assert hub.count(QWEN, "model_info") == 1
+
+
+def test_an_https_hub_is_reached_through_the_proxys_connect_tunnel(
+    client, hub, through, monkeypatch, tmp_path
+):
+    tls = loopback_tls(tmp_path)
+    if tls is None:
+        pytest.skip("no openssl command to make a loopback certificate")
+    context, cafile = tls
+    port = int(hub.url.rsplit(":", 1)[1])
+    https_endpoint(monkeypatch, tmp_path, port)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cafile))
+    with serve_proxy(tls=context) as proxy:
+        through(proxy)
+        r = budget(client, QWEN)
+    assert r.status_code == 200, r.text
+    assert r.json()["hub"]["sha"] == QWEN3_8B_BASE.sha
+    assert f"CONNECT 127.0.0.1:{port} HTTP/1.1" in proxy.seen
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"], ids=["forwarded", "tunnelled"])
+@pytest.mark.parametrize("mode", ["trickle", "silent"])
+def test_a_proxy_that_stalls_is_abandoned_at_the_hub_deadline(
+    client, hub, through, monkeypatch, tmp_path, scheme, mode
+):
+    """A proxy that takes the connection, then trickles (each read succeeds) or says nothing: the
+    fetch ends at its deadline, the answer is a 503 to retry, and its thread is back (no flight
+    left waiting), whether the Hub is http (forwarded) or https (a CONNECT tunnel)."""
+    # A deadline of 1 s (4 calls' timeouts); the proxy trickles a byte every 0.05 s, inside a read timeout.
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT_SECONDS", "0.25")
+    reset_default_hub()
+    if scheme == "https":
+        https_endpoint(monkeypatch, tmp_path, 9)  # never reached: the proxy holds the CONNECT
+    with serve_proxy(mode) as proxy:
+        through(proxy)
+        deadline = default_hub().settings.deadline_seconds
+        t0 = time.monotonic()
+        r = budget(client, QWEN)
+        took = time.monotonic() - t0
+        assert r.status_code == 503, r.text
+        assert r.headers["retry-after"]
+        assert not any(hubfetch._flights.values()), "the fetch is still waiting on the proxy"
+        assert took < deadline + 0.75, took
+        assert proxy.seen and proxy.seen[0].startswith("CONNECT" if scheme == "https" else "GET http://")
+
+
+@pytest.mark.parametrize(("no_proxy", "proxied"), [("127.0.0.1", False), ("example.com", True)])
+def test_no_proxy_naming_the_hubs_host_reaches_it_directly(client, hub, through, no_proxy, proxied):
+    with serve_proxy() as proxy:
+        through(proxy, no_proxy=no_proxy)
+        r = budget(client, QWEN)
+    assert r.status_code == 200, r.text
+    assert bool(proxy.seen) is proxied, proxy.seen
+
+
+@pytest.mark.parametrize("proxy", ["socks5://127.0.0.1:9", "ftp://127.0.0.1:9"], ids=["socks", "odd scheme"])
+def test_a_proxy_kvplan_cannot_use_is_a_503_naming_it_not_a_direct_call(
+    client, hub, through, monkeypatch, proxy
+):
+    monkeypatch.setenv("ALL_PROXY", proxy)
+    close_session()
+    r = budget(client, QWEN)
+    assert r.status_code == 503, r.text
+    assert "proxy" in r.json()["detail"] and r.headers["retry-after"]
+    assert hub.count() == 0

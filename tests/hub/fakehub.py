@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import threading
 import time
@@ -668,6 +669,13 @@ def serve_hub(repos: Iterable[FakeRepo] = ()) -> Iterator[FakeHub]:
         hub.stop()
 
 
+#: The environment's proxy settings (httpx reads both spellings): empty, the Hub is asked directly.
+PROXY_VARIABLES = tuple(
+    v for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY") for v in (name, name.lower())
+)
+NO_PROXIES = dict.fromkeys(PROXY_VARIABLES, "")
+
+
 def isolate_hf_client(monkeypatch: Any, cache_dir: Any, endpoint: str | None = None) -> None:
     """Point the process-wide huggingface_hub settings away from the user's machine, for one test.
 
@@ -675,10 +683,16 @@ def isolate_hf_client(monkeypatch: Any, cache_dir: Any, endpoint: str | None = N
     import time (so env vars set later do nothing): the default cache (used by ``get_safetensors_metadata``'s
     internal download of the index), the token file, offline mode. This patches them with ``monkeypatch``.
     """
-    from huggingface_hub import constants
+    from huggingface_hub import close_session, constants
 
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
+    # The loopback Hub is reached directly: a proxy of the machine's (read when the HTTP client is
+    # made) would not reach it.
+    if any(os.environ.get(var) for var in PROXY_VARIABLES):
+        for var in PROXY_VARIABLES:
+            monkeypatch.delenv(var, raising=False)
+        close_session()
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache_dir))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(cache_dir) + "/no-token")

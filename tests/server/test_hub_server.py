@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.hub.fakehub import FakeHub, serve_hub
+from tests.hub.fakehub import NO_PROXIES, FakeHub, serve_hub
 from tests.hub.repos import ALL_REPOS, QWEN3_8B_BASE, SLOW
 from tests.live import Server, start_server
 
@@ -29,6 +29,7 @@ def hub_and_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[F
             "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
             "HF_HUB_OFFLINE": "0",
             "KVPLAN_HUB_TIMEOUT_SECONDS": "2",
+            **NO_PROXIES,
         }
         server = start_server(env=env)
         try:

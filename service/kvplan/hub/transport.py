@@ -1,7 +1,9 @@
 """A whole-fetch deadline for huggingface_hub's HTTP client. httpx bounds each connect and read,
 not a response: a Hub that trickles one byte a second (in its headers or its body) never trips a
 read timeout and would hold a fetch thread for ever. Every socket read and write of a fetching
-thread is bounded by what is left of its deadline, and none starts after it has passed."""
+thread is bounded by what is left of its deadline, and none starts after it has passed: through a
+proxy the environment names too (its CONNECT tunnel or forwarded request), so a proxy that stalls
+holds a thread no longer than the Hub could."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import httpcore2
 import httpx2
 from huggingface_hub import set_client_factory
 from huggingface_hub.utils import disable_progress_bars
+
+from .errors import HubUnavailable
 
 _local = threading.local()
 
@@ -86,28 +90,38 @@ class _Backend(httpcore2.NetworkBackend):
         self.inner.sleep(seconds)
 
 
+def _bounded(transport: httpx2.BaseTransport) -> httpx2.BaseTransport:
+    """The transport with its connection pool on our network backend. httpx's transport takes no
+    backend as an argument; every pool httpcore builds for it (direct, HTTP proxy: CONNECT
+    tunnels and forwarding, SOCKS) opens and uses its sockets through `_network_backend`."""
+    pool = getattr(transport, "_pool", None)
+    assert isinstance(pool, httpcore2.ConnectionPool), transport  # HTTPProxy and SOCKSProxy are ones
+    pool._network_backend = _Backend()
+    return transport
+
+
+class _Client(httpx2.Client):
+    """httpx's client as it builds itself (limits, TLS settings and proxies from the environment:
+    HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY, read when the client is made), every
+    transport it makes, the proxies' too, on the deadline-bounded backend."""
+
+    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.BaseTransport:
+        return _bounded(super()._init_transport(*args, **kwargs))
+
+    def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> httpx2.BaseTransport:
+        return _bounded(super()._init_proxy_transport(*args, **kwargs))
+
+
 def _client() -> httpx2.Client:
-    # huggingface_hub's default client (utils/_http.py default_client_factory), its connection
-    # pool given our network backend (httpx's transport takes none as an argument).
+    # huggingface_hub's default client (utils/_http.py default_client_factory), on our backend.
     from huggingface_hub.utils._http import hf_request_event_hook
 
-    transport = httpx2.HTTPTransport()
-    pool = transport._pool
-    assert isinstance(pool, httpcore2.ConnectionPool)
-    limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's defaults
-    transport._pool = httpcore2.ConnectionPool(
-        ssl_context=pool._ssl_context,
-        max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections,
-        keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_Backend(),
-    )
-    return httpx2.Client(
-        event_hooks={"request": [hf_request_event_hook]},
-        follow_redirects=True,
-        timeout=None,
-        transport=transport,
-    )
+    try:
+        return _Client(event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True, timeout=None)
+    except (ImportError, ValueError) as e:  # a SOCKS proxy (socksio is not installed), an odd scheme
+        # Not the Hub asked directly instead: the operator named a proxy. huggingface_hub makes
+        # the client again on the next fetch.
+        raise HubUnavailable(f"the proxy the environment names cannot be used: {e}") from None
 
 
 _installed = False
