@@ -10,7 +10,7 @@ import pytest
 
 from kvplan.hub import reset_default_hub
 from tests.hub import repos
-from tests.hub.fakehub import TOKEN
+from tests.hub.fakehub import NO_PROXIES, TOKEN
 
 H100 = {"gpu": "h100-sxm-80gb"}
 
@@ -204,7 +204,7 @@ def test_the_cli_takes_a_hub_id(fake_hub, tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "HF_ENDPOINT": fake_hub.url, "HF_HOME": str(tmp_path),
+    env = {**os.environ, **NO_PROXIES, "HF_ENDPOINT": fake_hub.url, "HF_HOME": str(tmp_path),
            "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_TOKEN": "", "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
            "HF_HUB_OFFLINE": "0"}  # fmt: skip
     run = subprocess.run(

@@ -232,13 +232,13 @@ def test_a_hybrid_model_lists_its_kv_groups_and_what_each_charges(page, server):
 @pytest.fixture(scope="module")
 def hub_server(tmp_path_factory):
     """A server reading Hub models from a Hub-compatible server on loopback."""
-    from tests.hub.fakehub import serve_hub
+    from tests.hub.fakehub import NO_PROXIES, serve_hub
     from tests.hub.repos import ALL_REPOS
     from tests.live import start_server
 
     home = tmp_path_factory.mktemp("hf-home")
     with serve_hub(ALL_REPOS) as hub:
-        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"),
+        env = {**NO_PROXIES, "HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"),
                "HF_TOKEN": "", "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "HF_HUB_OFFLINE": "0"}  # fmt: skip
         s = start_server(env=env)
         yield s
