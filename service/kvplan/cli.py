@@ -86,7 +86,8 @@ def _one_shot(kind: str, pairs: list[str], as_json: bool) -> int:
             b, labels = budget_answer(reg, decode_pairs([(k, v) for k, v in kv], BudgetRequest), not as_json)
             if as_json:
                 return encode_answer(labels, b).decode() + "\n"
-            return budget_text(b, labels["model"], labels["gpu"], reg.version)
+            gpu = reg.gpus.get(labels["gpu"] or "")
+            return budget_text(b, labels["model"], labels["gpu"], reg.version, gpu_preset=gpu)
         pt, labels = per_token_answer(
             reg, decode_pairs([(k, v) for k, v in kv], PerTokenRequest), not as_json
         )

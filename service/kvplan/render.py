@@ -15,6 +15,7 @@ from kvplan.core.logs.reconcile import Reconciliation
 from kvplan.core.sim.simulate import SimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
+from kvplan.presets.registry import GpuInfo
 
 
 def _b(n: int | None) -> str:
@@ -183,7 +184,24 @@ def _memory_rows(b: Budget) -> list[tuple[str, str]]:
     return rows
 
 
-def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: int = DEFAULT_WIDTH) -> str:
+def _gpu_memory(used: int, preset: GpuInfo | None) -> str:
+    """The GPU memory the plan computes with, and, when the preset's own figure differs, that
+    figure by its name: what vLLM sees is below what the driver reports."""
+    if preset is None or preset.memory_bytes == used:
+        return _b(used)
+    theirs = "its nominal size is" if preset.nominal else "the driver reports"
+    seen = "as vLLM sees it" if preset.vllm_memory_bytes == used else "as given"
+    return f"{_b(used)} {seen}; {theirs} {fmt_gib(preset.memory_bytes)}"
+
+
+def budget_text(
+    b: Budget,
+    model: str,
+    gpu: str | None,
+    registry: str,
+    width: int = DEFAULT_WIDTH,
+    gpu_preset: GpuInfo | None = None,
+) -> str:
     """The budget as an on-call engineer reads it: a heading naming model, GPU, layout, engine and
     registry, the figures in aligned rows, the warnings, and the ledger when it was asked for."""
     c = b.concurrency
@@ -198,7 +216,11 @@ def budget_text(b: Budget, model: str, gpu: str | None, registry: str, width: in
         ("per-token KV (1 GPU)", _b(b.per_token.bytes_per_token)),
         # The total the plan computes with: for a preset, what vLLM sees of the GPU where its logs
         # say so, which is below the driver's figure.
-        *([("GPU memory, as planned", _b(b.gpu_memory_bytes))] if b.gpu_memory_bytes is not None else []),
+        *(
+            [("GPU memory, as planned", _gpu_memory(b.gpu_memory_bytes, gpu_preset))]
+            if b.gpu_memory_bytes
+            else []
+        ),
         (
             "requested",
             f"{_b(b.requested_bytes)} = ceil(GPU memory × {b.gpu_memory_utilization:g})"

@@ -112,7 +112,7 @@ async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Respon
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
         width = text_width(query_param(request, "width"))
-        return answer(budget_text(b, label, gpu, reg.version, width), True)
+        return answer(budget_text(b, label, gpu, reg.version, width, reg.gpus.get(gpu or "")), True)
     return answer(body, False)
 
 
@@ -214,7 +214,7 @@ def _compute_get(
         b, label, gpu, body = _budget_bytes(reg, req, ref, explain or text)
         codes = tuple(w.code for w in b.warnings)
         if text:
-            body = budget_text(b, label, gpu, reg.version, width).encode()
+            body = budget_text(b, label, gpu, reg.version, width, reg.gpus.get(gpu or "")).encode()
     else:
         pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe, ref)
         codes = tuple(w.code for w in pt.warnings)
