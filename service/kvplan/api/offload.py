@@ -60,7 +60,12 @@ ROUTE_DEADLINES: dict[str, float] = {
 
 class _Pool:
     def __init__(
-        self, threads: int, queue: int, deadline_seconds: float | None = None, scale: float = 1.0, other: float = 10.0
+        self,
+        threads: int,
+        queue: int,
+        deadline_seconds: float | None = None,
+        scale: float = 1.0,
+        other: float = 10.0,
     ) -> None:
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kvplan-heavy")
         self.capacity = threads + queue
@@ -126,9 +131,7 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
     future = loop.run_in_executor(pool.executor, contextvars.copy_context().run, work, should_stop)
     watcher = asyncio.ensure_future(_client_gone(request))
     try:
-        await asyncio.wait(
-            {future, watcher}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED
-        )
+        await asyncio.wait({future, watcher}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         if not future.done():
             stop.set()  # the client left or time is up: the work stops at its next check
         try:

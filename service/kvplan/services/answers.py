@@ -10,8 +10,8 @@ from typing import Any
 import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
-from kvplan.core.errors import WorkStopped
 from kvplan.core.engine.profiles import get_profile
+from kvplan.core.errors import WorkStopped
 from kvplan.core.fleet.plan import FleetPlan, plan_fleet
 from kvplan.core.fleet.sweep import Sweep, sweep
 from kvplan.core.kv.pertoken import PerToken, per_token

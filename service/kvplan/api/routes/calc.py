@@ -113,7 +113,9 @@ async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Respon
         request,
         "budget",
         not isinstance(req.model, str),
-        lambda stop: counted("budget", lambda: _budget_bytes(reg, req, ref, explain or text, should_stop=stop)),
+        lambda stop: counted(
+            "budget", lambda: _budget_bytes(reg, req, ref, explain or text, should_stop=stop)
+        ),
     )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
@@ -216,7 +218,13 @@ def _get_answer(
     ref = named[1] if named is not None and req.model == named[0] else model_ref(reg, req.model)
     flavour = (kind, "text" if text else "json", str(explain), str(width))
     return _cache.get_answer(
-        reg, raw_key, req, ref, flavour, text, lambda: _compute_get(reg, req, ref, text, explain, width, should_stop)
+        reg,
+        raw_key,
+        req,
+        ref,
+        flavour,
+        text,
+        lambda: _compute_get(reg, req, ref, text, explain, width, should_stop),
     )
 
 

@@ -503,7 +503,9 @@ def _with_pipeline(
     start = max(2, b.weights_bytes_per_gpu // room + 1)
     max_pp = min(entry.count // tp, inp.template.geometry.decoder_layer_count, MAX_PARALLEL_SIZE)
     for pp in range(start, min(max_pp, start + MAX_PIPELINE_STAGE_TRIES - 1) + 1):
-        cand = _plan_layout(inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp), should_stop)[0]
+        cand = _plan_layout(
+            inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp), should_stop
+        )[0]
         if cand.feasible:
             return cand
         if cand.reason_code is not InfeasibleReason.NO_KV_MEMORY:
@@ -569,7 +571,11 @@ class ReplicaCounts(msgspec.Struct, frozen=True):
 
 
 def cheapest_replica_counts(
-    gains: Sequence[int], costs: Sequence[float], bounds: Sequence[int], n: int, should_stop: ShouldStop = None
+    gains: Sequence[int],
+    costs: Sequence[float],
+    bounds: Sequence[int],
+    n: int,
+    should_stop: ShouldStop = None,
 ) -> ReplicaCounts | None:
     """Min Σ cost_i·x_i with Σ gain_i·x_i ≥ n and 0 ≤ x_i ≤ bounds_i (gains ≥ 1, costs ≥ 0); None
     when even every bound falls short.
