@@ -6,19 +6,24 @@ covers: without that check the work runs on to its answer (200) or stops elsewhe
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from kvplan.api import offload
-from kvplan.core.errors import WorkStopped
+from kvplan.core.errors import SimulationStopped, WorkStopped
 from kvplan.core.fleet.plan import MAX_MIX_SEARCH_NODES, STOP_CHECK_NODES, cheapest_replica_counts
 from kvplan.core.memo import clear_all
+from kvplan.core.sim.scheduler import Scheduler, SimConfig
+from kvplan.core.sim.workload import SimRequest, plan
 from tests.api.heavy_worst import cases
 
-# How long past its deadline a route may hold the thread: checks are at most ~60 ms apart
-# (heavy_worst.py measures them), and a loaded CI machine runs a few times slower.
+# How long past its deadline a route may hold its thread: checks are at most ~60 ms apart here
+# (~110 ms for one 1 MiB /metrics parse; heavy_worst.py measures them), and a loaded CI machine
+# runs a few times slower.
 PAST_DEADLINE_S = 0.5
 WORST = cases()
 
@@ -40,11 +45,29 @@ CASES = [
 
 
 @pytest.fixture
-def pool(monkeypatch: pytest.MonkeyPatch) -> offload._Pool:
-    """One heavy thread, as a worker runs by default, with the routes' own deadlines."""
+def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[offload._Pool, list[float], list[float]]]:
+    """One heavy thread, as a worker runs by default, with the routes' own deadlines; the
+    deadline of each heavy call, and when each call's work gave its thread back."""
     p = offload._Pool(1, 4)
     monkeypatch.setattr(offload, "_pool", p)
-    yield p
+    deadlines: list[float] = []
+    freed: list[float] = []
+    signal = offload._stop_signal
+
+    def noted_signal(stop: threading.Event, deadline: float) -> offload.ShouldStop:
+        deadlines.append(deadline)
+        return signal(stop, deadline)
+
+    def timed(fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        finally:
+            freed.append(time.monotonic())
+
+    submit = p.executor.submit
+    monkeypatch.setattr(offload, "_stop_signal", noted_signal)
+    monkeypatch.setattr(p.executor, "submit", lambda fn, *args: submit(timed, fn, *args))
+    yield p, deadlines, freed
     p.executor.shutdown(wait=True)
 
 
@@ -59,22 +82,34 @@ def _thread_free_within(p: offload._Pool) -> float:
     ("name", "deadline", "where"), CASES, ids=[f"{c[0].split(':')[0]}: {c[2]}" for c in CASES]
 )
 def test_a_heavy_route_past_its_deadline_answers_503_and_frees_its_thread(
-    client: Any, pool: offload._Pool, monkeypatch: pytest.MonkeyPatch, name: str, deadline: float, where: str
+    client: Any,
+    pool: tuple[offload._Pool, list[float], list[float]],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    deadline: float,
+    where: str,
 ) -> None:
+    p, deadlines, freed = pool
     endpoint, method, path, kwargs = WORST[name]
     monkeypatch.setitem(offload.ROUTE_DEADLINES, endpoint, deadline)
     clear_all()  # cold caches: the worst case, as measured
-    t0 = time.monotonic()
     r = client.request(method, path, **kwargs)
-    elapsed = time.monotonic() - t0
     assert r.status_code == 503, r.text[:300]
     body = r.json()
     assert body["title"] == "Deadline exceeded" and r.headers["retry-after"] == "5"
     assert f"longer than {deadline:g} s" in body["detail"] and where in body["detail"], body["detail"]
-    past = elapsed - deadline
+    # The heavy call that was stopped is the last; its thread was given back this long after its deadline.
+    past = freed[-1] - deadlines[-1]
     assert past < PAST_DEADLINE_S, f"the thread held {past:.2f} s past its deadline"
-    assert pool.in_flight == 0
-    assert _thread_free_within(pool) < 0.2
+    assert p.in_flight == 0
+    assert _thread_free_within(p) < 0.2
+
+
+def test_a_simulation_stops_while_its_requests_are_queued() -> None:
+    planned = plan([SimRequest(prompt_tokens=10, output_tokens=2)] * 10, None)
+    cfg = SimConfig(num_blocks=100, block_size=16, max_num_seqs=4, max_num_batched_tokens=64)
+    with pytest.raises(SimulationStopped, match="while queueing the requests, 0 of 10"):
+        Scheduler(cfg, planned, lambda: True)
 
 
 def test_every_heavy_route_has_a_deadline_and_a_worst_case() -> None:

@@ -230,8 +230,8 @@ class Scheduler:
         self.reqs: list[_Request] = []
         self.arrivals: list[tuple[int, int]] = []  # heap of (step, request id)
         for i, p in enumerate(planned):
-            if i % STOP_CHECK_REQUESTS == 0:
-                self._stop_if_asked()
+            if i % STOP_CHECK_REQUESTS == 0 and should_stop is not None and should_stop():
+                raise SimulationStopped(f"stopped while queueing the requests, {i:,} of {len(planned):,}")
             self._add(p)
         self.waiting: deque[_Request] = deque()
         self.waiting_heap: list[tuple[int, int, int]] = []  # priority policy: (priority, arrival order, id)
