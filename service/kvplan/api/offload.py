@@ -25,12 +25,60 @@ T = TypeVar("T")
 ShouldStop = Callable[[], bool]
 
 
+# Each heavy route's deadline, set from its work bound (core/limits.py): the slowest input the
+# bounds admit, measured on the reference machine (2 vCPU, CPython 3.12, one heavy thread, cold
+# caches; tests/api/heavy_worst.py builds the inputs, `python -m tests.api.heavy_worst` measures
+# them again), times a margin of at least 3 (a loaded or slower core, a GC pause), and never below
+# 3 s. An admitted request is never stopped for its size; past its deadline the work stops at its
+# next should_stop() check, and every heavy path checks at most ~60 ms apart (one 1 MiB /metrics
+# parse, inside prometheus_client, is ~110 ms).
+#
+#   route          slowest admitted input (the bound it reaches)                     measured  deadline
+#   simulate       3,000,000 blocks handed out (MAX_BLOCK_EVENTS): 2,100 requests      5.3 s     16 s
+#                  of 1,400 tokens in blocks of 1; 1M steps (MAX_SIMULATED_STEPS)
+#                  3.3 s; 100,000 requests (MAX_REQUESTS) arriving at once 1.7 s
+#   budget_batch   1,000 inline 596-layer configs (MAX_BATCH, MAX_BATCH_LAYER_PASSES)  1.0 s      5 s
+#   sweep          200 points (MAX_SWEEP_POINTS) of a 4,096-layer model (MAX_LAYERS)   1.2 s      5 s
+#   reconcile      an 8 MiB start-up log (MAX_LOG_BYTES) read; each of the route's     1.1 s      5 s
+#                  two heavy calls (read the log, then plan) has the deadline
+#   fleet          a 4,096-layer model on 6 GPU types (MAX_FLEET_LAYER_PASSES);        0.14 s     3 s
+#                  16 types × 32 lengths with a target (MAX_FLEET_BUDGETS side) 0.04 s
+#   budget         one inline DeepSeek-V4.1 config at 4,096 layers (MAX_LAYERS)        0.05 s     3 s
+#   per_token      the same config                                                     0.01 s     3 s
+#   resolve        the same config                                                     0.02 s     3 s
+ROUTE_DEADLINES: dict[str, float] = {
+    "simulate": 16.0,
+    "budget_batch": 5.0,
+    "sweep": 5.0,
+    "reconcile": 5.0,
+    "fleet": 3.0,
+    "budget": 3.0,
+    "per_token": 3.0,
+    "resolve": 3.0,
+}
+
+
 class _Pool:
-    def __init__(self, threads: int, queue: int, deadline_seconds: float) -> None:
+    def __init__(
+        self,
+        threads: int,
+        queue: int,
+        deadline_seconds: float | None = None,
+        scale: float = 1.0,
+        other: float = 10.0,
+    ) -> None:
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kvplan-heavy")
         self.capacity = threads + queue
         self.in_flight = 0
-        self.deadline_seconds = deadline_seconds
+        self.deadline_seconds = deadline_seconds  # one deadline for every route (tests); else the table
+        self.scale = scale
+        self.other = other  # a heavy endpoint without a row in ROUTE_DEADLINES
+
+    def deadline(self, endpoint: str) -> float:
+        """This endpoint's deadline in seconds: its row of ROUTE_DEADLINES × the scale setting."""
+        if self.deadline_seconds is not None:
+            return self.deadline_seconds
+        return ROUTE_DEADLINES.get(endpoint, self.other) * self.scale
 
 
 _pool: _Pool | None = None
@@ -40,8 +88,19 @@ def _get_pool() -> _Pool:
     global _pool
     if _pool is None:
         s = Settings()
-        _pool = _Pool(s.heavy_threads, s.heavy_queue, s.heavy_deadline_seconds)
+        _pool = _Pool(
+            s.heavy_threads, s.heavy_queue, scale=s.heavy_deadline_scale, other=s.heavy_deadline_seconds
+        )
     return _pool
+
+
+def _stop_signal(stop: threading.Event, deadline: float) -> ShouldStop:
+    """The should_stop() the work polls: the client left (stop is set) or the deadline passed."""
+
+    def should_stop() -> bool:
+        return stop.is_set() or time.monotonic() > deadline
+
+    return should_stop
 
 
 async def _client_gone(request: Request[Any, Any, Any]) -> None:
@@ -64,19 +123,15 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
         )
     pool.in_flight += 1
     stop = threading.Event()
-    deadline = time.monotonic() + pool.deadline_seconds
-
-    def should_stop() -> bool:
-        return stop.is_set() or time.monotonic() > deadline
+    seconds = pool.deadline(endpoint)
+    should_stop = _stop_signal(stop, time.monotonic() + seconds)
 
     loop = asyncio.get_running_loop()
     # In the request's context: the work sees what the request set (Hub lookups cache-only).
     future = loop.run_in_executor(pool.executor, contextvars.copy_context().run, work, should_stop)
     watcher = asyncio.ensure_future(_client_gone(request))
     try:
-        await asyncio.wait(
-            {future, watcher}, timeout=pool.deadline_seconds, return_when=asyncio.FIRST_COMPLETED
-        )
+        await asyncio.wait({future, watcher}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         if not future.done():
             stop.set()  # the client left or time is up: the work stops at its next check
         try:
@@ -89,7 +144,7 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
                 ) from None
             raise ApiError(
                 503,
-                f"The answer took longer than {pool.deadline_seconds:g} s and was stopped ({e.reason}); "
+                f"The answer took longer than {seconds:g} s and was stopped ({e.reason}); "
                 "ask for fewer scenarios, layouts, values or requests.",
                 title="Deadline exceeded",
                 headers={"Retry-After": "5"},

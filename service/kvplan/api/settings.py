@@ -85,3 +85,7 @@ class Settings:
         default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SECONDS", 10.0)
     )
     """A heavy answer still running after this long is stopped and answered 503."""
+    heavy_deadline_scale: float = field(default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SCALE", 1.0))
+    """Each heavy route's deadline (api/offload.py ROUTE_DEADLINES, set from the slowest input its
+    work bounds admit, measured) is multiplied by this: raise it on a machine slower than the one
+    they were measured on, so no admitted request is stopped for its size."""

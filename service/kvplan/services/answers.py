@@ -11,6 +11,7 @@ import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.engine.profiles import get_profile
+from kvplan.core.errors import WorkStopped
 from kvplan.core.fleet.plan import FleetPlan, plan_fleet
 from kvplan.core.fleet.sweep import Sweep, sweep
 from kvplan.core.kv.pertoken import PerToken, per_token
@@ -24,6 +25,14 @@ from .scenarios import Resolutions, budget_input, fleet_input, per_token_args, s
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
 Observe = Callable[[float], None] | None
+# The heavy pool's stop signal (api/offload.py): true once the deadline passed or the client left.
+ShouldStop = Callable[[], bool] | None
+
+
+def stop_if_asked(should_stop: ShouldStop, where: str) -> None:
+    """Between the steps of an answer (a model read, then its plan): WorkStopped if asked to stop."""
+    if should_stop is not None and should_stop():
+        raise WorkStopped(f"stopped after {where}")
 
 
 def encode_answer(labels: Labels, result: Any) -> bytes:
@@ -46,8 +55,10 @@ def per_token_answer(
     explain: bool,
     observe: Observe = None,
     ref: ModelRef | None = None,
+    should_stop: ShouldStop = None,
 ) -> tuple[PerToken, Labels]:
     model = resolve(registry, model_ref(registry, req.model) if ref is None else ref)
+    stop_if_asked(should_stop, "reading the model")
     engine = get_profile(req.engine).id
     dtype, skip, par = per_token_args(req)
     pt: PerToken = _timed(
@@ -63,8 +74,10 @@ def budget_answer(
     observe: Observe = None,
     resolutions: Resolutions | None = None,
     ref: ModelRef | None = None,
+    should_stop: ShouldStop = None,
 ) -> tuple[Budget, Labels]:
     inp, model, gpu = budget_input(registry, req, resolutions, ref)
+    stop_if_asked(should_stop, "reading the model")
     if observe is None:
         b = compute_budget(inp, explain)
     else:  # the hottest path: timed without the closure _timed takes
@@ -75,12 +88,16 @@ def budget_answer(
 
 
 def fleet_answer(
-    registry: Registry, req: FleetRequest, observe: Observe = None, ref: ModelRef | None = None
+    registry: Registry,
+    req: FleetRequest,
+    observe: Observe = None,
+    ref: ModelRef | None = None,
+    should_stop: ShouldStop = None,
 ) -> tuple[FleetPlan, Labels]:
     if ref is None:
         ref = model_ref(registry, req.model)
     inp = fleet_input(registry, req, ref)
-    plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp))
+    plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp, should_stop))
     label = ref.name if isinstance(ref, Preset) else inp.template.geometry.name
     return plan, {"model": label, "registry_version": registry.version}
 
@@ -92,9 +109,10 @@ def sweep_answer(
     values: Sequence[str] | None,
     observe: Observe = None,
     ref: ModelRef | None = None,
+    should_stop: ShouldStop = None,
 ) -> tuple[Sweep, Labels]:
     template, model, _ = budget_input(registry, req, ref=ref)
-    series: Sweep = _timed(observe, lambda: sweep(template, vary, values))
+    series: Sweep = _timed(observe, lambda: sweep(template, vary, values, should_stop))
     return series, {**model.labels(), "registry_version": registry.version}
 
 

@@ -4,11 +4,13 @@ routes (api/routes/catalog.py) decode and encode; every answer is built here, on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, PROFILES, EngineProfile
+from kvplan.core.errors import WorkStopped
 from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.kv.parallel import valid_tensor_sizes
 from kvplan.core.kv.pertoken import per_token
@@ -168,9 +170,12 @@ def _detail(
     )  # fmt: skip
 
 
-def resolution(config: dict[str, Any]) -> Resolution:
-    """What a config.json means: read as an inline hf_config is (name from _name_or_path)."""
+def resolution(config: dict[str, Any], should_stop: Callable[[], bool] | None = None) -> Resolution:
+    """What a config.json means: read as an inline hf_config is (name from _name_or_path).
+    should_stop() is asked once the config is read, before its figures are computed."""
     g = from_hf_config(config, name=str(config.get("_name_or_path") or "custom")[:200])
+    if should_stop is not None and should_stop():
+        raise WorkStopped("stopped after reading the config")
     pt = per_token(g)
     return Resolution(
         spec_from_geometry(g),

@@ -5,6 +5,7 @@ what-ifs out (docs/reconcile.md)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -12,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
-from kvplan.core.errors import InvalidInput, KvplanError
+from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.limits import MAX_METRICS_LABELS, MAX_METRICS_LINE_CHARS, MAX_METRICS_SAMPLES
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
 from kvplan.core.logs.reconcile import (
@@ -40,8 +41,14 @@ _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
 
 
-def metrics_figures(text: str) -> list[Figure]:
-    """What vLLM's /metrics says of its cache and load, read with prometheus_client's parser."""
+def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:
+    if should_stop is not None and should_stop():
+        raise WorkStopped(f"stopped while reconciling, {where}")
+
+
+def metrics_figures(text: str, should_stop: Callable[[], bool] | None = None) -> list[Figure]:
+    """What vLLM's /metrics says of its cache and load, read with prometheus_client's parser;
+    should_stop() asked every 1,024 samples."""
     out: list[Figure] = []
     samples = 0
     # prometheus_client's label parser is quadratic in a line's labels: bound lines first.
@@ -53,6 +60,8 @@ def metrics_figures(text: str) -> list[Figure]:
         for family in text_string_to_metric_families(text):
             for s in family.samples:
                 samples += 1
+                if samples % 1024 == 0:
+                    _stop_if_asked(should_stop, f"{samples:,} /metrics samples read")
                 if samples > MAX_METRICS_SAMPLES:
                     raise InvalidInput(
                         "metrics", f"more than {MAX_METRICS_SAMPLES:,} samples: send vLLM's own"
@@ -284,18 +293,25 @@ def reconcile(
     metrics: str | None = None,
     overrides: ReconcileOverrides | None = None,
     ref: ModelRef | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Reconciliation:
     """The log's figures beside kvplan's plan for the same inputs. `ref`: the model the log (or
-    overrides.model) names, parsed, when the caller holds it (the route, which fetched it)."""
+    overrides.model) names, parsed, when the caller holds it (the route, which fetched it).
+    should_stop() is asked while the log and /metrics are read and between the plans."""
     o = overrides or ReconcileOverrides()
-    log = read_log(text) if isinstance(text, str) else text
-    extra = metrics_figures(metrics) if metrics else []
+    if isinstance(text, str):
+        log = read_log(text) if should_stop is None else read_log(text, should_stop)
+    else:
+        log = text
+    extra = metrics_figures(metrics, should_stop) if metrics else []
     fields, used, engine_source = _inputs(log, extra, o)
     try:
         model = _Model(registry, ref)
         _settle_quantization(registry, fields, used, model)
+        _stop_if_asked(should_stop, "before the plan")
         plan, rows, from_log = _plan(registry, log, extra, fields, model)
-        what_ifs = _what_ifs(registry, fields, model, from_log, log.first("available_kv_gib"), o)
+        _stop_if_asked(should_stop, "before the what-ifs")
+        what_ifs = _what_ifs(registry, fields, model, from_log, log.first("available_kv_gib"), o, should_stop)
     except msgspec.ValidationError as e:
         raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
     except (KvplanError, HubError) as e:
@@ -352,7 +368,7 @@ def _observed(log: EngineLog) -> tuple[int | None, str]:
 
 def _what_ifs(
     registry: Registry, fields: dict[str, Any], model: _Model, from_log: Budget | None,
-    available: Figure | None, o: ReconcileOverrides,
+    available: Figure | None, o: ReconcileOverrides, should_stop: Callable[[], bool] | None = None,
 ) -> list[WhatIf]:  # fmt: skip
     """The what-ifs beside the side-by-side, each a budget of the log's own setup with one thing
     changed: the requests held at a few context lengths up to max_model_len (the log's KV memory
@@ -367,6 +383,7 @@ def _what_ifs(
     for ctx in sorted({1024, 4096, 8192, 32768, 131072, from_log.context_tokens}):
         if ctx > mml:
             continue
+        _stop_if_asked(should_stop, f"the what-if at {ctx:,} tokens")
         b = _budget(registry, fields, model, kv_cache_memory_bytes=kv, context_tokens=ctx)
         n = b.concurrency.guaranteed
         out.append(WhatIf(question=f"requests of {ctx:,} tokens at once", answer=f"{n:,}", concurrency=n))
@@ -385,6 +402,7 @@ def _what_ifs(
             answer="none on this layout" if util is None else f"{util:g}",
         ))  # fmt: skip
         for tp in (1, 2, 4, 8, 16):
+            _stop_if_asked(should_stop, f"the what-if at TP {tp}")
             try:
                 t = _budget(registry, fields, model, tensor_parallel_size=tp)
             except InvalidInput:

@@ -52,14 +52,19 @@ _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
 _core_pt = metrics.CORE_SECONDS.labels("per_token")
 
 
+def _never() -> bool:
+    return False
+
+
 async def _light_or_heavy(
-    request: Request[Any, Any, Any], endpoint: str, inline: bool, work: Callable[[], T]
+    request: Request[Any, Any, Any], endpoint: str, inline: bool, work: Callable[[ShouldStop], T]
 ) -> T:
     """Presets are answered on the event loop (memoised, microseconds); a model sent inline
-    (a config.json to read, up to thousands of layers) goes to the heavy pool."""
+    (a config.json to read, up to thousands of layers) goes to the heavy pool, where the work
+    asks should_stop() between reading the model and planning it."""
     if not inline:
-        return work()
-    return await run_heavy(request, endpoint, lambda _stop: work())
+        return work(_never)
+    return await run_heavy(request, endpoint, work)
 
 
 async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> Response[bytes]:
@@ -71,8 +76,8 @@ async def _per_token(request: Request[Any, Any, Any], req: PerTokenRequest) -> R
         request,
         "per_token",
         not isinstance(req.model, str),
-        lambda: counted(
-            "per_token", lambda: per_token_answer(reg, req, explain or text, _core_pt.observe, ref)
+        lambda stop: counted(
+            "per_token", lambda: per_token_answer(reg, req, explain or text, _core_pt.observe, ref, stop)
         ),
     )
     count_warnings(tuple(w.code for w in pt.warnings))
@@ -89,8 +94,9 @@ def _budget_bytes(
     explain: bool,
     resolutions: Resolutions | None = None,
     observe: Callable[[float], None] = _core_budget.observe,
+    should_stop: ShouldStop | None = None,
 ) -> tuple[Budget, str, str | None, bytes]:
-    b, labels = budget_answer(reg, req, explain, observe, resolutions, ref)
+    b, labels = budget_answer(reg, req, explain, observe, resolutions, ref, should_stop)
     return b, labels["model"], labels["gpu"], encode_answer(labels, b)
 
 
@@ -107,7 +113,9 @@ async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Respon
         request,
         "budget",
         not isinstance(req.model, str),
-        lambda: counted("budget", lambda: _budget_bytes(reg, req, ref, explain or text)),
+        lambda stop: counted(
+            "budget", lambda: _budget_bytes(reg, req, ref, explain or text, should_stop=stop)
+        ),
     )
     count_warnings(tuple(w.code for w in b.warnings))
     if text:
@@ -144,15 +152,17 @@ async def budget_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         ref = model_ref(reg, req.model)
         await prefetch(reg, [ref])
 
-        def compute() -> Answer:
-            b, _, _, body = _budget_bytes(reg, req, ref, explain)
+        def compute(stop: ShouldStop) -> Answer:
+            b, _, _, body = _budget_bytes(reg, req, ref, explain, should_stop=stop)
             return body, tuple(w.code for w in b.warnings)
 
         body, codes = await _light_or_heavy(
             request,
             "budget",
             not isinstance(req.model, str),
-            lambda: counted("budget", lambda: _cache.budget_json(reg, req, ref, explain, raw, compute)),
+            lambda stop: counted(
+                "budget", lambda: _cache.budget_json(reg, req, ref, explain, raw, lambda: compute(stop))
+            ),
         )
     count_warnings(codes)
     return answer(body, False)
@@ -178,14 +188,19 @@ async def _get(request: Request[Any, Any, Any], kind: str) -> Response[bytes]:
         request,
         kind,
         b"model." in query,  # an inline model, spelled out in dotted parameters
-        lambda: counted(kind, lambda: _get_answer(reg, kind, query, accept_text, named)),
+        lambda stop: counted(kind, lambda: _get_answer(reg, kind, query, accept_text, named, stop)),
     )
     count_warnings(codes)
     return not_modified(request, etag) or answer(body, text, etag)
 
 
 def _get_answer(
-    reg: Registry, kind: str, query: bytes, accept_text: bool, named: tuple[str, ModelRef] | None
+    reg: Registry,
+    kind: str,
+    query: bytes,
+    accept_text: bool,
+    named: tuple[str, ModelRef] | None,
+    should_stop: ShouldStop,
 ) -> tuple[bytes, bool, str, tuple[str, ...]]:
     """A GET answer, its format, ETag and warning codes (kept in the answer cache)."""
     raw_key = _cache.prefix(reg.version, "raw-get", kind, str(accept_text)) + query
@@ -203,20 +218,32 @@ def _get_answer(
     ref = named[1] if named is not None and req.model == named[0] else model_ref(reg, req.model)
     flavour = (kind, "text" if text else "json", str(explain), str(width))
     return _cache.get_answer(
-        reg, raw_key, req, ref, flavour, text, lambda: _compute_get(reg, req, ref, text, explain, width)
+        reg,
+        raw_key,
+        req,
+        ref,
+        flavour,
+        text,
+        lambda: _compute_get(reg, req, ref, text, explain, width, should_stop),
     )
 
 
 def _compute_get(
-    reg: Registry, req: BudgetRequest | PerTokenRequest, ref: ModelRef, text: bool, explain: bool, width: int
+    reg: Registry,
+    req: BudgetRequest | PerTokenRequest,
+    ref: ModelRef,
+    text: bool,
+    explain: bool,
+    width: int,
+    should_stop: ShouldStop,
 ) -> Answer:
     if isinstance(req, BudgetRequest):
-        b, label, gpu, body = _budget_bytes(reg, req, ref, explain or text)
+        b, label, gpu, body = _budget_bytes(reg, req, ref, explain or text, should_stop=should_stop)
         codes = tuple(w.code for w in b.warnings)
         if text:
             body = budget_text(b, label, gpu, reg.version, width, reg.gpus.get(gpu or "")).encode()
     else:
-        pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe, ref)
+        pt, labels = per_token_answer(reg, req, explain or text, _core_pt.observe, ref, should_stop)
         codes = tuple(w.code for w in pt.warnings)
         if text:
             body = per_token_text(pt, labels["model"], labels["engine"], reg.version, width).encode()

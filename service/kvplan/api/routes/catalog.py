@@ -119,4 +119,4 @@ async def resolve_config(request: Request[Any, Any, Any]) -> Resolution:
             raise ApiError(400, detail, field="model")
         await prefetch(reg, [ref])
         config = hub_config(reg, ref)
-    return await run_heavy(request, "resolve", lambda _stop: resolution(config))
+    return await run_heavy(request, "resolve", lambda stop: resolution(config, stop))

@@ -32,7 +32,7 @@ async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response
     plan, labels = await run_heavy(
         request,
         "fleet",
-        lambda _stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe, ref)),
+        lambda stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe, ref, stop)),
     )
     count_warnings(tuple(w.code for w in plan.warnings))
     if fmt == "text":
@@ -77,8 +77,8 @@ async def sweep_get(request: Request[Any, Any, Any]) -> Response[bytes]:
     series, labels = await run_heavy(
         request,
         "sweep",
-        lambda _stop: counted(
-            "sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe, ref)
+        lambda stop: counted(
+            "sweep", lambda: sweep_answer(reg, req, q.vary, values, _core_sweep.observe, ref, stop)
         ),
     )
     if fmt == "csv":

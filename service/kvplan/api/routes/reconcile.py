@@ -94,7 +94,7 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     result = await run_heavy(
         request,
         "reconcile",
-        lambda _stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o, ref)),
+        lambda stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o, ref, stop)),
     )
     if fmt == "text":
         return answer(reconcile_text(result), True)

@@ -12,7 +12,7 @@ experts are split across the N ranks (expert parallel).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 import msgspec
@@ -20,7 +20,7 @@ from msgspec.structs import replace
 
 from .. import warnings as w
 from ..budget import Budget, BudgetInput, compute_budget, weight_split
-from ..errors import InvalidInput, InvalidLayout
+from ..errors import InvalidInput, InvalidLayout, WorkStopped
 from ..kv.parallel import valid_tensor_sizes
 from ..limits import (
     MAX_CONCURRENCY,
@@ -41,6 +41,16 @@ from ..limits import (
 from ..model.geometry import Geometry
 from ..units import cdiv, fmt_gib
 from ..validate import positive_int
+
+# The caller's should_stop(): asked before each budget (a budget of a 4,096-layer model takes a
+# few ms) and every STOP_CHECK_NODES nodes of the cheapest-mix search (each O(GPU types), µs).
+ShouldStop = Callable[[], bool] | None
+STOP_CHECK_NODES = 1024
+
+
+def _stop_if_asked(should_stop: ShouldStop, where: str) -> None:
+    if should_stop is not None and should_stop():
+        raise WorkStopped(f"stopped while planning the fleet, at {where}")
 
 
 class InfeasibleReason(StrEnum):
@@ -322,16 +332,17 @@ def _replicas(entry: FleetEntry, gpus_per_replica: int) -> int:
     return entry.count // gpus_per_replica
 
 
-def _expected_concurrency(budget_inp: BudgetInput, usable: int, mix: Sequence[MixItem]) -> int:
+def _expected_concurrency(
+    budget_inp: BudgetInput, usable: int, mix: Sequence[MixItem], should_stop: ShouldStop = None
+) -> int:
     """Requests the pool holds when lengths follow the mix: usable blocks over the expected
     blocks of one request, each length's blocks (as the engine counts them) weighted by its share."""
     total_share = sum(m.share for m in mix)
-    expected_blocks = sum(
-        m.share
-        / total_share
-        * compute_budget(replace(budget_inp, context_tokens=m.context_tokens)).blocks_per_request
-        for m in mix
-    )
+    expected_blocks = 0.0
+    for m in mix:
+        _stop_if_asked(should_stop, f"the mix length {m.context_tokens:,}")
+        blocks = compute_budget(replace(budget_inp, context_tokens=m.context_tokens)).blocks_per_request
+        expected_blocks += m.share / total_share * blocks
     return int(usable // expected_blocks) if expected_blocks else 0
 
 
@@ -370,8 +381,11 @@ def plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> LayoutPla
     return _plan_layout(inp, entry, layout)[0]
 
 
-def _plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> tuple[LayoutPlan, Budget | None]:
-    """The plan, and the budget behind it when one was computed."""
+def _plan_layout(
+    inp: FleetInput, entry: FleetEntry, layout: Layout, should_stop: ShouldStop = None
+) -> tuple[LayoutPlan, Budget | None]:
+    """The plan, and the budget behind it when one was computed (should_stop asked before each)."""
+    _stop_if_asked(should_stop, f"{entry.gpu} {layout.label}")
     longest = max(m.context_tokens for m in inp.mix)
     gpr = layout.gpus
     tp, pp = layout.tensor_parallel_size, layout.pipeline_parallel_size
@@ -437,7 +451,8 @@ def _plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> tuple[La
     expected = None
     if len(inp.mix) > 1:
         expected = (
-            min(_expected_concurrency(budget_inp, b.usable_blocks, inp.mix), b.max_num_seqs) * multiplier
+            min(_expected_concurrency(budget_inp, b.usable_blocks, inp.mix, should_stop), b.max_num_seqs)
+            * multiplier
         )
     total = replicas * per_replica
     cost = cost_per_req = None
@@ -472,7 +487,9 @@ def _plan_layout(inp: FleetInput, entry: FleetEntry, layout: Layout) -> tuple[La
     ), b
 
 
-def _with_pipeline(inp: FleetInput, entry: FleetEntry, plan: LayoutPlan, b: Budget) -> LayoutPlan | None:
+def _with_pipeline(
+    inp: FleetInput, entry: FleetEntry, plan: LayoutPlan, b: Budget, should_stop: ShouldStop = None
+) -> LayoutPlan | None:
     """The fewest pipeline stages that make a weights-bound TP layout fit, if any. The failed
     budget gives the memory a GPU has for weights and KV (requested − non-KV − CUDA graphs), so
     the search starts at the first stage count whose weights share fits in it."""
@@ -486,7 +503,9 @@ def _with_pipeline(inp: FleetInput, entry: FleetEntry, plan: LayoutPlan, b: Budg
     start = max(2, b.weights_bytes_per_gpu // room + 1)
     max_pp = min(entry.count // tp, inp.template.geometry.decoder_layer_count, MAX_PARALLEL_SIZE)
     for pp in range(start, min(max_pp, start + MAX_PIPELINE_STAGE_TRIES - 1) + 1):
-        cand = plan_layout(inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp))
+        cand = _plan_layout(
+            inp, entry, Layout(tensor_parallel_size=tp, pipeline_parallel_size=pp), should_stop
+        )[0]
         if cand.feasible:
             return cand
         if cand.reason_code is not InfeasibleReason.NO_KV_MEMORY:
@@ -514,14 +533,16 @@ def _target_sizing(entry: FleetEntry, feasible: Sequence[LayoutPlan], n: int) ->
     return best
 
 
-def cheapest_mix(options: Sequence[tuple[LayoutPlan, float]], n: int) -> CheapestMix | None:
+def cheapest_mix(
+    options: Sequence[tuple[LayoutPlan, float]], n: int, should_stop: ShouldStop = None
+) -> CheapestMix | None:
     """Within the fleet if it can reach n, else with as many replicas as each type would need."""
     options = [(p, price) for p, price in options if p.concurrency_per_replica > 0]
     gains = [p.concurrency_per_replica for p, _ in options]
     within = sum(p.replicas * gain for (p, _), gain in zip(options, gains, strict=True)) >= n
     bounds = [p.replicas if within else cdiv(n, gain) for (p, _), gain in zip(options, gains, strict=True)]
     costs = [p.gpus_per_replica * price for p, price in options]
-    found = cheapest_replica_counts(gains, costs, bounds, n)
+    found = cheapest_replica_counts(gains, costs, bounds, n, should_stop)
     if found is None:
         return None
     parts = []
@@ -550,7 +571,11 @@ class ReplicaCounts(msgspec.Struct, frozen=True):
 
 
 def cheapest_replica_counts(
-    gains: Sequence[int], costs: Sequence[float], bounds: Sequence[int], n: int
+    gains: Sequence[int],
+    costs: Sequence[float],
+    bounds: Sequence[int],
+    n: int,
+    should_stop: ShouldStop = None,
 ) -> ReplicaCounts | None:
     """Min Σ cost_i·x_i with Σ gain_i·x_i ≥ n and 0 ≤ x_i ≤ bounds_i (gains ≥ 1, costs ≥ 0); None
     when even every bound falls short.
@@ -603,6 +628,8 @@ def cheapest_replica_counts(
             stopped = True
             return
         nodes += 1
+        if nodes % STOP_CHECK_NODES == 0:
+            _stop_if_asked(should_stop, f"node {nodes:,} of the cheapest-mix search")
         i = order[k]
         if k == m - 1:  # the last option covers the rest with the fewest replicas, or cannot
             x = cdiv(need, gains[i])
@@ -629,17 +656,18 @@ def cheapest_replica_counts(
     return ReplicaCounts(tuple(best_counts), best_cost, nodes, not stopped)
 
 
-def plan_fleet(inp: FleetInput) -> FleetPlan:
+def plan_fleet(inp: FleetInput, should_stop: ShouldStop = None) -> FleetPlan:
     """Every GPU type of the fleet under each layout (those asked for, else every valid one, with
     pipeline stages where the weights need them): the best layout of each type, the fleet's
     total, and with a target the layouts and the cheapest mix of replicas that reach it. The
-    answer of /v1/fleet; one budget a layout, so its work is bounded first (_check_input)."""
+    answer of /v1/fleet; one budget a layout, so its work is bounded first (_check_input), and
+    should_stop() is asked before each budget and while the cheapest mix is searched."""
     _check_input(inp)
     n = inp.target_concurrency
     types: list[GpuTypePlan] = []
     sizing_options: list[tuple[LayoutPlan, float]] = []
     for idx, entry in enumerate(inp.fleet):
-        plans = _type_plans(inp, entry, _layouts_for(inp, idx, entry))
+        plans = _type_plans(inp, entry, _layouts_for(inp, idx, entry), should_stop)
         feasible = [p for p in plans if p.feasible]
         best = max(
             feasible, key=lambda p: (p.total_concurrency, -p.replicas * p.gpus_per_replica), default=None
@@ -672,7 +700,7 @@ def plan_fleet(inp: FleetInput) -> FleetPlan:
         expected = sum(t.best.total_expected_concurrency or 0 for t in types if t.best)
     mix = None
     if n is not None and sizing_options:
-        mix = cheapest_mix(sizing_options, n)
+        mix = cheapest_mix(sizing_options, n, should_stop)
     return FleetPlan(
         engine=inp.template.profile.id,
         context_tokens=max(m.context_tokens for m in inp.mix),
@@ -703,11 +731,13 @@ def _layouts_for(inp: FleetInput, idx: int, entry: FleetEntry) -> list[Layout]:
     return layouts
 
 
-def _type_plans(inp: FleetInput, entry: FleetEntry, layouts: Sequence[Layout]) -> list[LayoutPlan]:
+def _type_plans(
+    inp: FleetInput, entry: FleetEntry, layouts: Sequence[Layout], should_stop: ShouldStop = None
+) -> list[LayoutPlan]:
     """One plan a layout; when the layouts are kvplan's choice, also the pipeline-staged layout
     that makes each weights-bound TP layout fit (after them, so the asked-for ones keep their
     order)."""
-    planned = [_plan_layout(inp, entry, lay) for lay in layouts]
+    planned = [_plan_layout(inp, entry, lay, should_stop) for lay in layouts]
     plans = [p for p, _ in planned]
     if inp.layouts is None:
         for p, b in planned:
@@ -716,7 +746,7 @@ def _type_plans(inp: FleetInput, entry: FleetEntry, layouts: Sequence[Layout]) -
                 and not p.layout.data_parallel_attention
                 and b is not None
             ):
-                staged = _with_pipeline(inp, entry, p, b)
+                staged = _with_pipeline(inp, entry, p, b, should_stop)
                 if staged is not None:
                     plans.append(staged)
     return plans

@@ -48,6 +48,10 @@ STEPS_PER_REQUEST = 8
 # to a few ms (a large chunk in blocks of 1), a check about 0.3 µs, so checking costs ~1% and
 # answers within ~0.1 s.
 STOP_CHECK_INTERVAL = 16
+# Within a step, and while the requests are queued, should_stop() is asked once per this many
+# requests handled: a step that admits, advances or finishes tens of thousands of requests takes
+# up to ~0.4 s (100,000 arriving at once), an admission up to ~40 µs, so checks are ~10 ms apart.
+STOP_CHECK_REQUESTS = 256
 POLICIES = ("fcfs", "priority")
 
 
@@ -212,15 +216,22 @@ Observer = Callable[[int, int, int, int, int], None]
 
 
 class Scheduler:
-    def __init__(self, cfg: SimConfig, planned: Sequence[Planned]) -> None:
+    def __init__(
+        self, cfg: SimConfig, planned: Sequence[Planned], should_stop: Callable[[], bool] | None = None
+    ) -> None:
         """A scheduler over a fresh block pool of cfg.num_blocks blocks, with every planned request queued
-        to arrive at its step and the run's statistics at zero."""
+        to arrive at its step and the run's statistics at zero. should_stop() is asked while the
+        requests are queued and while the run goes (see run)."""
         self.cfg = cfg
         self.bs = cfg.block_size
         self.pool = BlockPool(cfg.num_blocks)
+        self.should_stop = should_stop
+        self.handled = 0  # requests handled within steps, for the stop check (STOP_CHECK_REQUESTS)
         self.reqs: list[_Request] = []
         self.arrivals: list[tuple[int, int]] = []  # heap of (step, request id)
-        for p in planned:
+        for i, p in enumerate(planned):
+            if i % STOP_CHECK_REQUESTS == 0 and should_stop is not None and should_stop():
+                raise SimulationStopped(f"stopped while queueing the requests, {i:,} of {len(planned):,}")
             self._add(p)
         self.waiting: deque[_Request] = deque()
         self.waiting_heap: list[tuple[int, int, int]] = []  # priority policy: (priority, arrival order, id)
@@ -442,6 +453,7 @@ class Scheduler:
         self.preempted_now = False
         self.finish_now = []
         while self.arrivals and self.arrivals[0][0] <= t:
+            self._tick()
             _, rid = heapq.heappop(self.arrivals)
             self._transition(self.reqs[rid], Event.ARRIVE)
             self.blocked = False
@@ -457,6 +469,7 @@ class Scheduler:
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
         for q in work:
+            self._tick()
             if q.state not in RUNNING:
                 continue  # preempted earlier this step
             if q.state is State.PREFILLING:
@@ -473,6 +486,7 @@ class Scheduler:
         # Admissions, unless this step preempted.
         if not self.preempted_now:
             while budget > 0 and len(self.running) < self.cfg.max_num_seqs:
+                self._tick()
                 head = self._peek_waiting()
                 if head is None:
                     break
@@ -482,12 +496,26 @@ class Scheduler:
                 budget -= used
         # End of step: requests that sampled their last token finish.
         for q in self.finish_now:
+            self._tick()
             if q.state is State.DECODING:
                 self._finish(q, t)
         self.finish_now = []
         used = self.pool.in_use
         self.peak_used = max(self.peak_used, used)
         self.peak_running = max(self.peak_running, len(self.running))
+
+    def _tick(self) -> None:
+        """One request handled within a step: every STOP_CHECK_REQUESTS, ask should_stop()."""
+        self.handled += 1
+        if self.handled % STOP_CHECK_REQUESTS == 0:
+            self._stop_if_asked()
+
+    def _stop_if_asked(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise SimulationStopped(
+                f"stopped at simulated step {self.t:,}, {self.completed:,} of {len(self.reqs):,} "
+                "requests done",
+            )
 
     def _finish(self, q: _Request, t: int) -> None:
         computed = q.prompt + q.output - 1
@@ -548,6 +576,8 @@ class Scheduler:
         waiting) after every step the loop visits. Stops with InvalidInput when preemptions push
         the run past the limits step_bound enforces up front, and with SimulationStopped when
         should_stop() says so."""
+        if should_stop is not None:
+            self.should_stop = should_stop
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
         if self.arrivals:
@@ -569,13 +599,13 @@ class Scheduler:
                 if s >= self.t:
                     snapshots.append(self.snapshot(s))
             if self.visited % STOP_CHECK_INTERVAL == 0:
-                self._check_limits(should_stop)
+                self._check_limits()
             span = nxt - self.t
             self.used_area += self.pool.in_use * span
             self.running_area += len(self.running) * span
             self.t = nxt
 
-    def _check_limits(self, should_stop: Callable[[], bool] | None) -> None:
+    def _check_limits(self) -> None:
         if self.visited > MAX_SIMULATED_STEPS or self.pool.allocated > MAX_BLOCK_EVENTS:
             raise InvalidInput(
                 "workload",
@@ -584,8 +614,4 @@ class Scheduler:
                 f"steps, {MAX_BLOCK_EVENTS:,} blocks handed out) at step {self.t:,}: give the pool "
                 "more blocks or simulate fewer requests",
             )
-        if should_stop is not None and should_stop():
-            raise SimulationStopped(
-                f"stopped at simulated step {self.t:,}, {self.completed:,} of {len(self.reqs):,} "
-                "requests done",
-            )
+        self._stop_if_asked()

@@ -250,15 +250,15 @@ def simulate(
     """Simulate the workload (requests, or a generator) on the pool cfg describes. Raises
     InvalidInput for inputs out of range or work over the limits (before running, or when
     preemptions push the run past them), SimulationStopped when should_stop() returns True
-    (asked every few hundred steps)."""
+    (asked every STOP_CHECK_INTERVAL steps, and every few thousand requests handled)."""
     check_config(cfg)
-    planned = workload.plan(requests, generator)
+    planned = workload.plan(requests, generator, should_stop)
     check_bounds(cfg, workload.size(planned, cfg.block_size))
     check_snapshots(cfg, snapshot_steps)
-    sched = Scheduler(cfg, planned)
+    sched = Scheduler(cfg, planned, should_stop)
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
-    snapshots = sched.run(snapshot_steps, recorder.add, should_stop)
+    snapshots = sched.run(snapshot_steps, recorder.add)
     steps = sched.t + 1
     longest = max(q.prompt + q.output for q in sched.reqs)
     formula = sched.pool.usable // cdiv(longest, sched.bs)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, NamedTuple, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import Meta
 
-from ..errors import InvalidDistribution, InvalidInput
+from ..errors import InvalidDistribution, InvalidInput, SimulationStopped
 from ..limits import (
     MAX_ARRIVAL_RATE,
     MAX_ARRIVAL_STEP,
@@ -37,6 +37,10 @@ from ..limits import (
     MAX_TURNS,
     MAX_USER_TOKENS,
 )
+
+# Generating and planning ask the caller's should_stop() once per this many requests (~10 ms).
+STOP_CHECK_REQUESTS = 4096
+ShouldStop = Callable[[], bool] | None
 
 Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS_PER_REQUEST)]
 Share = Annotated[float, Meta(ge=0, le=1)]
@@ -238,7 +242,12 @@ def check_requests(requests: Sequence[SimRequest]) -> None:
             raise InvalidInput(f"{f}.priority", f"must be within ±{MAX_PRIORITY:,}")
 
 
-def generate(g: Generator) -> list[SimRequest]:
+def _stop_if_asked(should_stop: ShouldStop, done: int, what: str) -> None:
+    if should_stop is not None and should_stop():
+        raise SimulationStopped(f"stopped while {what} the workload, {done:,} requests in")
+
+
+def generate(g: Generator, should_stop: ShouldStop = None) -> list[SimRequest]:
     """A seeded workload: the same seed always gives the same requests. Arrivals are the running
     sum of exponential gaps (Poisson arrivals), floored to steps."""
     g = validated(g, "workload.generator")
@@ -255,6 +264,8 @@ def generate(g: Generator) -> list[SimRequest]:
     out = []
     t = 0.0
     for i in range(g.count):
+        if i % STOP_CHECK_REQUESTS == 0:
+            _stop_if_asked(should_stop, i, "generating")
         t += rng.expovariate(g.arrival_rate)
         if not t <= MAX_ARRIVAL_STEP:  # an unlucky run of long gaps, near the limit above
             raise InvalidInput(
@@ -279,16 +290,19 @@ def generate(g: Generator) -> list[SimRequest]:
     return out
 
 
-def plan(requests: Sequence[SimRequest] | None, generator: Generator | None) -> list[Planned]:
+def plan(
+    requests: Sequence[SimRequest] | None, generator: Generator | None, should_stop: ShouldStop = None
+) -> list[Planned]:
     """The workload as the scheduler takes it, validated. A generated request opens a
     conversation with probability `share` (drawn from its own stream, seed + 1, so that adding
     conversations leaves the requests themselves unchanged); the whole of each turn is then
     shared under the conversation's prefix id."""
     if generator is not None and requests is None:
-        requests = generate(generator)  # validates the generator
+        requests = generate(generator, should_stop)  # validates the generator
     elif requests is None or generator is not None:
         raise InvalidInput("workload", "give exactly one of requests or generator")
     check_requests(requests)
+    _stop_if_asked(should_stop, len(requests), "checking")
     planned = [
         Planned(r, r.prefix_id, r.prefix_tokens if r.prefix_id is not None else 0, None) for r in requests
     ]
@@ -297,6 +311,8 @@ def plan(requests: Sequence[SimRequest] | None, generator: Generator | None) -> 
         return planned
     conversation_rng = random.Random(generator.seed + 1)
     for i, p in enumerate(planned):
+        if i % STOP_CHECK_REQUESTS == 0:
+            _stop_if_asked(should_stop, i, "planning")
         if conversation_rng.random() < c.share and c.turns > 1:
             r = p.request
             conversation = f"conv{i}"
