@@ -88,9 +88,7 @@ def _get_pool() -> _Pool:
     global _pool
     if _pool is None:
         s = Settings()
-        _pool = _Pool(
-            s.heavy_threads, s.heavy_queue, scale=s.heavy_deadline_scale, other=s.heavy_deadline_seconds
-        )
+        _pool = _Pool(s.heavy_threads, s.heavy_queue, s.heavy_deadline_seconds, scale=s.heavy_deadline_scale)
     return _pool
 
 

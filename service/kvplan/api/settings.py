@@ -22,7 +22,7 @@ def _int(name: str, default: int) -> int:
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
-        return default
+        return default  # a default of 0 means unset: the caller reads it as None
     try:
         value = float(raw)
     except ValueError:
@@ -81,10 +81,11 @@ class Settings:
     for it); past that a request for another model answers 503 at once."""
     heavy_queue: int = field(default_factory=lambda: _int("KVPLAN_HEAVY_QUEUE", 64))
     """Heavy requests that may wait for a thread; past threads + queue a worker answers 503 at once."""
-    heavy_deadline_seconds: float = field(
-        default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SECONDS", 10.0)
+    heavy_deadline_seconds: float | None = field(
+        default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SECONDS", 0.0) or None
     )
-    """A heavy answer still running after this long is stopped and answered 503."""
+    """When set, every heavy route's deadline (an operator's override of the measured table below);
+    unset, each route has its own."""
     heavy_deadline_scale: float = field(default_factory=lambda: _float("KVPLAN_HEAVY_DEADLINE_SCALE", 1.0))
     """Each heavy route's deadline (api/offload.py ROUTE_DEADLINES, set from the slowest input its
     work bounds admit, measured) is multiplied by this: raise it on a machine slower than the one
