@@ -27,7 +27,8 @@ before they are parsed:
   as it arrives. A body that would exceed the budget gets 503 with Retry-After at once.
 - connections: past `max_connections` open at once, a new connection is refused at once: 503 with
   Retry-After to its first request, or closed if nothing comes within OVER_BOUND_HEAD_SECONDS;
-  /healthz and /readyz are answered on it (then it closes), so probes hold under a flood.
+  /healthz, /readyz and /metrics are answered on it (then it closes), so probes and scrapes hold
+  under a flood.
 
 Every refusal is counted in kvplan_http_connections_rejected_total{reason}. A connection has at most
 one timer, re-armed lazily for whichever bound is next (head or body): a keep-alive connection under
@@ -67,7 +68,9 @@ LINGER_BYTES = 1024 * 1024
 OVER_BOUND_HEAD_SECONDS = 1.0
 """A connection past the connection bound must send its head within this long (or its own head
 timeout, if shorter): it is only ever answered a 503 or a probe."""
-PROBE_PATHS = frozenset({b"/healthz", b"/readyz"})
+PROBE_PATHS = frozenset({b"/healthz", b"/readyz", b"/metrics"})
+"""Answered even past the connection bound: kubelet probes and Prometheus scrapes come on new
+connections, and a flood is when they matter most. Each is cheap and answered from memory."""
 BUDGET_RETRY_SECONDS = 1
 CONNECTIONS_RETRY_SECONDS = 1
 

@@ -105,5 +105,5 @@ class Settings:
     Retry-After at once. Keep it above the largest body a route takes (/v1/reconcile: 12 MiB)."""
     max_connections: int = field(default_factory=lambda: _int("KVPLAN_MAX_CONNECTIONS", 1024))
     """Open connections per worker. Past it a new connection is refused at once (503 with
-    Retry-After, or closed if it sends nothing within a second); /healthz and /readyz are still
-    answered on it, so probes keep working under a flood."""
+    Retry-After, or closed if it sends nothing within a second); /healthz, /readyz and /metrics
+    are still answered on it, so probes and scrapes keep working under a flood."""
