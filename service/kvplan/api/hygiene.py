@@ -11,6 +11,9 @@ Two layers (the request head's size and arrival time are bounded earlier, in `pr
   so a client still sending reads the answer instead of a connection reset; past that bound the
   answer says `Connection: close`. A client waiting on `Expect: 100-continue` sent no body: the
   answer closes the connection instead, so no body is ever expected on it.
+- A body the protocol refused while it was still arriving (408 too slow, 503 past the worker's
+  byte budget: `protocol` has answered on the wire already and closed) ends the app's reads of it
+  with that same answer (`REFUSED`), so the app counts and logs it as the route's, never as a 500.
 - 405's Allow names HEAD beside GET.
 - Answers Litestar's router gives itself (404 no route, 405 no such method) and 414 are counted in
   kvplan_http_requests_total: Litestar's Prometheus middleware runs per route and never sees them.

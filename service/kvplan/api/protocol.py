@@ -239,12 +239,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                 chunked = True
         path = self.url.partition(b"?")[0]
         if self._over_bound and not (path in PROBE_PATHS and length <= 0 and not chunked):
-            self._reject(
-                503,
-                f"This worker holds {self.limits.connections} connections, its bound: retry shortly.",
-                "connection_limit",
-                CONNECTIONS_RETRY_SECONDS,
-            )
+            self._refuse_connection()
             return
         if length > 0 or chunked:
             bound = self.limits.routes.get(path, self.limits.body)
@@ -329,6 +324,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                 metrics.CONNECTIONS_REJECTED.labels(reason).inc()
                 self.transport.close()
                 return
+            if self._over_bound:
+                self._refuse_connection()
+                return
             self._reject(
                 408,
                 f"The request line and headers did not arrive within {self.head_timeout:g} seconds.",
@@ -359,6 +357,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                 )
                 return
         self._arm(self._body_start + min(body.seconds, rate_due))
+
+    def _refuse_connection(self) -> None:
+        self._reject(
+            503,
+            f"This worker holds {self.limits.connections} connections, its bound: retry shortly.",
+            "connection_limit",
+            CONNECTIONS_RETRY_SECONDS,
+        )
 
     def _budget_detail(self, declared: int | None) -> str:
         what = f"A body of {declared:,} bytes" if declared is not None else "This body"

@@ -103,7 +103,7 @@ class Settings:
     """Body bytes one worker holds for requests still arriving: a declared Content-Length counts whole
     from its head, a chunked body as it arrives. A body that would exceed it gets 503 with
     Retry-After at once. Keep it above the largest body a route takes (/v1/reconcile: 12 MiB)."""
-    max_connections: int = field(default_factory=lambda: _int("KVPLAN_MAX_CONNECTIONS", 1024))
+    max_connections: int = field(default_factory=lambda: _int("KVPLAN_MAX_CONNECTIONS", 2048))
     """Open connections per worker. Past it a new connection is refused at once (503 with
     Retry-After, or closed if it sends nothing within a second); /healthz, /readyz and /metrics
     are still answered on it, so probes and scrapes keep working under a flood."""
