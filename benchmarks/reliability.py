@@ -8,14 +8,22 @@ benchmarks/results/reliability.json.
 4. hostile inputs: oversized and lying bodies, deep nesting, huge numbers, garbage bytes, slow
    clients (slowloris) and many idle connections — and the server keeps answering throughout;
 5. probes under heavy load: 8 concurrent worst-case requests of each endpoint, /healthz p99 < 100 ms;
-6. RSS under cache-busting traffic: 10,000 distinct padded or oversized requests, growth < 100 MB.
+6. RSS under cache-busting traffic: 10,000 distinct padded or oversized requests, growth < 100 MB;
+7. slow bodies (issue 30): 4,000 clients each start a 1 MB POST to /v1/budget, send 60 KB of it, then
+   trickle a byte every 3 s; 8. slow heads: 4,000 clients each send one byte of a request head every
+   3 s. For both: one worker's resident memory grows < 100 MB, every connection is closed or answered
+   within 60 s, and /healthz p99 < 100 ms throughout (KVPLAN_ATTACK_CLIENTS scales the count down).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
+import queue as queue_module
+import resource
 import signal
 import socket
 import subprocess
@@ -437,6 +445,157 @@ def rss_under_cache_busting(requests: int = 10_000) -> dict[str, object]:
     }
 
 
+ATTACK_SECONDS = 60.0  # every attacking connection must be closed or answered within this
+ATTACK_TRICKLE_SECONDS = 3.0
+
+
+async def _attacker(port: int, kind: str, started: float, out: dict[str, object]) -> None:
+    """One hostile client: `body` sends a 1 MB POST's head and 60 KB of its body, then a byte every
+    3 s; `head` sends a request head a byte every 3 s. Records when the server answered or closed."""
+    t0 = time.monotonic()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError as e:
+        out.update(outcome=f"connect:{type(e).__name__}", seconds=time.monotonic() - t0)
+        return
+    out["connected"] = time.monotonic() - started
+    if kind == "body":
+        head = b"POST /v1/budget HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+        first, trickle = head + b"{" + b" " * (60 * 1000 - 1), iter(lambda: b" ", None)
+    else:
+        first = b"P"
+        rest = iter(
+            b"OST /v1/budget HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + b"X-Slow: s\r\n" * 400
+        )
+        trickle = (bytes([b]) for b in rest)
+
+    async def send() -> None:
+        with contextlib.suppress(OSError, ConnectionError):
+            writer.write(first)
+            await writer.drain()
+            for piece in trickle:
+                await asyncio.sleep(ATTACK_TRICKLE_SECONDS)
+                writer.write(piece)
+                await writer.drain()
+
+    sender = asyncio.create_task(send())
+    try:
+        data = await asyncio.wait_for(reader.read(65536), ATTACK_SECONDS + 15)
+        out["outcome"] = f"answered:{data[9:12].decode(errors='replace')}" if data else "closed"
+    except TimeoutError:
+        out["outcome"] = "open"
+    except (OSError, ConnectionError):
+        out["outcome"] = "reset"
+    out["seconds"] = time.monotonic() - t0
+    sender.cancel()
+    writer.close()
+
+
+def _attack_process(port: int, kind: str, clients: int, queue: object) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+
+    async def run() -> list[dict[str, object]]:
+        outs: list[dict[str, object]] = [{} for _ in range(clients)]
+        started = time.monotonic()
+        tasks = []
+        for i in range(clients):  # 4,000 connections over about 2 s, as a flood would open them
+            tasks.append(asyncio.create_task(_attacker(port, kind, started, outs[i])))
+            if i % 100 == 99:
+                await asyncio.sleep(0.05)
+        await asyncio.gather(*tasks)
+        return outs
+
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    queue.put(asyncio.run(run()))  # type: ignore[attr-defined]
+
+
+def slow_clients(kind: str, clients: int | None = None) -> dict[str, object]:
+    """`clients` hostile connections of one kind (see `_attacker`) against one worker with the
+    defaults, while a probe asks /healthz every 20 ms and the worker's memory is sampled."""
+    clients = clients or int(os.environ.get("KVPLAN_ATTACK_CLIENTS", "4000"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits it
+    port = free_port()
+    proc = start("uvicorn", port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for i in range(200):  # warm-up: the paths the attack and the probe take
+                c.post("/v1/budget", json={**A, "context_tokens": 100 + i})
+                c.get("/healthz")
+        time.sleep(0.5)
+        rss_start = rss_bytes(proc.pid)
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        attacker = ctx.Process(target=_attack_process, args=(port, kind, clients, queue))
+        t_start = time.monotonic()
+        attacker.start()
+        latencies: list[float] = []
+        failures = 0
+        rss_peak = rss_start
+        outs: list[dict[str, object]] | None = None
+        with httpx.Client(base_url=url, timeout=10) as probe:
+            while outs is None and time.monotonic() - t_start < ATTACK_SECONDS + 30:
+                t0 = time.perf_counter()
+                try:
+                    ok = probe.get("/healthz").status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                latencies.append((time.perf_counter() - t0) * 1000)
+                failures += not ok
+                if len(latencies) % 10 == 0:
+                    rss_peak = max(rss_peak, rss_bytes(proc.pid))
+                with contextlib.suppress(queue_module.Empty):
+                    outs = queue.get_nowait()  # the attacker is done (its clients all ended)
+                time.sleep(0.02)
+        if outs is None:
+            outs = queue.get(timeout=60)
+        attacker.join(timeout=10)
+        rss_peak = max(rss_peak, rss_bytes(proc.pid))
+        metrics = httpx.get(f"{url}/metrics", timeout=10).text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    outcomes: dict[str, int] = {}
+    for o in outs:
+        outcomes[str(o.get("outcome"))] = outcomes.get(str(o.get("outcome")), 0) + 1
+    ended = [float(o["seconds"]) for o in outs if o.get("outcome") != "open"]  # type: ignore[arg-type]
+    within = sum(1 for o in outs if o.get("outcome") != "open" and float(o["seconds"]) <= ATTACK_SECONDS)  # type: ignore[arg-type]
+    rejected = {
+        line.split('reason="')[1].split('"')[0]: float(line.split()[-1])
+        for line in metrics.splitlines()
+        if line.startswith("kvplan_http_connections_rejected_total{")
+    }
+    latencies.sort()
+    growth_mb = (rss_peak - rss_start) / 1e6
+    p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
+    return {
+        "clients": clients,
+        "kind": kind,
+        "outcomes": dict(sorted(outcomes.items())),
+        "closed_or_answered_within_60s": within,
+        "slowest_end_s": round(max(ended, default=0.0), 1),
+        "rss_start_mb": round(rss_start / 1e6, 1),
+        "rss_peak_mb": round(rss_peak / 1e6, 1),
+        "rss_growth_mb": round(growth_mb, 1),
+        "healthz_ms_p50": round(latencies[len(latencies) // 2], 1),
+        "healthz_ms_p99": round(p99, 1),
+        "healthz_ms_max": round(latencies[-1], 1),
+        "healthz_failures": failures,
+        "probes": len(latencies),
+        "rejected": rejected,
+        "ok": growth_mb < 100 and within == clients and p99 < 100 and failures == 0,
+    }
+
+
 def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     seconds = int(os.environ.get("KVPLAN_SOAK_SECONDS", "60"))
@@ -445,6 +604,8 @@ def main() -> int:
     for name, fn in (
         ("probes_under_heavy_load", probes_under_heavy_load),
         ("rss_under_cache_busting", rss_under_cache_busting),
+        ("slow_bodies", lambda: slow_clients("body")),
+        ("slow_heads", lambda: slow_clients("head")),
         ("hostile_inputs", hostile),
         ("sigterm_under_load", sigterm_under_load),
         ("soak", lambda: soak(seconds)),

@@ -11,6 +11,9 @@ Two layers (the request head's size and arrival time are bounded earlier, in `pr
   so a client still sending reads the answer instead of a connection reset; past that bound the
   answer says `Connection: close`. A client waiting on `Expect: 100-continue` sent no body: the
   answer closes the connection instead, so no body is ever expected on it.
+- A body the protocol refused while it was still arriving (408 too slow, 503 past the worker's
+  byte budget: `protocol` has answered on the wire already and closed) ends the app's reads of it
+  with that same answer (`REFUSED`), so the app counts and logs it as the route's, never as a 500.
 - 405's Allow names HEAD beside GET.
 - Answers Litestar's router gives itself (404 no route, 405 no such method) and 414 are counted in
   kvplan_http_requests_total: Litestar's Prometheus middleware runs per route and never sees them.
@@ -42,6 +45,13 @@ from kvplan.core.limits import MAX_NAME_LENGTH as MAX_ID_CHARS
 from kvplan.core.limits import MAX_PATH_BYTES
 from kvplan.schemas import Problem
 
+from .errors import ApiError
+
+REFUSED = "kvplan.refused"
+"""Scope key the protocol sets when it refused a body still arriving (408 too slow, 503 over the
+byte budget): (status, detail, Retry-After seconds or None). It has answered on the wire already;
+the app's next read of the body raises the same answer, so it is counted and logged like any."""
+_REFUSED_TITLES = {408: "Request timeout", 503: "Service unavailable"}
 BODY_MEDIA_TYPES = "body_media_types"
 """Handler `opt` key: the media types a route reads its body as (default: JSON only)."""
 JSON_TYPES = ("application/json",)
@@ -141,6 +151,10 @@ class HttpHygiene:
             message = await receive()
             if message["type"] != "http.request" or not message.get("more_body", False):
                 body_read = True
+                if message["type"] == "http.disconnect" and (refused := scope.get(REFUSED)):
+                    status, detail, retry_after = refused
+                    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+                    raise ApiError(status, detail, title=_REFUSED_TITLES.get(status), headers=headers)
             return message
 
         async def send_checked(message: Any) -> None:

@@ -34,8 +34,9 @@ REGISTRY_INFO = Gauge(
 )
 CONNECTIONS_REJECTED = Counter(
     "kvplan_http_connections_rejected_total",
-    "Connections closed before a request reached the app: header_too_large (431), header_timeout "
-    "(408, or a silent close when nothing was sent)",
+    "Requests and connections refused by the HTTP protocol layer, each closing its connection: "
+    "header_too_large (431), header_timeout (408, or a silent close when nothing was sent), "
+    "body_timeout and body_too_slow (408), body_budget (503), connection_limit (503, or a close)",
     ["reason"],
 )
 

@@ -90,3 +90,25 @@ class Settings:
     """Each heavy route's deadline (api/offload.py ROUTE_DEADLINES, set from the slowest input its
     work bounds admit, measured) is multiplied by this: raise it on a machine slower than the one
     they were measured on, so no admitted request is stopped for its size."""
+    body_timeout_seconds: float = field(default_factory=lambda: _float("KVPLAN_BODY_TIMEOUT_SECONDS", 30.0))
+    """A request body must have arrived whole within this long of its head: else 408 and the
+    connection closes. Routes whose bodies are streamed by design have their own bound below."""
+    streamed_body_timeout_seconds: float = field(
+        default_factory=lambda: _float("KVPLAN_STREAMED_BODY_TIMEOUT_SECONDS", 120.0)
+    )
+    """The same, for routes whose bodies are large by design (/v1/reconcile's pasted logs)."""
+    body_min_rate: int = field(default_factory=lambda: _int("KVPLAN_BODY_MIN_BYTES_PER_SECOND", 16 * KiB))
+    """After its first `body_rate_grace_seconds`, a body still arriving must have come at least this
+    fast on average since its head (bytes a second): else 408. 0 turns the rate bound off."""
+    body_rate_grace_seconds: float = field(
+        default_factory=lambda: _float("KVPLAN_BODY_RATE_GRACE_SECONDS", 5.0)
+    )
+    """How long a body may arrive at any rate before the minimum rate applies."""
+    body_budget_bytes: int = field(default_factory=lambda: _int("KVPLAN_BODY_BUDGET_BYTES", 32 * MiB))
+    """Body bytes one worker holds for requests still arriving: a declared Content-Length counts whole
+    from its head, a chunked body as it arrives. A body that would exceed it gets 503 with
+    Retry-After at once. Keep it above the largest body a route takes (/v1/reconcile: 12 MiB)."""
+    max_connections: int = field(default_factory=lambda: _int("KVPLAN_MAX_CONNECTIONS", 2048))
+    """Open connections per worker. Past it a new connection is refused at once (503 with
+    Retry-After, or closed if it sends nothing within a second); /healthz, /readyz and /metrics
+    are still answered on it, so probes and scrapes keep working under a flood."""
