@@ -222,6 +222,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     # httptools callbacks
 
     def on_headers_complete(self) -> None:
+        """A head has arrived: past the connection bound only a probe is served; a body to come is reserved
+        against the worker's byte budget (a declared length whole, 503 at once when it does not fit) and
+        its clock starts, with the route's bound; then the request goes to uvicorn."""
         if self._rejected:  # a request pipelined behind a refused one
             return
         self._head_deadline = None  # the pending timer, if any, finds no head and lapses
@@ -307,6 +310,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._held = 0
 
     def _timed_out(self) -> None:
+        """The connection's one timer fired: answer 408 to a head or a body past its bound (a body also
+        when, after its grace, it averages under the minimum rate), close a connection that never sent a
+        byte, or re-arm for the next bound that is still ahead."""
         self._timer = None
         if self._rejected or self.transport.is_closing():
             return
