@@ -7,8 +7,8 @@ import textwrap
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
-from kvplan.core.fleet.plan import MIX_EXACT, FleetPlan
 from kvplan.core.fleet.sweep import Sweep
+from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import Reconciliation

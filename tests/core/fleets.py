@@ -7,7 +7,7 @@ from typing import Any
 
 from kvplan.core.budget import BudgetInput
 from kvplan.core.engine.profiles import get_profile
-from kvplan.core.fleet.plan import FleetEntry, FleetInput, MixItem
+from kvplan.core.fleet.types import FleetEntry, FleetInput, MixItem
 from kvplan.presets import Registry
 
 

@@ -17,8 +17,8 @@ from litestar.openapi.spec.media_type import OpenAPIMediaType
 
 from kvplan import __version__
 from kvplan.core.budget import Budget
-from kvplan.core.fleet.plan import FleetPlan
 from kvplan.core.fleet.sweep import Sweep
+from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.logs.reconcile import Reconciliation
 from kvplan.core.sim.simulate import SimResult

@@ -12,8 +12,9 @@ import msgspec
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.engine.profiles import get_profile
 from kvplan.core.errors import WorkStopped
-from kvplan.core.fleet.plan import FleetPlan, plan_fleet
+from kvplan.core.fleet.plan import plan_fleet
 from kvplan.core.fleet.sweep import Sweep, sweep
+from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken, per_token
 from kvplan.core.sim.simulate import SimResult, simulate
 from kvplan.presets import Registry

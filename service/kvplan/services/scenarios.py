@@ -16,7 +16,7 @@ from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.engine.profiles import get_profile
 from kvplan.core.errors import InvalidInput
-from kvplan.core.fleet.plan import FleetEntry, FleetInput, Layout, MixItem
+from kvplan.core.fleet.types import FleetEntry, FleetInput, Layout, MixItem
 from kvplan.core.kv.parallel import Parallel
 from kvplan.core.model.geometry import Geometry
 from kvplan.core.model.quant import quantization_arg
