@@ -374,3 +374,31 @@ def test_the_settings_have_their_documented_defaults():
                  "KVPLAN_BODY_MIN_BYTES_PER_SECOND", "KVPLAN_BODY_RATE_GRACE_SECONDS",
                  "KVPLAN_BODY_BUDGET_BYTES", "KVPLAN_MAX_CONNECTIONS"):  # fmt: skip
         assert f"`{name}`" in doc, name
+
+
+def test_a_stalled_body_declared_past_the_size_limit_gets_its_413_not_a_408():
+    # Content-Length past the route's limit, then silence: the app answers 413 and drains for at most
+    # the header timeout; the body's rate bound (0.5 s grace here) must not answer 408 over it.
+    server = start_server(
+        env={
+            "KVPLAN_HEADER_TIMEOUT_SECONDS": "2",
+            "KVPLAN_BODY_RATE_GRACE_SECONDS": "0.5",
+            "KVPLAN_BODY_MIN_BYTES_PER_SECOND": str(RATE),
+        }
+    )
+    try:
+        for path, size in (
+            (b"/v1/budget", 2 * MiB),
+            (b"/v1/reconcile", 2 * STREAMED_ROUTES[b"/v1/reconcile"]),
+        ):
+            s = _connect(server)
+            head = BUDGET_HEAD.replace(b"/v1/budget", path)
+            _send(s, head + f"Content-Length: {size}\r\n\r\n".encode() + b"{")
+            t0 = time.monotonic()
+            answer = _read_all(s)
+            s.close()
+            assert _status(answer) == 413, (path, answer[:200])
+            assert time.monotonic() - t0 < 6
+        assert _healthz_ms(server) < 1000
+    finally:
+        server.stop()

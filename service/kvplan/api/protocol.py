@@ -244,9 +244,12 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._over_bound and not (path in PROBE_PATHS and length <= 0 and not chunked):
             self._refuse_connection()
             return
-        if length > 0 or chunked:
-            bound = self.limits.routes.get(path, self.limits.body)
-            if not chunked and length <= bound.max_bytes:
+        bound = self.limits.routes.get(path, self.limits.body)
+        # A declared body past the route's size limit is neither held nor timed here: the app answers
+        # it 413 at once and reads what comes for at most `unread_body_seconds` (hygiene's drain), so
+        # the answer on the wire is that 413, never a 408 of a body nobody wants.
+        if chunked or 0 < length <= bound.max_bytes:
+            if not chunked:
                 if _Budget.held + length > self.limits.budget:
                     self._reject(503, self._budget_detail(length), "body_budget", BUDGET_RETRY_SECONDS)
                     return
