@@ -68,6 +68,9 @@ class _Pool:
         other: float = 10.0,
     ) -> None:
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kvplan-heavy")
+        self.threads = threads
+        self.running = 0  # jobs on a thread now (changed by the pool's threads, under `lock`)
+        self.lock = threading.Lock()
         self.capacity = threads + queue
         self.in_flight = 0
         self.deadline_seconds = deadline_seconds  # one deadline for every route (tests); else the table
@@ -127,9 +130,15 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
 
     def job() -> T:
         started.set()
-        if should_stop():  # its deadline passed while it waited in the queue: nothing to do
-            raise WorkStopped("not started: queued behind other heavy work")
-        return work(should_stop)
+        with pool.lock:
+            pool.running += 1
+        try:
+            if should_stop():  # its deadline passed while it waited in the queue: nothing to do
+                raise WorkStopped("not started: queued behind other heavy work")
+            return work(should_stop)
+        finally:
+            with pool.lock:
+                pool.running -= 1
 
     def finished(f: asyncio.Future[T]) -> None:
         # The work holds its place in the pool until it ends, even when its request was answered
@@ -147,7 +156,7 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
         await asyncio.wait({future, watcher}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         if not future.done():
             stop.set()  # the client left or time is up: the work stops at its next check
-            if not started.is_set():
+            if not started.is_set() and pool.running >= pool.threads:
                 # Still queued behind other work: answer now, not when its turn comes (it then ends
                 # at once, seeing the stop).
                 raise _stopped(endpoint, seconds, "not started: queued behind other heavy work", watcher)
