@@ -255,6 +255,14 @@ def cases() -> dict[str, Case]:
             },
         ),
         "reconcile: a start-up log repeated to 8 MiB": ("reconcile", "POST", "/v1/reconcile", _long_log()),
+        # Engine arguments that take MAX_ARGS_TRIES parses of MAX_ARGS_CHARS each (0.3 s a line), on
+        # 1,000 lines: minutes of work between two per-line checks, before the check in each try.
+        "reconcile: 1,000 lines of engine arguments, 64 parses each": (
+            "reconcile",
+            "POST",
+            "/v1/reconcile",
+            {"json": {"log": _args_log(), "overrides": {"model": "llama-3.1-70b"}}},
+        ),
         # One inline model, read and planned: the budget, per-token and resolve routes.
         "budget: DeepSeek-V4.1 at 4,096 layers, every layer a source": (
             "budget",
@@ -361,3 +369,8 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _args_log() -> str:
+    line = "non-default args: {'a':(" + "1," * 4040 + "}" * 64 + " GiB"
+    return (line + "\n") * 1_000 + _log()

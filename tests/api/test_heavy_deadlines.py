@@ -38,6 +38,7 @@ CASES = [
     ("sweep: 200 points of a 4,096-layer model", 0.2, "sweep points computed"),
     ("reconcile: a start-up log repeated to 8 MiB", 0.2, "lines read"),
     ("reconcile: a log and 1 MiB of /metrics (20,000 samples)", 0.01, "/metrics samples read"),
+    ("reconcile: 1,000 lines of engine arguments, 64 parses each", 0.2, "reading the engine arguments"),
     ("budget: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("per_token: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("resolve: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the config"),

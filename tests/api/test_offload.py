@@ -80,3 +80,33 @@ def test_a_full_pool_answers_503_at_once_and_light_routes_still_answer(small_poo
         release.set()
         first.join(5)
         assert results == [200]
+
+
+def _hog(should_stop: Any) -> str:
+    time.sleep(1.5)  # work between two should_stop() checks: the pool's one thread is taken
+    return "done"
+
+
+@get("/hog")
+async def hog(request: Request[Any, Any, Any]) -> str:
+    return await run_heavy(request, "test", _hog)
+
+
+def test_work_still_queued_at_its_deadline_is_answered_then_not_when_its_turn_comes(small_pool):
+    # One thread, taken for 1.5 s: a request queued behind it is answered 503 at its own 0.3 s
+    # deadline, and its place in the queue is held until its work has ended (the pool stays bounded).
+    small_pool(1, 2, 0.3)
+    with create_test_client([hog, heavy], exception_handlers=EXCEPTION_HANDLERS) as client:
+        first = threading.Thread(target=client.get, args=("/hog",))
+        first.start()
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        r = client.get("/heavy")
+        took = time.monotonic() - t0
+        assert r.status_code == 503, r.text
+        assert "not started" in r.json()["detail"]
+        assert took < 1.0, took
+        assert offload._pool is not None and offload._pool.in_flight == 2  # both still in the pool
+        first.join(5)
+        time.sleep(0.1)
+        assert offload._pool.in_flight == 0

@@ -374,3 +374,51 @@ def test_the_settings_have_their_documented_defaults():
                  "KVPLAN_BODY_MIN_BYTES_PER_SECOND", "KVPLAN_BODY_RATE_GRACE_SECONDS",
                  "KVPLAN_BODY_BUDGET_BYTES", "KVPLAN_MAX_CONNECTIONS"):  # fmt: skip
         assert f"`{name}`" in doc, name
+
+
+def test_a_stalled_body_declared_past_the_size_limit_gets_its_413_not_a_408():
+    # Content-Length past the route's limit, then silence: the app answers 413 and drains for at most
+    # the header timeout; the body's rate bound (0.5 s grace here) must not answer 408 over it.
+    server = start_server(
+        env={
+            "KVPLAN_HEADER_TIMEOUT_SECONDS": "2",
+            "KVPLAN_BODY_RATE_GRACE_SECONDS": "0.5",
+            "KVPLAN_BODY_MIN_BYTES_PER_SECOND": str(RATE),
+        }
+    )
+    try:
+        for path, size in (
+            (b"/v1/budget", 2 * MiB),
+            (b"/v1/reconcile", 2 * STREAMED_ROUTES[b"/v1/reconcile"]),
+        ):
+            s = _connect(server)
+            head = BUDGET_HEAD.replace(b"/v1/budget", path)
+            _send(s, head + f"Content-Length: {size}\r\n\r\n".encode() + b"{")
+            t0 = time.monotonic()
+            answer = _read_all(s)
+            s.close()
+            assert _status(answer) == 413, (path, answer[:200])
+            assert time.monotonic() - t0 < 6
+        assert _healthz_ms(server) < 1000
+    finally:
+        server.stop()
+
+
+def test_chunked_trailers_count_against_the_budget(live):
+    # uvicorn keeps every trailer of a chunked body (appended to the request's headers): a body of
+    # 64 KiB then trailers at full speed took a worker to gigabytes. They now count against the
+    # worker's byte budget: 503 at once past it, long before the body's time bound.
+    s = _connect(live)
+    head = BUDGET_HEAD.replace(b"/v1/budget", b"/v1/reconcile") + b"Transfer-Encoding: chunked\r\n\r\n"
+    t0 = time.monotonic()
+    _send(s, head + b"10000\r\n" + b"a" * 0x10000 + b"\r\n0\r\n")
+    trailer = (b"x-t: " + b"y" * 1000 + b"\r\n") * 1000
+    sender = threading.Thread(target=_trickle, args=(s, trailer, 0, t0 + 4 * TOTAL), daemon=True)
+    sender.start()
+    answer = _read_all(s)
+    answered = time.monotonic() - t0
+    s.close()
+    sender.join(4 * TOTAL + 5)
+    assert _status(answer) == 503, answer[:200]
+    assert answered < TOTAL, answered
+    assert _healthz_ms(live) < 1000

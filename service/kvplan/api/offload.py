@@ -68,6 +68,9 @@ class _Pool:
         other: float = 10.0,
     ) -> None:
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kvplan-heavy")
+        self.threads = threads
+        self.running = 0  # jobs on a thread now (changed by the pool's threads, under `lock`)
+        self.lock = threading.Lock()
         self.capacity = threads + queue
         self.in_flight = 0
         self.deadline_seconds = deadline_seconds  # one deadline for every route (tests); else the table
@@ -123,30 +126,56 @@ async def run_heavy(request: Request[Any, Any, Any], endpoint: str, work: Callab
     stop = threading.Event()
     seconds = pool.deadline(endpoint)
     should_stop = _stop_signal(stop, time.monotonic() + seconds)
+    started = threading.Event()
+
+    def job() -> T:
+        started.set()
+        with pool.lock:
+            pool.running += 1
+        try:
+            if should_stop():  # its deadline passed while it waited in the queue: nothing to do
+                raise WorkStopped("not started: queued behind other heavy work")
+            return work(should_stop)
+        finally:
+            with pool.lock:
+                pool.running -= 1
+
+    def finished(f: asyncio.Future[T]) -> None:
+        # The work holds its place in the pool until it ends, even when its request was answered
+        # before (at its deadline, while still queued): the queue stays bounded.
+        pool.in_flight -= 1
+        if not f.cancelled():
+            f.exception()  # retrieved: an answer given without it logs no "never retrieved"
 
     loop = asyncio.get_running_loop()
     # In the request's context: the work sees what the request set (Hub lookups cache-only).
-    future = loop.run_in_executor(pool.executor, contextvars.copy_context().run, work, should_stop)
+    future = loop.run_in_executor(pool.executor, contextvars.copy_context().run, job)
+    future.add_done_callback(finished)
     watcher = asyncio.ensure_future(_client_gone(request))
     try:
         await asyncio.wait({future, watcher}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         if not future.done():
             stop.set()  # the client left or time is up: the work stops at its next check
+            if not started.is_set() and pool.running >= pool.threads:
+                # Still queued behind other work: answer now, not when its turn comes (it then ends
+                # at once, seeing the stop).
+                raise _stopped(endpoint, seconds, "not started: queued behind other heavy work", watcher)
         try:
             return await future
         except WorkStopped as e:
-            metrics.count(endpoint, "stopped")
-            if watcher.done():
-                raise ApiError(
-                    499, "The client closed the connection.", title="Client closed request"
-                ) from None
-            raise ApiError(
-                503,
-                f"The answer took longer than {seconds:g} s and was stopped ({e.reason}); "
-                "ask for fewer scenarios, layouts, values or requests.",
-                title="Deadline exceeded",
-                headers={"Retry-After": "5"},
-            ) from None
+            raise _stopped(endpoint, seconds, e.reason, watcher) from None
     finally:
         watcher.cancel()
-        pool.in_flight -= 1
+
+
+def _stopped(endpoint: str, seconds: float, reason: str, watcher: asyncio.Future[None]) -> ApiError:
+    metrics.count(endpoint, "stopped")
+    if watcher.done():
+        return ApiError(499, "The client closed the connection.", title="Client closed request")
+    return ApiError(
+        503,
+        f"The answer took longer than {seconds:g} s and was stopped ({reason}); "
+        "ask for fewer scenarios, layouts, values or requests.",
+        title="Deadline exceeded",
+        headers={"Retry-After": "5"},
+    )

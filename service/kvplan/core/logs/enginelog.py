@@ -199,14 +199,18 @@ def _clean(line: str) -> tuple[str, str]:
     return line, (m.group(1).replace(" ", "_") if m else "")
 
 
-def _args_dict(line: str, start: int) -> object:
+def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object:
     """The printed dict that opens at `start`: each closing brace from the left is tried (a paste
-    may put more braces after it on the same line), within MAX_ARGS_CHARS and MAX_ARGS_TRIES."""
+    may put more braces after it on the same line), within MAX_ARGS_CHARS and MAX_ARGS_TRIES.
+    should_stop() is asked before each try but the first: one line can cost MAX_ARGS_TRIES parses of
+    MAX_ARGS_CHARS (0.3 s), and a log of such lines minutes, between two per-line checks."""
     end, tries = start, 0
     while tries < MAX_ARGS_TRIES:
         end = line.find("}", end + 1, start + MAX_ARGS_CHARS)
         if end == -1:
             return None
+        if tries and should_stop():  # a dict vLLM printed parses at its first try
+            raise WorkStopped(f"stopped reading the engine arguments, try {tries + 1}")
         tries += 1
         try:
             return ast.literal_eval(line[start : end + 1])
@@ -215,10 +219,10 @@ def _args_dict(line: str, start: int) -> object:
     return None
 
 
-def _from_args(line: str, add: Callable[..., None]) -> None:
+def _from_args(line: str, add: Callable[..., None], should_stop: Callable[[], bool]) -> None:
     m = _ARGS.search(line)
     if m is not None:
-        args = _args_dict(line, m.end() - 1)
+        args = _args_dict(line, m.end() - 1, should_stop)
         if isinstance(args, dict):
             for key, raw in args.items():
                 if isinstance(key, str) and key in _ARG_FIGURES:
@@ -275,7 +279,7 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
                     if parsed is not None:
                         figures.append(Figure(name=name, value=parsed[0], unit=unit, decimals=parsed[1],
                                               line=count, text=shown, rank=rank))  # fmt: skip
-        _from_args(line, add)
+        _from_args(line, add, should_stop)
         if len(figures) > before:
             vllm_lines += 1
             kept: list[Figure] = []
