@@ -79,3 +79,26 @@ def start_server(workers: int = 1, env: dict[str, str] | None = None) -> Server:
     proc.wait()
     log.close()
     raise RuntimeError("server did not become ready in 60 s")
+
+
+def read_until_closed(s: socket.socket) -> bytes:
+    """Everything until the server closes (a reset after the answer counts as the end)."""
+    out = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except TimeoutError:
+            raise
+        except OSError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
+def connect(server: Server) -> socket.socket:
+    """A raw socket to the server, Nagle off, for tests that write HTTP byte by byte."""
+    host, port = server.url.removeprefix("http://").split(":")
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s

@@ -50,89 +50,40 @@ def _lengths(n: int) -> list[dict[str, Any]]:
 Case = tuple[str, str, str, dict[str, Any]]
 
 
+# num_blocks, block_size, max_num_seqs, max_num_batched_tokens: a pool that never binds.
+_WIDE = (1 << 20, 16, 65536, 1 << 20)
+
+
+def _generated(count: int, rate: float, prompt: Any, output: Any, seed: int) -> dict[str, Any]:
+    """A simulate workload from the generator, its keys in the order the cases were measured with."""
+    return {
+        "generator": {"count": count, "arrival_rate": rate, "prompt": prompt, "output": output, "seed": seed}
+    }
+
+
+def _simulate(pool: tuple[int, int, int, int], workload: dict[str, Any]) -> Case:
+    """A /v1/simulate case on the pool (num_blocks, block_size, max_num_seqs, max_num_batched_tokens)."""
+    blocks, block, seqs, tokens = pool
+    body = {"num_blocks": blocks, "block_size": block, "max_num_seqs": seqs, "max_num_batched_tokens": tokens}
+    return "simulate", "POST", "/v1/simulate", {"json": {**body, "workload": workload}}
+
+
 def cases() -> dict[str, Case]:
     deep = deep_budget()
     return {
         # /v1/simulate: MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS, and MAX_REQUESTS generated.
-        "simulate: 3M blocks (2,100 × 1,400 tokens, blocks of 1)": (
-            "simulate",
-            "POST",
-            "/v1/simulate",
-            {
-                "json": {
-                    "num_blocks": 200_000,
-                    "block_size": 1,
-                    "max_num_seqs": 256,
-                    "max_num_batched_tokens": 8192,
-                    "workload": {
-                        "generator": {
-                            "count": 2100,
-                            "arrival_rate": 0.1,
-                            "prompt": {"value": 1000},
-                            "output": {"value": 400},
-                            "seed": 1,
-                        }
-                    },
-                }
-            },
+        "simulate: 3M blocks (2,100 × 1,400 tokens, blocks of 1)": _simulate(
+            (200_000, 1, 256, 8192), _generated(2100, 0.1, {"value": 1000}, {"value": 400}, seed=1)
         ),
-        "simulate: 1M steps (one prompt, 1 token a step)": (
-            "simulate",
-            "POST",
-            "/v1/simulate",
-            {
-                "json": {
-                    "num_blocks": 62_600,
-                    "block_size": 16,
-                    "max_num_seqs": 1,
-                    "max_num_batched_tokens": 1,
-                    "workload": {"requests": [{"prompt_tokens": 999_780, "output_tokens": 10}]},
-                }
-            },
+        "simulate: 1M steps (one prompt, 1 token a step)": _simulate(
+            (62_600, 16, 1, 1), {"requests": [{"prompt_tokens": 999_780, "output_tokens": 10}]}
         ),
-        "simulate: 100,000 requests generated (MAX_REQUESTS)": (
-            "simulate",
-            "POST",
-            "/v1/simulate",
-            {
-                "json": {
-                    "num_blocks": 1 << 20,
-                    "block_size": 16,
-                    "max_num_seqs": 65536,
-                    "max_num_batched_tokens": 1 << 20,
-                    "workload": {
-                        "generator": {
-                            "count": 100_000,
-                            "arrival_rate": 1e6,
-                            "prompt": {"kind": "lognormal", "mean": 40, "sigma": 1},
-                            "output": {"value": 1},
-                            "seed": 3,
-                        }
-                    },
-                }
-            },
+        "simulate: 100,000 requests generated (MAX_REQUESTS)": _simulate(
+            _WIDE,
+            _generated(100_000, 1e6, {"kind": "lognormal", "mean": 40, "sigma": 1}, {"value": 1}, seed=3),
         ),
-        "simulate: 100,000 requests arriving at once": (
-            "simulate",
-            "POST",
-            "/v1/simulate",
-            {
-                "json": {
-                    "num_blocks": 1 << 20,
-                    "block_size": 16,
-                    "max_num_seqs": 65536,
-                    "max_num_batched_tokens": 1 << 20,
-                    "workload": {
-                        "generator": {
-                            "count": 100_000,
-                            "arrival_rate": 1e6,
-                            "prompt": {"value": 40},
-                            "output": {"value": 1},
-                            "seed": 3,
-                        }
-                    },
-                }
-            },
+        "simulate: 100,000 requests arriving at once": _simulate(
+            _WIDE, _generated(100_000, 1e6, {"value": 40}, {"value": 1}, seed=3)
         ),
         # /v1/budget/batch: MAX_BATCH_LAYER_PASSES with inline configs.
         "budget_batch: 146 inline 4,096-layer configs": (

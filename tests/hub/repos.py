@@ -136,14 +136,9 @@ def decoder_tensors(
 
 def gpt_oss_tensors(cfg: dict[str, Any]) -> Tensors:
     """openai/gpt-oss: MXFP4 experts (U8 blocks, 32 fp4 = 16 bytes; U8 e8m0 scales), BF16 rest."""
-    h = cfg["hidden_size"]
-    heads = cfg["num_attention_heads"]
-    kv = cfg["num_key_value_heads"]
-    hd = cfg["head_dim"]
-    inter = cfg["intermediate_size"]
-    experts = cfg["num_local_experts"]
-    vocab = cfg["vocab_size"]
-    bf = "BF16"
+    keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+    h, heads, kv, hd, inter = (cfg[k] for k in keys)
+    experts, vocab, bf = cfg["num_local_experts"], cfg["vocab_size"], "BF16"
     t: Tensors = {"model.embed_tokens.weight": (bf, (vocab, h))}
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}"

@@ -22,7 +22,7 @@ import pytest
 
 from kvplan.api.protocol import STREAMED_ROUTES
 from kvplan.api.settings import Settings
-from tests.live import Server, start_server
+from tests.live import Server, connect, read_until_closed, start_server
 
 pytestmark = pytest.mark.server
 
@@ -52,13 +52,6 @@ def live() -> Iterator[Server]:
     s.stop()
 
 
-def _connect(server: Server) -> socket.socket:
-    host, port = server.url.removeprefix("http://").split(":")
-    s = socket.create_connection((host, int(port)), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
 def _send(s: socket.socket, data: bytes) -> bool:
     """Send all of it; False once the server has closed (or answered and closed) the connection."""
     try:
@@ -66,21 +59,6 @@ def _send(s: socket.socket, data: bytes) -> bool:
     except OSError:
         return False
     return True
-
-
-def _read_all(s: socket.socket) -> bytes:
-    """Everything until the server closes (a reset after the answer counts as the end)."""
-    out = b""
-    while True:
-        try:
-            chunk = s.recv(65536)
-        except TimeoutError:
-            raise
-        except OSError:
-            return out
-        if not chunk:
-            return out
-        out += chunk
 
 
 def _status(answer: bytes) -> int:
@@ -124,7 +102,7 @@ def _trickle_then_read(s: socket.socket, piece: bytes, every: float, until: floa
     with contextlib.suppress(OSError):
         first = s.recv(65536)
     answered = time.monotonic()
-    rest = _read_all(s) if first else b""
+    rest = read_until_closed(s) if first else b""
     sender.join(until - time.monotonic() + 5)
     return first + rest, answered
 
@@ -138,7 +116,7 @@ def test_the_streamed_routes_table_agrees_with_the_routes():
 def test_a_body_past_its_total_time_gets_408_and_a_closed_connection(live):
     before = _rejected(live, "body_timeout")
     counted_before = _requests(live, "/v1/budget", 408)
-    with _connect(live) as s:
+    with connect(live) as s:
         start = time.monotonic()
         # 1 MiB declared, sent at 10 KiB/s: above the minimum rate, but 2.5 s give it 25 KiB.
         assert _send(s, BUDGET_HEAD + b"Content-Length: %d\r\n\r\n" % MiB)
@@ -155,7 +133,7 @@ def test_a_body_past_its_total_time_gets_408_and_a_closed_connection(live):
 @pytest.mark.parametrize("sent", [0, 1000, 3 * KiB])
 def test_a_body_below_the_minimum_rate_after_the_grace_gets_408(live, sent):
     before = _rejected(live, "body_too_slow")
-    with _connect(live) as s:
+    with connect(live) as s:
         start = time.monotonic()
         assert _send(s, BUDGET_HEAD + b"Content-Length: %d\r\n\r\n" % MiB + b" " * sent)
         # Then one byte a second: the attack of issue 30, scaled to this server's bounds.
@@ -169,7 +147,7 @@ def test_a_body_below_the_minimum_rate_after_the_grace_gets_408(live, sent):
 
 
 def test_a_slow_chunked_body_gets_408_too(live):
-    with _connect(live) as s:
+    with connect(live) as s:
         start = time.monotonic()
         assert _send(s, BUDGET_HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + b"10\r\n" + b" " * 16 + b"\r\n")
         answer, answered = _trickle_then_read(s, b"1\r\n \r\n", 0.5, start + TOTAL + 5)
@@ -180,12 +158,12 @@ def test_a_slow_chunked_body_gets_408_too(live):
 def test_a_body_that_keeps_the_rate_is_answered(live):
     # 60 KiB over 1.5 s (40 KiB/s, well above the minimum), past the grace: the body bounds allow it.
     body = A[:-1] + b" " * (60 * KiB) + b"}"
-    with _connect(live) as s:
+    with connect(live) as s:
         assert _send(s, BUDGET_HEAD + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
         for i in range(0, len(body), 4 * KiB):
             assert _send(s, body[i : i + 4 * KiB])
             time.sleep(0.1)
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     assert _status(answer) == 200, answer[:300]
 
 
@@ -220,7 +198,7 @@ def _hold(server: Server, declared: int, n: int, path: bytes = b"/v1/budget") ->
     """n connections, each declaring a body of `declared` bytes and sending 10 bytes of it."""
     held = []
     for _ in range(n):
-        s = _connect(server)
+        s = connect(server)
         assert _send(s, b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{   " % (path, declared))
         held.append(s)
     time.sleep(0.2)
@@ -231,11 +209,11 @@ def test_a_declared_body_beyond_the_byte_budget_gets_503_at_once(live):
     before = _rejected(live, "body_budget")
     held = _hold(live, MiB, 7)  # 7 MiB of the 8 held for bodies still arriving
     try:
-        with _connect(live) as s:
+        with connect(live) as s:
             t0 = time.monotonic()
             log = _log_json(2 * MiB)
             _send(s, b"POST /v1/reconcile HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(log))
-            answer = _read_all(s)  # answered on the head alone: no body was sent
+            answer = read_until_closed(s)  # answered on the head alone: no body was sent
             elapsed = time.monotonic() - t0
         assert _status(answer) == 503, answer[:200]
         assert re.search(rb"(?i)\r\nretry-after: 1\r\n", answer)
@@ -258,10 +236,10 @@ def test_a_declared_body_beyond_the_byte_budget_gets_503_at_once(live):
 
 def test_a_chunked_body_counts_as_it_arrives_and_is_refused_past_the_budget(live):
     before = _rejected(live, "body_budget")
-    with _connect(live) as s:
+    with connect(live) as s:
         _send(s, b"POST /v1/reconcile HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         result: list[bytes] = []
-        reader = threading.Thread(target=lambda: result.append(_read_all(s)))
+        reader = threading.Thread(target=lambda: result.append(read_until_closed(s)))
         reader.start()
         chunk = b"x" * 65536
         sent = 0
@@ -304,7 +282,7 @@ def test_healthz_stays_prompt_while_200_slow_bodies_are_held():
         assert _rejected(server, "body_budget") == 0 and _rejected(server, "body_too_slow") == 0
         for s in held:
             s.settimeout(10)
-        answers = [_read_all(s) for s in held]
+        answers = [read_until_closed(s) for s in held]
         assert {_status(a) for a in answers} == {408}
         assert _rejected(server, "body_too_slow") == 200
     finally:
@@ -322,35 +300,35 @@ def bounded() -> Iterator[Server]:
 
 def test_connections_past_the_bound_are_refused_at_once_and_counted(bounded):
     before = _rejected(bounded, "connection_limit")
-    idle = [_connect(bounded) for _ in range(20)]
+    idle = [connect(bounded) for _ in range(20)]
     try:
         time.sleep(0.2)
         # A request on a connection past the bound: 503 at once, then closed.
-        with _connect(bounded) as s:
+        with connect(bounded) as s:
             t0 = time.monotonic()
             _send(s, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
-            answer = _read_all(s)
+            answer = read_until_closed(s)
             elapsed = time.monotonic() - t0
         assert _status(answer) == 503, answer[:200]
         assert re.search(rb"(?i)\r\nretry-after: 1\r\n", answer)
         assert elapsed < 0.5
         # One that sends nothing is closed within a second, not the 10 s head timeout.
-        with _connect(bounded) as s:
+        with connect(bounded) as s:
             t0 = time.monotonic()
-            assert _read_all(s) == b""
+            assert read_until_closed(s) == b""
             assert time.monotonic() - t0 < 1.5
         # One that trickles a head gets its 503 after that second.
-        with _connect(bounded) as s:
+        with connect(bounded) as s:
             t0 = time.monotonic()
             _send(s, b"GET /v1/mod")
-            answer = _read_all(s)
+            answer = read_until_closed(s)
             assert _status(answer) == 503
             assert 0.9 < time.monotonic() - t0 < 1.5
         # A probe past the bound is still answered (then the connection closes).
-        with _connect(bounded) as s:
+        with connect(bounded) as s:
             t0 = time.monotonic()
             _send(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            answer = _read_all(s)
+            answer = read_until_closed(s)
         assert _status(answer) == 200 and answer.endswith(b'{"status":"ok"}')
         assert time.monotonic() - t0 < 0.5
         assert _rejected(bounded, "connection_limit") == before + 3
@@ -391,11 +369,11 @@ def test_a_stalled_body_declared_past_the_size_limit_gets_its_413_not_a_408():
             (b"/v1/budget", 2 * MiB),
             (b"/v1/reconcile", 2 * STREAMED_ROUTES[b"/v1/reconcile"]),
         ):
-            s = _connect(server)
+            s = connect(server)
             head = BUDGET_HEAD.replace(b"/v1/budget", path)
             _send(s, head + f"Content-Length: {size}\r\n\r\n".encode() + b"{")
             t0 = time.monotonic()
-            answer = _read_all(s)
+            answer = read_until_closed(s)
             s.close()
             assert _status(answer) == 413, (path, answer[:200])
             assert time.monotonic() - t0 < 6
@@ -408,14 +386,14 @@ def test_chunked_trailers_count_against_the_budget(live):
     # uvicorn keeps every trailer of a chunked body (appended to the request's headers): a body of
     # 64 KiB then trailers at full speed took a worker to gigabytes. They now count against the
     # worker's byte budget: 503 at once past it, long before the body's time bound.
-    s = _connect(live)
+    s = connect(live)
     head = BUDGET_HEAD.replace(b"/v1/budget", b"/v1/reconcile") + b"Transfer-Encoding: chunked\r\n\r\n"
     t0 = time.monotonic()
     _send(s, head + b"10000\r\n" + b"a" * 0x10000 + b"\r\n0\r\n")
     trailer = (b"x-t: " + b"y" * 1000 + b"\r\n") * 1000
     sender = threading.Thread(target=_trickle, args=(s, trailer, 0, t0 + 4 * TOTAL), daemon=True)
     sender.start()
-    answer = _read_all(s)
+    answer = read_until_closed(s)
     answered = time.monotonic() - t0
     s.close()
     sender.join(4 * TOTAL + 5)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from kvplan.api.settings import Settings
-from tests.live import Server, start_server
+from tests.live import Server, connect, read_until_closed, start_server
 
 pytestmark = pytest.mark.server
 
@@ -41,32 +41,10 @@ def _healthz_prompt_afterwards(live: Server) -> Iterator[None]:
     assert time.monotonic() - start < 0.5
 
 
-def _connect(server: Server) -> socket.socket:
-    host, port = server.url.removeprefix("http://").split(":")
-    s = socket.create_connection((host, int(port)), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
 def _send(s: socket.socket, data: bytes) -> None:
     """Send all of it; the server may answer and close before the end (a broken pipe here)."""
     with contextlib.suppress(OSError):
         s.sendall(data)
-
-
-def _read_all(s: socket.socket) -> bytes:
-    """Everything until the server closes (a reset after the answer counts as the end)."""
-    out = b""
-    while True:
-        try:
-            chunk = s.recv(65536)
-        except TimeoutError:
-            raise
-        except OSError:
-            return out
-        if not chunk:
-            return out
-        out += chunk
 
 
 def _read_response(s: socket.socket) -> bytes:
@@ -133,9 +111,9 @@ def _get_healthz(s: socket.socket) -> None:
 )
 def test_an_oversized_request_head_gets_431_at_once(live, head):
     start = time.monotonic()
-    with _connect(live) as s:
+    with connect(live) as s:
         _send(s, head)
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     assert _status(answer) == 431
     assert b"application/problem+json" in answer
     assert time.monotonic() - start < 1.5
@@ -143,11 +121,11 @@ def test_an_oversized_request_head_gets_431_at_once(live, head):
 
 @pytest.mark.parametrize("size", [1024, 16 * 1024, HEAD_LIMIT - 200])
 def test_a_head_within_the_limit_is_answered(live, size):
-    with _connect(live) as s:
+    with connect(live) as s:
         _send(
             s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: " + b"p" * size + b"\r\n\r\n"
         )
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     assert _status(answer) == 200
     assert answer.endswith(b'{"status":"ok"}')
 
@@ -157,7 +135,7 @@ def test_many_connections_of_unfinished_heads_cost_no_memory(live):
     conns = []
     try:
         for _ in range(100):
-            s = _connect(live)
+            s = connect(live)
             _send(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 4 * MiB)
             conns.append(s)
         assert httpx.get(f"{live.url}/healthz", timeout=2).status_code == 200
@@ -178,9 +156,9 @@ def test_many_connections_of_unfinished_heads_cost_no_memory(live):
 )
 def test_a_head_that_stops_arriving_gets_408_after_the_timeout(live, partial):
     start = time.monotonic()
-    with _connect(live) as s:
+    with connect(live) as s:
         _send(s, partial)
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     elapsed = time.monotonic() - start
     assert TIMEOUT * 0.9 < elapsed < TIMEOUT + 2.5  # answered, then a moment to read it
     assert _status(answer) == 408
@@ -189,7 +167,7 @@ def test_a_head_that_stops_arriving_gets_408_after_the_timeout(live, partial):
 def test_a_head_trickled_a_byte_at_a_time_is_cut_off_at_the_timeout(live):
     start = time.monotonic()
     answer = b""
-    with _connect(live) as s:
+    with connect(live) as s:
         for byte in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 100:
             try:
                 s.send(bytes([byte]))
@@ -199,54 +177,54 @@ def test_a_head_trickled_a_byte_at_a_time_is_cut_off_at_the_timeout(live):
             if time.monotonic() - start > TIMEOUT + 0.3:
                 break
         s.settimeout(5)
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     assert _status(answer) == 408
 
 
 def test_a_connection_that_sends_nothing_is_closed(live):
     start = time.monotonic()
-    with _connect(live) as s:
-        assert _read_all(s) == b""
+    with connect(live) as s:
+        assert read_until_closed(s) == b""
     assert TIMEOUT * 0.9 < time.monotonic() - start < TIMEOUT + 1
 
 
 def test_an_idle_kept_alive_connection_is_closed(live):
-    with _connect(live) as s:
+    with connect(live) as s:
         _get_healthz(s)
         start = time.monotonic()
-        assert _read_all(s) == b""
+        assert read_until_closed(s) == b""
     assert TIMEOUT * 0.8 < time.monotonic() - start < TIMEOUT + 1
 
 
 def test_a_later_head_on_a_kept_alive_connection_gets_its_own_timeout(live):
     # The connection's timer was armed when it opened; the second head starts halfway through
     # that and must still get a whole timeout of its own, then a 408.
-    with _connect(live) as s:
+    with connect(live) as s:
         _get_healthz(s)
         time.sleep(TIMEOUT / 2)
         start = time.monotonic()
         _send(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1")
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     assert TIMEOUT * 0.9 < time.monotonic() - start < TIMEOUT + 2.5
     assert _status(answer) == 408
 
 
 def test_a_kept_alive_connection_serves_requests_sent_in_time(live):
-    with _connect(live) as s:
+    with connect(live) as s:
         for _ in range(3):
             _get_healthz(s)
             time.sleep(TIMEOUT / 2)
 
 
 def test_head_and_get_pipelined_on_one_connection_stay_framed(live):
-    with _connect(live) as s:
+    with connect(live) as s:
         _send(
             s,
             b"HEAD /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
             b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
             b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         )
-        answer = _read_all(s)
+        answer = read_until_closed(s)
     parts = answer.split(b"HTTP/1.1 ")
     assert [p[:3] for p in parts[1:]] == [b"200", b"200", b"200"]
     assert answer.endswith(b'{"status":"ok"}')  # the HEADs carried no body
@@ -259,7 +237,7 @@ def _post_2mib(live: Server, how: str) -> bytes:
         head = head.replace(b"HTTP/1.1", b"HTTP/1.0")
     if how == "close":
         head += b"Connection: close\r\n"
-    with _connect(live) as s:
+    with connect(live) as s:
         if how == "chunked":
             _send(s, head + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
             for i in range(0, len(body), 65536):
@@ -282,13 +260,13 @@ def test_a_2mib_post_reads_its_413_every_time(live, how):
 
 def test_a_body_past_the_drain_bound_still_gets_its_413_said_with_close(live):
     # 16 MiB: more than KVPLAN_UNREAD_BODY_BYTES (8 MiB) is not read; the answer says so.
-    with _connect(live) as s:
+    with connect(live) as s:
         body = b"x" * 16 * MiB
         result: list[bytes] = []
 
         def read() -> None:
             s.settimeout(10)
-            result.append(_read_all(s))
+            result.append(read_until_closed(s))
 
         reader = threading.Thread(target=read)
         reader.start()
