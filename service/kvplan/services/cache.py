@@ -107,10 +107,10 @@ class ByteBoundedCache(Generic[V]):
 Answer = tuple[bytes, tuple[str, ...]]
 
 
-def etag(req: msgspec.Struct, *parts: str) -> str:
-    """A strong validator of a decoded request's answer: the request, what shapes the answer
-    (registry version, format, width) and the service's version."""
-    h = hashlib.blake2b(msgspec.json.encode(req), digest_size=12)
+def etag(encoded_request: bytes, *parts: str) -> str:
+    """A strong validator of a decoded request's answer: the request (as its cache key encodes
+    it), what shapes the answer (registry version, format, width) and the service's version."""
+    h = hashlib.blake2b(encoded_request, digest_size=12)
     for p in (*parts, __version__):
         h.update(b"\0" + p.encode())
     return f'"{h.hexdigest()}"'
@@ -168,14 +168,15 @@ class AnswerCache:
         answer is kept under the decoded scenario, so spelling variants share one entry, and the
         raw query string is indexed to it. A Hub branch's answer is the commit's it names now:
         not kept, and its ETag names the commit."""
-        key = self.prefix(reg.version, "get", *flavour) + msgspec.json.encode(req)
+        encoded = msgspec.json.encode(req)
+        key = self.prefix(reg.version, "get", *flavour) + encoded
         hit = self.answers.get(key)
         if hit is None:
             hit = compute()
             if not cacheable(ref):
-                return hit[0], text, etag(req, reg.version, *flavour, hub_commit(ref)), hit[1]
+                return hit[0], text, etag(encoded, reg.version, *flavour, hub_commit(ref)), hit[1]
             self.answers.put(key, hit, len(hit[0]))
-        tag = etag(req, reg.version, *flavour)
+        tag = etag(encoded, reg.version, *flavour)
         self.raw_index.put(raw_key, (key, tag, text), len(key) + len(tag))
         return hit[0], text, tag, hit[1]
 

@@ -226,7 +226,6 @@ class Scheduler:
         self.bs = cfg.block_size
         self.pool = BlockPool(cfg.num_blocks)
         self.should_stop = should_stop
-        self.handled = 0  # requests handled within steps, for the stop check (STOP_CHECK_REQUESTS)
         self.reqs: list[_Request] = []
         self.arrivals: list[tuple[int, int]] = []  # heap of (step, request id)
         for i, p in enumerate(planned):
@@ -452,8 +451,13 @@ class Scheduler:
         the step's end."""
         self.preempted_now = False
         self.finish_now = []
+        # Requests handled this step, counted in a local (the hot loop): should_stop() is asked
+        # every STOP_CHECK_REQUESTS of them, so a step of 100,000 arrivals stays interruptible.
+        n, every = 0, STOP_CHECK_REQUESTS
         while self.arrivals and self.arrivals[0][0] <= t:
-            self._tick()
+            n += 1
+            if n % every == 0:
+                self._stop_if_asked()
             _, rid = heapq.heappop(self.arrivals)
             self._transition(self.reqs[rid], Event.ARRIVE)
             self.blocked = False
@@ -469,7 +473,9 @@ class Scheduler:
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
         for q in work:
-            self._tick()
+            n += 1
+            if n % every == 0:
+                self._stop_if_asked()
             if q.state not in RUNNING:
                 continue  # preempted earlier this step
             if q.state is State.PREFILLING:
@@ -486,7 +492,9 @@ class Scheduler:
         # Admissions, unless this step preempted.
         if not self.preempted_now:
             while budget > 0 and len(self.running) < self.cfg.max_num_seqs:
-                self._tick()
+                n += 1
+                if n % every == 0:
+                    self._stop_if_asked()
                 head = self._peek_waiting()
                 if head is None:
                     break
@@ -496,19 +504,15 @@ class Scheduler:
                 budget -= used
         # End of step: requests that sampled their last token finish.
         for q in self.finish_now:
-            self._tick()
+            n += 1
+            if n % every == 0:
+                self._stop_if_asked()
             if q.state is State.DECODING:
                 self._finish(q, t)
         self.finish_now = []
         used = self.pool.in_use
         self.peak_used = max(self.peak_used, used)
         self.peak_running = max(self.peak_running, len(self.running))
-
-    def _tick(self) -> None:
-        """One request handled within a step: every STOP_CHECK_REQUESTS, ask should_stop()."""
-        self.handled += 1
-        if self.handled % STOP_CHECK_REQUESTS == 0:
-            self._stop_if_asked()
 
     def _stop_if_asked(self) -> None:
         if self.should_stop is not None and self.should_stop():
@@ -570,14 +574,11 @@ class Scheduler:
         self,
         snapshot_steps: Sequence[int] = (),
         observe: Observer | None = None,
-        should_stop: Callable[[], bool] | None = None,
     ) -> list[Snapshot]:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
         waiting) after every step the loop visits. Stops with InvalidInput when preemptions push
         the run past the limits step_bound enforces up front, and with SimulationStopped when
-        should_stop() says so."""
-        if should_stop is not None:
-            self.should_stop = should_stop
+        the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
         if self.arrivals:
