@@ -8,6 +8,7 @@ import pytest
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
+from kvplan.api.settings import Settings
 from kvplan.hub import reset_default_hub
 from kvplan.presets import Registry
 from tests.hub.fakehub import FakeHub, isolate_hf_client, serve_hub
@@ -16,9 +17,13 @@ from tests.hub.repos import ALL_REPOS
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
+# The fleet of deployments the session's service plans (KVPLAN_DEPLOYMENTS).
+FLEET = Path(__file__).parents[1] / "autoscale" / "data" / "deployments.toml"
+
+
 @pytest.fixture(scope="session")
 def client(registry: Registry) -> Iterator[TestClient]:
-    with TestClient(create_app(registry=registry)) as c:
+    with TestClient(create_app(Settings(deployments=str(FLEET)), registry=registry)) as c:
         yield c
 
 

@@ -214,6 +214,13 @@ def cases() -> dict[str, Case]:
             "/v1/reconcile",
             {"json": {"log": _args_log(), "overrides": {"model": "llama-3.1-70b"}}},
         ),
+        # /v1/deployments/…/replicas: scrapes up to the route's body limit, each at MAX_METRICS_SAMPLES.
+        "replicas: 15 scrapes of 1 MiB (300,000 samples)": (
+            "replicas",
+            "POST",
+            "/v1/deployments/serving/llama-8b-h100/replicas",
+            {"json": {"metrics": [_metrics()] * 15}},
+        ),
         # One inline model, read and planned: the budget, per-token and resolve routes.
         "budget: DeepSeek-V4.1 at 4,096 layers, every layer a source": (
             "budget",
@@ -307,10 +314,16 @@ def main() -> int:
     from kvplan.api.app import create_app
     from kvplan.core.memo import clear_all
 
+    from kvplan.api.settings import Settings
+    from tests.api.conftest import FLEET
+
     offload._pool = offload._Pool(1, 4, 600.0)
-    with TestClient(create_app(), timeout=600) as client:
+    with TestClient(create_app(Settings(deployments=str(FLEET))), timeout=600) as client:
         print(f"{'case':66} {'status':>6} {'seconds':>8} {'max gap ms':>10} {'checks':>8}")
+        chosen = sys.argv[1:]
         for name, (_, method, path, kwargs) in cases().items():
+            if chosen and not any(c in name for c in chosen):
+                continue
             clear_all()
             status: list[int] = []
             secs, gap, n = measure(functools.partial(_request, client, method, path, kwargs, status))
@@ -318,10 +331,10 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _args_log() -> str:
     line = "non-default args: {'a':(" + "1," * 4040 + "}" * 64 + " GiB"
     return (line + "\n") * 1_000 + _log()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

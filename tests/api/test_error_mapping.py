@@ -52,6 +52,7 @@ STATUS: dict[type[BaseException], Status] = {
     errors.KvplanError: 400,
     errors.UnknownName: 400,
     errors.UnknownPreset: 404,
+    errors.UnknownDeployment: 404,
     hub.HubError: 502,
     hub.ModelNotOnHub: 404,
     hub.GatedModel: 403,

@@ -39,6 +39,7 @@ CASES = [
     ("reconcile: a start-up log repeated to 8 MiB", 0.2, "lines read"),
     ("reconcile: a log and 1 MiB of /metrics (20,000 samples)", 0.01, "/metrics samples read"),
     ("reconcile: 1,000 lines of engine arguments, 64 parses each", 0.2, "reading the engine arguments"),
+    ("replicas: 15 scrapes of 1 MiB (300,000 samples)", 0.05, "/metrics samples read"),
     ("budget: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("per_token: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("resolve: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the config"),
@@ -114,7 +115,7 @@ def test_a_simulation_stops_while_its_requests_are_queued() -> None:
 
 
 def test_every_heavy_route_has_a_deadline_and_a_worst_case() -> None:
-    routes = {"simulate", "budget_batch", "sweep", "reconcile", "fleet", "budget", "per_token", "resolve"}
+    routes = {"simulate", "budget_batch", "sweep", "reconcile", "replicas", "fleet", "budget", "per_token", "resolve"}
     assert set(offload.ROUTE_DEADLINES) == routes
     assert {endpoint for endpoint, *_ in WORST.values()} == routes
     assert routes == {WORST[name][0] for name, *_ in CASES}

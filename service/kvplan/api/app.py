@@ -17,6 +17,7 @@ from kvplan.hub import cache_only
 from kvplan.presets import Registry, load_registry
 
 from . import logs, metrics
+from .deployments import Deployments
 from .errors import EXCEPTION_HANDLERS
 from .hygiene import HttpHygiene, RouteHygiene
 from .openapi import (
@@ -29,6 +30,7 @@ from .openapi import (
 )
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
+from .routes.deployments import ROUTES as DEPLOYMENT_ROUTES
 from .routes.fleet import fleet_get, fleet_post, sweep_get
 from .routes.health import healthz, prometheus_metrics, readyz
 from .routes.reconcile import reconcile_post
@@ -46,6 +48,7 @@ ROUTES: list[Any] = [
     sweep_get,
     simulate_post,
     reconcile_post,
+    *DEPLOYMENT_ROUTES,
     list_models,
     get_model,
     list_gpus,
@@ -72,6 +75,18 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
         metrics.REGISTRY_INFO.labels(reg.version, str(len(reg.models)), str(len(reg.gpus))).set(1)
 
     return on_startup
+
+
+async def _watch_deployments(app: Litestar) -> None:
+    """Plan KVPLAN_DEPLOYMENTS (after the presets) and watch it for changes."""
+    plans: Deployments = app.state.deployments
+    if plans.configured:
+        plans.start(app.state.registry)
+        await plans.first_load()
+
+
+async def _stop_watching(app: Litestar) -> None:
+    await app.state.deployments.stop()
 
 
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
@@ -121,10 +136,16 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
-        on_startup=[_load_presets(settings, registry)],
+        on_startup=[_load_presets(settings, registry), _watch_deployments],
+        on_shutdown=[_stop_watching],
         before_request=_answers_never_fetch,
         request_max_body_size=settings.max_body_bytes,
-        state=State({"settings": settings}),
+        state=State(
+            {
+                "settings": settings,
+                "deployments": Deployments(settings.deployments, settings.deployments_reload_seconds),
+            }
+        ),
         debug=False,
     )
     # Request bodies and query parameters are documented from the msgspec Structs that decode

@@ -8,6 +8,7 @@ specific mapped class wins and an unmapped subclass answers as its nearest mappe
 core KvplanError (InvalidInput, InvalidLayout, …)  → 400, naming the field
 core UnknownName (a dtype or engine profile)        → 400, with the valid names
 core UnknownPreset (a model or GPU id)              → 404, with close matches
+core UnknownDeployment (not in KVPLAN_DEPLOYMENTS)  → 404, with the known deployments
 Hub models (hub/errors.py): HubError → 502, ModelNotOnHub → 404, GatedModel → 403,
     ModelTooLarge and ModelUnreadable → 422, HubUnavailable (timeout, unreachable, offline and not
     cached) → 503 and HubBadAnswer (the Hub answered in a form it does not use) → 502, both with
@@ -35,7 +36,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, InternalServerException, NotFoundException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from kvplan.core.errors import KvplanError, UnknownName, UnknownPreset
+from kvplan.core.errors import KvplanError, UnknownDeployment, UnknownName, UnknownPreset
 from kvplan.core.limits import MAX_DETAIL_CHARS
 from kvplan.hub import errors as hub
 from kvplan.schemas import Problem
@@ -163,6 +164,7 @@ PROBLEMS: dict[type[BaseException], Callable[[Any], Problem]] = {
     KvplanError: _invalid_value,
     UnknownName: _unknown_name(400, trim_valid=False),
     UnknownPreset: _unknown_name(404, trim_valid=True),
+    UnknownDeployment: _unknown_name(404, trim_valid=True),
     hub.HubError: _hub(502, "Hub error"),
     hub.ModelNotOnHub: _hub(404, "Model not on the Hub"),
     hub.GatedModel: _hub(403, "Gated model"),

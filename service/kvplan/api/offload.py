@@ -41,6 +41,7 @@ ShouldStop = Callable[[], bool]
 #   sweep          200 points (MAX_SWEEP_POINTS) of a 4,096-layer model (MAX_LAYERS)   1.2 s      5 s
 #   reconcile      an 8 MiB start-up log (MAX_LOG_BYTES) read; each of the route's     1.1 s      5 s
 #                  two heavy calls (read the log, then plan) has the deadline
+#   replicas       15 scrapes of 1 MiB, 20,000 samples each (the body limit: 16 MiB)  2.4 s      8 s
 #   fleet          a 4,096-layer model on 6 GPU types (MAX_FLEET_LAYER_PASSES);        0.14 s     3 s
 #                  16 types × 32 lengths with a target (MAX_FLEET_BUDGETS side) 0.04 s
 #   budget         one inline DeepSeek-V4.1 config at 4,096 layers (MAX_LAYERS)        0.05 s     3 s
@@ -51,6 +52,7 @@ ROUTE_DEADLINES: dict[str, float] = {
     "budget_batch": 5.0,
     "sweep": 5.0,
     "reconcile": 5.0,
+    "replicas": 8.0,
     "fleet": 3.0,
     "budget": 3.0,
     "per_token": 3.0,

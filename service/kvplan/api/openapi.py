@@ -33,7 +33,9 @@ from kvplan.schemas import (
     SimulateRequest,
     SweepQuery,
 )
+from kvplan.schemas.deployments import ReplicasRequest
 from kvplan.schemas.reconcile import ReconcileRequest
+from kvplan.services.deployments import DeploymentAnswer, DeploymentList, ReplicasAnswer
 
 REF = "#/components/schemas/{name}"
 SWAGGER_DIR = Path(swagger_ui_bundle.__file__).parent / "vendor" / "swagger-ui-5.31.0"
@@ -102,10 +104,11 @@ _REQUEST_TYPES: dict[type, str] = {
     SweepQuery: "SweepQuery",
     SimulateRequest: "SimulateRequest",
     ReconcileRequest: "ReconcileRequest",
+    ReplicasRequest: "ReplicasRequest",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
     [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest,
-     ReconcileRequest],
+     ReconcileRequest, ReplicasRequest],
     ref_template=REF,
 )  # fmt: skip
 
@@ -350,6 +353,67 @@ class ConfigBody(Operation):
                 )
             },
         )
+
+
+@dataclass
+class ReplicasBody(TextAlternative):
+    """POST /v1/deployments/{namespace}/{name}/replicas: what an autoscaler observed."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.request_body = RequestBody(
+            required=True,
+            description="each ready replica's /metrics text, or the numbers; and the mean prompt length",
+            content={
+                "application/json": OpenAPIMediaType(schema={"$ref": REF.format(name="ReplicasRequest")})  # type: ignore[arg-type]
+            },
+        )
+
+
+_KINDS = ["prometheusrule", "keda", "hpa", "epp", "vllm-args"]
+
+
+@dataclass
+class ManifestQuery(Operation):
+    """GET …/manifests?kind=…: YAML for an autoscaler, a router or vLLM itself."""
+
+    def __post_init__(self) -> None:
+        self.parameters = [
+            Parameter(
+                name="kind",
+                param_in="query",
+                required=True,
+                schema={"type": "string", "enum": _KINDS},  # type: ignore[arg-type]
+                description="prometheusrule, keda (ScaledObject), hpa (HorizontalPodAutoscaler and the "
+                "prometheus-adapter rule), epp (the endpoint picker's config), vllm-args",
+            )
+        ]
+
+
+def deployments_doc(kind: str) -> dict[str, Any]:
+    """Decorator arguments for the /v1/deployments routes."""
+    not_found = _problem("no such deployment in KVPLAN_DEPLOYMENTS, with the known ones")
+    if kind == "list":
+        return {**single(DeploymentList, "every deployment's plan"), "tags": ["deployments"]}
+    if kind == "one":
+        return {**single(DeploymentAnswer, "one deployment's plan", not_found), "tags": ["deployments"]}
+    if kind == "replicas":
+        ok = ResponseSpec(
+            data_container=ReplicasAnswer, description="the desired count", generate_examples=False
+        )
+        return {
+            "operation_class": ReplicasBody,
+            "tags": ["deployments"],
+            "responses": {200: ok, 400: _problem("invalid observation: names the field"), 404: not_found},
+        }
+    yaml = ResponseSpec(
+        data_container=str, description="YAML", media_type="application/yaml", generate_examples=False
+    )
+    return {
+        "operation_class": ManifestQuery,
+        "tags": ["deployments"],
+        "responses": {200: yaml, 404: not_found},
+    }
 
 
 def single(model: type, description: str, not_found: ResponseSpec | None = None) -> dict[str, Any]:

@@ -112,3 +112,11 @@ class Settings:
     """Open connections per worker. Past it a new connection is refused at once (503 with
     Retry-After, or closed if it sends nothing within a second); /healthz, /readyz and /metrics
     are still answered on it, so probes and scrapes keep working under a flood."""
+    deployments: str = field(default_factory=lambda: os.environ.get("KVPLAN_DEPLOYMENTS", ""))
+    """A TOML file of the fleet's vLLM deployments (docs/autoscaling.md): each is planned, published
+    as kvplan_deployment_* series and answered at /v1/deployments. Unset: none."""
+    deployments_reload_seconds: float = field(
+        default_factory=lambda: _float("KVPLAN_DEPLOYMENTS_RELOAD_SECONDS", 10.0)
+    )
+    """How often the deployments file is checked for changes (it is re-planned only when its bytes
+    changed, or on SIGHUP)."""

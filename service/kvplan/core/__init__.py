@@ -20,4 +20,6 @@ limits, units, validate, memo) is what every room may use.
     sim/      vLLM's block pool and V1 scheduler (its admission rule: scheduler.py
               Scheduler.step and _admit), the workload, and the simulation's entry
     logs/     reading what a vLLM engine printed, and reconciling it with the plan
+    autoscale/ the replica rule over vLLM's load (rule.py), the same rule as Prometheus recording
+              rules (promql.py), and the autoscaler and router configs built from a plan
 """

@@ -12,6 +12,7 @@ Hierarchy (HTTP status as the API answers it):
                                   (also a ValueError, so msgspec names its JSON path)
       UnknownName                 a name outside a closed set (engine profile, dtype)        400
         UnknownPreset             a model or GPU preset id the registry does not hold        404
+        UnknownDeployment         a deployment the deployments file does not hold            404
     WorkStopped                   the caller's should_stop() said stop (deadline, client     503
                                   gone): no answer, through no fault of the input. Heavy
                                   work runs in api/offload.py, which answers it (503, or
@@ -91,6 +92,10 @@ class UnknownName(KvplanError):
 
 class UnknownPreset(UnknownName):
     """A model or GPU id the preset registry does not hold: a missing resource, not a bad value."""
+
+
+class UnknownDeployment(UnknownName):
+    """A namespace/name the deployments file (KVPLAN_DEPLOYMENTS) does not hold."""
 
 
 class InternalInconsistency(Exception):

@@ -29,6 +29,9 @@ MAX_MODEL_LEN_EXCEEDS_DERIVED = "max_model_len_exceeds_derived"
 NON_KV_ESTIMATED = "non_kv_estimated"
 WEIGHTS_DO_NOT_FIT = "weights_do_not_fit"
 NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
+DESIRED_ABOVE_MAX_REPLICAS = "desired_above_max_replicas"
+NO_READY_REPLICAS = "no_ready_replicas"
+MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -58,6 +61,15 @@ CODES: dict[str, str] = {
     NON_KV_NOT_ESTIMATED: (
         "The model's shape (hidden size, vocabulary) is unknown, so nothing is subtracted besides "
         "the weights: the figures are optimistic; give non_kv_bytes."
+    ),
+    DESIRED_ABOVE_MAX_REPLICAS: (
+        "The demand needs more replicas than max_replicas allows: the deployment will run above its "
+        "target utilization, and requests will queue."
+    ),
+    NO_READY_REPLICAS: "No ready replica was observed: the desired count is min_replicas.",
+    MEAN_PROMPT_ASSUMED: (
+        "Waiting requests were counted at an assumed prompt length (the scrapes' lifetime mean, or "
+        "context_tokens): give mean_prompt_tokens, the last 5 minutes' mean, to match Prometheus's rule."
     ),
     MAX_MODEL_LEN_EXCEEDS_DERIVED: (
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
@@ -95,6 +107,9 @@ SEVERITY: dict[str, Severity] = {
     NON_KV_ESTIMATED: Severity.INFO,
     NON_KV_NOT_ESTIMATED: Severity.WARNING,
     MAX_MODEL_LEN_EXCEEDS_DERIVED: Severity.WARNING,
+    DESIRED_ABOVE_MAX_REPLICAS: Severity.WARNING,
+    NO_READY_REPLICAS: Severity.INFO,
+    MEAN_PROMPT_ASSUMED: Severity.INFO,
 }
 
 

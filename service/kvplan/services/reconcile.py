@@ -9,12 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from prometheus_client.parser import text_string_to_metric_families
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
-from kvplan.core.limits import MAX_METRICS_LABELS, MAX_METRICS_LINE_CHARS, MAX_METRICS_SAMPLES
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
 from kvplan.core.logs.reconcile import (
     Bounds,
@@ -36,6 +34,7 @@ from kvplan.schemas.reconcile import ReconcileOverrides
 
 from .models import ModelRef, model_ref, resolve
 from .scenarios import budget_input, with_quantization
+from .scrape import samples
 
 _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
@@ -47,56 +46,34 @@ def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:
 
 
 def metrics_figures(text: str, should_stop: Callable[[], bool] | None = None) -> list[Figure]:
-    """What vLLM's /metrics says of its cache and load, read with prometheus_client's parser;
-    should_stop() asked every 1,024 samples."""
+    """What vLLM's /metrics says of its cache and load (scrape.py reads it); should_stop() asked
+    every 1,024 samples."""
     out: list[Figure] = []
-    samples = 0
-    # prometheus_client's label parser is quadratic in a line's labels: bound lines first.
-    for n, line in enumerate(text.split("\n"), start=1):  # as prometheus_client splits it
-        if len(line) > MAX_METRICS_LINE_CHARS or line.count('="') > MAX_METRICS_LABELS:
-            limit = f"over {MAX_METRICS_LABELS} labels or {MAX_METRICS_LINE_CHARS:,} characters"
-            raise InvalidInput("metrics", f"line {n} is not one vLLM writes ({limit})")
-    try:
-        for family in text_string_to_metric_families(text):
-            for s in family.samples:
-                samples += 1
-                if samples % 1024 == 0:
-                    _stop_if_asked(should_stop, f"{samples:,} /metrics samples read")
-                if samples > MAX_METRICS_SAMPLES:
-                    raise InvalidInput(
-                        "metrics", f"more than {MAX_METRICS_SAMPLES:,} samples: send vLLM's own"
-                    )
-                shown = f"metrics: {s.name}{dict(s.labels) or ''} {s.value:g}"[:300]
-                if s.name == "vllm:cache_config_info":
-                    for key in ("num_gpu_blocks", "block_size", "gpu_memory_utilization", "cache_dtype"):
-                        raw = s.labels.get(key)
-                        if raw in (None, "", "None"):
-                            continue
-                        name = "kv_cache_dtype" if key == "cache_dtype" else key
-                        value: float | int | str = raw
-                        if key in ("num_gpu_blocks", "block_size"):
-                            value = _whole(float(raw), key)
-                        elif key == "gpu_memory_utilization":
-                            value = float(raw)
-                        out.append(Figure(name=name, value=value, line=0, text=shown, rank="metrics"))
-                elif s.name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
-                    out.append(
-                        Figure(name="kv_cache_usage", value=s.value, line=0, text=shown, rank="metrics")
-                    )
-                elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):
-                    value = _whole(s.value, s.name)
-                    out.append(
-                        Figure(name=s.name.split(":")[1], value=value, line=0, text=shown, rank="metrics")
-                    )
-                elif s.name in ("vllm:num_preemptions_total", "vllm:num_preemptions"):
-                    value = _whole(s.value, s.name)
-                    out.append(
-                        Figure(name="num_preemptions", value=value, line=0, text=shown, rank="metrics")
-                    )
-    except InvalidInput:
-        raise
-    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
-        raise InvalidInput("metrics", f"not Prometheus text exposition format: {e}") from None
+    for s in samples(text, "metrics", should_stop):
+        shown = f"metrics: {s.name}{dict(s.labels) or ''} {s.value:g}"[:300]
+        if s.name == "vllm:cache_config_info":
+            for key in ("num_gpu_blocks", "block_size", "gpu_memory_utilization", "cache_dtype"):
+                raw = s.labels.get(key)
+                if raw in (None, "", "None"):
+                    continue
+                name = "kv_cache_dtype" if key == "cache_dtype" else key
+                value: float | int | str = raw
+                try:
+                    if key in ("num_gpu_blocks", "block_size"):
+                        value = _whole(float(raw), key)
+                    elif key == "gpu_memory_utilization":
+                        value = float(raw)
+                except ValueError as e:
+                    raise InvalidInput("metrics", f"not Prometheus text exposition format: {e}") from None
+                out.append(Figure(name=name, value=value, line=0, text=shown, rank="metrics"))
+        elif s.name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+            out.append(Figure(name="kv_cache_usage", value=s.value, line=0, text=shown, rank="metrics"))
+        elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):
+            value = _whole(s.value, s.name)
+            out.append(Figure(name=s.name.split(":")[1], value=value, line=0, text=shown, rank="metrics"))
+        elif s.name in ("vllm:num_preemptions_total", "vllm:num_preemptions"):
+            value = _whole(s.value, s.name)
+            out.append(Figure(name="num_preemptions", value=value, line=0, text=shown, rank="metrics"))
     if not out:
         raise InvalidInput(
             "metrics", "no vLLM metric in it (vllm:cache_config_info, vllm:num_requests_running, …)"

@@ -10,6 +10,7 @@ from litestar import Request, Response, get
 from litestar.openapi import ResponseSpec
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
+from ..deployments import of as deployments_of
 from ..http import structured
 from ..openapi import TextAlternative
 
@@ -47,10 +48,14 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
 
 
 @get("/metrics", tags=["operations"], media_type=METRICS_TYPE, sync_to_thread=False)
-def prometheus_metrics() -> Response[bytes]:
-    """Prometheus metrics (text exposition). With several workers, aggregated across them."""
+def prometheus_metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Prometheus metrics (text exposition). With several workers, the service's own aggregated
+    across them; the deployments' plans (kvplan_deployment_*) as this worker planned them, which
+    every worker does alike (api/deployments.py)."""
     registry = REGISTRY
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    return Response(generate_latest(registry), media_type=METRICS_TYPE)
+    plans = deployments_of(request.app.state)
+    extra = b"" if plans is None else plans.exposition
+    return Response(generate_latest(registry) + extra, media_type=METRICS_TYPE)

@@ -1,0 +1,119 @@
+"""The fleet's deployments (KVPLAN_DEPLOYMENTS): their plans, the replica count a load asks for,
+and the configs autoscalers, routers and vLLM read, generated from each plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+
+from kvplan.render import deployment_text, deployments_text, replicas_text
+from kvplan.schemas.deployments import ReplicasRequest
+from kvplan.services.deployments import (
+    DeploymentList,
+    ReloadState,
+    deployment_answer,
+    lookup,
+    observed_replicas,
+    replica_labels,
+)
+from kvplan.services.manifests import MANIFEST_KINDS, manifest_yaml
+
+from ..deployments import Deployments
+from ..errors import ApiError
+from ..http import answer, answer_format, decode_body, query_param
+from ..metrics import counted
+from ..offload import run_heavy
+from ..openapi import deployments_doc
+
+# Each ready replica's /metrics, up to the number an autoscaler observes at once.
+REPLICAS_MAX_BODY = 16 * 1024 * 1024
+YAML = "application/yaml"
+
+
+def _plans(request: Request[Any, Any, Any]) -> Deployments:
+    plans: Deployments = request.app.state.deployments
+    return plans
+
+
+@get("/v1/deployments", **deployments_doc("list"))
+async def list_deployments(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Every deployment of KVPLAN_DEPLOYMENTS with its series' values, and what the last reading
+    of the file could not plan (each by name)."""
+    d = _plans(request)
+    fleet = d.fleet
+    failures = d.failures()
+    plans = [] if fleet is None else sorted(fleet.plans.values(), key=lambda p: p.key)
+    result = DeploymentList(
+        file=d.path or None,
+        last_reload=(
+            ReloadState(successful=d.last_reload_ok, at=d.last_reload_at, last_success_at=d.last_success_at)
+            if d.configured
+            else None
+        ),
+        deployments=[deployment_answer(p, failures, whole=False) for p in plans],
+        failures=list(failures),
+    )
+    if answer_format(request) == "text":
+        return answer(deployments_text(result), True)
+    return answer(msgspec.json.encode(result), False)
+
+
+@get("/v1/deployments/{namespace:str}/{name:str}", **deployments_doc("one"))
+async def get_deployment(
+    request: Request[Any, Any, Any], namespace: FromPath[str], name: FromPath[str]
+) -> Response[bytes]:
+    """One deployment's plan: its inputs, its series' values and the whole /v1/budget answer."""
+    d = _plans(request)
+    plan = lookup(d.fleet, namespace, name, d.configured)
+    result = deployment_answer(plan, d.failures(), whole=True)
+    if answer_format(request) == "text":
+        return answer(deployment_text(result, plan), True)
+    return answer(msgspec.json.encode(result), False)
+
+
+@post(
+    "/v1/deployments/{namespace:str}/{name:str}/replicas",
+    status_code=200,
+    request_max_body_size=REPLICAS_MAX_BODY,
+    **deployments_doc("replicas"),
+)
+async def post_replicas(
+    request: Request[Any, Any, Any], namespace: FromPath[str], name: FromPath[str]
+) -> Response[bytes]:
+    """The replicas a deployment's observed load asks for, with every term of the rule: the same
+    count as Prometheus's kvplan:deployment_desired_replicas for the same load."""
+    d = _plans(request)
+    plan = lookup(d.fleet, namespace, name, d.configured)
+    req = await decode_body(request, ReplicasRequest)
+    if req.metrics is not None:  # parsing scrapes is CPU work: off the event loop
+        r = await run_heavy(
+            request, "replicas", lambda stop: counted("replicas", lambda: observed_replicas(plan, req, stop))
+        )
+    else:
+        r = counted("replicas", lambda: observed_replicas(plan, req))
+    labels = replica_labels(plan)
+    if answer_format(request) == "text":
+        return answer(replicas_text(r, labels), True)
+    return answer(msgspec.json.encode(labels)[:-1] + b"," + msgspec.json.encode(r)[1:], False)
+
+
+@get("/v1/deployments/{namespace:str}/{name:str}/manifests", **deployments_doc("manifests"))
+async def get_manifests(
+    request: Request[Any, Any, Any], namespace: FromPath[str], name: FromPath[str]
+) -> Response[bytes]:
+    """A config generated from the plan, as YAML: kind=prometheusrule, keda, hpa, epp or vllm-args."""
+    d = _plans(request)
+    kind = query_param(request, "kind")
+    if kind not in MANIFEST_KINDS:
+        given = "is missing" if kind is None else f"{kind!r} is not one"
+        raise ApiError(400, f"kind: {given}; valid: {', '.join(MANIFEST_KINDS)}", field="kind")
+    plan = lookup(d.fleet, namespace, name, d.configured)
+    assert d.fleet is not None
+    body = manifest_yaml(kind, plan, d.fleet.settings, query_param(request, "flavor"))
+    return Response(body.encode(), media_type=YAML)
+
+
+ROUTES = [list_deployments, get_deployment, post_replicas, get_manifests]

@@ -1,0 +1,159 @@
+"""The replica rule: how many replicas of a deployment its observed load asks for.
+
+    D_tok   = Σ kv_cache_usage_perc × C + Σ num_requests_waiting × P
+    D_req   = Σ (num_requests_running + num_requests_waiting)
+    desired = clamp(ceil(max(D_tok / (u·C), D_req / (u·S)) − ε), min_replicas, max_replicas)
+
+C is one replica's planned KV capacity in tokens, S its max_num_seqs, u the target utilization,
+P the mean prompt length (Prometheus: the last 5 minutes'), the sums over ready replicas. ε = 1e-9
+of a replica absorbs float rounding, so a demand of exactly n replicas' target is n whichever
+order the sums are taken in. promql.py states the same rule for Prometheus, term for term in the
+same order of operations: tests/autoscale compare the two with promtool and a real Prometheus."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kvplan.core import warnings as w
+from kvplan.core.ledger import LedgerBuilder
+
+from .types import ReplicaLoad, Replicas, Target
+
+EPSILON = 1e-9
+METRICS_SOURCE = "vllm/v1/metrics/loggers.py (vllm:kv_cache_usage_perc, vllm:num_requests_*)"
+
+
+def desired_replicas(
+    target: Target,
+    replicas: Sequence[ReplicaLoad],
+    mean_prompt_tokens: float | None = None,
+    prompt_source: str = "given",
+) -> Replicas:
+    """The desired count for `replicas`' load, with each term and its ledger. `mean_prompt_tokens`
+    None counts waiting requests at context_tokens (as Prometheus's rule does without traffic);
+    `prompt_source` says where a given mean came from ("given" or "scrapes")."""
+    c, s, u = target.capacity_tokens, target.max_num_seqs, target.target_utilization
+    usage = running = waiting = 0.0
+    for r in replicas:
+        usage += r.kv_cache_usage_perc
+        running += r.num_requests_running
+        waiting += r.num_requests_waiting
+    if mean_prompt_tokens is None:
+        p, prompt_source = float(target.context_tokens), "context_tokens"
+    else:
+        p = mean_prompt_tokens
+    demand_tokens = usage * c + waiting * p
+    demand_requests = running + waiting
+    for_tokens = demand_tokens / (u * c)
+    for_requests = demand_requests / (u * s)
+    unclamped = max(0, math.ceil(max(for_tokens, for_requests) - EPSILON))
+    desired = min(max(unclamped, target.min_replicas), target.max_replicas)
+    clamped_by = None
+    if desired > unclamped:
+        clamped_by = "min_replicas"
+    elif desired < unclamped:
+        clamped_by = "max_replicas"
+
+    warnings = []
+    if not replicas:
+        warnings.append(
+            w.Warning(w.NO_READY_REPLICAS, "No ready replica was observed: desired is min_replicas.")
+        )
+    if waiting > 0 and prompt_source != "given":
+        said = "the scrapes' lifetime mean" if prompt_source == "scrapes" else "context_tokens"
+        warnings.append(
+            w.Warning(
+                w.MEAN_PROMPT_ASSUMED,
+                f"Waiting requests were counted at {p:g} prompt tokens ({said}); give mean_prompt_tokens "
+                "(the last 5 minutes' mean) to match Prometheus's rule.",
+            )
+        )
+    if clamped_by == "max_replicas":
+        warnings.append(
+            w.Warning(
+                w.DESIRED_ABOVE_MAX_REPLICAS,
+                f"The load asks for {unclamped} replicas; max_replicas is {target.max_replicas}: the "
+                "deployment runs above its target utilization and requests queue.",
+            )
+        )
+
+    ledger = LedgerBuilder()
+    ledger.add(
+        "demand_tokens",
+        "Σ kv_cache_usage_perc × capacity_tokens + Σ num_requests_waiting × mean_prompt_tokens",
+        demand_tokens,
+        "tokens",
+        METRICS_SOURCE,
+        kv_cache_usage_sum=usage,
+        capacity_tokens=c,
+        requests_waiting=waiting,
+        mean_prompt_tokens=p,
+    )
+    ledger.add(
+        "demand_requests",
+        "Σ (num_requests_running + num_requests_waiting)",
+        demand_requests,
+        "requests",
+        METRICS_SOURCE,
+        requests_running=running,
+        requests_waiting=waiting,
+    )
+    ledger.add(
+        "replicas_for_tokens",
+        "demand_tokens / (target_utilization × capacity_tokens)",
+        for_tokens,
+        "replicas",
+        demand_tokens=demand_tokens,
+        target_utilization=u,
+        capacity_tokens=c,
+    )
+    ledger.add(
+        "replicas_for_requests",
+        "demand_requests / (target_utilization × max_num_seqs)",
+        for_requests,
+        "replicas",
+        demand_requests=demand_requests,
+        target_utilization=u,
+        max_num_seqs=s,
+    )
+    ledger.add(
+        "unclamped_replicas",
+        "ceil(max(replicas_for_tokens, replicas_for_requests) − 1e-9)",
+        unclamped,
+        "replicas",
+        replicas_for_tokens=for_tokens,
+        replicas_for_requests=for_requests,
+    )
+    ledger.add(
+        "desired_replicas",
+        "clamp(unclamped_replicas, min_replicas, max_replicas)",
+        desired,
+        "replicas",
+        unclamped_replicas=unclamped,
+        min_replicas=target.min_replicas,
+        max_replicas=target.max_replicas,
+    )
+    return Replicas(
+        desired_replicas=desired,
+        unclamped_replicas=unclamped,
+        clamped_by=clamped_by,
+        binding="tokens" if for_tokens >= for_requests else "requests",
+        ready_replicas=len(replicas),
+        capacity_tokens=c,
+        max_num_seqs=s,
+        target_utilization=u,
+        min_replicas=target.min_replicas,
+        max_replicas=target.max_replicas,
+        kv_cache_usage_sum=usage,
+        requests_running=running,
+        requests_waiting=waiting,
+        mean_prompt_tokens=p,
+        mean_prompt_tokens_source=prompt_source,
+        demand_tokens=demand_tokens,
+        demand_requests=demand_requests,
+        replicas_for_tokens=for_tokens,
+        replicas_for_requests=for_requests,
+        warnings=tuple(warnings),
+        ledger=ledger.build(),
+    )

@@ -1,0 +1,56 @@
+"""What the replica rule reads: a deployment's planned figures and its replicas' load."""
+
+from __future__ import annotations
+
+import msgspec
+
+from kvplan.core.ledger import Step
+from kvplan.core.warnings import Warning
+
+
+class Target(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """One replica's planned capacity and the deployment's scaling bounds: `capacity_tokens` is
+    vLLM's "GPU KV cache size" (C), `max_num_seqs` its request limit (S), `target_utilization`
+    the share of both to fill before adding a replica (u)."""
+
+    capacity_tokens: int
+    max_num_seqs: int
+    target_utilization: float
+    context_tokens: int
+    min_replicas: int
+    max_replicas: int
+
+
+class ReplicaLoad(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """One ready replica's load as vLLM reports it on /metrics (summed over its engines):
+    `kv_cache_usage_perc` is a fraction (vllm:kv_cache_usage_perc, 0 to 1)."""
+
+    kv_cache_usage_perc: float
+    num_requests_running: float
+    num_requests_waiting: float
+
+
+class Replicas(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """The desired replica count and every term of the rule that gave it."""
+
+    desired_replicas: int
+    unclamped_replicas: int
+    clamped_by: str | None  # "min_replicas", "max_replicas" or None
+    binding: str  # "tokens" or "requests": the demand that set the count
+    ready_replicas: int
+    capacity_tokens: int
+    max_num_seqs: int
+    target_utilization: float
+    min_replicas: int
+    max_replicas: int
+    kv_cache_usage_sum: float
+    requests_running: float
+    requests_waiting: float
+    mean_prompt_tokens: float
+    mean_prompt_tokens_source: str  # "given", "scrapes" (their lifetime mean) or "context_tokens"
+    demand_tokens: float
+    demand_requests: float
+    replicas_for_tokens: float
+    replicas_for_requests: float
+    warnings: tuple[Warning, ...] = ()
+    ledger: tuple[Step, ...] = ()

@@ -1,0 +1,116 @@
+"""The deployments file (KVPLAN_DEPLOYMENTS, TOML) and what an autoscaler posts to
+/v1/deployments/{namespace}/{name}/replicas."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from kvplan.core.budget.types import ENGINE_SETTINGS
+from kvplan.core.validate import Input
+
+from .common import _AT, Name, takes
+
+MAX_DEPLOYMENTS = 1000
+MAX_REPLICAS = 10_000
+MAX_SCRAPE_BYTES = 4 * 1024 * 1024  # one replica's /metrics; vLLM's own is about 60 KiB
+MAX_OBSERVED_REPLICAS = 1000
+
+# Kubernetes object names (DNS-1123): what the generated manifests are named after.
+KubeName = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=63,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="a Kubernetes name: lowercase letters, digits and '-', at most 63",
+    ),
+]
+DeploymentName = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=253,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="the vLLM Deployment's name (a Kubernetes object name)",
+    ),
+]
+Utilization = Annotated[
+    float,
+    Meta(gt=0, le=1, description="share of one replica's capacity to fill before adding a replica"),
+]
+ReplicaCount = Annotated[int, Meta(ge=0, le=MAX_REPLICAS)]
+
+
+@takes(
+    "namespace name served_model_name model gpu",
+    *ENGINE_SETTINGS[:_AT],
+    "quantization",
+    *ENGINE_SETTINGS[_AT:],
+    "engine target_utilization min_replicas max_replicas",
+    kw_only=True,
+)
+class DeploymentSpec(Input, kw_only=True):
+    """One vLLM deployment of the fleet: every /v1/budget input, and how it scales. A table
+    [[deployment]] of the deployments file."""
+
+    namespace: KubeName
+    name: DeploymentName
+    served_model_name: (
+        Annotated[Name, Meta(description="vLLM's --served-model-name: its model_name label")] | None
+    ) = None
+    target_utilization: Utilization = 0.8
+    min_replicas: ReplicaCount = 1
+    max_replicas: Annotated[int, Meta(ge=1, le=MAX_REPLICAS)]
+
+
+MatchOn = Literal["namespace,deployment", "model_name"]
+
+
+class AutoscalingSettings(Input):
+    """The [autoscaling] table: how vLLM's series are matched to a deployment and where the
+    generated autoscaler configs find Prometheus."""
+
+    match_on: Annotated[
+        MatchOn,
+        Meta(
+            description="the labels joining vLLM's series with kvplan's: `namespace,deployment` "
+            "relabelled onto vLLM's targets, or vLLM's own `model_name`"
+        ),
+    ] = "namespace,deployment"
+    prometheus_address: Annotated[str, Meta(max_length=512, pattern=r"^https?://")] = (
+        "http://prometheus-operated.monitoring.svc:9090"
+    )
+    polling_interval_seconds: Annotated[int, Meta(ge=1, le=3600)] = 15
+    cooldown_seconds: Annotated[int, Meta(ge=0, le=86400)] = 300
+
+
+class ReplicaObservation(Input):
+    """One ready replica's load, as its vLLM /metrics says (summed over its engines)."""
+
+    kv_cache_usage_perc: Annotated[float, Meta(ge=0, le=1, description="vllm:kv_cache_usage_perc (0 to 1)")]
+    num_requests_running: Annotated[float, Meta(ge=0, le=1e9, description="vllm:num_requests_running")]
+    num_requests_waiting: Annotated[float, Meta(ge=0, le=1e9, description="vllm:num_requests_waiting")]
+
+
+class ReplicasRequest(Input):
+    """What an autoscaler observed of a deployment's ready replicas: each replica's /metrics text
+    (`metrics`), or the numbers (`replicas`); and the mean prompt length over the last 5 minutes
+    (`mean_prompt_tokens`: without it, the scrapes' lifetime mean, else context_tokens)."""
+
+    metrics: (
+        Annotated[
+            list[Annotated[str, Meta(max_length=MAX_SCRAPE_BYTES)]],
+            Meta(max_length=MAX_OBSERVED_REPLICAS, description="one ready replica's /metrics text each"),
+        ]
+        | None
+    ) = None
+    replicas: Annotated[list[ReplicaObservation], Meta(max_length=MAX_OBSERVED_REPLICAS)] | None = None
+    mean_prompt_tokens: Annotated[float, Meta(gt=0, le=1e9)] | None = None
+
+
+def decode_deployment(table: object) -> DeploymentSpec:
+    """One [[deployment]] table, strictly: wrong types and unknown fields are errors."""
+    return msgspec.convert(table, DeploymentSpec)

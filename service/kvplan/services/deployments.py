@@ -1,0 +1,410 @@
+"""The fleet's vLLM deployments (KVPLAN_DEPLOYMENTS, a TOML file): read, planned as /v1/budget
+plans each one, and kept. A file that cannot be read keeps the plans of the last good one; a
+deployment that cannot be planned is reported by name, keeps its last good plan if it had one,
+and hides none of the others. api/deployments.py reloads it and publishes the plans."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from kvplan.core import warnings as w
+from kvplan.core.autoscale.rule import desired_replicas
+from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
+from kvplan.core.budget import Budget
+from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment
+from kvplan.hub import HubError
+from kvplan.presets import Registry
+from kvplan.schemas import BudgetRequest, unknown_field
+from kvplan.schemas.deployments import MAX_DEPLOYMENTS, AutoscalingSettings, DeploymentSpec, ReplicasRequest
+
+from .answers import budget_answer
+from .models import Inline, Preset, model_ref
+from .scrape import replica_load
+
+Key = tuple[str, str]  # (namespace, name)
+TOP_LEVEL = ("deployment", "autoscaling")
+_BUDGET_FIELDS = BudgetRequest.__struct_fields__
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """A deployment that could not be planned (or the file, when `deployment` is None): the field
+    at fault and why, as a 400 would say it."""
+
+    deployment: str | None  # "namespace/name", or "deployment[i]" when it has no valid name
+    field: str
+    reason: str
+    suggestions: list[str] | None = None
+
+    def message(self) -> str:
+        where = f"{self.deployment}: " if self.deployment else ""
+        return f"{where}{self.field}: {self.reason}"
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """One deployment's plan: its inputs, the budget /v1/budget answers for them, and the labels
+    its series carry."""
+
+    spec: DeploymentSpec
+    budget: Budget
+    labels: dict[str, Any]  # the budget answer's labels (model, gpu, registry_version, hub)
+    model_name: str
+    accelerator_type: str
+    model_revision: str
+    planned_at: float
+    current: bool = True  # false: the last good plan, kept while the file's entry fails
+
+    @property
+    def key(self) -> Key:
+        return (self.spec.namespace, self.spec.name)
+
+    def target(self) -> Target:
+        """What the replica rule reads of this plan."""
+        b = self.budget
+        return Target(
+            capacity_tokens=b.kv_cache_size_tokens,
+            max_num_seqs=b.max_num_seqs,
+            target_utilization=self.spec.target_utilization,
+            context_tokens=b.context_tokens,
+            min_replicas=self.spec.min_replicas,
+            max_replicas=self.spec.max_replicas,
+        )
+
+
+class Fleet(msgspec.Struct, frozen=True, kw_only=True):
+    """What one reading of the file gave: the plans served, the failures, and the settings."""
+
+    plans: dict[Key, Plan]
+    failures: tuple[Failure, ...]
+    settings: AutoscalingSettings
+    digest: str  # of the file's bytes, to skip re-planning an unchanged file
+
+
+class Parsed(msgspec.Struct, frozen=True, kw_only=True):
+    specs: tuple[DeploymentSpec, ...]
+    failures: tuple[Failure, ...]
+    settings: AutoscalingSettings
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _decode_failure(e: msgspec.ValidationError, where: str, field_prefix: str) -> Failure:
+    near = unknown_field(e, DeploymentSpec if field_prefix == "" else AutoscalingSettings)
+    if near is not None:
+        return Failure(
+            deployment=where,
+            field=near.field,
+            reason=near.reason,
+            suggestions=list(near.suggestions) or None,
+        )
+    text = str(e)
+    path = ""
+    if " - at `$." in text:
+        text, _, at = text.rpartition(" - at `$.")
+        path = at.rstrip("`")
+    return Failure(deployment=where, field=(field_prefix + path) or "deployment", reason=text)
+
+
+def parse(data: bytes) -> Parsed:
+    """The file's deployments, each decoded on its own. Raises KvplanError for a file that is not
+    TOML or whose top level is not [[deployment]] tables and an [autoscaling] table (nothing of it
+    is used then); a deployment's own error is a Failure beside the others."""
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise FileError("KVPLAN_DEPLOYMENTS", f"not UTF-8 text (byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise FileError("KVPLAN_DEPLOYMENTS", f"not TOML: {e}") from None
+    unknown = [k for k in doc if k not in TOP_LEVEL]
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], TOP_LEVEL, n=1)
+        hint = f" (did you mean [[{near[0]}]]?)" if near else ""
+        raise FileError(unknown[0], f"not a table the file takes: [[deployment]] and [autoscaling]{hint}")
+    try:
+        settings = msgspec.convert(doc.get("autoscaling", {}), AutoscalingSettings)
+    except msgspec.ValidationError as e:
+        f = _decode_failure(e, "", "autoscaling.")
+        field = f.field if f.field.startswith("autoscaling") else f"autoscaling.{f.field}"
+        raise FileError(field, f.reason) from None
+    tables = doc.get("deployment", [])
+    if not isinstance(tables, list):
+        raise FileError("deployment", "must be an array of tables: write [[deployment]]")
+    if len(tables) > MAX_DEPLOYMENTS:
+        raise FileError("deployment", f"{len(tables):,} deployments; at most {MAX_DEPLOYMENTS:,}")
+    specs: list[DeploymentSpec] = []
+    failures: list[Failure] = []
+    seen: set[Key] = set()
+    for i, table in enumerate(tables):
+        where = _name_of(table, i)
+        try:
+            spec = msgspec.convert(table, DeploymentSpec)
+        except msgspec.ValidationError as e:
+            failures.append(_decode_failure(e, where, ""))
+            continue
+        if spec.min_replicas > spec.max_replicas:
+            reason = f"is {spec.max_replicas}, below min_replicas ({spec.min_replicas})"
+            failures.append(Failure(deployment=where, field="max_replicas", reason=reason))
+            continue
+        key = (spec.namespace, spec.name)
+        if key in seen:
+            failures.append(Failure(deployment=where, field="name", reason="named twice in the file"))
+            continue
+        seen.add(key)
+        specs.append(spec)
+    if settings.match_on == "model_name":
+        failures.extend(_shared_model_names(specs))
+    return Parsed(specs=tuple(specs), failures=tuple(failures), settings=settings)
+
+
+class FileError(KvplanError):
+    """The deployments file as a whole cannot be used: the last good plans stay."""
+
+
+def _name_of(table: object, i: int) -> str:
+    if isinstance(table, dict):
+        ns, name = table.get("namespace"), table.get("name")
+        if isinstance(ns, str) and isinstance(name, str) and 0 < len(ns) + len(name) < 320:
+            return f"{ns}/{name}"
+    return f"deployment[{i}]"
+
+
+def _shared_model_names(specs: Iterable[DeploymentSpec]) -> list[Failure]:
+    """With match_on = "model_name" a deployment's vLLM series are found by that label alone."""
+    by_name: dict[str, str] = {}
+    out = []
+    for s in specs:
+        name = s.served_model_name or (s.model if isinstance(s.model, str) else "")
+        if name in by_name:
+            out.append(
+                Failure(
+                    deployment=f"{s.namespace}/{s.name}",
+                    field="served_model_name",
+                    reason=f'{name!r} is also {by_name[name]}\'s: with match_on = "model_name" each '
+                    "deployment needs a model_name of its own (or match on namespace,deployment)",
+                )
+            )
+        by_name[name] = f"{s.namespace}/{s.name}"
+    return out
+
+
+def budget_request(spec: DeploymentSpec) -> BudgetRequest:
+    """The /v1/budget question a deployment asks."""
+    return BudgetRequest(**{f: getattr(spec, f) for f in _BUDGET_FIELDS})
+
+
+def model_name(registry: Registry, spec: DeploymentSpec) -> str:
+    """vLLM's model_name label: --served-model-name, else the model as `vllm serve` names it (a
+    Hub id; a preset's Hugging Face repository)."""
+    if spec.served_model_name:
+        return spec.served_model_name
+    ref = model_ref(registry, spec.model)
+    if isinstance(ref, Preset):
+        return registry.model(ref.name).hf_repo or registry.model(ref.name).id
+    if isinstance(ref, Inline):
+        return ref.spec.name or "custom"
+    return ref.repo_id
+
+
+def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
+    """One deployment's plan, or KvplanError/HubError when it has none: a plan in which vLLM
+    would not start (the weights do not fit, one max_model_len request does not fit) is refused,
+    since no replica could serve it."""
+    b, labels = budget_answer(registry, budget_request(spec), explain=True)
+    if b.kv_memory_shortfall_bytes > 0 or b.num_blocks == 0:
+        raise KvplanError("model", "vLLM would not start: the weights and reserved memory leave no KV cache")
+    if any(x.code == w.MAX_MODEL_LEN_DOES_NOT_FIT for x in b.warnings):
+        raise KvplanError(
+            "max_model_len",
+            f"vLLM would not start: one {b.max_model_len:,}-token request does not fit in "
+            f"{b.kv_cache_size_tokens:,} tokens of KV cache",
+        )
+    hub = labels.get("hub")
+    return Plan(
+        spec=spec,
+        budget=b,
+        labels=labels,
+        model_name=model_name(registry, spec),
+        accelerator_type=labels.get("gpu") or "custom",
+        model_revision=hub["sha"] if hub else "",
+        planned_at=now,
+    )
+
+
+def plan_all(
+    registry: Registry, parsed: Parsed, file_digest: str, previous: Fleet | None, now: float | None = None
+) -> Fleet:
+    """The parsed file's plans. A deployment that fails is a Failure, and keeps its plan from
+    `previous` (marked not current)."""
+    now = time.time() if now is None else now
+    plans: dict[Key, Plan] = {}
+    failures = list(parsed.failures)
+    failed_names = {f.deployment for f in failures}
+    for spec in parsed.specs:
+        key = (spec.namespace, spec.name)
+        try:
+            plans[key] = plan_one(registry, spec, now)
+        except (KvplanError, HubError) as e:
+            failures.append(Failure(deployment=f"{key[0]}/{key[1]}", field=e.field, reason=e.reason))
+            failed_names.add(f"{key[0]}/{key[1]}")
+    if previous is not None:
+        for key, old in previous.plans.items():
+            if key not in plans and f"{key[0]}/{key[1]}" in failed_names:
+                plans[key] = msgspec.structs.replace(old, current=False)
+    return Fleet(plans=plans, failures=tuple(failures), settings=parsed.settings, digest=file_digest)
+
+
+def read(registry: Registry, data: bytes, previous: Fleet | None = None) -> Fleet:
+    """The plans of a file's bytes, at once (the CLI; the service fetches Hub models first)."""
+    return plan_all(registry, parse(data), digest(data), previous)
+
+
+def find(fleet: Fleet | None, namespace: str, name: str) -> Plan | None:
+    return None if fleet is None else fleet.plans.get((namespace, name))
+
+
+def known(fleet: Fleet | None) -> list[str]:
+    return [] if fleet is None else sorted(f"{ns}/{n}" for ns, n in fleet.plans)
+
+
+def gauges(plan: Plan) -> Mapping[str, float]:
+    """The figures a deployment's series publish, each /v1/budget's for the same inputs."""
+    b = plan.budget
+    return {
+        "num_gpu_blocks": b.num_blocks,
+        "block_size_tokens": b.block_size,
+        "kv_cache_capacity_tokens": b.kv_cache_size_tokens,
+        "max_concurrency": b.concurrency.vllm_reported,
+        "guaranteed_concurrency": b.concurrency.guaranteed,
+        "max_num_seqs": b.max_num_seqs,
+        "available_kv_bytes": b.available_kv_bytes,
+        "context_tokens": b.context_tokens,
+        "target_utilization": plan.spec.target_utilization,
+        "min_replicas": plan.spec.min_replicas,
+        "max_replicas": plan.spec.max_replicas,
+    }
+
+
+# Answers ------------------------------------------------------------------------------------------
+
+
+class DeploymentAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A deployment's plan as /v1/deployments answers it: its series' values (`series`, each what
+    /v1/budget answers for `inputs`), and with `budget` the whole budget answer."""
+
+    namespace: str
+    name: str
+    model_name: str
+    accelerator_type: str
+    current: bool
+    planned_at: float
+    series: dict[str, float]
+    inputs: DeploymentSpec
+    failure: Failure | None = None
+    budget: dict[str, Any] | None = None
+
+
+class ReloadState(msgspec.Struct, frozen=True, kw_only=True):
+    successful: bool
+    at: float
+    last_success_at: float
+
+
+class DeploymentList(msgspec.Struct, frozen=True, kw_only=True):
+    file: str | None
+    last_reload: ReloadState | None
+    deployments: list[DeploymentAnswer]
+    failures: list[Failure]
+
+
+def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> DeploymentAnswer:
+    """One plan answered; `whole` adds the budget answer (labels first, as /v1/budget's)."""
+    name = f"{plan.spec.namespace}/{plan.spec.name}"
+    failure = next((f for f in failures if f.deployment == name), None)
+    return DeploymentAnswer(
+        namespace=plan.spec.namespace,
+        name=plan.spec.name,
+        model_name=plan.model_name,
+        accelerator_type=plan.accelerator_type,
+        current=plan.current,
+        planned_at=plan.planned_at,
+        series={k: v for k, v in gauges(plan).items()},
+        inputs=plan.spec,
+        failure=failure,
+        budget={**plan.labels, **msgspec.to_builtins(plan.budget)} if whole else None,
+    )
+
+
+def lookup(fleet: Fleet | None, namespace: str, name: str, configured: bool) -> Plan:
+    """The plan of namespace/name, or UnknownDeployment naming the ones there are."""
+    plan = find(fleet, namespace, name)
+    if plan is not None:
+        return plan
+    names = tuple(known(fleet))
+    if not configured:
+        raise UnknownDeployment(
+            "deployment",
+            "deployment (KVPLAN_DEPLOYMENTS is not set: no deployments file)",
+            f"{namespace}/{name}",
+            (),
+        )
+    near = tuple(difflib.get_close_matches(f"{namespace}/{name}", names, n=3, cutoff=0.6))
+    raise UnknownDeployment("deployment", "deployment", f"{namespace}/{name}", names, near)
+
+
+def observed_replicas(
+    plan: Plan, req: ReplicasRequest, should_stop: Callable[[], bool] | None = None
+) -> Replicas:
+    """The replica rule for what an autoscaler observed: each replica's /metrics text, or the
+    numbers. The mean prompt length: given, else the scrapes' lifetime mean, else context_tokens."""
+    if (req.metrics is None) == (req.replicas is None):
+        raise InvalidInput(
+            "metrics", "give one of metrics (each ready replica's /metrics text) or replicas (the numbers)"
+        )
+    prompt, source = req.mean_prompt_tokens, "given"
+    if req.metrics is not None:
+        scraped = [replica_load(text, f"metrics[{i}]", should_stop) for i, text in enumerate(req.metrics)]
+        loads = [s.load for s in scraped]
+        count = sum(s.prompt_count for s in scraped)
+        if prompt is None and count > 0:
+            prompt, source = sum(s.prompt_sum for s in scraped) / count, "scrapes"
+    else:
+        loads = [
+            ReplicaLoad(
+                kv_cache_usage_perc=r.kv_cache_usage_perc,
+                num_requests_running=r.num_requests_running,
+                num_requests_waiting=r.num_requests_waiting,
+            )
+            for r in req.replicas or ()
+        ]
+    return desired_replicas(plan.target(), loads, prompt, source)
+
+
+def replica_labels(plan: Plan) -> dict[str, Any]:
+    """What a replicas answer says about the plan it used."""
+    return {
+        "namespace": plan.spec.namespace,
+        "deployment": plan.spec.name,
+        "model_name": plan.model_name,
+        "accelerator_type": plan.accelerator_type,
+        "plan_current": plan.current,
+        "registry_version": plan.labels["registry_version"],
+    }
+
+
+class ReplicasAnswer(Replicas, kw_only=True):
+    """A replicas answer: the rule's terms, and the plan they used."""
+
+    namespace: str
+    deployment: str
+    model_name: str
+    accelerator_type: str
+    plan_current: bool
+    registry_version: str

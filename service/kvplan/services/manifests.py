@@ -1,0 +1,151 @@
+"""A deployment's generated configs as YAML (core/autoscale/manifests.py builds them), each
+headed by a comment saying what it is for and which plan it came from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from kvplan.core.autoscale.manifests import (
+    MANAGED,
+    Site,
+    adapter_rules,
+    endpoint_picker,
+    hpa,
+    prometheus_rule,
+    router_figures,
+    scaled_object,
+    vllm_args,
+)
+from kvplan.core.budget.types import EngineSettings
+from kvplan.core.errors import InvalidInput
+from kvplan.schemas.deployments import AutoscalingSettings
+
+from .deployments import Plan
+
+MANIFEST_KINDS = ("prometheusrule", "keda", "hpa", "epp", "vllm-args")
+EPP_FLAVORS = ("llm-d", "gie")
+_ENGINE_SETTINGS = EngineSettings.__struct_fields__
+
+
+def site(plan: Plan, settings: AutoscalingSettings) -> Site:
+    """The plan's deployment as the manifests name it."""
+    s = plan.spec
+    model = s.model if isinstance(s.model, str) else plan.model_name
+    hub = plan.labels.get("hub")
+    if hub is not None:
+        model = hub["repo_id"]  # `vllm serve` takes the repository; the revision is its --revision
+    elif isinstance(s.model, str) and plan.model_name and "/" in plan.model_name and not s.served_model_name:
+        model = plan.model_name  # a preset: its Hugging Face repository
+    return Site(
+        namespace=s.namespace,
+        name=s.name,
+        model=model,
+        model_name=plan.model_name,
+        quantization=s.quantization,
+        match_on=tuple(settings.match_on.split(",")),
+        prometheus_address=settings.prometheus_address,
+        polling_interval_seconds=settings.polling_interval_seconds,
+        cooldown_seconds=settings.cooldown_seconds,
+        target_utilization=s.target_utilization,
+        min_replicas=s.min_replicas,
+        max_replicas=s.max_replicas,
+    )
+
+
+def _header(kind: str, plan: Plan, lines: list[str]) -> str:
+    b = plan.budget
+    said = [
+        f"# kvplan {kind} for {plan.spec.namespace}/{plan.spec.name}: {plan.model_name}"
+        f" on {plan.accelerator_type},",
+        f"# {b.num_blocks:,} blocks of {b.block_size} tokens ({b.kv_cache_size_tokens:,} tokens) a replica,"
+        f" planned under {b.engine} with presets {plan.labels['registry_version']}.",
+        *(f"# {line}" for line in lines),
+    ]
+    return "\n".join(said) + "\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (a config file inside a ConfigMap) as literal blocks, readable as written."""
+
+
+def _str(dumper: yaml.SafeDumper, s: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _dump(docs: list[dict[str, Any]]) -> str:
+    return yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
+
+
+def manifest_yaml(kind: str, plan: Plan, settings: AutoscalingSettings, flavor: str | None = None) -> str:
+    """One kind of config for this plan, as YAML."""
+    st = site(plan, settings)
+    b = plan.budget
+    if kind == "prometheusrule":
+        notes = [
+            "The same rules serve every deployment: apply this once, where your Prometheus selects rules.",
+            f"vLLM's series are matched to a deployment on: {', '.join(st.match_on)} (docs/autoscaling.md).",
+        ]
+        return _header(kind, plan, notes) + _dump([prometheus_rule(st.match_on)])
+    if kind == "keda":
+        notes = [
+            "Needs kvplan's PrometheusRule (kind=prometheusrule) and kvplan scraped with honorLabels: true."
+        ]
+        return _header(kind, plan, notes) + _dump([scaled_object(st)])
+    if kind == "hpa":
+        notes = [
+            "The HPA reads kvplan's desired count through prometheus-adapter: merge the ConfigMap's",
+            "externalRules into your adapter's config. Needs kvplan's PrometheusRule (kind=prometheusrule).",
+        ]
+        if st.min_replicas == 0:
+            notes.append("An HPA keeps at least 1 replica: minReplicas is 1 (min_replicas 0 needs KEDA).")
+        adapter = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "prometheus-adapter-kvplan",
+                "namespace": "monitoring",
+                "labels": dict(MANAGED),
+            },
+            "data": {"config.yaml": _dump([adapter_rules()])},
+        }
+        return _header(kind, plan, notes) + _dump([hpa(st), adapter])
+    if kind == "epp":
+        chosen = flavor or "llm-d"
+        if chosen not in EPP_FLAVORS:
+            raise InvalidInput("flavor", f"{chosen!r} is not one; valid: {', '.join(EPP_FLAVORS)}")
+        f = router_figures(b, st.target_utilization)
+        notes = [
+            f"blockSize: vLLM's block of {f.block_size_tokens} tokens"
+            + (
+                f" (× {4} characters a token: the gie prefix index counts characters)"
+                if chosen == "gie"
+                else ""
+            ),
+            f"lruCapacityPerServer: {f.lru_capacity_per_server:,}, one prefix entry a KV block of a replica",
+            f"kvCacheUtilThreshold: {f.kv_cache_util_threshold:g} = 1 − {b.blocks_per_request:,} blocks a"
+            f" request of {b.context_tokens:,} tokens / {b.num_blocks:,} blocks",
+            "  (saturated: one more request does not fit)",
+            f"queueDepthThreshold: {f.queue_depth_threshold} = {b.concurrency.schedulable} schedulable − "
+            f"⌊{st.target_utilization:g} × {b.concurrency.schedulable}⌋",
+            "  (the headroom above the autoscaler's target)",
+        ]
+        if chosen == "llm-d":
+            notes.append(
+                f"maxConcurrency: {f.max_concurrency} requests and maxTokenConcurrency: "
+                f"{f.max_token_concurrency:,} tokens a replica (what it schedules and holds)"
+            )
+        return _header(f"epp ({chosen})", plan, notes) + _dump([endpoint_picker(b, st, chosen)])
+    if kind == "vllm-args":
+        given = EngineSettings(**{k: getattr(plan.spec, k) for k in _ENGINE_SETTINGS})
+        args = vllm_args(st, b, given)
+        notes = [
+            "Container args for the vllm/vllm-openai image (its entrypoint is `vllm serve`), the same as:",
+            "  vllm serve " + " ".join(args),
+        ]
+        return _header(kind, plan, notes) + _dump([{"args": args}])
+    raise InvalidInput("kind", f"{kind!r} is not one; valid: {', '.join(MANIFEST_KINDS)}")
