@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,7 +43,9 @@ def budget(registry: Registry):
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    """One real `kvplan serve` process shared by the server, browser and contract tests."""
-    s = start_server()
+    """One real `kvplan serve` process shared by the server, browser and contract tests, planning
+    the test fleet's deployments."""
+    fleet = Path(__file__).parent / "autoscale" / "data" / "deployments.toml"
+    s = start_server(env={"KVPLAN_DEPLOYMENTS": str(fleet)})
     yield s
     s.stop()

@@ -115,7 +115,17 @@ def test_a_simulation_stops_while_its_requests_are_queued() -> None:
 
 
 def test_every_heavy_route_has_a_deadline_and_a_worst_case() -> None:
-    routes = {"simulate", "budget_batch", "sweep", "reconcile", "replicas", "fleet", "budget", "per_token", "resolve"}
+    routes = {
+        "simulate",
+        "budget_batch",
+        "sweep",
+        "reconcile",
+        "replicas",
+        "fleet",
+        "budget",
+        "per_token",
+        "resolve",
+    }
     assert set(offload.ROUTE_DEADLINES) == routes
     assert {endpoint for endpoint, *_ in WORST.values()} == routes
     assert routes == {WORST[name][0] for name, *_ in CASES}

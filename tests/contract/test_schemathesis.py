@@ -56,6 +56,10 @@ OPERATIONS = [
     "POST /v1/fleet",
     "GET /v1/sweep",
     "POST /v1/simulate",
+    "GET /v1/deployments",
+    "GET /v1/deployments/{namespace}/{name}",
+    "POST /v1/deployments/{namespace}/{name}/replicas",
+    "GET /v1/deployments/{namespace}/{name}/manifests",
 ]
 
 

@@ -379,6 +379,15 @@ class ManifestQuery(Operation):
 
     def __post_init__(self) -> None:
         self.parameters = [
+            *(self.parameters or []),
+            Parameter(
+                name="flavor",
+                param_in="query",
+                required=False,
+                schema={"type": "string", "enum": ["llm-d", "gie"]},  # type: ignore[arg-type]
+                description="kind=epp: llm-d (llm-d.ai/v1alpha1, the default) or gie (the Gateway API "
+                "Inference Extension v1's inference.networking.x-k8s.io/v1alpha1)",
+            ),
             Parameter(
                 name="kind",
                 param_in="query",
@@ -386,7 +395,7 @@ class ManifestQuery(Operation):
                 schema={"type": "string", "enum": _KINDS},  # type: ignore[arg-type]
                 description="prometheusrule, keda (ScaledObject), hpa (HorizontalPodAutoscaler and the "
                 "prometheus-adapter rule), epp (the endpoint picker's config), vllm-args",
-            )
+            ),
         ]
 
 
@@ -407,7 +416,7 @@ def deployments_doc(kind: str) -> dict[str, Any]:
             "responses": {200: ok, 400: _problem("invalid observation: names the field"), 404: not_found},
         }
     yaml = ResponseSpec(
-        data_container=str, description="YAML", media_type="application/yaml", generate_examples=False
+        data_container=str, description="YAML", media_type="text/yaml", generate_examples=False
     )
     return {
         "operation_class": ManifestQuery,
@@ -558,6 +567,16 @@ OPERATION_NAMES: dict[tuple[str, str], tuple[str, str]] = {
     ("get", "/v1/gpus"): ("listGpus", "Every GPU preset"),
     ("get", "/v1/gpus/{gpu_id}"): ("getGpu", "One GPU preset"),
     ("get", "/v1/engines"): ("listEngines", "The engine profiles (vLLM versions' rules)"),
+    ("get", "/v1/deployments"): ("listDeployments", "Every deployment's plan (KVPLAN_DEPLOYMENTS)"),
+    ("get", "/v1/deployments/{namespace}/{name}"): ("getDeployment", "One deployment's plan"),
+    ("post", "/v1/deployments/{namespace}/{name}/replicas"): (
+        "desiredReplicas",
+        "The replicas a deployment's observed load asks for",
+    ),
+    ("get", "/v1/deployments/{namespace}/{name}/manifests"): (
+        "getManifests",
+        "An autoscaler, router or vLLM config generated from the plan (YAML)",
+    ),
 }
 
 

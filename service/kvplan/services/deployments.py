@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
+import msgspec.inspect
 
 from kvplan.core import warnings as w
 from kvplan.core.autoscale.rule import desired_replicas
@@ -110,7 +111,21 @@ def _decode_failure(e: msgspec.ValidationError, where: str, field_prefix: str) -
     if " - at `$." in text:
         text, _, at = text.rpartition(" - at `$.")
         path = at.rstrip("`")
+    if text.startswith("Invalid enum value"):
+        valid = _choices(DeploymentSpec if field_prefix == "" else AutoscalingSettings, path)
+        if valid:
+            text += "; valid: " + ", ".join(valid)
     return Failure(deployment=where, field=(field_prefix + path) or "deployment", reason=text)
+
+
+def _choices(t: type, name: str) -> list[str]:
+    """The values a Literal field (at the top of `t`) takes, for a message that names them."""
+    for f in msgspec.inspect.type_info(t).fields:  # type: ignore[attr-defined]
+        if f.name == name:
+            t = f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type
+            kinds = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+            return [f'"{v}"' for k in kinds if isinstance(k, msgspec.inspect.LiteralType) for v in k.values]
+    return []
 
 
 def parse(data: bytes) -> Parsed:

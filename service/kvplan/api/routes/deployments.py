@@ -30,7 +30,9 @@ from ..openapi import deployments_doc
 
 # Each ready replica's /metrics, up to the number an autoscaler observes at once.
 REPLICAS_MAX_BODY = 16 * 1024 * 1024
-YAML = "application/yaml"
+# text/yaml, not RFC 9512's application/yaml: clients generated from the OpenAPI document (openapi-python-client)
+# read text/* as a string and skip an operation answering application/yaml.
+YAML = "text/yaml"
 
 
 def _plans(request: Request[Any, Any, Any]) -> Deployments:

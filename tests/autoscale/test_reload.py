@@ -1,0 +1,193 @@
+"""The deployments file is read again when it changes (and on SIGHUP), without a restart: a good
+edit changes the series within one reload interval; a broken file keeps the last good plans and
+says why; one broken deployment hides none of the others."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+
+from kvplan.api.app import create_app
+from kvplan.api.settings import Settings
+from kvplan.presets import Registry
+from tests.autoscale.test_deployments_api import series
+from tests.live import start_server
+
+INTERVAL = 0.2
+
+LLAMA = """
+[[deployment]]
+namespace = "serving"
+name = "llama"
+model = "llama-3.1-8b"
+gpu = "h100-sxm-80gb"
+context_tokens = 8192
+gpu_memory_utilization = {util}
+max_replicas = 8
+"""
+QWEN = """
+[[deployment]]
+namespace = "serving"
+name = "qwen"
+model = "qwen3-8b"
+gpu = "l40s-48gb"
+context_tokens = 4096
+max_replicas = {max_replicas}
+"""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, registry: Registry) -> Iterator[tuple[Path, TestClient]]:
+    path = tmp_path / "deployments.toml"
+    path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))
+    app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
+    with TestClient(app) as client:
+        yield path, client
+
+
+def published(client: TestClient) -> dict[tuple[str, str, str], float]:
+    return series(client.get("/metrics").text)
+
+
+def within(seconds: float, check: Callable[[], Any]) -> float:
+    """How long until check() holds, failing past `seconds`."""
+    t0 = time.monotonic()
+    while not check():
+        if time.monotonic() - t0 > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.02)
+    return time.monotonic() - t0
+
+
+def reload_ok(client: TestClient) -> float:
+    text = client.get("/metrics").text
+    return 1.0 if "kvplan_deployments_last_reload_successful 1.0" in text else 0.0
+
+
+def test_an_edit_changes_the_series_within_one_reload_interval(fleet):
+    path, client = fleet
+    before = published(client)["num_gpu_blocks", "serving", "llama"]
+    path.write_text(LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
+    took = within(INTERVAL * 5, lambda: published(client)["num_gpu_blocks", "serving", "llama"] != before)
+    assert took < INTERVAL * 5
+    after = client.post("/v1/budget", json={"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb",
+                                            "context_tokens": 8192, "gpu_memory_utilization": 0.8}).json()  # fmt: skip
+    assert published(client)["num_gpu_blocks", "serving", "llama"] == after["num_blocks"] < before
+
+
+def test_a_broken_file_keeps_the_last_good_plans_and_says_why(fleet):
+    path, client = fleet
+    good = published(client)
+    path.write_text(LLAMA.format(util=0.8) + "[[deployment]\nname = ")
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    assert published(client) == good
+    listing = client.get("/v1/deployments").json()
+    assert listing["last_reload"]["successful"] is False
+    (failure,) = listing["failures"]
+    assert failure["field"] == "KVPLAN_DEPLOYMENTS" and "not TOML" in failure["reason"]
+    # Mended: planned again.
+    path.write_text(LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
+    within(INTERVAL * 5, lambda: reload_ok(client) == 1.0)
+    assert (
+        published(client)["num_gpu_blocks", "serving", "llama"] < good["num_gpu_blocks", "serving", "llama"]
+    )
+
+
+def test_a_typo_names_the_field_and_the_deployment_and_hides_no_other(fleet):
+    path, client = fleet
+    good = published(client)
+    path.write_text(
+        LLAMA.format(util=0.8).replace("context_tokens", "contxt_tokens") + QWEN.format(max_replicas=6)
+    )
+    within(INTERVAL * 5, lambda: published(client)["max_replicas", "serving", "qwen"] == 6)
+    assert reload_ok(client) == 0.0
+    # The broken one keeps its last good plan, marked so.
+    assert (
+        published(client)["num_gpu_blocks", "serving", "llama"] == good["num_gpu_blocks", "serving", "llama"]
+    )
+    assert published(client)["plan_current", "serving", "llama"] == 0.0
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["deployment"] == "serving/llama" and failure["field"] == "contxt_tokens"
+    assert "did you mean context_tokens" in failure["reason"]
+    text = client.get("/v1/deployments/serving/llama?format=text").text
+    assert "the last good plan" in text and "contxt_tokens" in text
+
+
+def test_a_deployment_that_cannot_be_planned_is_reported_by_name(fleet):
+    path, client = fleet
+    huge = QWEN.format(max_replicas=2).replace('"qwen3-8b"', '"llama-3.1-405b"').replace("qwen", "big")
+    path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4) + huge)
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["deployment"] == "serving/big" and "vLLM would not start" in failure["reason"]
+    assert ("num_gpu_blocks", "serving", "big") not in published(client)
+    assert ("num_gpu_blocks", "serving", "qwen") in published(client)
+
+
+def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
+    path, client = fleet
+    path.write_text(QWEN.format(max_replicas=4))
+    within(INTERVAL * 5, lambda: ("num_gpu_blocks", "serving", "llama") not in published(client))
+    assert client.get("/v1/deployments/serving/llama").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        ("[[deployments]]\nname = 'x'\n", "deployments", "did you mean [[deployment]]?"),
+        (
+            "[autoscaling]\nmatch_on = 'pod'\n",
+            "autoscaling.match_on",
+            'valid: "model_name", "namespace,deployment"',
+        ),
+        ("deployment = 3\n", "deployment", "array of tables"),
+    ],
+)
+def test_a_file_of_the_wrong_shape_is_refused_whole(fleet, text, field, words):
+    path, client = fleet
+    path.write_text(text)
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["field"] == field and words in failure["reason"], failure
+    assert ("num_gpu_blocks", "serving", "llama") in published(client)
+
+
+def test_sighup_reads_the_file_again_at_once(tmp_path):
+    path = tmp_path / "deployments.toml"
+    path.write_text(LLAMA.format(util=0.9))
+    server = start_server(env={"KVPLAN_DEPLOYMENTS": str(path), "KVPLAN_DEPLOYMENTS_RELOAD_SECONDS": "3600"})
+    try:
+
+        def blocks() -> float:
+            return series(httpx.get(f"{server.url}/metrics").text)["num_gpu_blocks", "serving", "llama"]
+
+        before = blocks()
+        path.write_text(LLAMA.format(util=0.8))
+        time.sleep(0.3)
+        assert blocks() == before  # an hour's interval: only the signal reads it now
+        os.kill(server.proc.pid, signal.SIGHUP)
+        within(5, lambda: blocks() < before)
+    finally:
+        server.stop()
+
+
+def test_every_worker_reports_the_same_plans(tmp_path):
+    path = tmp_path / "deployments.toml"
+    path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))
+    server = start_server(workers=2, env={"KVPLAN_DEPLOYMENTS": str(path)})
+    try:
+        scrapes = []
+        with httpx.Client() as c:
+            for _ in range(8):  # new connections, spread over the workers
+                scrapes.append(series(c.get(f"{server.url}/metrics", headers={"Connection": "close"}).text))
+        assert all(s == scrapes[0] for s in scrapes) and len(scrapes[0]) > 20
+    finally:
+        server.stop()
