@@ -312,9 +312,8 @@ def main() -> int:
 
     from kvplan.api import offload
     from kvplan.api.app import create_app
-    from kvplan.core.memo import clear_all
-
     from kvplan.api.settings import Settings
+    from kvplan.core.memo import clear_all
     from tests.api.conftest import FLEET
 
     offload._pool = offload._Pool(1, 4, 600.0)

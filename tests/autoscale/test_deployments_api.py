@@ -151,7 +151,7 @@ def test_scrapes_and_numbers_give_the_same_count_with_every_term(fleet_client):
     assert by_number["demand_tokens"] == pytest.approx((0.9 + 0.7 + 0.35) * capacity + 5 * 2000)
     assert by_number["desired_replicas"] == math.ceil(by_number["demand_tokens"] / (0.8 * capacity))
     assert by_number["namespace"] == "serving" and by_number["deployment"] == "llama-8b-h100"
-    assert [s["name"] for s in by_number["ledger"]][0] == "demand_tokens"
+    assert by_number["ledger"][0]["name"] == "demand_tokens"
 
 
 def test_a_real_vllm_scrape_is_read(fleet_client):
@@ -161,10 +161,8 @@ def test_a_real_vllm_scrape_is_read(fleet_client):
 
 
 def test_the_text_answer_shows_the_count_and_its_terms(fleet_client):
-    r = fleet_client.post(
-        f"{REPLICAS}?format=text", json={"replicas": [{"kv_cache_usage_perc": 0.95, "num_requests_running": 50,
-                                                       "num_requests_waiting": 9}]}
-    )  # fmt: skip
+    one = {"kv_cache_usage_perc": 0.95, "num_requests_running": 50, "num_requests_waiting": 9}
+    r = fleet_client.post(f"{REPLICAS}?format=text", json={"replicas": [one]})
     assert r.headers["content-type"].startswith("text/plain")
     assert "desired replicas       2" in r.text and "← binds" in r.text and "context tokens" in r.text
 

@@ -78,8 +78,13 @@ def test_an_edit_changes_the_series_within_one_reload_interval(fleet):
     path.write_text(LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
     took = within(INTERVAL * 5, lambda: published(client)["num_gpu_blocks", "serving", "llama"] != before)
     assert took < INTERVAL * 5
-    after = client.post("/v1/budget", json={"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb",
-                                            "context_tokens": 8192, "gpu_memory_utilization": 0.8}).json()  # fmt: skip
+    asked = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "context_tokens": 8192,
+        "gpu_memory_utilization": 0.8,
+    }
+    after = client.post("/v1/budget", json=asked).json()
     assert published(client)["num_gpu_blocks", "serving", "llama"] == after["num_blocks"] < before
 
 

@@ -30,8 +30,8 @@ from ..openapi import deployments_doc
 
 # Each ready replica's /metrics, up to the number an autoscaler observes at once.
 REPLICAS_MAX_BODY = 16 * 1024 * 1024
-# text/yaml, not RFC 9512's application/yaml: clients generated from the OpenAPI document (openapi-python-client)
-# read text/* as a string and skip an operation answering application/yaml.
+# text/yaml, not RFC 9512's application/yaml: clients generated from the OpenAPI document
+# (openapi-python-client) read text/* as a string and skip an operation answering application/yaml.
 YAML = "text/yaml"
 
 
