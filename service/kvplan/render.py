@@ -613,7 +613,7 @@ def deployment_text(a: DeploymentAnswer, plan: Plan) -> str:
     return "\n".join(head) + "\n\n" + body
 
 
-def replicas_text(r: Replicas, labels: dict[str, object]) -> str:
+def replicas_text(r: Replicas, labels: dict[str, object], width: int = DEFAULT_WIDTH) -> str:
     """The desired count first, then each term of the rule with its inputs."""
     who = f"{labels['namespace']}/{labels['deployment']}"
     bound = {"min_replicas": " (raised to min_replicas)", "max_replicas": " (capped at max_replicas)"}
@@ -652,10 +652,11 @@ def replicas_text(r: Replicas, labels: dict[str, object]) -> str:
                     f"{r.max_num_seqs:,})" + ("  ← binds" if r.binding == "requests" else ""),
                 ),
                 ("bounds", f"{r.min_replicas} to {r.max_replicas}"),
-            ]
+            ],
+            width,
         ),
     ]
-    lines += _warnings(r.warnings)
+    lines += _warnings(r.warnings, width)
     if not labels.get("plan_current", True):
         lines += [
             "",

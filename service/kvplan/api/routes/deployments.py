@@ -23,7 +23,7 @@ from kvplan.services.manifests import MANIFEST_KINDS, manifest_yaml
 
 from ..deployments import Deployments
 from ..errors import ApiError
-from ..http import answer, answer_format, decode_body, query_param
+from ..http import answer, answer_format, decode_body, query_param, text_width
 from ..metrics import counted
 from ..offload import run_heavy
 from ..openapi import deployments_doc
@@ -98,7 +98,7 @@ async def post_replicas(
         r = counted("replicas", lambda: observed_replicas(plan, req))
     labels = replica_labels(plan)
     if answer_format(request) == "text":
-        return answer(replicas_text(r, labels), True)
+        return answer(replicas_text(r, labels, text_width(query_param(request, "width"))), True)
     return answer(msgspec.json.encode(labels)[:-1] + b"," + msgspec.json.encode(r)[1:], False)
 
 
