@@ -72,6 +72,7 @@ class Deployments:
         self.last_success_at = 0.0
         self.exposition = b""
         self._wake = asyncio.Event()
+        self._first = asyncio.Event()  # set once the first reading ended, however it ended
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -171,6 +172,7 @@ class Deployments:
                 await self.reload(registry, force=forced)
             except Exception:  # a defect must not end the watching: logged, retried next interval
                 _log.exception("deployments reload raised", path=self.path)
+            self._first.set()
             forced = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.reload_seconds)
@@ -179,13 +181,10 @@ class Deployments:
 
     async def first_load(self) -> None:
         """Wait a little for the first reading (the watcher goes on regardless)."""
-        deadline = time.monotonic() + FIRST_LOAD_WAIT_SECONDS
-        while self.last_reload_at == 0.0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-        async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-            with contextlib.suppress(TimeoutError):
-                async with self._lock:
-                    pass
+        try:
+            await asyncio.wait_for(self._first.wait(), FIRST_LOAD_WAIT_SECONDS)
+        except TimeoutError:
+            _log.info("deployments still loading: served once planned", path=self.path)
 
     async def stop(self) -> None:
         if self._task is not None:
