@@ -13,7 +13,10 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
 from kvplan.core.engine.profiles import get_profile
+from kvplan.hub import reset_default_hub
 from kvplan.presets import Registry, load_registry
+from tests.hub.fakehub import FakeHub, isolate_hf_client, serve_hub
+from tests.hub.repos import ALL_REPOS
 from tests.live import Server, start_server
 
 
@@ -45,7 +48,28 @@ def budget(registry: Registry):
 def server() -> Iterator[Server]:
     """One real `kvplan serve` process shared by the server, browser and contract tests, planning
     the test fleet's deployments."""
-    fleet = Path(__file__).parent / "autoscale" / "data" / "deployments.toml"
-    s = start_server(env={"KVPLAN_DEPLOYMENTS": str(fleet)})
+    from tests.autoscale.conftest import FLEET
+
+    s = start_server(env={"KVPLAN_DEPLOYMENTS": str(FLEET)})
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="module")
+def fake_hub() -> Iterator[FakeHub]:
+    """A Hub-compatible server on loopback with the fixture repos (tests/hub/repos.py)."""
+    with serve_hub(ALL_REPOS) as hub:
+        yield hub
+
+
+@pytest.fixture
+def hub(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
+    """The service's Hub client pointed at the loopback Hub, with an empty cache."""
+    isolate_hf_client(monkeypatch, tmp_path / "hub", endpoint=fake_hub.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("KVPLAN_HUB_TIMEOUT_SECONDS", "1")
+    reset_default_hub()
+    fake_hub.reset()
+    yield fake_hub
+    reset_default_hub()

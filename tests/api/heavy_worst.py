@@ -314,7 +314,7 @@ def main() -> int:
     from kvplan.api.app import create_app
     from kvplan.api.settings import Settings
     from kvplan.core.memo import clear_all
-    from tests.api.conftest import FLEET
+    from tests.autoscale.conftest import FLEET
 
     offload._pool = offload._Pool(1, 4, 600.0)
     with TestClient(create_app(Settings(deployments=str(FLEET))), timeout=600) as client:
