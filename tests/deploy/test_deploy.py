@@ -19,10 +19,11 @@ from litestar.testing import TestClient
 from kvplan.api.app import create_app
 from kvplan.presets import load_registry
 from tests.deploy.image import ROOT, dockerfile_runtime
+from tests.deploy.schemas import CRD_SCHEMAS, K8S_VERSION, PROMETHEUS_RULE
+from tests.metrics import metric_names_in, names_in_exposition
 from tests.seed import C
 
 DEPLOY = ROOT / "deploy"
-K8S_VERSION = "1.33.0"
 KUBECTL = shutil.which("kubectl")
 
 
@@ -33,76 +34,6 @@ def build(overlay: str) -> list[dict]:
         [KUBECTL, "kustomize", str(DEPLOY / "overlays" / overlay)], capture_output=True, text=True, check=True
     ).stdout
     return [d for d in yaml.safe_load_all(out) if d]
-
-
-def custom_resource(required: list[str], properties: dict) -> dict:
-    """The schema of a custom resource: the Kubernetes envelope around a spec of these fields
-    and no others."""
-    return {
-        "type": "object",
-        "required": ["apiVersion", "kind", "metadata", "spec"],
-        "properties": {
-            "spec": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": required,
-                "properties": properties,
-            }
-        },
-    }
-
-
-SERVICE_MONITOR = custom_resource(
-    ["selector", "endpoints"],
-    {
-        "selector": {"type": "object"},
-        "endpoints": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["port"],
-                "properties": {
-                    "port": {"type": "string"},
-                    "path": {"type": "string"},
-                    "interval": {"type": "string"},
-                },
-            },
-        },
-    },
-)
-PROMETHEUS_RULE = custom_resource(
-    ["groups"],
-    {
-        "groups": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "rules"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "rules": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["alert", "expr", "labels", "annotations"],
-                            "properties": {
-                                "alert": {"type": "string"},
-                                "expr": {"type": "string"},
-                                "for": {"type": "string"},
-                                "labels": {"type": "object", "required": ["severity"]},
-                                "annotations": {"type": "object", "required": ["summary"]},
-                            },
-                        },
-                    },
-                },
-            },
-        }
-    },
-)
-CRD_SCHEMAS = {"ServiceMonitor": SERVICE_MONITOR, "PrometheusRule": PROMETHEUS_RULE}
 
 
 @pytest.mark.parametrize("overlay", ["dev", "prod"])
@@ -192,15 +123,7 @@ def exported_metric_names() -> set[str]:
         client.get("/v1/budget", params=C)  # group C: a warning
         client.get("/v1/budget", params={"model": "nope"})
         text = client.get("/metrics").text
-    return {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", text, re.M)}
-
-
-def metric_names_in(expr: str) -> set[str]:
-    expr = re.sub(r'"[^"]*"', "", expr)
-    expr = re.sub(r"\{[^}]*\}", "", expr)
-    expr = re.sub(r"\[[^\]]*\]", "", expr)
-    words = set(re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b", expr))
-    return {x for x in words if x.startswith("kvplan_")}
+    return names_in_exposition(text)
 
 
 def test_every_dashboard_query_names_a_metric_the_app_exports():
