@@ -58,6 +58,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     accelerator_type: str
     model_revision: str
     planned_at: float
+    served_model: str = ""  # the model as `vllm serve` takes it (a Hub repository, a preset's)
     current: bool = True  # false: the last good plan, kept while the file's entry fails
 
     @property
@@ -201,10 +202,13 @@ def budget_request(spec: DeploymentSpec) -> BudgetRequest:
 
 
 def model_name(registry: Registry, spec: DeploymentSpec) -> str:
-    """vLLM's model_name label: --served-model-name, else the model as `vllm serve` names it (a
-    Hub id; a preset's Hugging Face repository)."""
-    if spec.served_model_name:
-        return spec.served_model_name
+    """vLLM's model_name label: --served-model-name, else the model as `vllm serve` names it."""
+    return spec.served_model_name or served_model(registry, spec)
+
+
+def served_model(registry: Registry, spec: DeploymentSpec) -> str:
+    """The model as `vllm serve` takes it: a Hub repository (without its @revision), a preset's
+    Hugging Face repository (its id when it names none), an inline model's name."""
     ref = model_ref(registry, spec.model)
     if isinstance(ref, Preset):
         return registry.model(ref.name).hf_repo or registry.model(ref.name).id
@@ -232,6 +236,7 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
         budget=b,
         labels=labels,
         model_name=model_name(registry, spec),
+        served_model=served_model(registry, spec),
         accelerator_type=labels.get("gpu") or "custom",
         model_revision=hub["sha"] if hub else "",
         planned_at=now,
