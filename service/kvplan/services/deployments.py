@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from kvplan.core import warnings as w
+from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.autoscale.rule import desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
@@ -284,7 +285,7 @@ def gauges(plan: Plan) -> Mapping[str, float]:
     b = plan.budget
     return {
         "num_gpu_blocks": b.num_blocks,
-        "block_size_tokens": b.block_size,
+        "block_size_tokens": engine_block_size(b),
         "kv_cache_capacity_tokens": b.kv_cache_size_tokens,
         "max_concurrency": b.concurrency.vllm_reported,
         "guaranteed_concurrency": b.concurrency.guaranteed,
