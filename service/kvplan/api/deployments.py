@@ -26,7 +26,16 @@ from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.errors import KvplanError
 from kvplan.hub import cache_only
 from kvplan.presets import Registry
-from kvplan.services.deployments import Failure, Fleet, Plan, digest, gauges, parse, plan_all
+from kvplan.services.deployments import (
+    Failure,
+    Fleet,
+    Plan,
+    digest,
+    file_failure,
+    gauges,
+    parse,
+    plan_all,
+)
 from kvplan.services.models import model_ref
 
 from .hubfetch import prefetch
@@ -99,9 +108,7 @@ class Deployments:
         try:
             data = await asyncio.to_thread(Path(self.path).read_bytes)
         except OSError as e:
-            return self._failed(
-                Failure(deployment=None, field="KVPLAN_DEPLOYMENTS", reason=f"{e.strerror}: {self.path}")
-            )
+            return self._failed(file_failure(self.path, e))
         if not force and self.last_reload_ok and self.fleet is not None and self.fleet.digest == digest(data):
             return False
         try:

@@ -10,6 +10,7 @@ import hashlib
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -272,6 +273,25 @@ def read(registry: Registry, data: bytes, previous: Fleet | None = None) -> Flee
     return plan_all(registry, parse(data), digest(data), previous)
 
 
+def file_failure(path: str, e: OSError) -> Failure:
+    """A deployments file that cannot be read, as the service reports it."""
+    return Failure(deployment=None, field="KVPLAN_DEPLOYMENTS", reason=f"{e.strerror}: {path}")
+
+
+def plan_file(registry: Registry, path: str) -> tuple[Fleet | None, tuple[Failure, ...]]:
+    """A deployments file's plans and what could not be planned, at once (the CLI): no fleet when
+    the file itself cannot be read or used, with the one failure that says why."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return None, (file_failure(path, e),)
+    try:
+        fleet = read(registry, data)
+    except KvplanError as e:
+        return None, (Failure(deployment=None, field=e.field, reason=e.reason),)
+    return fleet, fleet.failures
+
+
 def find(fleet: Fleet | None, namespace: str, name: str) -> Plan | None:
     return None if fleet is None else fleet.plans.get((namespace, name))
 
@@ -328,6 +348,20 @@ class DeploymentList(msgspec.Struct, frozen=True, kw_only=True):
     last_reload: ReloadState | None
     deployments: list[DeploymentAnswer]
     failures: list[Failure]
+
+
+def deployment_list(
+    fleet: Fleet | None, failures: tuple[Failure, ...], file: str | None, last_reload: ReloadState | None
+) -> DeploymentList:
+    """What /v1/deployments answers and `kvplan deployments` prints: every plan by name (each
+    with its entry's failure, if the plan is a last good one), and what could not be planned."""
+    plans = [] if fleet is None else sorted(fleet.plans.values(), key=lambda p: p.key)
+    return DeploymentList(
+        file=file,
+        last_reload=last_reload,
+        deployments=[deployment_answer(p, failures, whole=False) for p in plans],
+        failures=list(failures),
+    )
 
 
 def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> DeploymentAnswer:
