@@ -107,7 +107,7 @@ def _arguments(root: Path) -> list[tuple[list[str], str]]:
                 if isinstance(given, ast.Dict):  # **{**x_kwargs["field"], "default": …}
                     given = next(v for key, v in zip(given.keys, given.values, strict=True) if key is None)
                 if isinstance(given, ast.Subscript):
-                    cls, field = kwargs_of[ast.unparse(given.value)][0], given.slice.value  # type: ignore[attr-defined]
+                    cls, field = kwargs_of[ast.unparse(given.value)][0], ast.literal_eval(given.slice)
                 else:
                     cls, field = kwargs_of[ast.unparse(given)]
                 if _is_bool_field(classes, cls, field):
