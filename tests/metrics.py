@@ -4,6 +4,7 @@ and scenarios no answer cache in this process has seen yet (so the core must run
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -26,3 +27,18 @@ def sample(text: str, name: str, **labels: str) -> float:
         for s in family.samples
         if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
     )
+
+
+def metric_names_in(expr: str, prefix: str = "kvplan_") -> set[str]:
+    """The metric names a PromQL expression reads that start with `prefix` (not its label names,
+    strings or range durations)."""
+    expr = re.sub(r'"[^"]*"', "", expr)
+    expr = re.sub(r"\{[^}]*\}", "", expr)
+    expr = re.sub(r"\[[^\]]*\]", "", expr)
+    words = set(re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b", expr))
+    return {x for x in words if x.startswith(prefix)}
+
+
+def names_in_exposition(text: str) -> set[str]:
+    """The metric names of a /metrics text's samples."""
+    return {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", text, re.M)}

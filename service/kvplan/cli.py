@@ -1,5 +1,7 @@
 """`kvplan serve` runs the service; `kvplan budget` and `kvplan per-token` answer one question
-without a server (key=value arguments, the same fields as the API)."""
+without a server (key=value arguments, the same fields as the API); `kvplan deployments` plans a
+deployments file (a check for CI) and `kvplan manifests` prints a config generated from one of its
+plans, as /v1/deployments does."""
 
 from __future__ import annotations
 
@@ -131,6 +133,62 @@ def _reconcile(args: argparse.Namespace) -> int:
     return _answer(compute, " (give --model a preset id to plan offline)")
 
 
+def _deployments_file(given: str | None) -> str:
+    path = given or os.environ.get("KVPLAN_DEPLOYMENTS", "")
+    if not path:
+        print("error: name the deployments file (or set KVPLAN_DEPLOYMENTS)", file=sys.stderr)
+    return path
+
+
+def _deployments(args: argparse.Namespace) -> int:
+    """Plan a deployments file as the service does and print every plan (the text or JSON of
+    /v1/deployments, without a reload's state): exit 1 when the file or any deployment of it cannot
+    be planned, so CI can check a ConfigMap's file before it is applied; 2 without a file."""
+    import msgspec
+
+    from kvplan.presets import load_registry
+    from kvplan.render import deployments_text
+    from kvplan.services.deployments import deployment_list, plan_file
+
+    path = _deployments_file(args.file)
+    if not path:
+        return 2
+    fleet, failures = plan_file(load_registry(), path)
+    result = deployment_list(fleet, failures, path, None)
+    sys.stdout.write(msgspec.json.encode(result).decode() + "\n" if args.json else deployments_text(result))
+    return 1 if failures else 0
+
+
+def _manifests(args: argparse.Namespace) -> int:
+    """Print the config GET /v1/deployments/{namespace}/{name}/manifests answers for a deployment of
+    the file: exit 1 for a kind, flavor or deployment that is not one, or a deployment (or file)
+    that cannot be planned; 2 without a file."""
+    from kvplan.core.errors import KvplanError
+    from kvplan.presets import load_registry
+    from kvplan.services.deployments import lookup, plan_file
+    from kvplan.services.manifests import manifest_yaml
+
+    path = _deployments_file(args.deployments)
+    if not path:
+        return 2
+    namespace, _, name = args.deployment.partition("/")
+
+    def compute() -> str:
+        if not name:
+            raise KvplanError("deployment", f"{args.deployment!r} is not NAMESPACE/NAME")
+        fleet, failures = plan_file(load_registry(), path)
+        failed = next((f for f in failures if f.deployment in (None, args.deployment)), None)
+        if failed is not None and failed.deployment is None:
+            raise KvplanError(failed.field, failed.reason)
+        if failed is not None:
+            why = f"{failed.field}: {failed.reason}"
+            raise KvplanError("deployment", f"{args.deployment} is not planned: {why}")
+        assert fleet is not None
+        return manifest_yaml(args.kind, lookup(fleet, namespace, name, True), fleet.settings, args.flavor)
+
+    return _answer(compute)
+
+
 def openapi_json() -> str:
     import msgspec
 
@@ -143,8 +201,8 @@ def openapi_json() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line: `serve`, one-shot `budget`/`per-token`, `reconcile` and `openapi`. Returns the
-    process's exit code."""
+    """The command line: `serve`, one-shot `budget`/`per-token`, `reconcile`, `deployments`,
+    `manifests` and `openapi`. Returns the process's exit code."""
     parser = argparse.ArgumentParser(prog="kvplan", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP service")
@@ -163,12 +221,24 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--gpu", help="a GPU preset, when the log prints no total memory")
     rec.add_argument("--target", type=int, help="a concurrency to size the what-ifs for")
     rec.add_argument("--json", action="store_true", help="JSON instead of text")
+    dep = sub.add_parser("deployments", help="plan a deployments file, print each plan; exit 1 if one fails")
+    dep.add_argument("file", nargs="?", help="the deployments file (default: $KVPLAN_DEPLOYMENTS)")
+    dep.add_argument("--json", action="store_true", help="/v1/deployments' JSON instead of text")
+    man = sub.add_parser("manifests", help="print a config generated from a deployment's plan")
+    man.add_argument("kind", help="the config, as GET /v1/deployments/{namespace}/{name}/manifests?kind=")
+    man.add_argument("deployment", metavar="NAMESPACE/NAME")
+    man.add_argument("--deployments", help="the deployments file (default: $KVPLAN_DEPLOYMENTS)")
+    man.add_argument("--flavor", help="the endpoint picker's (kind epp): llm-d, the default, or gie")
     sub.add_parser("openapi", help="print the OpenAPI document (make openapi writes openapi/openapi.json)")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
     if args.command == "reconcile":
         return _reconcile(args)
+    if args.command == "deployments":
+        return _deployments(args)
+    if args.command == "manifests":
+        return _manifests(args)
     if args.command == "openapi":
         sys.stdout.write(openapi_json())
         return 0

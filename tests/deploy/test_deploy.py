@@ -1,9 +1,11 @@
 """deploy/ validated offline: the overlays build, every object validates against the Kubernetes
 schemas (kubernetes-validate ships them), probes, ports, user and command match the app and the
-image, the dashboard and alerts query metrics the app really exports, and hadolint passes."""
+image, the deployments file the app is given plans, the dashboard and alerts query metrics the app
+really exports (the deployments' rules being what kvplan generates), and hadolint passes."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -17,12 +19,15 @@ import yaml
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
+from kvplan.api.settings import Settings
+from kvplan.cli import main
 from kvplan.presets import load_registry
 from tests.deploy.image import ROOT, dockerfile_runtime
+from tests.deploy.schemas import CRD_SCHEMAS, K8S_VERSION, PROMETHEUS_RULE
+from tests.metrics import metric_names_in, names_in_exposition
 from tests.seed import C
 
 DEPLOY = ROOT / "deploy"
-K8S_VERSION = "1.33.0"
 KUBECTL = shutil.which("kubectl")
 
 
@@ -33,76 +38,6 @@ def build(overlay: str) -> list[dict]:
         [KUBECTL, "kustomize", str(DEPLOY / "overlays" / overlay)], capture_output=True, text=True, check=True
     ).stdout
     return [d for d in yaml.safe_load_all(out) if d]
-
-
-def custom_resource(required: list[str], properties: dict) -> dict:
-    """The schema of a custom resource: the Kubernetes envelope around a spec of these fields
-    and no others."""
-    return {
-        "type": "object",
-        "required": ["apiVersion", "kind", "metadata", "spec"],
-        "properties": {
-            "spec": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": required,
-                "properties": properties,
-            }
-        },
-    }
-
-
-SERVICE_MONITOR = custom_resource(
-    ["selector", "endpoints"],
-    {
-        "selector": {"type": "object"},
-        "endpoints": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["port"],
-                "properties": {
-                    "port": {"type": "string"},
-                    "path": {"type": "string"},
-                    "interval": {"type": "string"},
-                },
-            },
-        },
-    },
-)
-PROMETHEUS_RULE = custom_resource(
-    ["groups"],
-    {
-        "groups": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "rules"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "rules": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["alert", "expr", "labels", "annotations"],
-                            "properties": {
-                                "alert": {"type": "string"},
-                                "expr": {"type": "string"},
-                                "for": {"type": "string"},
-                                "labels": {"type": "object", "required": ["severity"]},
-                                "annotations": {"type": "object", "required": ["summary"]},
-                            },
-                        },
-                    },
-                },
-            },
-        }
-    },
-)
-CRD_SCHEMAS = {"ServiceMonitor": SERVICE_MONITOR, "PrometheusRule": PROMETHEUS_RULE}
 
 
 @pytest.mark.parametrize("overlay", ["dev", "prod"])
@@ -186,21 +121,42 @@ def test_the_presets_config_map_is_mounted_where_the_app_reads_extra_presets(tmp
     assert "l20-48gb" in reg.gpus
 
 
+def test_the_deployments_config_map_is_mounted_where_kvplan_deployments_points_and_plans(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.delenv("KVPLAN_EXTRA_PRESETS", raising=False)  # the built-in presets plan it
+    d = deployment()
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    directory, _, file = env["KVPLAN_DEPLOYMENTS"].rpartition("/")
+    mount = next(m for m in c["volumeMounts"] if m["mountPath"] == directory)
+    assert "subPath" not in mount  # an edit of the ConfigMap reaches the mounted directory
+    volume = next(v for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+    cm = next(
+        o
+        for o in build("prod")
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] == volume["configMap"]["name"]
+    )
+    assert cm["metadata"]["name"] == "kvplan-deployments"  # no hash suffix: edited in place
+    (tmp_path / file).write_text(cm["data"][file])
+    assert main(["deployments", str(tmp_path / file)]) == 0, capsys.readouterr().out  # every one plans
+
+
+def test_the_service_monitor_keeps_the_deployment_series_own_labels():
+    [monitor] = [o for o in build("prod") if o["kind"] == "ServiceMonitor"]
+    assert all(e["honorLabels"] for e in monitor["spec"]["endpoints"])
+
+
+@functools.cache
 def exported_metric_names() -> set[str]:
-    app = create_app(registry=load_registry(extra_dir=""))
+    """Every metric name the app exports as deployed: with the base's deployments file."""
+    settings = Settings(deployments=str(DEPLOY / "base" / "deployments.toml"))
+    app = create_app(settings, registry=load_registry(extra_dir=""))
     with TestClient(app) as client:
         client.get("/v1/budget", params=C)  # group C: a warning
         client.get("/v1/budget", params={"model": "nope"})
         text = client.get("/metrics").text
-    return {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", text, re.M)}
-
-
-def metric_names_in(expr: str) -> set[str]:
-    expr = re.sub(r'"[^"]*"', "", expr)
-    expr = re.sub(r"\{[^}]*\}", "", expr)
-    expr = re.sub(r"\[[^\]]*\]", "", expr)
-    words = set(re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b", expr))
-    return {x for x in words if x.startswith("kvplan_")}
+    return names_in_exposition(text)
 
 
 def test_every_dashboard_query_names_a_metric_the_app_exports():
@@ -216,22 +172,45 @@ def test_every_dashboard_query_names_a_metric_the_app_exports():
             assert names <= exported, (panel["title"], names - exported)
 
 
-def test_alert_rules_parse_and_query_exported_metrics(tmp_path):
-    rule = yaml.safe_load((DEPLOY / "monitoring" / "prometheusrule.yaml").read_text())
+RULE_FILES = {
+    "prometheusrule.yaml": {"KvplanHighErrorRatio", "KvplanHighLatency", "KvplanDeploymentsReloadFailed"},
+    "kvplan-deployments-rules.yaml": {"KvplanDesiredReplicasAboveMax", "KvplanEngineBlocksDifferFromPlan"},
+}
+
+
+@pytest.mark.parametrize("file", RULE_FILES)
+def test_alert_rules_parse_and_query_exported_metrics(tmp_path, file):
+    rule = yaml.safe_load((DEPLOY / "monitoring" / file).read_text())
     jsonschema.validate(rule, PROMETHEUS_RULE)
     exported = exported_metric_names()
-    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"]]
-    assert {"KvplanHighErrorRatio", "KvplanHighLatency"} <= {a["alert"] for a in alerts}
-    for a in alerts:
-        names = metric_names_in(a["expr"])
-        assert names, a["expr"]  # an alert on no kvplan metric would pass the subset check vacuously
-        assert names <= exported, (a["alert"], names - exported)
-        assert a["expr"].count("(") == a["expr"].count(")")
+    rules = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    assert RULE_FILES[file] <= {r.get("alert") for r in rules}
+    for r in rules:
+        names = metric_names_in(r["expr"])
+        # an alert on no kvplan metric would pass the subset check vacuously
+        assert names or "record" in r, r["expr"]
+        assert names <= exported, (r.get("alert") or r["record"], names - exported)
+        assert r["expr"].count("(") == r["expr"].count(")")
     promtool = shutil.which("promtool")
     if promtool:  # the full PromQL parse where Prometheus' own tool is installed
         rules = tmp_path / "rules.yaml"
         rules.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
         subprocess.run([promtool, "check", "rules", str(rules)], check=True, capture_output=True)
+
+
+def test_the_deployments_rules_are_the_ones_kvplan_generates_now():
+    committed = (DEPLOY / "monitoring" / "kvplan-deployments-rules.yaml").read_text()
+    settings = Settings(deployments=str(DEPLOY / "base" / "deployments.toml"))
+    with TestClient(create_app(settings, registry=load_registry(extra_dir=""))) as client:
+        deployments = client.get("/v1/deployments").json()["deployments"]
+        assert deployments
+        for d in deployments:
+            url = f"/v1/deployments/{d['namespace']}/{d['name']}/manifests"
+            assert client.get(url, params={"kind": "prometheusrule"}).text == committed, (
+                "regenerate it: kvplan manifests prometheusrule "
+                f"{d['namespace']}/{d['name']} --deployments deploy/base/deployments.toml"
+                " > deploy/monitoring/kvplan-deployments-rules.yaml"
+            )
 
 
 def test_dockerfile_passes_hadolint_and_is_pinned_and_multi_stage():

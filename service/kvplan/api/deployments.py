@@ -22,10 +22,20 @@ import structlog
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
+from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.errors import KvplanError
 from kvplan.hub import cache_only
 from kvplan.presets import Registry
-from kvplan.services.deployments import Failure, Fleet, Plan, digest, gauges, parse, plan_all
+from kvplan.services.deployments import (
+    Failure,
+    Fleet,
+    Plan,
+    digest,
+    file_failure,
+    gauges,
+    parse,
+    plan_all,
+)
 from kvplan.services.models import model_ref
 
 from .hubfetch import prefetch
@@ -99,9 +109,7 @@ class Deployments:
         try:
             data = await asyncio.to_thread(Path(self.path).read_bytes)
         except OSError as e:
-            return self._failed(
-                Failure(deployment=None, field="KVPLAN_DEPLOYMENTS", reason=f"{e.strerror}: {self.path}")
-            )
+            return self._failed(file_failure(self.path, e))
         if not force and self.last_reload_ok and self.fleet is not None and self.fleet.digest == digest(data):
             return False
         try:
@@ -224,7 +232,7 @@ def deployment_families(
     for p in plans:
         b = p.budget
         info.add_metric([*_labels(p), b.engine, p.labels["registry_version"], p.model_revision], 1.0)
-        cache.add_metric([*_labels(p), str(b.num_blocks), str(b.block_size)], 1.0)
+        cache.add_metric([*_labels(p), str(b.num_blocks), str(engine_block_size(b))], 1.0)
         current.add_metric(_labels(p), 1.0 if p.current else 0.0)
     reload_ok = GaugeMetricFamily(
         "kvplan_deployments_last_reload_successful",

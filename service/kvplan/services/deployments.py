@@ -10,12 +10,14 @@ import hashlib
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import msgspec.inspect
 
 from kvplan.core import warnings as w
+from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.autoscale.rule import desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
@@ -59,6 +61,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     accelerator_type: str
     model_revision: str
     planned_at: float
+    served_model: str = ""  # the model as `vllm serve` takes it (a Hub repository, a preset's)
     current: bool = True  # false: the last good plan, kept while the file's entry fails
 
     @property
@@ -216,10 +219,13 @@ def budget_request(spec: DeploymentSpec) -> BudgetRequest:
 
 
 def model_name(registry: Registry, spec: DeploymentSpec) -> str:
-    """vLLM's model_name label: --served-model-name, else the model as `vllm serve` names it (a
-    Hub id; a preset's Hugging Face repository)."""
-    if spec.served_model_name:
-        return spec.served_model_name
+    """vLLM's model_name label: --served-model-name, else the model as `vllm serve` names it."""
+    return spec.served_model_name or served_model(registry, spec)
+
+
+def served_model(registry: Registry, spec: DeploymentSpec) -> str:
+    """The model as `vllm serve` takes it: a Hub repository (without its @revision), a preset's
+    Hugging Face repository (its id when it names none), an inline model's name."""
     ref = model_ref(registry, spec.model)
     if isinstance(ref, Preset):
         return registry.model(ref.name).hf_repo or registry.model(ref.name).id
@@ -247,6 +253,7 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
         budget=b,
         labels=labels,
         model_name=model_name(registry, spec),
+        served_model=served_model(registry, spec),
         accelerator_type=labels.get("gpu") or "custom",
         model_revision=hub["sha"] if hub else "",
         planned_at=now,
@@ -281,6 +288,25 @@ def read(registry: Registry, data: bytes, previous: Fleet | None = None) -> Flee
     return plan_all(registry, parse(data), digest(data), previous)
 
 
+def file_failure(path: str, e: OSError) -> Failure:
+    """A deployments file that cannot be read, as the service reports it."""
+    return Failure(deployment=None, field="KVPLAN_DEPLOYMENTS", reason=f"{e.strerror}: {path}")
+
+
+def plan_file(registry: Registry, path: str) -> tuple[Fleet | None, tuple[Failure, ...]]:
+    """A deployments file's plans and what could not be planned, at once (the CLI): no fleet when
+    the file itself cannot be read or used, with the one failure that says why."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return None, (file_failure(path, e),)
+    try:
+        fleet = read(registry, data)
+    except KvplanError as e:
+        return None, (Failure(deployment=None, field=e.field, reason=e.reason),)
+    return fleet, fleet.failures
+
+
 def find(fleet: Fleet | None, namespace: str, name: str) -> Plan | None:
     return None if fleet is None else fleet.plans.get((namespace, name))
 
@@ -294,7 +320,7 @@ def gauges(plan: Plan) -> Mapping[str, float]:
     b = plan.budget
     return {
         "num_gpu_blocks": b.num_blocks,
-        "block_size_tokens": b.block_size,
+        "block_size_tokens": engine_block_size(b),
         "kv_cache_capacity_tokens": b.kv_cache_size_tokens,
         "max_concurrency": b.concurrency.vllm_reported,
         "guaranteed_concurrency": b.concurrency.guaranteed,
@@ -337,6 +363,20 @@ class DeploymentList(msgspec.Struct, frozen=True, kw_only=True):
     last_reload: ReloadState | None
     deployments: list[DeploymentAnswer]
     failures: list[Failure]
+
+
+def deployment_list(
+    fleet: Fleet | None, failures: tuple[Failure, ...], file: str | None, last_reload: ReloadState | None
+) -> DeploymentList:
+    """What /v1/deployments answers and `kvplan deployments` prints: every plan by name (each
+    with its entry's failure, if the plan is a last good one), and what could not be planned."""
+    plans = [] if fleet is None else sorted(fleet.plans.values(), key=lambda p: p.key)
+    return DeploymentList(
+        file=file,
+        last_reload=last_reload,
+        deployments=[deployment_answer(p, failures, whole=False) for p in plans],
+        failures=list(failures),
+    )
 
 
 def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> DeploymentAnswer:

@@ -8,13 +8,16 @@ from typing import Any
 import yaml
 
 from kvplan.core.autoscale.manifests import (
+    CHARS_PER_TOKEN,
     MANAGED,
     Site,
     adapter_rules,
     endpoint_picker,
+    engine_block_size,
     hpa,
     prometheus_rule,
     router_figures,
+    scale_down_window,
     scaled_object,
     vllm_args,
 )
@@ -30,19 +33,17 @@ _ENGINE_SETTINGS = EngineSettings.__struct_fields__
 
 
 def site(plan: Plan, settings: AutoscalingSettings) -> Site:
-    """The plan's deployment as the manifests name it."""
+    """The plan's deployment as the manifests name it: `vllm serve` takes a Hub model's repository,
+    and the revision the file pinned (`org/name@revision`) as --revision."""
     s = plan.spec
-    model = s.model if isinstance(s.model, str) else plan.model_name
     hub = plan.labels.get("hub")
-    if hub is not None:
-        model = hub["repo_id"]  # `vllm serve` takes the repository; the revision is its --revision
-    elif isinstance(s.model, str) and plan.model_name and "/" in plan.model_name and not s.served_model_name:
-        model = plan.model_name  # a preset: its Hugging Face repository
+    pinned = hub is not None and isinstance(s.model, str) and "@" in s.model
     return Site(
         namespace=s.namespace,
         name=s.name,
-        model=model,
+        model=plan.served_model or plan.model_name,
         model_name=plan.model_name,
+        revision=hub["revision"] if pinned else None,
         quantization=s.quantization,
         match_on=tuple(settings.match_on.split(",")),
         prometheus_address=settings.prometheus_address,
@@ -59,7 +60,8 @@ def _header(kind: str, plan: Plan, lines: list[str]) -> str:
     said = [
         f"# kvplan {kind} for {plan.spec.namespace}/{plan.spec.name}: {plan.model_name}"
         f" on {plan.accelerator_type},",
-        f"# {b.num_blocks:,} blocks of {b.block_size} tokens ({b.kv_cache_size_tokens:,} tokens) a replica,"
+        f"# {b.num_blocks:,} blocks of {engine_block_size(b)} tokens ({b.kv_cache_size_tokens:,} tokens)"
+        " a replica,"
         f" planned under {b.engine} with presets {plan.labels['registry_version']}.",
         *(f"# {line}" for line in lines),
     ]
@@ -85,15 +87,26 @@ def manifest_yaml(kind: str, plan: Plan, settings: AutoscalingSettings, flavor: 
     """One kind of config for this plan, as YAML."""
     st = site(plan, settings)
     b = plan.budget
-    if kind == "prometheusrule":
-        notes = [
-            "The same rules serve every deployment: apply this once, where your Prometheus selects rules.",
-            f"vLLM's series are matched to a deployment on: {', '.join(st.match_on)} (docs/autoscaling.md).",
+    if kind == "prometheusrule":  # the same for every deployment: no plan of one in its header
+        said = [
+            "# kvplan prometheusrule: the recording rules and alerts of every deployment kvplan plans.",
+            "# The same rules serve every deployment: apply this once, where your Prometheus selects rules.",
+            f"# vLLM's series are matched to a deployment on: {', '.join(st.match_on)}"
+            " (docs/autoscaling.md).",
         ]
-        return _header(kind, plan, notes) + _dump([prometheus_rule(st.match_on)])
+        return "\n".join(said) + "\n" + _dump([prometheus_rule(st.match_on)])
+    capped = (
+        [
+            f"scaleDown.stabilizationWindowSeconds is {scale_down_window(st)}: Kubernetes takes at most that,"
+            f" not cooldown_seconds ({st.cooldown_seconds})."
+        ]
+        if scale_down_window(st) < st.cooldown_seconds
+        else []
+    )
     if kind == "keda":
         notes = [
-            "Needs kvplan's PrometheusRule (kind=prometheusrule) and kvplan scraped with honorLabels: true."
+            "Needs kvplan's PrometheusRule (kind=prometheusrule) and kvplan scraped with honorLabels: true.",
+            *capped,
         ]
         return _header(kind, plan, notes) + _dump([scaled_object(st)])
     if kind == "hpa":
@@ -103,6 +116,7 @@ def manifest_yaml(kind: str, plan: Plan, settings: AutoscalingSettings, flavor: 
         ]
         if st.min_replicas == 0:
             notes.append("An HPA keeps at least 1 replica: minReplicas is 1 (min_replicas 0 needs KEDA).")
+        notes += capped
         adapter = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -122,7 +136,7 @@ def manifest_yaml(kind: str, plan: Plan, settings: AutoscalingSettings, flavor: 
         notes = [
             f"blockSize: vLLM's block of {f.block_size_tokens} tokens"
             + (
-                f" (× {4} characters a token: the gie prefix index counts characters)"
+                f" (× {CHARS_PER_TOKEN} characters a token: the gie prefix index counts characters)"
                 if chosen == "gie"
                 else ""
             ),

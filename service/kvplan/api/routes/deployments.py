@@ -12,9 +12,9 @@ from litestar.params import FromPath
 from kvplan.render import deployment_text, deployments_text, replicas_text
 from kvplan.schemas.deployments import ReplicasRequest
 from kvplan.services.deployments import (
-    DeploymentList,
     ReloadState,
     deployment_answer,
+    deployment_list,
     lookup,
     observed_replicas,
     replica_labels,
@@ -45,19 +45,12 @@ async def list_deployments(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Every deployment of KVPLAN_DEPLOYMENTS with its series' values, and what the last reading
     of the file could not plan (each by name)."""
     d = _plans(request)
-    fleet = d.fleet
-    failures = d.failures()
-    plans = [] if fleet is None else sorted(fleet.plans.values(), key=lambda p: p.key)
-    result = DeploymentList(
-        file=d.path or None,
-        last_reload=(
-            ReloadState(successful=d.last_reload_ok, at=d.last_reload_at, last_success_at=d.last_success_at)
-            if d.configured
-            else None
-        ),
-        deployments=[deployment_answer(p, failures, whole=False) for p in plans],
-        failures=list(failures),
+    reload = (
+        ReloadState(successful=d.last_reload_ok, at=d.last_reload_at, last_success_at=d.last_success_at)
+        if d.configured
+        else None
     )
+    result = deployment_list(d.fleet, d.failures(), d.path or None, reload)
     if answer_format(request) == "text":
         return answer(deployments_text(result), True)
     return answer(msgspec.json.encode(result), False)

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from kvplan.core.budget.types import Budget, EngineSettings
+from kvplan.core.model.geometry import KIND_NAMES, MAMBA, MAMBA_REPLICATED
 from kvplan.core.units import GiB
 
 from .promql import DESIRED, rule_groups
@@ -21,6 +22,10 @@ ADAPTER_METRIC = "kvplan_deployment_desired_replicas"  # prometheus-adapter's na
 # Prompt characters a token, as the endpoint picker's prefix index assumes when it counts in
 # characters (gateway-api-inference-extension: blockSize 64 = 16 tokens × 4 characters).
 CHARS_PER_TOKEN = 4
+# Kubernetes refuses an HPA behavior's stabilizationWindowSeconds above an hour (KEDA's CRD says
+# so too: "less than or equal to 3600").
+STABILIZATION_WINDOW_LIMIT_SECONDS = 3600
+_STATE_KINDS = frozenset({KIND_NAMES[MAMBA], KIND_NAMES[MAMBA_REPLICATED]})
 
 
 class Site(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,6 +35,7 @@ class Site(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     model: str  # as `vllm serve` takes it: a Hub id, or a path
     model_name: str  # --served-model-name: vLLM's model_name label
+    revision: str | None = None  # --revision: the Hub revision the file pinned (org/name@revision)
     quantization: str | None = None  # --quantization, when the file gave it
     match_on: tuple[str, ...]
     prometheus_address: str
@@ -42,6 +48,21 @@ class Site(msgspec.Struct, frozen=True, kw_only=True):
 
 def _metadata(site: Site, name: str | None = None) -> dict[str, Any]:
     return {"name": name or site.name, "namespace": site.namespace, "labels": dict(MANAGED)}
+
+
+def engine_block_size(b: Budget) -> int:
+    """The block_size vLLM runs with (its vllm:cache_config_info label, the block it hashes prefixes
+    in): the one planned with, unless the model mixes attention with Mamba states, whose attention
+    block vLLM raises until a page holds a state (Platform._align_hybrid_block_size sets
+    cache_config.block_size): then the attention groups' block."""
+    if not any(g.kind in _STATE_KINDS for g in b.groups):
+        return b.block_size
+    return max((g.block_size for g in b.groups if g.kind not in _STATE_KINDS), default=b.block_size)
+
+
+def scale_down_window(site: Site) -> int:
+    """The cooldown as an HPA's scale-down stabilization window, which Kubernetes caps at an hour."""
+    return min(site.cooldown_seconds, STABILIZATION_WINDOW_LIMIT_SECONDS)
 
 
 def desired_query(site: Site) -> str:
@@ -62,7 +83,9 @@ def prometheus_rule(match_on: Sequence[str]) -> dict[str, Any]:
 def scaled_object(site: Site) -> dict[str, Any]:
     """KEDA's prometheus trigger on the desired count: threshold 1 with AverageValue makes the
     HPA's count ceil(desired / 1) = desired. An empty answer (rules or kvplan missing) is an error
-    for KEDA, which then keeps the replicas as they are, rather than a zero that scales down."""
+    for KEDA, which then keeps the replicas as they are, rather than a zero that scales down.
+    cooldownPeriod only delays the last replica's removal (to zero); the HPA KEDA makes waits the
+    same cooldown before any other scale-down, as kind=hpa's does."""
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
@@ -73,6 +96,11 @@ def scaled_object(site: Site) -> dict[str, Any]:
             "maxReplicaCount": site.max_replicas,
             "pollingInterval": site.polling_interval_seconds,
             "cooldownPeriod": site.cooldown_seconds,
+            "advanced": {
+                "horizontalPodAutoscalerConfig": {
+                    "behavior": {"scaleDown": {"stabilizationWindowSeconds": scale_down_window(site)}}
+                }
+            },
             "triggers": [
                 {
                     "type": "prometheus",
@@ -129,7 +157,7 @@ def hpa(site: Site) -> dict[str, Any]:
                     },
                 }
             ],
-            "behavior": {"scaleDown": {"stabilizationWindowSeconds": site.cooldown_seconds}},
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": scale_down_window(site)}},
         },
     }
 
@@ -147,14 +175,16 @@ class RouterFigures(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def router_figures(b: Budget, target_utilization: float) -> RouterFigures:
-    """The prefix index holds one entry a KV block, blocks of vLLM's size; a replica is saturated
-    once its free KV no longer holds one more request of context_tokens (so the threshold is
-    1 − blocks a request / blocks, floored to 0.001), or once more requests wait than the headroom
-    between the autoscaler's target and what it schedules (schedulable − ⌊u × schedulable⌋)."""
+    """The prefix index holds one entry a KV block, blocks of the size vLLM runs with (as its
+    autoTune reads them from the engines' vllm:cache_config_info: block_size, num_gpu_blocks); a
+    replica is saturated once its free KV no longer holds one more request of context_tokens (so
+    the threshold is 1 − blocks a request / blocks, floored to 0.001), or once more requests wait
+    than the headroom between the autoscaler's target and what it schedules
+    (schedulable − ⌊u × schedulable⌋)."""
     util = math.floor((1 - b.blocks_per_request / b.num_blocks) * 1000) / 1000 if b.num_blocks else 0.0
     schedulable = b.concurrency.schedulable
     return RouterFigures(
-        block_size_tokens=b.block_size,
+        block_size_tokens=engine_block_size(b),
         lru_capacity_per_server=b.num_blocks,
         kv_cache_util_threshold=max(0.001, util),
         queue_depth_threshold=max(1, schedulable - math.floor(target_utilization * schedulable)),
@@ -252,6 +282,8 @@ def vllm_args(site: Site, b: Budget, given: EngineSettings) -> list[str]:
     did: the model, its served name (the label kvplan's series match), the layout and every limit
     the plan resolved, and each setting the deployments file gave."""
     args = [site.model, f"--served-model-name={site.model_name}"]
+    if site.revision is not None:
+        args.append(f"--revision={site.revision}")
     if b.tensor_parallel_size > 1:
         args.append(f"--tensor-parallel-size={b.tensor_parallel_size}")
     if b.pipeline_parallel_size > 1:
@@ -271,6 +303,8 @@ def vllm_args(site: Site, b: Budget, given: EngineSettings) -> list[str]:
         args.append(f"--quantization={site.quantization}")
     if given.kv_cache_dtype != "auto":
         args.append(f"--kv-cache-dtype={given.kv_cache_dtype}")
+    if given.kv_cache_dtype_skip_layers:  # a list flag (nargs="+"): its values follow it
+        args += ["--kv-cache-dtype-skip-layers", *(str(x) for x in given.kv_cache_dtype_skip_layers)]
     if given.block_size is not None:
         args.append(f"--block-size={given.block_size}")
     if given.enforce_eager:
