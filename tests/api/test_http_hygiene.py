@@ -16,6 +16,7 @@ from kvplan.api.app import create_app
 from kvplan.api.hygiene import BODY_MEDIA_TYPES, MAX_ID_CHARS, MAX_PATH_BYTES, RouteHygiene
 from kvplan.api.settings import Settings
 from kvplan.presets import Registry
+from tests.autoscale.conftest import FLEET
 
 BUDGET_Q = "model=llama-3-8b&gpu=h100-sxm-80gb"
 # One URL answering 200 for every GET route template of the app (a new route must be added here).
@@ -29,6 +30,9 @@ GET_URLS = {
     "/v1/gpus": "/v1/gpus",
     "/v1/gpus/{gpu_id}": "/v1/gpus/h100-sxm-80gb",
     "/v1/engines": "/v1/engines",
+    "/v1/deployments": "/v1/deployments",
+    "/v1/deployments/{namespace}/{name}": "/v1/deployments/serving/llama-8b-h100",
+    "/v1/deployments/{namespace}/{name}/manifests": "/v1/deployments/serving/llama-8b-h100/manifests?kind=keda",
     "/healthz": "/healthz",
     "/readyz": "/readyz",
     "/metrics": "/metrics",
@@ -65,7 +69,7 @@ JSON_TYPES = ["application/json", "application/json; charset=utf-8", "Applicatio
 
 @pytest.fixture(scope="module")
 def app(registry: Registry) -> Litestar:
-    return create_app(registry=registry)
+    return create_app(Settings(deployments=str(FLEET)), registry=registry)
 
 
 @pytest.fixture(scope="module")

@@ -163,6 +163,12 @@ MAX_METRICS_SAMPLES = 20_000
 MAX_METRICS_LINE_CHARS = 65_536
 MAX_METRICS_LABELS = 128
 
+# The deployments file (KVPLAN_DEPLOYMENTS) and what an autoscaler observes of one deployment
+# (schemas/deployments.py): each replica's /metrics is at most MAX_METRICS_BYTES.
+MAX_DEPLOYMENTS = 1000
+MAX_REPLICAS = 10_000
+MAX_OBSERVED_REPLICAS = 1000
+
 # A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a
 # checkpoint's (hub/safetensors.py).
 MAX_DIMENSION = 1 << 40

@@ -9,14 +9,10 @@ import msgspec
 from msgspec import Meta
 
 from kvplan.core.budget.types import ENGINE_SETTINGS
+from kvplan.core.limits import MAX_METRICS_BYTES, MAX_OBSERVED_REPLICAS, MAX_REPLICAS
 from kvplan.core.validate import Input
 
 from .common import _AT, Name, takes
-
-MAX_DEPLOYMENTS = 1000
-MAX_REPLICAS = 10_000
-MAX_SCRAPE_BYTES = 4 * 1024 * 1024  # one replica's /metrics; vLLM's own is about 60 KiB
-MAX_OBSERVED_REPLICAS = 1000
 
 # Kubernetes object names (DNS-1123): what the generated manifests are named after.
 KubeName = Annotated[
@@ -102,7 +98,7 @@ class ReplicasRequest(Input):
 
     metrics: (
         Annotated[
-            list[Annotated[str, Meta(max_length=MAX_SCRAPE_BYTES)]],
+            list[Annotated[str, Meta(max_length=MAX_METRICS_BYTES)]],
             Meta(max_length=MAX_OBSERVED_REPLICAS, description="one ready replica's /metrics text each"),
         ]
         | None

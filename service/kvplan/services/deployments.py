@@ -22,10 +22,11 @@ from kvplan.core.autoscale.rule import desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
 from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment
+from kvplan.core.limits import MAX_DEPLOYMENTS
 from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, unknown_field
-from kvplan.schemas.deployments import MAX_DEPLOYMENTS, AutoscalingSettings, DeploymentSpec, ReplicasRequest
+from kvplan.schemas.deployments import AutoscalingSettings, DeploymentSpec, ReplicasRequest
 
 from .answers import budget_answer
 from .models import Inline, Preset, model_ref
