@@ -19,6 +19,7 @@ from kvplan.presets import Registry
 from tests.autoscale.conftest import FLEET
 
 BUDGET_Q = "model=llama-3-8b&gpu=h100-sxm-80gb"
+DEPLOYMENT = "/v1/deployments/serving/llama-8b-h100"
 # One URL answering 200 for every GET route template of the app (a new route must be added here).
 GET_URLS = {
     "/v1/per-token": "/v1/per-token?model=llama-3-8b",
@@ -31,8 +32,8 @@ GET_URLS = {
     "/v1/gpus/{gpu_id}": "/v1/gpus/h100-sxm-80gb",
     "/v1/engines": "/v1/engines",
     "/v1/deployments": "/v1/deployments",
-    "/v1/deployments/{namespace}/{name}": "/v1/deployments/serving/llama-8b-h100",
-    "/v1/deployments/{namespace}/{name}/manifests": "/v1/deployments/serving/llama-8b-h100/manifests?kind=keda",
+    "/v1/deployments/{namespace}/{name}": DEPLOYMENT,
+    "/v1/deployments/{namespace}/{name}/manifests": f"{DEPLOYMENT}/manifests?kind=epp",
     "/healthz": "/healthz",
     "/readyz": "/readyz",
     "/metrics": "/metrics",

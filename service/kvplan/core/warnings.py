@@ -32,6 +32,8 @@ NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
 DESIRED_ABOVE_MAX_REPLICAS = "desired_above_max_replicas"
 NO_READY_REPLICAS = "no_ready_replicas"
 MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
+SCRAPE_CLEANED = "scrape_cleaned"
+SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -70,6 +72,12 @@ CODES: dict[str, str] = {
     MEAN_PROMPT_ASSUMED: (
         "Waiting requests were counted at an assumed prompt length (the scrapes' lifetime mean, or "
         "context_tokens): give mean_prompt_tokens, the last 5 minutes' mean, to match Prometheus's rule."
+    ),
+    SCRAPE_CLEANED: (
+        "Lines around a pasted /metrics that are not the exposition were dropped (a fence, a shell line)."
+    ),
+    SCRAPE_MODEL_DIFFERS: (
+        "A scrape's series name another model than the deployment's: is it this deployment's replica?"
     ),
     MAX_MODEL_LEN_EXCEEDS_DERIVED: (
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
@@ -110,6 +118,8 @@ SEVERITY: dict[str, Severity] = {
     DESIRED_ABOVE_MAX_REPLICAS: Severity.WARNING,
     NO_READY_REPLICAS: Severity.INFO,
     MEAN_PROMPT_ASSUMED: Severity.INFO,
+    SCRAPE_CLEANED: Severity.INFO,
+    SCRAPE_MODEL_DIFFERS: Severity.WARNING,
 }
 
 

@@ -30,7 +30,7 @@ from kvplan.schemas.deployments import AutoscalingSettings, DeploymentSpec, Repl
 
 from .answers import budget_answer
 from .models import Inline, Preset, model_ref
-from .scrape import replica_load
+from .scrape import ScrapedLoad, replica_load
 
 Key = tuple[str, str]  # (namespace, name)
 TOP_LEVEL = ("deployment", "autoscaling")
@@ -425,9 +425,24 @@ def observed_replicas(
             "metrics", "give one of metrics (each ready replica's /metrics text) or replicas (the numbers)"
         )
     prompt, source = req.mean_prompt_tokens, "given"
+    said: list[w.Warning] = []
     if req.metrics is not None:
-        scraped = [replica_load(text, f"metrics[{i}]", should_stop) for i, text in enumerate(req.metrics)]
+        scraped = _scrapes(req.metrics, should_stop)
         loads = [s.load for s in scraped]
+        for i, s in enumerate(scraped):
+            if s.notes:
+                text = f"metrics[{i}]: dropped {', '.join(s.notes)} around the exposition."
+                said.append(w.Warning(w.SCRAPE_CLEANED, text))
+            if s.model_names and plan.model_name not in s.model_names:
+                served = ", ".join(sorted(s.model_names))
+                said.append(
+                    w.Warning(
+                        w.SCRAPE_MODEL_DIFFERS,
+                        f"metrics[{i}] is vLLM serving {served}, not {plan.model_name}"
+                        f" ({plan.spec.namespace}/{plan.spec.name}'s model_name): is it this deployment's"
+                        " replica?",
+                    )
+                )
         count = sum(s.prompt_count for s in scraped)
         if prompt is None and count > 0:
             prompt, source = sum(s.prompt_sum for s in scraped) / count, "scrapes"
@@ -440,7 +455,26 @@ def observed_replicas(
             )
             for r in req.replicas or ()
         ]
-    return desired_replicas(plan.target(), loads, prompt, source)
+    r = desired_replicas(plan.target(), loads, prompt, source)
+    return msgspec.structs.replace(r, warnings=(*said, *r.warnings)) if said else r
+
+
+def _scrapes(texts: list[str], should_stop: Callable[[], bool] | None) -> list[ScrapedLoad]:
+    """Every replica's load; the errors of all bad scrapes in one, named by the first."""
+    out: list[ScrapedLoad] = []
+    errors: list[InvalidInput] = []
+    for i, text in enumerate(texts):
+        try:
+            out.append(replica_load(text, f"metrics[{i}]", should_stop))
+        except InvalidInput as e:
+            errors.append(e)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        rest = "; ".join(f"{e.field}: {e.reason}" for e in errors[1:4])
+        more = f"; and {len(errors) - 4} more" if len(errors) > 4 else ""
+        raise InvalidInput(errors[0].field, f"{errors[0].reason} (also {rest}{more})")
+    return out
 
 
 def replica_labels(plan: Plan) -> dict[str, Any]:
