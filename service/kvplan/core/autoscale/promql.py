@@ -89,7 +89,8 @@ def recording_rules(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str
 
 def alerts(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str, Any]]:
     """Desired above max_replicas for 10 minutes; an engine whose cache_config_info states other
-    blocks than the plan (a different engine, GPU, memory setting or flag than planned)."""
+    blocks than the plan (a different engine, GPU, memory setting or flag than planned), one alert
+    an engine: each engine of a data-parallel pod allocates its own blocks."""
     j = _by(match_on)
     engines_config = "vllm:cache_config_info"
     if "model_name" in match_on:  # vLLM's cache_config_info has no model_name: take its pod's
@@ -119,7 +120,7 @@ def alerts(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str, Any]]:
         {
             "alert": "KvplanEngineBlocksDifferFromPlan",
             "expr": (
-                f"(max by ({j}, num_gpu_blocks, instance) ({engines_config})"
+                f"(max by ({j}, num_gpu_blocks, instance, engine) ({engines_config})"
                 f" unless on ({j}, num_gpu_blocks) kvplan_deployment_cache_config_info)"
                 f" and on ({j}) kvplan_deployment_cache_config_info"
             ),
@@ -130,11 +131,12 @@ def alerts(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str, Any]]:
                     f"{where}: an engine has {{{{ $labels.num_gpu_blocks }}}} KV blocks, not the plan's"
                 ),
                 "description": (
-                    "vLLM on {{ $labels.instance }} reports num_gpu_blocks {{ $labels.num_gpu_blocks }} in "
-                    "vllm:cache_config_info; kvplan planned kvplan_deployment_num_gpu_blocks. The engine "
-                    "runs with other inputs than the deployments file says (engine version, GPU, "
-                    "gpu_memory_utilization, max_model_len, kv_cache_dtype, …): its capacity, and the "
-                    "replica count, are off. Reconcile its start-up log with POST /v1/reconcile."
+                    "vLLM on {{ $labels.instance }} (engine {{ $labels.engine }}) reports num_gpu_blocks "
+                    "{{ $labels.num_gpu_blocks }} in vllm:cache_config_info; kvplan planned "
+                    "kvplan_deployment_num_gpu_blocks. The engine runs with other inputs than the "
+                    "deployments file says (engine version, GPU, gpu_memory_utilization, max_model_len, "
+                    "kv_cache_dtype, …): its capacity, and the replica count, are off. Reconcile its "
+                    "start-up log with POST /v1/reconcile."
                 ),
             },
         },
