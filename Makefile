@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps lock reliability oracle
+.PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps prometheus-deps lock reliability oracle
 
 # Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
 $(STAMP): pyproject.toml requirements-dev.lock
@@ -44,7 +44,18 @@ browser-deps:
 	  else echo "chromium is missing and this is not root: the browser tests will be skipped"; fi; \
 	fi
 
-test: lint browser-deps
+# The Prometheus tests (tests/autoscale) run Debian's prometheus and promtool.
+prometheus-deps:
+	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing prometheus (Debian) for the Prometheus tests"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+	      { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; \
+	  else echo "prometheus or promtool is missing and this is not root: the Prometheus tests will be skipped"; fi; \
+	fi
+
+test: lint browser-deps prometheus-deps
 	$(BIN)/pytest -q
 
 contract: $(STAMP)
