@@ -224,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     dep = sub.add_parser("deployments", help="plan a deployments file, print each plan; exit 1 if one fails")
     dep.add_argument("file", nargs="?", help="the deployments file (default: $KVPLAN_DEPLOYMENTS)")
     dep.add_argument("--json", action="store_true", help="/v1/deployments' JSON instead of text")
+    from kvplan.services.manifests import MANIFEST_KINDS
+
     man = sub.add_parser("manifests", help="print a config generated from a deployment's plan")
-    man.add_argument("kind", help="the config, as GET /v1/deployments/{namespace}/{name}/manifests?kind=")
+    man.add_argument("kind", choices=MANIFEST_KINDS, help="the config, as GET …/manifests?kind= answers it")
     man.add_argument("deployment", metavar="NAMESPACE/NAME")
     man.add_argument("--deployments", help="the deployments file (default: $KVPLAN_DEPLOYMENTS)")
     man.add_argument("--flavor", help="the endpoint picker's (kind epp): llm-d, the default, or gie")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Sequence
 
-from kvplan.core.autoscale.types import Replicas
 from kvplan.core.budget import Budget
 from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
@@ -17,7 +16,7 @@ from kvplan.core.sim.simulate import SimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
 from kvplan.presets.registry import GpuInfo
-from kvplan.services.deployments import DeploymentAnswer, DeploymentList, Plan
+from kvplan.services.deployments import DeploymentAnswer, DeploymentList, Plan, ReplicasAnswer
 
 
 def _b(n: int | None) -> str:
@@ -556,14 +555,14 @@ def deployments_text(d: DeploymentList) -> str:
         s = a.series
         rows.append(
             (
-                f"{a.namespace}/{a.name}",
+                f"{a.namespace}/{a.deployment}",
                 f"{a.model_name} on {a.accelerator_type}",
                 f"{int(s['num_gpu_blocks']):,} × {int(s['block_size_tokens'])}",
                 f"{int(s['kv_cache_capacity_tokens']):,}",
                 f"{s['max_concurrency']:.2f}",
                 _pct(s["target_utilization"]),
                 f"{int(s['min_replicas'])}–{int(s['max_replicas'])}",
-                "current" if a.current else "last good",
+                "current" if a.plan_current else "last good",
             )
         )
     if len(rows) > 1:
@@ -584,12 +583,12 @@ def deployment_text(a: DeploymentAnswer, plan: Plan) -> str:
     """One deployment: what it publishes, then its budget as /v1/budget?format=text shows it."""
     s = a.series
     head = [
-        f"kvplan deployment · {a.namespace}/{a.name} · model_name {a.model_name}",
+        f"kvplan deployment · {a.namespace}/{a.deployment} · model_name {a.model_name}",
         *_rows(
             [
                 (
                     "plan",
-                    "current" if a.current else "the last good plan (the file's entry fails; see below)",
+                    "current" if a.plan_current else "the last good plan (the file's entry fails; see below)",
                 ),
                 ("blocks", f"{int(s['num_gpu_blocks']):,} of {int(s['block_size_tokens'])} tokens"),
                 ("KV capacity", f"{int(s['kv_cache_capacity_tokens']):,} tokens a replica"),
@@ -613,13 +612,13 @@ def deployment_text(a: DeploymentAnswer, plan: Plan) -> str:
     return "\n".join(head) + "\n\n" + body
 
 
-def replicas_text(r: Replicas, labels: dict[str, object], width: int = DEFAULT_WIDTH) -> str:
+def replicas_text(r: ReplicasAnswer, width: int = DEFAULT_WIDTH) -> str:
     """The desired count first, then each term of the rule with its inputs."""
-    who = f"{labels['namespace']}/{labels['deployment']}"
+    who = f"{r.namespace}/{r.deployment}"
     bound = {"min_replicas": " (raised to min_replicas)", "max_replicas": " (capped at max_replicas)"}
     why = bound.get(r.clamped_by or "", "")
     lines = [
-        f"kvplan replicas · {who} · {labels['model_name']} on {labels['accelerator_type']}",
+        f"kvplan replicas · {who} · {r.model_name} on {r.accelerator_type}",
         *_rows(
             [
                 ("desired replicas", f"{r.desired_replicas}{why}; the load asks for {r.unclamped_replicas}"),
@@ -657,7 +656,7 @@ def replicas_text(r: Replicas, labels: dict[str, object], width: int = DEFAULT_W
         ),
     ]
     lines += _warnings(r.warnings, width)
-    if not labels.get("plan_current", True):
+    if not r.plan_current:
         lines += [
             "",
             "the plan is the last good one: the deployments file's entry fails (GET the deployment)",

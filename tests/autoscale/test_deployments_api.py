@@ -87,7 +87,7 @@ def test_every_gauge_equals_the_budget_answer_for_the_same_inputs(fleet_client, 
         default = {"target_utilization": 0.8, "min_replicas": 1}.get(key)
         assert published[key, ns, name] == spec.get(key, default), key
     one = fleet_client.get(f"/v1/deployments/{ns}/{name}").json()
-    assert one["budget"]["num_blocks"] == b["num_blocks"] and one["current"] is True
+    assert one["budget"]["num_blocks"] == b["num_blocks"] and one["plan_current"] is True
     assert {k: one["series"][k] for k in GAUGES} == {k: f(b) for k, f in GAUGES.items()}
 
 
@@ -108,7 +108,7 @@ def test_the_plans_carry_vllms_model_name_and_the_accelerator(fleet_client):
 
 def test_the_listing_names_every_deployment_and_the_text_shows_them(fleet_client):
     listing = fleet_client.get("/v1/deployments").json()
-    assert [f"{d['namespace']}/{d['name']}" for d in listing["deployments"]] == [
+    assert [f"{d['namespace']}/{d['deployment']}" for d in listing["deployments"]] == [
         "research/gpt-oss-120b-h100", "research/granite-4-h-small", "serving/deepseek-v3-h200",
         "serving/llama-8b-h100",
     ]  # fmt: skip
@@ -198,3 +198,45 @@ def test_zero_ready_replicas_ask_for_min_replicas(fleet_client):
     r = fleet_client.post("/v1/deployments/serving/deepseek-v3-h200/replicas", json={"metrics": []}).json()
     assert r["desired_replicas"] == 2 and r["clamped_by"] == "min_replicas"
     assert [w["code"] for w in r["warnings"]] == ["no_ready_replicas"]
+
+
+@pytest.mark.parametrize(
+    "scrape",
+    [
+        vllm_scrape(0.5, 1, 0).replace('Llama-3.1-8B"} 0.0', 'Llama-3.1-8B"} 1e308'),
+        vllm_scrape(0.5, 1, 0, prompt=(1e308, 1e-300)),
+    ],
+    ids=["waiting-1e308", "prompt-sum-1e308"],
+)  # fmt: skip
+def test_a_value_no_vllm_reports_is_a_400_not_an_overflow(fleet_client, scrape):
+    r = fleet_client.post(REPLICAS, json={"metrics": [scrape]})
+    assert r.status_code == 400 and "is 1e+308, not a number from 0 to" in r.json()["detail"]
+
+
+def test_a_demand_past_any_fleet_is_capped_not_an_overflow(fleet_client):
+    big = {"kv_cache_usage_perc": 1, "num_requests_running": 1e9, "num_requests_waiting": 1e9}
+    r = fleet_client.post(REPLICAS, json={"replicas": [big] * 1000, "mean_prompt_tokens": 1e9})
+    assert (
+        r.status_code == 200
+        and r.json()["desired_replicas"] == 16
+        and r.json()["clamped_by"] == "max_replicas"
+    )
+
+
+def test_an_inline_models_vllm_arguments_are_refused_saying_why(fleet_client, tmp_path, registry):
+    from litestar.testing import TestClient
+
+    from kvplan.api.app import create_app
+    from kvplan.api.settings import Settings
+
+    path = tmp_path / "d.toml"
+    path.write_text(
+        '[[deployment]]\nnamespace = "s"\nname = "inline"\ngpu = "h100-sxm-80gb"\nmax_replicas = 2\n'
+        "[deployment.model.geometry]\nnum_layers = 32\nnum_attention_heads = 32\nnum_kv_heads = 8\n"
+        "head_dim = 128\nparams_total = 8000000000\n"
+    )
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        assert client.get("/v1/deployments/s/inline").status_code == 200, client.get("/v1/deployments").text
+        r = client.get("/v1/deployments/s/inline/manifests?kind=vllm-args")
+        assert r.status_code == 400 and "inline config" in r.json()["detail"]
+        assert client.get("/v1/deployments/s/inline/manifests?kind=keda").status_code == 200

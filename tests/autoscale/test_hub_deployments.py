@@ -59,6 +59,6 @@ def test_an_unknown_hub_model_fails_its_deployment_by_name_only(hub: FakeHub, re
     path.write_text(HUB_AND_PRESET.replace("Qwen/Qwen3-8B-Base", "Qwen/No-Such-Model"))
     with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
         listing = client.get("/v1/deployments").json()
-        assert [d["name"] for d in listing["deployments"]] == ["llama"]
+        assert [d["deployment"] for d in listing["deployments"]] == ["llama"]
         (failure,) = listing["failures"]
         assert failure["deployment"] == "serving/qwen3-8b-base" and failure["field"] == "model"

@@ -299,7 +299,7 @@ def test_the_endpoint_pickers_config_takes_the_plans_blocks_and_thresholds_in_ra
         thresholds = saturation["parameters"]
         concurrency = next(p["parameters"] for p in plugins.values() if p["type"] == "concurrency-detector")
         assert concurrency["concurrencyMode"] in ("requests", "tokens", "hybrid")
-        assert concurrency["maxConcurrency"] == b.concurrency.schedulable
+        assert concurrency["maxConcurrency"] == b.max_num_seqs
         assert concurrency["maxTokenConcurrency"] == b.kv_cache_size_tokens
     else:
         index = plugins["prefix-cache-scorer"]["parameters"]

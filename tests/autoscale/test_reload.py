@@ -93,7 +93,12 @@ def test_a_broken_file_keeps_the_last_good_plans_and_says_why(fleet):
     good = published(client)
     path.write_text(LLAMA.format(util=0.8) + "[[deployment]\nname = ")
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
-    assert published(client) == good
+    kept = published(client)
+    assert {k: v for k, v in kept.items() if k[0] != "plan_current"} == {
+        k: v for k, v in good.items() if k[0] != "plan_current"
+    }
+    # Kept, but no longer planned from the file as it is.
+    assert {v for k, v in kept.items() if k[0] == "plan_current"} == {0.0}
     listing = client.get("/v1/deployments").json()
     assert listing["last_reload"]["successful"] is False
     (failure,) = listing["failures"]
@@ -196,3 +201,117 @@ def test_every_worker_reports_the_same_plans(tmp_path):
         assert all(s == scrapes[0] for s in scrapes) and len(scrapes[0]) > 20
     finally:
         server.stop()
+
+
+SAME_NAME_TWICE = LLAMA.format(util=0.9) + LLAMA.format(util=0.8)
+
+
+def test_a_name_used_twice_plans_neither_entry_and_names_both(fleet):
+    path, client = fleet
+    good = published(client)
+    path.write_text(SAME_NAME_TWICE + QWEN.format(max_replicas=5))
+    within(INTERVAL * 5, lambda: published(client)["max_replicas", "serving", "qwen"] == 5)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["deployment"] == "serving/llama" and "deployment[0], deployment[1]" in failure["reason"]
+    assert published(client)["plan_current", "serving", "llama"] == 0.0
+    assert (
+        published(client)["num_gpu_blocks", "serving", "llama"] == good["num_gpu_blocks", "serving", "llama"]
+    )
+
+
+MODEL_NAME_MATCH = '[autoscaling]\nmatch_on = "model_name"\n'
+
+
+def test_two_deployments_of_one_model_name_are_refused_so_the_rule_holds_for_the_others(fleet):
+    """The rules join vLLM's series on model_name in this mode: two plans of one label would make
+    Prometheus drop the count of every deployment, so neither is published."""
+    path, client = fleet
+    twin = LLAMA.format(util=0.8).replace('name = "llama"', 'name = "llama-b"')
+    path.write_text(MODEL_NAME_MATCH + LLAMA.format(util=0.9) + twin + QWEN.format(max_replicas=4))
+    within(
+        INTERVAL * 5,
+        lambda: ("num_gpu_blocks", "serving", "llama-b") in published(client) or reload_ok(client) == 0.0,
+    )
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    failures = client.get("/v1/deployments").json()["failures"]
+    assert sorted(f["deployment"] for f in failures) == ["serving/llama", "serving/llama-b"]
+    assert all(f["field"] == "served_model_name" for f in failures)
+    labels = [k for k in published(client) if k[0] == "num_gpu_blocks"]
+    assert ("num_gpu_blocks", "serving", "llama-b") not in labels and (
+        "num_gpu_blocks",
+        "serving",
+        "qwen",
+    ) in labels
+    names = [d["model_name"] for d in client.get("/v1/deployments").json()["deployments"]]
+    assert len(names) == len(set(names))
+
+
+def test_a_missing_required_field_is_named(fleet):
+    path, client = fleet
+    path.write_text(LLAMA.format(util=0.9).replace("max_replicas = 8\n", ""))
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert (failure["deployment"], failure["field"], failure["reason"]) == (
+        "serving/llama",
+        "max_replicas",
+        "is required",
+    )
+
+
+def test_a_misspelt_preset_carries_its_suggestions(fleet):
+    path, client = fleet
+    path.write_text(LLAMA.format(util=0.9).replace("llama-3.1-8b", "llama-3.1-8"))
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["field"] == "model" and "llama-3.1-8b" in failure["suggestions"]
+
+
+def test_a_defect_in_a_reading_is_reported_not_swallowed(fleet, monkeypatch):
+    from kvplan.api import deployments
+
+    path, client = fleet
+
+    def broken(*args):
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(deployments, "plan_all", broken)
+    path.write_text(LLAMA.format(util=0.8))
+    within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
+    (failure,) = client.get("/v1/deployments").json()["failures"]
+    assert failure["reason"] == "internal error: see the log"
+
+
+def test_a_pod_started_on_a_broken_file_is_not_ready_until_it_is_mended(tmp_path, registry):
+    path = tmp_path / "deployments.toml"
+    path.write_text("[[deployment]\n")
+    app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
+    with TestClient(app) as client:
+        assert client.get("/readyz").status_code == 503
+        assert client.get("/v1/budget?model=llama-3.1-8b&gpu=h100-sxm-80gb").status_code == 200
+        path.write_text(LLAMA.format(util=0.9))
+        within(INTERVAL * 5, lambda: client.get("/readyz").status_code == 200)
+
+
+def test_the_deployments_answer_503_while_their_first_reading_runs(tmp_path, registry, monkeypatch):
+    import threading
+
+    from kvplan.api import deployments
+
+    gate = threading.Event()
+    plan_all = deployments.plan_all
+
+    def slow(*args):
+        gate.wait(10)
+        return plan_all(*args)
+
+    monkeypatch.setattr(deployments, "plan_all", slow)
+    monkeypatch.setattr(deployments, "FIRST_LOAD_WAIT_SECONDS", 0.05)
+    path = tmp_path / "deployments.toml"
+    path.write_text(LLAMA.format(util=0.9))
+    app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
+    with TestClient(app) as client:
+        r = client.get("/v1/deployments/serving/llama")
+        assert r.status_code == 503 and r.headers["retry-after"] == "2"
+        assert client.get("/readyz").status_code == 503
+        gate.set()
+        within(5, lambda: client.get("/v1/deployments/serving/llama").status_code == 200)

@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.core.autoscale.rule import desired_replicas
+from kvplan.core.autoscale.rule import UNCLAMPED_LIMIT, desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Target
 
 LLAMA_8B_H100 = Target(
@@ -93,11 +93,15 @@ def test_the_count_stays_within_bounds_and_covers_the_demand_at_target(t, observ
     r = desired_replicas(t, observed, prompt)
     assert t.min_replicas <= r.desired_replicas <= t.max_replicas
     need = max(r.replicas_for_tokens, r.replicas_for_requests)
-    # Enough replicas to hold the demand at the target (within the rule's 1e-9), and not one more.
-    assert r.unclamped_replicas >= need - 1e-9 and (
-        r.unclamped_replicas == 0 or r.unclamped_replicas - 1 < need
-    )
-    assert r.unclamped_replicas == max(0, math.ceil(need - 1e-9))
+    # Enough replicas to hold the demand at the target (within the rule's 1e-9), and not one more;
+    # a demand past any fleet is counted as UNCLAMPED_LIMIT.
+    if need - 1e-9 >= UNCLAMPED_LIMIT:
+        assert r.unclamped_replicas == UNCLAMPED_LIMIT
+    else:
+        assert r.unclamped_replicas == max(0, math.ceil(need - 1e-9))
+        assert r.unclamped_replicas >= need - 1e-9 and (
+            r.unclamped_replicas == 0 or r.unclamped_replicas - 1 < need
+        )
 
 
 @settings(max_examples=200, deadline=None)

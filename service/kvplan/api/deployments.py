@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import structlog
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -27,12 +29,13 @@ from kvplan.core.errors import KvplanError
 from kvplan.hub import cache_only
 from kvplan.presets import Registry
 from kvplan.services.deployments import (
+    SERIES,
     Failure,
     Fleet,
     Plan,
+    ReloadState,
     digest,
     file_failure,
-    gauges,
     parse,
     plan_all,
 )
@@ -45,20 +48,6 @@ LABELS = ("namespace", "deployment", "model_name", "accelerator_type")
 # Waited for at start-up, so a file of presets is served from the first request; a file whose Hub
 # models take longer goes on loading in the background.
 FIRST_LOAD_WAIT_SECONDS = 2.0
-
-HELP = {
-    "num_gpu_blocks": "KV-cache blocks one replica's engine allocates (vLLM's num_gpu_blocks)",
-    "block_size_tokens": "tokens a KV-cache block holds (vLLM's block_size)",
-    "kv_cache_capacity_tokens": "tokens one replica's KV cache holds (vLLM's 'GPU KV cache size: N tokens')",
-    "max_concurrency": "vLLM's 'Maximum concurrency for context_tokens tokens per request'",
-    "guaranteed_concurrency": "requests of context_tokens one replica holds at once without preemption",
-    "max_num_seqs": "requests one replica's scheduler runs at once (vLLM's max_num_seqs)",
-    "available_kv_bytes": "bytes one replica's engine has for KV (vLLM's 'Available KV cache memory')",
-    "context_tokens": "the request length the concurrency figures are planned for",
-    "target_utilization": "share of one replica's capacity to fill before adding a replica",
-    "min_replicas": "the deployment's lower replica bound",
-    "max_replicas": "the deployment's upper replica bound",
-}
 
 
 class _Families:
@@ -84,7 +73,6 @@ class Deployments:
         self._wake = asyncio.Event()
         self._first = asyncio.Event()  # set once the first reading ended, however it ended
         self._task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
 
     @property
     def configured(self) -> bool:
@@ -96,26 +84,41 @@ class Deployments:
             return (self.file_error,)
         return () if self.fleet is None else self.fleet.failures
 
-    async def reload(self, registry: Registry, force: bool = False) -> bool:
-        """Read the file and plan it; True when it changed what is served or failed. An unchanged
-        file whose last reading succeeded is not planned again."""
-        async with self._lock:
-            return await self._reload(registry, force)
+    @property
+    def loading(self) -> bool:
+        """The file is configured and its first reading has not ended."""
+        return self.configured and not self._first.is_set()
 
-    async def _reload(self, registry: Registry, force: bool) -> bool:
+    @property
+    def ready(self) -> bool:
+        """Planned at least once, or not configured: a pod started on a broken file is not ready,
+        so a rollout of a bad ConfigMap stops at its first new pod and the old pods keep their plans."""
+        return not self.configured or (self._first.is_set() and self.fleet is not None)
+
+    def reload_state(self) -> ReloadState | None:
+        if not self.configured:
+            return None
+        return ReloadState(
+            successful=self.last_reload_ok, at=self.last_reload_at, last_success_at=self.last_success_at
+        )
+
+    async def reload(self, registry: Registry, force: bool = False) -> None:
         """Read, parse, fetch the Hub models named, plan (off the loop), publish. A file that
-        cannot be read or parsed changes nothing served; True unless skipped as unchanged."""
-        self.last_reload_at = time.time()
+        cannot be read or parsed changes nothing served but marks every plan not current. An
+        unchanged file is not planned again, unless the Hub failed a deployment last time."""
         try:
             data = await asyncio.to_thread(Path(self.path).read_bytes)
         except OSError as e:
             return self._failed(file_failure(self.path, e))
-        if not force and self.last_reload_ok and self.fleet is not None and self.fleet.digest == digest(data):
-            return False
+        file_digest = digest(data)
+        unchanged = self.file_error is None and self.fleet is not None and self.fleet.digest == file_digest
+        if not force and unchanged and not any(f.transient for f in self.failures()):
+            return None
+        self.last_reload_at = time.time()
         try:
             parsed = parse(data)
         except KvplanError as e:
-            return self._failed(Failure(deployment=None, field=e.field, reason=e.reason))
+            return self._failed(Failure.of(e))
         # Hub models are fetched first, in the Hub pool; planning then finds them (cache only).
         cache_only()
         refs = []
@@ -123,7 +126,7 @@ class Deployments:
             with contextlib.suppress(KvplanError):
                 refs.append(model_ref(registry, spec.model))
         await prefetch(registry, refs, each_alone=True)
-        fleet = await asyncio.to_thread(plan_all, registry, parsed, digest(data), self.fleet)
+        fleet = await asyncio.to_thread(plan_all, registry, parsed, file_digest, self.fleet)
         self.fleet, self.file_error = fleet, None
         self.last_reload_ok = not fleet.failures
         if self.last_reload_ok:
@@ -137,11 +140,16 @@ class Deployments:
             kept=sum(not p.current for p in fleet.plans.values()),
             failures=[f.message() for f in fleet.failures],
         )
-        return True
+        return None
 
-    def _failed(self, failure: Failure) -> bool:
+    def _failed(self, failure: Failure) -> None:
+        """Nothing of this reading is used: the plans stay, none of them current any more."""
+        self.last_reload_at = time.time()
         self.file_error = failure
         self.last_reload_ok = False
+        if self.fleet is not None:
+            kept = {k: msgspec.structs.replace(p, current=False) for k, p in self.fleet.plans.items()}
+            self.fleet = msgspec.structs.replace(self.fleet, plans=kept)
         self._render()
         kept = 0 if self.fleet is None else len(self.fleet.plans)
         _log.error(
@@ -150,7 +158,6 @@ class Deployments:
             error=failure.message(),
             kept=kept,
         )
-        return True
 
     def _render(self) -> None:
         """The series of every plan served and of the last reload, rendered once."""
@@ -176,10 +183,13 @@ class Deployments:
     async def _watch(self, registry: Registry) -> None:
         forced = True
         while True:
-            try:
-                await self.reload(registry, force=forced)
-            except Exception:  # a defect must not end the watching: logged, retried next interval
+            try:  # each reading in a context of its own: the Hub models it pins go with it
+                await asyncio.create_task(self.reload(registry, forced), context=contextvars.copy_context())
+            except Exception:  # a defect must not end the watching: logged, reported, retried
                 _log.exception("deployments reload raised", path=self.path)
+                self._failed(
+                    Failure(deployment=None, field="KVPLAN_DEPLOYMENTS", reason="internal error: see the log")
+                )
             self._first.set()
             forced = False
             with contextlib.suppress(TimeoutError):
@@ -209,10 +219,10 @@ def deployment_families(
     the reload's outcome, named as Prometheus names its own (…_last_reload_successful)."""
     plans: list[Plan] = [] if fleet is None else sorted(fleet.plans.values(), key=lambda p: p.key)
     families = []
-    for name, help_text in HELP.items():
+    for name, (help_text, value) in SERIES.items():
         g = GaugeMetricFamily(f"kvplan_deployment_{name}", help_text, labels=LABELS)
         for p in plans:
-            g.add_metric(_labels(p), float(gauges(p)[name]))
+            g.add_metric(_labels(p), float(value(p)))
         families.append(g)
     info = GaugeMetricFamily(
         "kvplan_deployment_info",
@@ -256,5 +266,7 @@ def _labels(p: Plan) -> list[str]:
     return [p.spec.namespace, p.spec.name, p.model_name, p.accelerator_type]
 
 
-def of(app_state: Any) -> Deployments | None:
-    return getattr(app_state, "deployments", None)
+def of(app_state: Any) -> Deployments:
+    """The app's deployments (create_app always sets them; without a file, none)."""
+    plans: Deployments = app_state.deployments
+    return plans

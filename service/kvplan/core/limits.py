@@ -168,6 +168,10 @@ MAX_METRICS_LABELS = 128
 MAX_DEPLOYMENTS = 1000
 MAX_REPLICAS = 10_000
 MAX_OBSERVED_REPLICAS = 1000
+# The largest request count and prompt-token total one replica reports: larger is no vLLM's
+# figure, and would overflow the replica rule's arithmetic.
+MAX_REPLICA_REQUESTS = 1_000_000_000
+MAX_REPLICA_PROMPT_TOKENS = 10**18
 
 # A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a
 # checkpoint's (hub/safetensors.py).

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-import msgspec
 from msgspec import Meta
 
 from kvplan.core.budget.types import ENGINE_SETTINGS
-from kvplan.core.limits import MAX_METRICS_BYTES, MAX_OBSERVED_REPLICAS, MAX_REPLICAS
+from kvplan.core.limits import MAX_METRICS_BYTES, MAX_OBSERVED_REPLICAS, MAX_REPLICA_REQUESTS, MAX_REPLICAS
 from kvplan.core.validate import Input
 
 from .common import _AT, Name, takes
@@ -35,7 +34,7 @@ DeploymentName = Annotated[
 ]
 Utilization = Annotated[
     float,
-    Meta(gt=0, le=1, description="share of one replica's capacity to fill before adding a replica"),
+    Meta(ge=0.01, le=1, description="share of one replica's capacity to fill before adding a replica"),
 ]
 ReplicaCount = Annotated[int, Meta(ge=0, le=MAX_REPLICAS)]
 
@@ -87,8 +86,12 @@ class ReplicaObservation(Input):
     """One ready replica's load, as its vLLM /metrics says (summed over its engines)."""
 
     kv_cache_usage_perc: Annotated[float, Meta(ge=0, le=1, description="vllm:kv_cache_usage_perc (0 to 1)")]
-    num_requests_running: Annotated[float, Meta(ge=0, le=1e9, description="vllm:num_requests_running")]
-    num_requests_waiting: Annotated[float, Meta(ge=0, le=1e9, description="vllm:num_requests_waiting")]
+    num_requests_running: Annotated[
+        float, Meta(ge=0, le=MAX_REPLICA_REQUESTS, description="vllm:num_requests_running")
+    ]
+    num_requests_waiting: Annotated[
+        float, Meta(ge=0, le=MAX_REPLICA_REQUESTS, description="vllm:num_requests_waiting")
+    ]
 
 
 class ReplicasRequest(Input):
@@ -104,9 +107,4 @@ class ReplicasRequest(Input):
         | None
     ) = None
     replicas: Annotated[list[ReplicaObservation], Meta(max_length=MAX_OBSERVED_REPLICAS)] | None = None
-    mean_prompt_tokens: Annotated[float, Meta(gt=0, le=1e9)] | None = None
-
-
-def decode_deployment(table: object) -> DeploymentSpec:
-    """One [[deployment]] table, strictly: wrong types and unknown fields are errors."""
-    return msgspec.convert(table, DeploymentSpec)
+    mean_prompt_tokens: Annotated[float, Meta(gt=0, le=MAX_REPLICA_REQUESTS)] | None = None

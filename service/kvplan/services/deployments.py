@@ -9,7 +9,7 @@ import difflib
 import hashlib
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,9 @@ from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.autoscale.rule import desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
-from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment
-from kvplan.core.limits import MAX_DEPLOYMENTS
-from kvplan.hub import HubError
+from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, UnknownName
+from kvplan.core.limits import MAX_DEPLOYMENTS, MAX_REPLICA_REQUESTS
+from kvplan.hub import HubError, HubUnavailable
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, unknown_field
 from kvplan.schemas.deployments import AutoscalingSettings, DeploymentSpec, ReplicasRequest
@@ -37,6 +37,10 @@ TOP_LEVEL = ("deployment", "autoscaling")
 _BUDGET_FIELDS = BudgetRequest.__struct_fields__
 
 
+class FileError(KvplanError):
+    """The deployments file as a whole cannot be used: the last good plans stay."""
+
+
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
     """A deployment that could not be planned (or the file, when `deployment` is None): the field
     at fault and why, as a 400 would say it."""
@@ -45,6 +49,14 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
     field: str
     reason: str
     suggestions: list[str] | None = None
+    transient: bool = False  # the Hub could not be asked: read again at the next interval
+
+    @classmethod
+    def of(cls, e: KvplanError | HubError, deployment: str | None = None) -> Failure:
+        """A core or Hub error as a failure, with the close names an unknown one has."""
+        near = list(e.suggestions) if isinstance(e, UnknownName) and e.suggestions else None
+        return cls(deployment=deployment, field=e.field, reason=e.reason, suggestions=near,
+                   transient=isinstance(e, HubUnavailable))  # fmt: skip
 
     def message(self) -> str:
         where = f"{self.deployment}: " if self.deployment else ""
@@ -115,6 +127,10 @@ def _decode_failure(e: msgspec.ValidationError, where: str, field_prefix: str) -
     if " - at `$." in text:
         text, _, at = text.rpartition(" - at `$.")
         path = at.rstrip("`")
+    missing = "Object missing required field `"
+    if text.startswith(missing):
+        path = ((path + ".") if path else "") + text[len(missing) :].rstrip("`")
+        text = "is required"
     if text.startswith("Invalid enum value"):
         valid = _choices(DeploymentSpec if field_prefix == "" else AutoscalingSettings, path)
         if valid:
@@ -160,7 +176,7 @@ def parse(data: bytes) -> Parsed:
         raise FileError("deployment", f"{len(tables):,} deployments; at most {MAX_DEPLOYMENTS:,}")
     specs: list[DeploymentSpec] = []
     failures: list[Failure] = []
-    seen: set[Key] = set()
+    entries: dict[Key, list[int]] = {}
     for i, table in enumerate(tables):
         where = _name_of(table, i)
         try:
@@ -172,19 +188,15 @@ def parse(data: bytes) -> Parsed:
             reason = f"is {spec.max_replicas}, below min_replicas ({spec.min_replicas})"
             failures.append(Failure(deployment=where, field="max_replicas", reason=reason))
             continue
-        key = (spec.namespace, spec.name)
-        if key in seen:
-            failures.append(Failure(deployment=where, field="name", reason="named twice in the file"))
-            continue
-        seen.add(key)
+        entries.setdefault((spec.namespace, spec.name), []).append(i)
         specs.append(spec)
-    if settings.match_on == "model_name":
-        failures.extend(_shared_model_names(specs))
+    for (ns, name), at in entries.items():
+        if len(at) > 1:  # which one was meant is not for kvplan to guess: neither is planned
+            which = ", ".join(f"deployment[{i}]" for i in at)
+            reason = f"named by {len(at)} entries ({which}): rename all but one; the last good plan stays"
+            failures.append(Failure(deployment=f"{ns}/{name}", field="name", reason=reason))
+    specs = [s for s in specs if len(entries[s.namespace, s.name]) == 1]
     return Parsed(specs=tuple(specs), failures=tuple(failures), settings=settings)
-
-
-class FileError(KvplanError):
-    """The deployments file as a whole cannot be used: the last good plans stay."""
 
 
 def _name_of(table: object, i: int) -> str:
@@ -193,25 +205,6 @@ def _name_of(table: object, i: int) -> str:
         if isinstance(ns, str) and isinstance(name, str) and 0 < len(ns) + len(name) < 320:
             return f"{ns}/{name}"
     return f"deployment[{i}]"
-
-
-def _shared_model_names(specs: Iterable[DeploymentSpec]) -> list[Failure]:
-    """With match_on = "model_name" a deployment's vLLM series are found by that label alone."""
-    by_name: dict[str, str] = {}
-    out = []
-    for s in specs:
-        name = s.served_model_name or (s.model if isinstance(s.model, str) else "")
-        if name in by_name:
-            out.append(
-                Failure(
-                    deployment=f"{s.namespace}/{s.name}",
-                    field="served_model_name",
-                    reason=f'{name!r} is also {by_name[name]}\'s: with match_on = "model_name" each '
-                    "deployment needs a model_name of its own (or match on namespace,deployment)",
-                )
-            )
-        by_name[name] = f"{s.namespace}/{s.name}"
-    return out
 
 
 def budget_request(spec: DeploymentSpec) -> BudgetRequest:
@@ -275,13 +268,42 @@ def plan_all(
         try:
             plans[key] = plan_one(registry, spec, now)
         except (KvplanError, HubError) as e:
-            failures.append(Failure(deployment=f"{key[0]}/{key[1]}", field=e.field, reason=e.reason))
+            failures.append(Failure.of(e, f"{key[0]}/{key[1]}"))
             failed_names.add(f"{key[0]}/{key[1]}")
+    if parsed.settings.match_on == "model_name":
+        for key, f in _shared_model_names(plans):
+            failures.append(f)
+            failed_names.add(f"{key[0]}/{key[1]}")
+            del plans[key]
     if previous is not None:
+        labels = {p.model_name for p in plans.values()}
         for key, old in previous.plans.items():
             if key not in plans and f"{key[0]}/{key[1]}" in failed_names:
+                if parsed.settings.match_on == "model_name" and old.model_name in labels:
+                    continue  # two series of one model_name would break the rule for every deployment
                 plans[key] = msgspec.structs.replace(old, current=False)
+                labels.add(old.model_name)
     return Fleet(plans=plans, failures=tuple(failures), settings=parsed.settings, digest=file_digest)
+
+
+def _shared_model_names(plans: dict[Key, Plan]) -> list[tuple[Key, Failure]]:
+    """With match_on = "model_name" a deployment's vLLM series are found by that label alone, and
+    the rules join on it: every deployment of a label two share fails (none is published)."""
+    by_label: dict[str, list[Key]] = {}
+    for key, p in plans.items():
+        by_label.setdefault(p.model_name, []).append(key)
+    out = []
+    for label, keys in by_label.items():
+        if len(keys) > 1:
+            names = ", ".join(f"{ns}/{n}" for ns, n in sorted(keys))
+            reason = (
+                f'{label!r} is the model_name of {names}: with match_on = "model_name" each deployment '
+                "needs its own (set served_model_name, or match on namespace,deployment)"
+            )
+            for ns, n in keys:
+                failure = Failure(deployment=f"{ns}/{n}", field="served_model_name", reason=reason)
+                out.append(((ns, n), failure))
+    return out
 
 
 def read(registry: Registry, data: bytes, previous: Fleet | None = None) -> Fleet:
@@ -304,7 +326,7 @@ def plan_file(registry: Registry, path: str) -> tuple[Fleet | None, tuple[Failur
     try:
         fleet = read(registry, data)
     except KvplanError as e:
-        return None, (Failure(deployment=None, field=e.field, reason=e.reason),)
+        return None, (Failure.of(e),)
     return fleet, fleet.failures
 
 
@@ -316,38 +338,72 @@ def known(fleet: Fleet | None) -> list[str]:
     return [] if fleet is None else sorted(f"{ns}/{n}" for ns, n in fleet.plans)
 
 
-def gauges(plan: Plan) -> Mapping[str, float]:
+# Each kvplan_deployment_<name> series: its help text and its value, /v1/budget's for the inputs.
+SERIES: dict[str, tuple[str, Callable[[Plan], int | float]]] = {
+    "num_gpu_blocks": (
+        "KV-cache blocks one replica's engine allocates (vLLM's num_gpu_blocks)",
+        lambda p: p.budget.num_blocks,
+    ),
+    "block_size_tokens": (
+        "tokens a KV-cache block holds (vLLM's block_size, as its engine runs it)",
+        lambda p: engine_block_size(p.budget),
+    ),
+    "kv_cache_capacity_tokens": (
+        "tokens one replica's KV cache holds (vLLM's 'GPU KV cache size: N tokens')",
+        lambda p: p.budget.kv_cache_size_tokens,
+    ),
+    "max_concurrency": (
+        "vLLM's 'Maximum concurrency for context_tokens tokens per request'",
+        lambda p: p.budget.concurrency.vllm_reported,
+    ),
+    "guaranteed_concurrency": (
+        "requests of context_tokens one replica holds at once without preemption",
+        lambda p: p.budget.concurrency.guaranteed,
+    ),
+    "max_num_seqs": (
+        "requests one replica's scheduler runs at once (vLLM's max_num_seqs)",
+        lambda p: p.budget.max_num_seqs,
+    ),
+    "available_kv_bytes": (
+        "bytes one replica's engine has for KV (vLLM's 'Available KV cache memory')",
+        lambda p: p.budget.available_kv_bytes,
+    ),
+    "context_tokens": (
+        "the request length the concurrency figures are planned for",
+        lambda p: p.budget.context_tokens,
+    ),
+    "target_utilization": (
+        "share of one replica's capacity to fill before adding a replica",
+        lambda p: p.spec.target_utilization,
+    ),
+    "min_replicas": ("the deployment's lower replica bound", lambda p: p.spec.min_replicas),
+    "max_replicas": ("the deployment's upper replica bound", lambda p: p.spec.max_replicas),
+}
+
+
+def gauges(plan: Plan) -> dict[str, int | float]:
     """The figures a deployment's series publish, each /v1/budget's for the same inputs."""
-    b = plan.budget
-    return {
-        "num_gpu_blocks": b.num_blocks,
-        "block_size_tokens": engine_block_size(b),
-        "kv_cache_capacity_tokens": b.kv_cache_size_tokens,
-        "max_concurrency": b.concurrency.vllm_reported,
-        "guaranteed_concurrency": b.concurrency.guaranteed,
-        "max_num_seqs": b.max_num_seqs,
-        "available_kv_bytes": b.available_kv_bytes,
-        "context_tokens": b.context_tokens,
-        "target_utilization": plan.spec.target_utilization,
-        "min_replicas": plan.spec.min_replicas,
-        "max_replicas": plan.spec.max_replicas,
-    }
+    return {name: value(plan) for name, (_, value) in SERIES.items()}
 
 
 # Answers ------------------------------------------------------------------------------------------
 
 
 class DeploymentAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A deployment's plan as /v1/deployments answers it: its series' values (`series`, each what
-    /v1/budget answers for `inputs`), and with `budget` the whole budget answer."""
+    """A deployment's plan as /v1/deployments answers it, named as its series are labelled: its
+    series' values (`series`, each what /v1/budget answers for `inputs`), the rules and presets it
+    was planned under, and with `budget` the whole budget answer."""
 
     namespace: str
-    name: str
+    deployment: str
     model_name: str
     accelerator_type: str
-    current: bool
+    plan_current: bool
+    engine: str
+    registry_version: str
+    model_revision: str
     planned_at: float
-    series: dict[str, float]
+    series: dict[str, int | float]
     inputs: DeploymentSpec
     failure: Failure | None = None
     budget: dict[str, Any] | None = None
@@ -386,12 +442,15 @@ def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> D
     failure = next((f for f in failures if f.deployment == name), None)
     return DeploymentAnswer(
         namespace=plan.spec.namespace,
-        name=plan.spec.name,
+        deployment=plan.spec.name,
         model_name=plan.model_name,
         accelerator_type=plan.accelerator_type,
-        current=plan.current,
+        plan_current=plan.current,
+        engine=plan.budget.engine,
+        registry_version=plan.labels["registry_version"],
+        model_revision=plan.model_revision,
         planned_at=plan.planned_at,
-        series={k: v for k, v in gauges(plan).items()},
+        series=gauges(plan),
         inputs=plan.spec,
         failure=failure,
         budget={**plan.labels, **msgspec.to_builtins(plan.budget)} if whole else None,
@@ -444,8 +503,10 @@ def observed_replicas(
                     )
                 )
         count = sum(s.prompt_count for s in scraped)
-        if prompt is None and count > 0:
-            prompt, source = sum(s.prompt_sum for s in scraped) / count, "scrapes"
+        if prompt is None and count >= 1:  # a lifetime mean: whole requests, tokens each
+            mean = sum(s.prompt_sum for s in scraped) / count
+            if mean <= MAX_REPLICA_REQUESTS:
+                prompt, source = mean, "scrapes"
     else:
         loads = [
             ReplicaLoad(
@@ -477,18 +538,6 @@ def _scrapes(texts: list[str], should_stop: Callable[[], bool] | None) -> list[S
     return out
 
 
-def replica_labels(plan: Plan) -> dict[str, Any]:
-    """What a replicas answer says about the plan it used."""
-    return {
-        "namespace": plan.spec.namespace,
-        "deployment": plan.spec.name,
-        "model_name": plan.model_name,
-        "accelerator_type": plan.accelerator_type,
-        "plan_current": plan.current,
-        "registry_version": plan.labels["registry_version"],
-    }
-
-
 class ReplicasAnswer(Replicas, kw_only=True):
     """A replicas answer: the rule's terms, and the plan they used."""
 
@@ -497,4 +546,19 @@ class ReplicasAnswer(Replicas, kw_only=True):
     model_name: str
     accelerator_type: str
     plan_current: bool
+    engine: str
     registry_version: str
+
+
+def replicas_answer(plan: Plan, r: Replicas) -> ReplicasAnswer:
+    """The rule's terms with the plan they used, named as its series are labelled."""
+    return ReplicasAnswer(
+        namespace=plan.spec.namespace,
+        deployment=plan.spec.name,
+        model_name=plan.model_name,
+        accelerator_type=plan.accelerator_type,
+        plan_current=plan.current,
+        engine=plan.budget.engine,
+        registry_version=plan.labels["registry_version"],
+        **msgspec.structs.asdict(r),
+    )

@@ -150,11 +150,18 @@ def manifest_yaml(kind: str, plan: Plan, settings: AutoscalingSettings, flavor: 
         ]
         if chosen == "llm-d":
             notes.append(
-                f"maxConcurrency: {f.max_concurrency} requests and maxTokenConcurrency: "
-                f"{f.max_token_concurrency:,} tokens a replica (what it schedules and holds)"
+                f"maxConcurrency: {f.max_concurrency:,} requests (max_num_seqs) and maxTokenConcurrency: "
+                f"{f.max_token_concurrency:,} tokens a replica (its KV capacity): hybrid mode holds a"
+                " replica to whichever binds"
             )
         return _header(f"epp ({chosen})", plan, notes) + _dump([endpoint_picker(b, st, chosen)])
     if kind == "vllm-args":
+        if not isinstance(plan.spec.model, str):
+            raise InvalidInput(
+                "model",
+                f"{plan.spec.namespace}/{plan.spec.name}'s model is an inline config: kvplan cannot say what"
+                " `vllm serve` loads; name the model by its Hub id (or a path) to generate its arguments",
+            )
         given = EngineSettings(**{k: getattr(plan.spec, k) for k in _ENGINE_SETTINGS})
         args = vllm_args(st, b, given)
         notes = [

@@ -17,7 +17,13 @@ from prometheus_client.samples import Sample
 
 from kvplan.core.autoscale.types import ReplicaLoad
 from kvplan.core.errors import InvalidInput, WorkStopped
-from kvplan.core.limits import MAX_METRICS_LABELS, MAX_METRICS_LINE_CHARS, MAX_METRICS_SAMPLES
+from kvplan.core.limits import (
+    MAX_METRICS_LABELS,
+    MAX_METRICS_LINE_CHARS,
+    MAX_METRICS_SAMPLES,
+    MAX_REPLICA_PROMPT_TOKENS,
+    MAX_REPLICA_REQUESTS,
+)
 
 # vLLM's names (vllm/v1/metrics/loggers.py); before 0.10 the usage gauge was gpu_cache_usage_perc.
 USAGE = "vllm:kv_cache_usage_perc"
@@ -28,6 +34,7 @@ PROMPT_SUM = "vllm:request_prompt_tokens_sum"
 PROMPT_COUNT = "vllm:request_prompt_tokens_count"
 NEEDED = (USAGE, RUNNING, WAITING)
 EXCERPT = 120
+
 
 # What a paste carries around the exposition, by what it is.
 _DROPPED = {
@@ -197,8 +204,15 @@ def replica_load(text: str, field: str, should_stop: Callable[[], bool] | None =
                 field, f"holds {name}{{{labels}}} twice: two scrapes in one? send one entry a replica"
             )
         seen.add(key)
-        if not math.isfinite(v) or v < 0 or (name in (USAGE, OLD_USAGE) and v > 1):
-            bound = "a fraction from 0 to 1" if name in (USAGE, OLD_USAGE) else "a finite number ≥ 0"
+        top = (
+            1
+            if name in (USAGE, OLD_USAGE)
+            else MAX_REPLICA_REQUESTS
+            if name in (RUNNING, WAITING)
+            else MAX_REPLICA_PROMPT_TOKENS
+        )
+        if not math.isfinite(v) or not 0 <= v <= top:
+            bound = "a fraction from 0 to 1" if top == 1 else f"a number from 0 to {top:g}"
             raise InvalidInput(field, f"{name}{{{labels}}} is {v}, not {bound}")
         if "model_name" in s.labels:
             models.add(s.labels["model_name"])

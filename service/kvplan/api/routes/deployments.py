@@ -10,18 +10,17 @@ from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
 from kvplan.render import deployment_text, deployments_text, replicas_text
-from kvplan.schemas.deployments import ReplicasRequest
+from kvplan.schemas.deployments import AutoscalingSettings, ReplicasRequest
 from kvplan.services.deployments import (
-    ReloadState,
     deployment_answer,
     deployment_list,
     lookup,
     observed_replicas,
-    replica_labels,
+    replicas_answer,
 )
 from kvplan.services.manifests import MANIFEST_KINDS, manifest_yaml
 
-from ..deployments import Deployments
+from ..deployments import Deployments, of
 from ..errors import ApiError
 from ..http import answer, answer_format, decode_body, query_param, text_width
 from ..metrics import counted
@@ -36,8 +35,12 @@ YAML = "text/yaml"
 
 
 def _plans(request: Request[Any, Any, Any]) -> Deployments:
-    plans: Deployments = request.app.state.deployments
-    return plans
+    """The deployments, once their first reading has ended (503 before: a 404 would be a lie)."""
+    d = of(request.app.state)
+    if d.loading:
+        raise ApiError(503, "The deployments file is being planned; ask again in a moment.",
+                       title="Service Unavailable", headers={"Retry-After": "2"})  # fmt: skip
+    return d
 
 
 @get("/v1/deployments", **deployments_doc("list"))
@@ -45,12 +48,7 @@ async def list_deployments(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Every deployment of KVPLAN_DEPLOYMENTS with its series' values, and what the last reading
     of the file could not plan (each by name)."""
     d = _plans(request)
-    reload = (
-        ReloadState(successful=d.last_reload_ok, at=d.last_reload_at, last_success_at=d.last_success_at)
-        if d.configured
-        else None
-    )
-    result = deployment_list(d.fleet, d.failures(), d.path or None, reload)
+    result = deployment_list(d.fleet, d.failures(), d.path or None, d.reload_state())
     if answer_format(request) == "text":
         return answer(deployments_text(result), True)
     return answer(msgspec.json.encode(result), False)
@@ -89,10 +87,10 @@ async def post_replicas(
         )
     else:
         r = counted("replicas", lambda: observed_replicas(plan, req))
-    labels = replica_labels(plan)
+    result = replicas_answer(plan, r)
     if answer_format(request) == "text":
-        return answer(replicas_text(r, labels, text_width(query_param(request, "width"))), True)
-    return answer(msgspec.json.encode(labels)[:-1] + b"," + msgspec.json.encode(r)[1:], False)
+        return answer(replicas_text(result, text_width(query_param(request, "width"))), True)
+    return answer(msgspec.json.encode(result), False)
 
 
 @get("/v1/deployments/{namespace:str}/{name:str}/manifests", **deployments_doc("manifests"))
@@ -101,13 +99,14 @@ async def get_manifests(
 ) -> Response[bytes]:
     """A config generated from the plan, as YAML: kind=prometheusrule, keda, hpa, epp or vllm-args."""
     d = _plans(request)
+    answer_format(request, ("yaml",))
     kind = query_param(request, "kind")
     if kind not in MANIFEST_KINDS:
         given = "is missing" if kind is None else f"{kind!r} is not one"
         raise ApiError(400, f"kind: {given}; valid: {', '.join(MANIFEST_KINDS)}", field="kind")
     plan = lookup(d.fleet, namespace, name, d.configured)
-    assert d.fleet is not None
-    body = manifest_yaml(kind, plan, d.fleet.settings, query_param(request, "flavor"))
+    settings = d.fleet.settings if d.fleet is not None else AutoscalingSettings()
+    body = manifest_yaml(kind, plan, settings, query_param(request, "flavor"))
     return Response(body.encode(), media_type=YAML)
 
 

@@ -40,9 +40,10 @@ async def healthz(request: Request[Any, Any, Any]) -> Response[bytes]:
     responses={503: ResponseSpec(Health, description="presets not loaded yet", generate_examples=False)},
 )
 async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
-    """Ready once the presets are loaded."""
+    """Ready once the presets are loaded, and the deployments file (when there is one) has been
+    planned at least once: a pod started on a broken file takes no traffic."""
     reg = getattr(request.app.state, "registry", None)
-    if reg is None:
+    if reg is None or not deployments_of(request.app.state).ready:
         return Response(Health("starting"), status_code=503)
     return Response(Health("ready", reg.version))
 
@@ -56,6 +57,6 @@ def prometheus_metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    plans = deployments_of(request.app.state)
-    extra = b"" if plans is None else plans.exposition
-    return Response(generate_latest(registry) + extra, media_type=METRICS_TYPE)
+    return Response(
+        generate_latest(registry) + deployments_of(request.app.state).exposition, media_type=METRICS_TYPE
+    )

@@ -180,15 +180,17 @@ def router_figures(b: Budget, target_utilization: float) -> RouterFigures:
     replica is saturated once its free KV no longer holds one more request of context_tokens (so
     the threshold is 1 − blocks a request / blocks, floored to 0.001), or once more requests wait
     than the headroom between the autoscaler's target and what it schedules
-    (schedulable − ⌊u × schedulable⌋)."""
-    util = math.floor((1 - b.blocks_per_request / b.num_blocks) * 1000) / 1000 if b.num_blocks else 0.0
+    (schedulable − ⌊u × schedulable⌋). The concurrency detector's caps are what a replica runs at
+    once (max_num_seqs) and the tokens its KV holds: in hybrid mode the one that binds decides,
+    so short requests are not held to the count of full-length ones."""
+    util = math.floor((1 - b.blocks_per_request / b.num_blocks) * 1000) / 1000
     schedulable = b.concurrency.schedulable
     return RouterFigures(
         block_size_tokens=engine_block_size(b),
         lru_capacity_per_server=b.num_blocks,
         kv_cache_util_threshold=max(0.001, util),
         queue_depth_threshold=max(1, schedulable - math.floor(target_utilization * schedulable)),
-        max_concurrency=max(1, schedulable),
+        max_concurrency=b.max_num_seqs,
         max_token_concurrency=max(1, b.kv_cache_size_tokens),
         max_prefix_tokens=b.max_model_len,
     )
@@ -293,7 +295,7 @@ def vllm_args(site: Site, b: Budget, given: EngineSettings) -> list[str]:
     if given.kv_cache_memory_bytes is not None:
         args.append(f"--kv-cache-memory-bytes={given.kv_cache_memory_bytes}")
     else:
-        args.append(f"--gpu-memory-utilization={b.gpu_memory_utilization:g}")
+        args.append(f"--gpu-memory-utilization={b.gpu_memory_utilization!r}")  # exact: blocks follow it
     args += [
         f"--max-model-len={b.max_model_len}",
         f"--max-num-seqs={b.max_num_seqs}",
@@ -317,7 +319,7 @@ def vllm_args(site: Site, b: Budget, given: EngineSettings) -> list[str]:
         args.append("--disable-hybrid-kv-cache-manager")
     if given.kv_offloading_bytes is not None:
         args += [
-            f"--kv-offloading-size={given.kv_offloading_bytes / GiB:g}",
+            f"--kv-offloading-size={given.kv_offloading_bytes / GiB!r}",
             "--kv-offloading-backend=native",
         ]
     return args

@@ -21,6 +21,7 @@ from kvplan.core.ledger import LedgerBuilder
 from .types import ReplicaLoad, Replicas, Target
 
 EPSILON = 1e-9
+UNCLAMPED_LIMIT = 1_000_000_000
 METRICS_SOURCE = "vllm/v1/metrics/loggers.py (vllm:kv_cache_usage_perc, vllm:num_requests_*)"
 
 
@@ -47,7 +48,9 @@ def desired_replicas(
     demand_requests = running + waiting
     for_tokens = demand_tokens / (u * c)
     for_requests = demand_requests / (u * s)
-    unclamped = max(0, math.ceil(max(for_tokens, for_requests) - EPSILON))
+    need = max(for_tokens, for_requests) - EPSILON
+    # A demand past any fleet (or overflowing a float) is a count no bound lets through anyway.
+    unclamped = UNCLAMPED_LIMIT if not need < UNCLAMPED_LIMIT else max(0, math.ceil(need))
     desired = min(max(unclamped, target.min_replicas), target.max_replicas)
     clamped_by = None
     if desired > unclamped:
