@@ -205,10 +205,10 @@ def test_the_deployments_rules_are_the_ones_kvplan_generates_now():
         deployments = client.get("/v1/deployments").json()["deployments"]
         assert deployments
         for d in deployments:
-            url = f"/v1/deployments/{d['namespace']}/{d['name']}/manifests"
+            url = f"/v1/deployments/{d['namespace']}/{d['deployment']}/manifests"
             assert client.get(url, params={"kind": "prometheusrule"}).text == committed, (
                 "regenerate it: kvplan manifests prometheusrule "
-                f"{d['namespace']}/{d['name']} --deployments deploy/base/deployments.toml"
+                f"{d['namespace']}/{d['deployment']} --deployments deploy/base/deployments.toml"
                 " > deploy/monitoring/kvplan-deployments-rules.yaml"
             )
 

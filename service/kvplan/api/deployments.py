@@ -24,7 +24,6 @@ import structlog
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.errors import KvplanError
 from kvplan.hub import cache_only
 from kvplan.presets import Registry
@@ -242,7 +241,8 @@ def deployment_families(
     for p in plans:
         b = p.budget
         info.add_metric([*_labels(p), b.engine, p.labels["registry_version"], p.model_revision], 1.0)
-        cache.add_metric([*_labels(p), str(b.num_blocks), str(engine_block_size(b))], 1.0)
+        block = SERIES["block_size_tokens"][1](p)
+        cache.add_metric([*_labels(p), str(b.num_blocks), str(block)], 1.0)
         current.add_metric(_labels(p), 1.0 if p.current else 0.0)
     reload_ok = GaugeMetricFamily(
         "kvplan_deployments_last_reload_successful",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 from kvplan.core import warnings as w
 from kvplan.core.ledger import LedgerBuilder
@@ -29,7 +30,7 @@ def desired_replicas(
     target: Target,
     replicas: Sequence[ReplicaLoad],
     mean_prompt_tokens: float | None = None,
-    prompt_source: str = "given",
+    prompt_source: Literal["given", "scrapes"] = "given",
 ) -> Replicas:
     """The desired count for `replicas`' load, with each term and its ledger. `mean_prompt_tokens`
     None counts waiting requests at context_tokens (as Prometheus's rule does without traffic);
@@ -40,8 +41,9 @@ def desired_replicas(
         usage += r.kv_cache_usage_perc
         running += r.num_requests_running
         waiting += r.num_requests_waiting
+    source: Literal["given", "scrapes", "context_tokens"] = prompt_source
     if mean_prompt_tokens is None:
-        p, prompt_source = float(target.context_tokens), "context_tokens"
+        p, source = float(target.context_tokens), "context_tokens"
     else:
         p = mean_prompt_tokens
     demand_tokens = usage * c + waiting * p
@@ -52,7 +54,7 @@ def desired_replicas(
     # A demand past any fleet (or overflowing a float) is a count no bound lets through anyway.
     unclamped = UNCLAMPED_LIMIT if not need < UNCLAMPED_LIMIT else max(0, math.ceil(need))
     desired = min(max(unclamped, target.min_replicas), target.max_replicas)
-    clamped_by = None
+    clamped_by: Literal["min_replicas", "max_replicas"] | None = None
     if desired > unclamped:
         clamped_by = "min_replicas"
     elif desired < unclamped:
@@ -63,8 +65,8 @@ def desired_replicas(
         warnings.append(
             w.Warning(w.NO_READY_REPLICAS, "No ready replica was observed: desired is min_replicas.")
         )
-    if waiting > 0 and prompt_source != "given":
-        said = "the scrapes' lifetime mean" if prompt_source == "scrapes" else "context_tokens"
+    if waiting > 0 and source != "given":
+        said = "the scrapes' lifetime mean" if source == "scrapes" else "context_tokens"
         warnings.append(
             w.Warning(
                 w.MEAN_PROMPT_ASSUMED,
@@ -152,7 +154,7 @@ def desired_replicas(
         requests_running=running,
         requests_waiting=waiting,
         mean_prompt_tokens=p,
-        mean_prompt_tokens_source=prompt_source,
+        mean_prompt_tokens_source=source,
         demand_tokens=demand_tokens,
         demand_requests=demand_requests,
         replicas_for_tokens=for_tokens,

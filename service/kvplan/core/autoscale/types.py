@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from kvplan.core.ledger import Step
@@ -35,8 +37,8 @@ class Replicas(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
     desired_replicas: int
     unclamped_replicas: int
-    clamped_by: str | None  # "min_replicas", "max_replicas" or None
-    binding: str  # "tokens" or "requests": the demand that set the count
+    clamped_by: Literal["min_replicas", "max_replicas"] | None
+    binding: Literal["tokens", "requests"]  # the demand that set the count (tokens on a tie)
     ready_replicas: int
     capacity_tokens: int
     max_num_seqs: int
@@ -47,7 +49,7 @@ class Replicas(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     requests_running: float
     requests_waiting: float
     mean_prompt_tokens: float
-    mean_prompt_tokens_source: str  # "given", "scrapes" (their lifetime mean) or "context_tokens"
+    mean_prompt_tokens_source: Literal["given", "scrapes", "context_tokens"]  # scrapes: their lifetime mean
     demand_tokens: float
     demand_requests: float
     replicas_for_tokens: float
