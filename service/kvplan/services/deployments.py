@@ -403,7 +403,7 @@ class DeploymentAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     registry_version: str
     model_revision: str
     planned_at: float
-    series: dict[str, int | float]
+    series: dict[str, float]  # counts stay integers in JSON (a number either way)
     inputs: DeploymentSpec
     failure: Failure | None = None
     budget: dict[str, Any] | None = None
