@@ -200,9 +200,57 @@ def openapi_json() -> str:
     return msgspec.json.format(raw, indent=2).decode() + "\n"
 
 
+def _plan(argv: list[str]) -> int:
+    """`kvplan plan [key=value …] [--json] -- vllm serve …`: the command after `--` (or a
+    `command=…` pair: vLLM's non-default args line), planned as POST /v1/plan plans it."""
+    import msgspec
+
+    from kvplan.presets import load_registry
+    from kvplan.render import budget_text, command_text
+    from kvplan.schemas.plan import PlanRequest
+    from kvplan.services.answers import encode_answer
+    from kvplan.services.plan import budget_question, plan_budget
+    from kvplan.services.query import decode_pairs
+
+    ours, _, words = _split(argv)
+    as_json = "--json" in ours
+    pairs = [p.split("=", 1) for p in ours if p != "--json"]
+    if any(len(p) != 2 for p in pairs) or not (words or any(k == "command" for k, _ in pairs)):
+        print("usage: kvplan plan [key=value …] [--json] -- vllm serve MODEL --flag …", file=sys.stderr)
+        return 2
+    if words:
+        import shlex
+
+        pairs.append(["command", shlex.join(words)])
+    reg = load_registry()
+
+    def compute() -> str:
+        req = decode_pairs([(k, v) for k, v in pairs], PlanRequest)
+        question, command = budget_question(req, {k for k, _ in pairs})
+        b, labels = plan_budget(reg, question, command, not as_json)
+        if as_json:
+            return encode_answer({**labels, "command": msgspec.to_builtins(command)}, b).decode() + "\n"
+        gpu = labels["gpu"]
+        return budget_text(b, labels["model"], gpu, reg.version, gpu_preset=reg.gpus.get(gpu or "")) + (
+            command_text(command)
+        )
+
+    return _answer(compute)
+
+
+def _split(argv: list[str]) -> tuple[list[str], str, list[str]]:
+    if "--" not in argv:
+        return argv, "", []
+    i = argv.index("--")
+    return argv[:i], "--", argv[i + 1 :]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The command line: `serve`, one-shot `budget`/`per-token`, `reconcile`, `deployments`,
+    """The command line: `serve`, one-shot `budget`/`per-token`/`plan`, `reconcile`, `deployments`,
     `manifests` and `openapi`. Returns the process's exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["plan"]:  # its own syntax: everything after `--` is vLLM's, untouched
+        return _plan(argv[1:])
     parser = argparse.ArgumentParser(prog="kvplan", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP service")
@@ -231,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     man.add_argument("deployment", metavar="NAMESPACE/NAME")
     man.add_argument("--deployments", help="the deployments file (default: $KVPLAN_DEPLOYMENTS)")
     man.add_argument("--flavor", help="the endpoint picker's (kind epp): llm-d, the default, or gie")
+    sub.add_parser("plan", help="plan a `vllm serve` command: kvplan plan gpu=… -- vllm serve MODEL --flag …")
     sub.add_parser("openapi", help="print the OpenAPI document (make openapi writes openapi/openapi.json)")
     args = parser.parse_args(argv)
     if args.command == "serve":

@@ -3,10 +3,12 @@ and the ledger that explains them."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Iterable, Sequence
 
 from kvplan.core.budget import Budget
+from kvplan.core.engine.command import Command
 from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
@@ -662,3 +664,19 @@ def replicas_text(r: ReplicasAnswer, width: int = DEFAULT_WIDTH) -> str:
             "the plan is the last good one: the deployments file's entry fails (GET the deployment)",
         ]
     return "\n".join(lines) + "\n"
+
+
+def command_text(c: Command, width: int = DEFAULT_WIDTH) -> str:
+    """How each flag of the command was read: its value and what it does to the plan."""
+    effect = {"plan": "planned", "memory": "NOT MODELLED", "none": "no memory effect"}
+    rows = [("model", c.model or "—")]
+    rows += [(f"env {k}", v) for k, v in c.env.items()]
+    for f in c.flags:
+        value = f.value if not isinstance(f.value, (dict, list)) else json.dumps(f.value)[:80]
+        said = f"{value} · {effect.get(f.effect, f.effect)}"
+        if f.field:
+            said += f" → {f.field}"
+        if f.note and f.effect == "memory":
+            said += f" ({f.note})"
+        rows.append((f.option, said))
+    return "\n".join(["", f"read from the command ({c.form})", *_rows(rows, width)]) + "\n"

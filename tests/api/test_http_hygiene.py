@@ -52,6 +52,7 @@ POST_ROUTES = [
     "/v1/fleet",
     "/v1/simulate",
     "/v1/models/resolve",
+    "/v1/plan",
 ]
 # Answers whose format follows Accept (JSON, or text for Accept: text/plain).
 NEGOTIATED = ["/v1/per-token", "/v1/budget", "/v1/fleet", "/v1/sweep", "/v1/models", "/v1/gpus"]

@@ -52,6 +52,7 @@ OPERATIONS = [
     "GET /v1/budget",
     "POST /v1/budget",
     "POST /v1/budget/batch",
+    "POST /v1/plan",
     "GET /v1/fleet",
     "POST /v1/fleet",
     "GET /v1/sweep",

@@ -28,7 +28,7 @@ from .openapi import (
     name_operations,
     openapi_config,
 )
-from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post
+from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post, plan_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
 from .routes.deployments import ROUTES as DEPLOYMENT_ROUTES
 from .routes.fleet import fleet_get, fleet_post, sweep_get
@@ -43,6 +43,7 @@ ROUTES: list[Any] = [
     budget_post,
     budget_get,
     budget_batch,
+    plan_post,
     fleet_post,
     fleet_get,
     sweep_get,

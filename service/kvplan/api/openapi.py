@@ -17,6 +17,7 @@ from litestar.openapi.spec.media_type import OpenAPIMediaType
 
 from kvplan import __version__
 from kvplan.core.budget import Budget
+from kvplan.core.engine.command import Command
 from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken
@@ -34,6 +35,7 @@ from kvplan.schemas import (
     SweepQuery,
 )
 from kvplan.schemas.deployments import ReplicasRequest
+from kvplan.schemas.plan import PlanRequest
 from kvplan.schemas.reconcile import ReconcileRequest
 from kvplan.services.deployments import DeploymentAnswer, DeploymentList, ReplicasAnswer
 
@@ -48,6 +50,12 @@ class BudgetAnswer(Budget, kw_only=True, omit_defaults=True):
     model: str
     gpu: str | None
     registry_version: str
+
+
+class PlanAnswer(BudgetAnswer, kw_only=True, omit_defaults=True):
+    """A plan from a command: the budget answer, and how each flag of the command was read."""
+
+    command: Command
 
 
 class PerTokenAnswer(PerToken, kw_only=True, omit_defaults=True):
@@ -105,10 +113,11 @@ _REQUEST_TYPES: dict[type, str] = {
     SimulateRequest: "SimulateRequest",
     ReconcileRequest: "ReconcileRequest",
     ReplicasRequest: "ReplicasRequest",
+    PlanRequest: "PlanRequest",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
     [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest,
-     ReconcileRequest, ReplicasRequest],
+     ReconcileRequest, ReplicasRequest, PlanRequest],
     ref_template=REF,
 )  # fmt: skip
 
@@ -134,6 +143,18 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "weights_bytes": 130 * 1024**3,
         "context_tokens": 131072,
         "non_kv_bytes": 0,
+    },
+}
+PLAN_EXAMPLES = {
+    "vllm serve, with the GPU it does not say": {
+        "command": "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32k --kv-cache-dtype fp8",
+        "gpu": "h100-sxm-80gb",
+    },
+    "vLLM's printed non-default args": {
+        "command": "non-default args: {'model': 'Qwen/Qwen3-32B', 'tensor_parallel_size': 2, "
+        "'max_model_len': 32768, 'gpu_memory_utilization': 0.9}",
+        "gpu": "h100-sxm-80gb",
+        "engine": "0.11.0",
     },
 }
 PER_TOKEN_EXAMPLES = {
@@ -204,6 +225,7 @@ def _examples(name: str) -> dict[str, Any] | None:
         "fleet": FLEET_EXAMPLES,
         "simulate": SIMULATE_EXAMPLES,
         "batch": {"the seed's three groups": {"scenarios": list(EXAMPLES.values())}},
+        "plan": PLAN_EXAMPLES,
     }.get(name)
     return {k: {"summary": k, "value": v} for k, v in src.items()} if src else None
 
@@ -304,6 +326,7 @@ _SWEEP_FORMAT = Parameter(
 _ANSWERS = {
     "simulate": SimulateAnswer,
     "budget": BudgetAnswer,
+    "plan": PlanAnswer,
     "per_token": PerTokenAnswer,
     "batch": BatchAnswer,
     "fleet": FleetAnswer,
@@ -397,6 +420,11 @@ class ManifestQuery(Operation):
                 "prometheus-adapter rule), epp (the endpoint picker's config), vllm-args",
             ),
         ]
+
+
+def plan_doc() -> dict[str, Any]:
+    """POST /v1/plan: a command in, the budget answer (with how each flag was read) out."""
+    return doc("plan", PlanRequest, "post")
 
 
 def deployments_doc(kind: str) -> dict[str, Any]:
@@ -556,6 +584,7 @@ OPERATION_NAMES: dict[tuple[str, str], tuple[str, str]] = {
     ("get", "/v1/budget"): ("getBudget", "The KV budget, blocks and requests (query parameters)"),
     ("post", "/v1/budget"): ("postBudget", "The KV budget, blocks and requests a GPU holds"),
     ("post", "/v1/budget/batch"): ("postBudgetBatch", "Up to 1000 budget scenarios in one call"),
+    ("post", "/v1/plan"): ("planCommand", "The plan of a `vllm serve` command line"),
     ("get", "/v1/fleet"): ("getFleet", "One GPU type's layouts (query parameters)"),
     ("post", "/v1/fleet"): ("planFleet", "Which GPU types and layouts serve a load"),
     ("get", "/v1/sweep"): ("getSweep", "A series of the budget along one axis"),

@@ -173,6 +173,10 @@ MAX_OBSERVED_REPLICAS = 1000
 MAX_REPLICA_REQUESTS = 1_000_000_000
 MAX_REPLICA_PROMPT_TOKENS = 10**18
 
+# A `vllm serve` command line (core/engine/command.py): a long one, with JSON configs, is a few KiB.
+MAX_COMMAND_CHARS = 65_536
+MAX_COMMAND_TOKENS = 4_096
+
 # A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a
 # checkpoint's (hub/safetensors.py).
 MAX_DIMENSION = 1 << 40

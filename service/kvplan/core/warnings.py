@@ -34,6 +34,7 @@ NO_READY_REPLICAS = "no_ready_replicas"
 MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
 SCRAPE_CLEANED = "scrape_cleaned"
 SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
+FLAGS_NOT_MODELLED = "flags_not_modelled"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -79,6 +80,10 @@ CODES: dict[str, str] = {
     SCRAPE_MODEL_DIFFERS: (
         "A scrape's series name another model than the deployment's: is it this deployment's replica?"
     ),
+    FLAGS_NOT_MODELLED: (
+        "Flags of the command change what vLLM allocates in ways kvplan does not model yet: the plan is "
+        "the engine's without them."
+    ),
     MAX_MODEL_LEN_EXCEEDS_DERIVED: (
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; the figures hold only if overridden."
@@ -120,6 +125,7 @@ SEVERITY: dict[str, Severity] = {
     MEAN_PROMPT_ASSUMED: Severity.INFO,
     SCRAPE_CLEANED: Severity.INFO,
     SCRAPE_MODEL_DIFFERS: Severity.WARNING,
+    FLAGS_NOT_MODELLED: Severity.WARNING,
 }
 
 

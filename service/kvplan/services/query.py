@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from kvplan.core.engine.flags import human_readable_int
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_NAME_LENGTH, MAX_QUERY_DEPTH
 from kvplan.schemas import request_fields, unknown_field
@@ -22,10 +23,8 @@ LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers"})
 # Up to 30 digits: past int64 a figure is refused by its field's bound, and Python's int() of
 # thousands of digits would be slow or raise.
 _INTEGER = re.compile(r"-?[0-9]{1,30}\Z", re.ASCII)
+# A size as vLLM writes one (core/engine/flags.py human_readable_int reads it), in ASCII digits.
 _HUMAN = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)([kKmMgGtT])\Z", re.ASCII)
-# vllm/utils/argparse_utils.py human_readable_int: lower case decimal, upper case binary.
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def integer_text(value: str, key: str) -> str:
@@ -34,13 +33,11 @@ def integer_text(value: str, key: str) -> str:
     human = _HUMAN.match(value)
     if human:
         number, suffix = human.groups()
-        if suffix in _DECIMAL:
-            return str(int(float(number) * _DECIMAL[suffix]))
-        if "." in number:
+        if suffix.isupper() and "." in number:
             raise InvalidInput(
                 key, f"decimals are not allowed with the binary suffix {suffix}; {number}{suffix.lower()}?"
             )
-        return str(int(number) * _BINARY[suffix])
+        return str(human_readable_int(value))
     if value == "null" or _INTEGER.match(value):
         return value
     raise InvalidInput(

@@ -116,8 +116,11 @@ def resolve_gpu(
 def with_quantization(geometry: Geometry, name: str | None) -> Geometry:
     """The model loaded with vLLM's --quantization `name`: its linear layers in that scheme,
     embeddings, LM head and norms as they are. A checkpoint whose config or tensors already say
-    how it is quantized keeps that (vLLM refuses a conflicting flag)."""
+    how it is quantized keeps that: vLLM refuses a conflicting flag, and takes one naming the
+    config's own scheme (vllm/config/model.py _verify_quantization), as `vllm serve` lines do."""
     if name is None:
+        return geometry
+    if geometry.quant is not None and geometry.quant == quantization_arg(name):
         return geometry
     if geometry.loaded_weights is not None:
         raise InvalidInput("quantization", "the checkpoint's own tensors give its weights; leave it unset")

@@ -15,11 +15,13 @@ from kvplan.core.errors import KvplanError, WorkStopped
 from kvplan.core.limits import MAX_BATCH_LAYER_PASSES
 from kvplan.hub import HubError
 from kvplan.presets import Registry
-from kvplan.render import batch_text, budget_text, per_token_text
+from kvplan.render import batch_text, budget_text, command_text, per_token_text
 from kvplan.schemas import BatchRequest, BudgetRequest, PerTokenRequest, unknown_field
+from kvplan.schemas.plan import PlanRequest
 from kvplan.services.answers import budget_answer, encode_answer, per_token_answer
 from kvplan.services.cache import Answer, AnswerCache
 from kvplan.services.models import Inline, ModelRef, cacheable, model_layers, model_ref
+from kvplan.services.plan import budget_question, plan_budget
 from kvplan.services.query import decode_pairs
 from kvplan.services.scenarios import Resolutions
 
@@ -43,13 +45,14 @@ from ..http import (
 from ..hubfetch import prefetch
 from ..metrics import count, count_warnings, counted
 from ..offload import ShouldStop, run_heavy
-from ..openapi import doc
+from ..openapi import doc, plan_doc
 from ..settings import Settings
 
 T = TypeVar("T")
 _core_budget = metrics.CORE_SECONDS.labels("budget")
 _core_batch = metrics.CORE_SECONDS.labels("budget_batch")
 _core_pt = metrics.CORE_SECONDS.labels("per_token")
+_core_plan = metrics.CORE_SECONDS.labels("plan")
 
 
 def _never() -> bool:
@@ -424,3 +427,36 @@ def _run_batch(reg: Registry, scenarios: list[Scenario], explain: bool, should_s
         count("budget_batch", "invalid", bad)
     parts.append(b"]}")
     return b"".join(parts)
+
+
+@post("/v1/plan", status_code=200, **plan_doc())
+async def plan_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The plan of a `vllm serve` command (or vLLM's `non-default args` line): the same answer as
+    /v1/budget for what the command says, with any budget field sent beside it winning, and how
+    each flag was read (`command`)."""
+    reg = registry_of(request)
+    body = await request.body()
+    req = await decode_body(request, PlanRequest)
+    given = set(msgspec.json.decode(body))  # decoded above: a JSON object
+    text, explain = answer_format(request) == "text", wants_explain(request)
+    question, command = counted("plan", lambda: budget_question(req, given))
+    ref = model_ref(reg, question.model)
+    await prefetch(reg, [ref])
+    b, labels = await _light_or_heavy(
+        request,
+        "plan",
+        not isinstance(question.model, str),
+        lambda stop: counted(
+            "plan", lambda: plan_budget(reg, question, command, explain or text, _core_plan.observe, stop)
+        ),
+    )
+    count_warnings(tuple(w.code for w in b.warnings))
+    if text:
+        width = text_width(query_param(request, "width"))
+        gpu = labels["gpu"]
+        return answer(
+            budget_text(b, labels["model"], gpu, reg.version, width, reg.gpus.get(gpu or ""))
+            + command_text(command, width),
+            True,
+        )
+    return answer(encode_answer({**labels, "command": command}, b), False)

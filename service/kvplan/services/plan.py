@@ -1,0 +1,87 @@
+"""POST /v1/plan and `kvplan plan`: a command line read (core/engine/command.py) into the
+/v1/budget question it asks, with the fields given beside it winning, and answered as budget does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+import msgspec
+import yaml
+
+from kvplan.core import warnings as w
+from kvplan.core.budget import Budget
+from kvplan.core.engine.command import Command, read_command
+from kvplan.core.errors import InvalidInput
+from kvplan.presets import Registry
+from kvplan.schemas import BudgetRequest
+from kvplan.schemas.plan import PlanRequest
+
+from .answers import budget_answer
+
+_BUDGET_FIELDS = BudgetRequest.__struct_fields__
+
+
+def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """A --config file's content: YAML text, or its keys as JSON."""
+    if raw is None or isinstance(raw, dict):
+        return raw
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as e:
+        raise InvalidInput("config", f"not YAML: {str(e).splitlines()[0][:120]}") from None
+    if not isinstance(doc, dict):
+        raise InvalidInput("config", "must be a mapping of vLLM's options to values")
+    return doc
+
+
+def budget_question(req: PlanRequest, given: Collection[str]) -> tuple[BudgetRequest, Command]:
+    """The /v1/budget question the command asks: its settings, then every field the request gave
+    beside it (those win), as one BudgetRequest decoded strictly (bounds and all)."""
+    command = read_command(req.command, _config(req.config))
+    asked: dict[str, Any] = dict(command.settings)
+    if command.model is not None:
+        revision = command.labels.get("revision")
+        at = f"@{revision}" if isinstance(revision, str) and "@" not in command.model else ""
+        asked["model"] = command.model + (at if "/" in command.model else "")
+    for name in _BUDGET_FIELDS:
+        if name in given:
+            asked[name] = msgspec.to_builtins(getattr(req, name))
+    if "model" not in asked:
+        raise InvalidInput(
+            "model", "the command names no model: give it (`vllm serve MODEL`) or send `model`"
+        )
+    if isinstance(asked["model"], str) and asked["model"].startswith(("/", "./", "~")):
+        raise InvalidInput(
+            "model",
+            f"{asked['model'][:120]!r} is a local path: send `model` (a preset, or the Hub id it came from)",
+        )
+    try:
+        return msgspec.convert(asked, BudgetRequest), command
+    except msgspec.ValidationError as e:
+        raise InvalidInput(FROM_COMMAND, f"{e}: as the command gives it") from None
+
+
+FROM_COMMAND = "command"
+
+
+def plan_budget(
+    registry: Registry,
+    question: BudgetRequest,
+    command: Command,
+    explain: bool,
+    observe: Callable[[float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[Budget, dict[str, Any]]:
+    """The budget the command's question plans, and its labels. Flags that change memory in a way
+    kvplan does not model are named in a warning: the plan holds without them."""
+    b, labels = budget_answer(registry, question, explain, observe, should_stop=should_stop)
+    ignored = [f.option for f in command.flags if f.effect == "memory"]
+    if ignored:
+        said = w.Warning(
+            w.FLAGS_NOT_MODELLED,
+            f"{', '.join(dict.fromkeys(ignored))} change what vLLM allocates in ways kvplan does not model "
+            "yet: the plan is the engine's without them (see `command.flags` for each).",
+        )
+        b = msgspec.structs.replace(b, warnings=(*b.warnings, said))
+    return b, labels

@@ -1,0 +1,84 @@
+"""POST /v1/plan: a `vllm serve` command answers the plan /v1/budget answers for what it says,
+the fields sent beside it win, and each flag is shown as read."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hub.repos import QWEN3_8B_BASE
+
+COMMAND = "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32k --kv-cache-dtype fp8 --max-num-seqs 128"
+SAME = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "max_model_len": 32000, "kv_cache_dtype": "fp8",
+        "max_num_seqs": 128}  # fmt: skip
+
+
+def test_a_command_plans_what_budget_plans_for_the_same_inputs(client):
+    plan = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb"}).json()
+    budget = client.post("/v1/budget", json=SAME).json()
+    for key in ("num_blocks", "kv_cache_size_tokens", "available_kv_bytes", "concurrency", "max_model_len"):
+        assert plan[key] == budget[key], key
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert read["--max-model-len"]["value"] == 32000 and read["--max-model-len"]["field"] == "max_model_len"
+    assert plan["command"]["model"] == "meta-llama/Llama-3.1-8B"
+
+
+def test_a_field_beside_the_command_wins(client):
+    plan = client.post(
+        "/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb", "kv_cache_dtype": "auto"}
+    ).json()
+    budget = client.post("/v1/budget", json={**SAME, "kv_cache_dtype": "auto"}).json()
+    assert plan["num_blocks"] == budget["num_blocks"]
+
+
+def test_vllms_printed_args_plan_too(client):
+    line = (
+        "non-default args: {'model': 'meta-llama/Llama-3.1-8B', 'max_model_len': 32000, "
+        "'kv_cache_dtype': 'fp8', 'max_num_seqs': 128}"
+    )
+    plan = client.post("/v1/plan", json={"command": line, "gpu": "h100-sxm-80gb"}).json()
+    assert plan["num_blocks"] == client.post("/v1/budget", json=SAME).json()["num_blocks"]
+
+
+def test_flags_kvplan_does_not_model_are_named_in_a_warning(client):
+    command = COMMAND + " --enable-lora --max-loras 4"
+    plan = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"}).json()
+    (said,) = [w for w in plan["warnings"] if w["code"] == "flags_not_modelled"]
+    assert "--enable-lora" in said["message"] and said["severity"] == "warning"
+
+
+def test_the_text_answer_shows_how_each_flag_was_read(client):
+    r = client.post("/v1/plan?format=text", json={"command": COMMAND, "gpu": "h100-sxm-80gb"})
+    assert r.headers["content-type"].startswith("text/plain")
+    assert "read from the command (vllm serve)" in r.text and "--max-model-len" in r.text
+
+
+def test_an_inline_config_beside_a_command_naming_a_hub_id_plans_offline(client):
+    config = QWEN3_8B_BASE.config
+    r = client.post(
+        "/v1/plan",
+        json={"command": "vllm serve Qwen/Qwen3-8B-Base -tp 2", "gpu": "h100-sxm-80gb",
+              "model": {"hf_config": config}, "weights_bytes": 16_381_470_720},
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.json()["tensor_parallel_size"] == 2
+
+
+@pytest.mark.parametrize(
+    ("command", "field", "words"),
+    [
+        (
+            "vllm serve llama-3.1-8b --tensor-paralel-size 2",
+            "command",
+            "did you mean --tensor-parallel-size?",
+        ),
+        ("vllm serve $(cat m) -tp 2", "command", "needs a shell"),
+        ("vllm serve /data/models/Qwen2.5-32B-AWQ", "model", "local path"),
+        ("vllm serve --max-model-len 4096", "model", "names no model"),
+        ("vllm serve llama-3.1-8b -tp 3", "tensor_parallel_size", ""),
+        ("vllm serve llama-3.1-8b --gpu-memory-utilization 1.5", "command", "gpu_memory_utilization"),
+    ],
+)
+def test_a_command_kvplan_cannot_plan_is_a_400_naming_why(client, command, field, words):
+    r = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"] == field and words in r.json()["detail"], r.json()

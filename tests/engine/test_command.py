@@ -1,0 +1,177 @@
+"""Command lines read as vLLM 0.33's parser reads them (core/engine/command.py): the forms people
+paste, each flag's value and effect; shell syntax refused, never evaluated; no input a 500."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvplan.core.engine.command import read_command
+from kvplan.core.errors import InvalidInput
+
+
+def test_vllm_serve_with_sizes_and_fp8_reads_as_vllm_does():
+    c = read_command(
+        "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 --max-model-len 32k --kv-cache-dtype fp8"
+    )
+    assert (c.form, c.model) == ("vllm serve", "Qwen/Qwen3-32B")
+    assert c.settings == {"tensor_parallel_size": 2, "max_model_len": 32_000, "kv_cache_dtype": "fp8"}
+
+
+def test_the_api_server_module_with_model_flag_alias_and_equals():
+    c = read_command(
+        "python3 -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-70B -tp 4 "
+        "--gpu-memory-utilization=0.85 --max-num-seqs 64"
+    )
+    assert c.form == "api_server" and c.model == "meta-llama/Llama-3.1-70B"
+    assert c.settings == {"tensor_parallel_size": 4, "gpu_memory_utilization": 0.85, "max_num_seqs": 64}
+
+
+def test_environment_switches_and_their_no_forms():
+    c = read_command(
+        "VLLM_USE_V1=1 CUDA_VISIBLE_DEVICES=0,1 vllm serve Qwen/Qwen3-8B --enforce-eager"
+        " --no-enable-prefix-caching"
+    )
+    assert c.env == {"VLLM_USE_V1": "1", "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert c.settings["enforce_eager"] is True
+    prefix = next(f for f in c.flags if f.option == "--enable-prefix-caching")
+    assert prefix.value is False and prefix.given == "--no-enable-prefix-caching"
+
+
+def test_a_json_flag_is_read_whole_and_said_not_modelled():
+    c = read_command(
+        "vllm serve Qwen/Qwen3-8B --speculative-config"
+        """ '{"method": "eagle3", "model": "AngelSlim/Qwen3-8B_eagle3", "num_speculative_tokens": 3}'"""
+    )
+    spec = next(f for f in c.flags if f.option == "--speculative-config")
+    assert spec.value == {
+        "method": "eagle3",
+        "model": "AngelSlim/Qwen3-8B_eagle3",
+        "num_speculative_tokens": 3,
+    }
+    assert spec.effect == "memory" and spec.note
+
+
+def test_a_multi_line_command_with_continuations():
+    c = read_command(
+        "vllm serve Qwen/Qwen3-8B \\\n  --max-model-len 8192 \\\n  --max-num-batched-tokens 16K\n"
+    )
+    assert c.settings == {"max_model_len": 8192, "max_num_batched_tokens": 16_384}
+
+
+def test_vllms_printed_non_default_args():
+    line = (
+        "INFO 08-07 10:11:12 [api_server.py:1805] non-default args: {'model_tag': 'Qwen/Qwen3-32B', "
+        "'model': 'Qwen/Qwen3-32B', 'max_model_len': 32768, 'tensor_parallel_size': 2, "
+        "'gpu_memory_utilization': 0.9, 'enable_prefix_caching': False}"
+    )
+    c = read_command(line)
+    assert (c.form, c.model) == ("non-default args", "Qwen/Qwen3-32B")
+    assert c.settings == {"max_model_len": 32768, "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9}
+
+
+def test_the_image_form_takes_vllm_serves_arguments():
+    c = read_command(
+        "docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.11.0 --model Qwen/Qwen3-8B -tp 2"
+    )
+    assert (c.form, c.model, c.settings["tensor_parallel_size"]) == ("image", "Qwen/Qwen3-8B", 2)
+
+
+def test_a_config_file_is_read_from_its_content():
+    c = read_command(
+        "vllm serve Qwen/Qwen3-8B --config cfg.yaml", {"max_model_len": 4096, "tensor-parallel-size": 2}
+    )
+    assert c.settings == {"max_model_len": 4096, "tensor_parallel_size": 2}
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("vllm serve $(cat model.txt) -tp 2", "needs a shell to evaluate"),
+        ("vllm serve `cat m` -tp 2", "needs a shell to evaluate"),
+        ("vllm serve Qwen/Qwen3-8B --max-model-len ${LEN}", "needs a shell to evaluate"),
+        ("vllm serve 'Qwen/Qwen3-8B -tp 2", "quotes do not pair"),
+        ("sglang serve Qwen/Qwen3-8B", "is not a `vllm serve` command"),
+        ("vllm serve Qwen/Qwen3-8B --tensor-paralel-size 2", "did you mean --tensor-parallel-size?"),
+        ("vllm serve Qwen/Qwen3-8B --max-model-len lots", "is not an integer"),
+        ("vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp9", "valid:"),
+        ("vllm serve Qwen/Qwen3-8B --speculative-config '{method: eagle'", "is not JSON"),
+        ("vllm serve Qwen/Qwen3-8B --tensor-parallel-size", "needs a value"),
+        ("vllm serve Qwen/Qwen3-8B --config c.yaml", "send its content as `config`"),
+        ("non-default args: {'model': 'x', 'max_model_len': 4", "does not close"),
+    ],
+)
+def test_what_kvplan_cannot_read_is_a_400_naming_why(command, words):
+    with pytest.raises(InvalidInput) as e:
+        read_command(command)
+    assert words in e.value.reason
+
+
+def test_nothing_is_executed(tmp_path):
+    marker = tmp_path / "ran"
+    with pytest.raises(InvalidInput):
+        read_command(f"vllm serve $(touch {marker}) -tp 2")
+    read_command(f"vllm serve 'a; touch {marker}' -tp 2")
+    assert not marker.exists()
+
+
+words = st.sampled_from(
+    ["vllm", "serve", "-tp", "2", "--tensor-parallel-size", "--max-model-len", "32k", "'", '"', "\\",
+     "{", "--no-enable-prefix-caching", "--speculative-config", '{"a":1}', "=", "--kv-cache-dtype", "fp8",
+     "$", "x", "-O3", "--compilation-config.mode", "--max_model_len=auto"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(words, st.text(max_size=8)), max_size=30))
+def test_no_command_line_raises_anything_but_a_400(parts):
+    with contextlib.suppress(InvalidInput):
+        read_command(" ".join(parts))
+
+
+def calls(line: str) -> int:
+    """Python function calls reading `line` takes: a count, not a time, so the machine's load
+    does not move it."""
+    n = 0
+
+    def count(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal n
+        n += event == "call"
+
+    sys.setprofile(count)
+    try:
+        read_command(line)
+    finally:
+        sys.setprofile(None)
+    return n
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(["-tp 2", "--max-model-len 32k", "--no-enable-prefix-caching", "--kv-cache-dtype fp8",
+                     "--speculative-config '{\"a\": [1, 2]}'", '--served-model-name "a b"'])
+)  # fmt: skip
+def test_reading_takes_time_linear_in_the_flags(flag):
+    base = "vllm serve Qwen/Qwen3-8B "
+    small, large = calls(base + " ".join([flag] * 100)), calls(base + " ".join([flag] * 1000))
+    assert large <= small * 10 * 1.1  # ten times the flags, at most ten times the work
+
+
+def test_the_cli_plans_the_command_after_the_double_dash(capsys):
+    from kvplan.cli import main
+
+    code = main(["plan", "gpu=h100-sxm-80gb", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B", "-tp", "2",
+                 "--max-model-len", "32k"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "read from the command (vllm serve)" in out and "32000 · planned" in out
+
+
+def test_the_cli_says_how_to_call_it(capsys):
+    from kvplan.cli import main
+
+    assert main(["plan", "gpu=h100-sxm-80gb"]) == 2
+    assert "kvplan plan [key=value …]" in capsys.readouterr().err
