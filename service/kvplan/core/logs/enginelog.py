@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
+from ..engine.command import read_command
 from ..errors import InvalidInput, WorkStopped
 from ..limits import (
     MAX_ARGS_CHARS,
@@ -219,7 +220,29 @@ def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object
     return None
 
 
+def _from_command(line: str, add: Callable[..., None]) -> bool:
+    """The engine arguments of a `non-default args` or `vllm serve` line, read by the one command
+    parser /v1/plan uses (core/engine/command.py); False when it cannot read the line whole (a
+    paste cut short, an older engine's flag), which the tolerant readers below then try."""
+    at = max(line.find("non-default args:"), line.find("vllm serve"))
+    if at < 0:
+        return False
+    try:
+        command = read_command(line[at:])
+    except InvalidInput:
+        return False
+    if command.model is not None:
+        add("model", command.model)
+    for f in command.flags:
+        key = f.option[2:].replace("-", "_")
+        if key in _ARG_FIGURES and f.value is not None:
+            add(key, f.value)
+    return True
+
+
 def _from_args(line: str, add: Callable[..., None], should_stop: Callable[[], bool]) -> None:
+    if _from_command(line, add):
+        return
     m = _ARGS.search(line)
     if m is not None:
         args = _args_dict(line, m.end() - 1, should_stop)
