@@ -181,7 +181,8 @@ def test_reconcile_reads_a_logs_command_with_the_same_parser():
     from kvplan.core.logs.enginelog import read_log
 
     log = read_log(
-        "$ vllm serve meta-llama/Meta-Llama-3-8B -tp 2 --max-model-len 8k\nAvailable KV cache memory: 2.0 GiB\n"
+        "$ vllm serve meta-llama/Meta-Llama-3-8B -tp 2 --max-model-len 8k\n"
+        "Available KV cache memory: 2.0 GiB\n"
     )
     read = {f.name: f.value for f in log.figures}
     assert (read["model"], read["tensor_parallel_size"], read["max_model_len"]) == (
