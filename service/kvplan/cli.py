@@ -231,9 +231,8 @@ def _plan(argv: list[str]) -> int:
         if as_json:
             return encode_answer({**labels, "command": msgspec.to_builtins(command)}, b).decode() + "\n"
         gpu = labels["gpu"]
-        return budget_text(b, labels["model"], gpu, reg.version, gpu_preset=reg.gpus.get(gpu or "")) + (
-            command_text(command)
-        )
+        plan = budget_text(b, labels["model"], gpu, reg.version, gpu_preset=reg.gpus.get(gpu or ""))
+        return command_text(command).lstrip("\n") + "\n" + plan
 
     return _answer(compute)
 

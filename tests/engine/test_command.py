@@ -190,3 +190,51 @@ def test_reconcile_reads_a_logs_command_with_the_same_parser():
         2,
         8000,
     )
+
+
+@pytest.mark.parametrize(
+    ("pasted", "model", "settings"),
+    [
+        ("nohup vllm serve Qwen/Qwen3-8B --max-model-len 32K \\\n  > vllm.log 2>&1 &", "Qwen/Qwen3-8B",
+         {"max_model_len": 32768}),
+        ("vllm serve Qwen/Qwen3-8B -tp 2 2>&1 | tee log.txt", "Qwen/Qwen3-8B", {"tensor_parallel_size": 2}),
+        ("cd /srv && vllm serve Qwen/Qwen3-8B -tp 2", "Qwen/Qwen3-8B", {"tensor_parallel_size": 2}),
+        ("user@host:~/vllm$ vllm serve Qwen/Qwen3-8B \\   \n  --max-model-len 8192", "Qwen/Qwen3-8B",
+         {"max_model_len": 8192}),
+        ("# start it\n# vllm serve Qwen/Qwen3-8B --max-model-len 4096", "Qwen/Qwen3-8B",
+         {"max_model_len": 4096}),
+        ("vllm serve Qwen/Qwen3-8B --max-num-batched-token=65536", "Qwen/Qwen3-8B",
+         {"max_num_batched_tokens": 65536}),
+        ("docker run --security-opt seccomp=unconfined -v $PWD/m:/m vllm/vllm-openai:latest"
+         " --model Qwen/Qwen3-8B", "Qwen/Qwen3-8B", {}),
+        ("vllm serve Qwen/Qwen3-8B --lora-modules a=$HOME/lora --max-model-len 4096", "Qwen/Qwen3-8B",
+         {"max_model_len": 4096}),
+        ("vllm serve Qwen/Qwen3-8B \u2014tp 2 --served-model-name \u201cq\u201d".replace("\u2014", "-"),
+         "Qwen/Qwen3-8B", {"tensor_parallel_size": 2}),
+    ],
+    ids=["nohup-redirect-background", "pipe", "after-cd", "prompt-and-trailing-spaces",
+         "root-prompt-and-comment", "argparse-prefix", "docker-options",
+         "variable-in-a-flag-without-memory-effect",
+         "smart-quotes"],
+)  # fmt: skip
+def test_a_command_is_read_as_people_paste_it(pasted, model, settings):
+    c = read_command(pasted)
+    assert (c.model, c.settings) == (model, settings)
+
+
+def test_docker_options_are_not_the_engines_environment():
+    c = read_command(
+        "docker run -e HF_TOKEN=x --security-opt seccomp=unconfined vllm/vllm-openai --model m/m"
+    )
+    assert c.env == {"HF_TOKEN": "x"}
+
+
+def test_a_flag_at_vllms_default_changes_nothing():
+    (dtype,) = read_command("vllm serve Qwen/Qwen3-8B --dtype auto").flags
+    assert (dtype.effect, dtype.note) == ("none", "vLLM's default")
+
+
+def test_integer_choices_and_list_flags_keep_vllms_types():
+    c = read_command("vllm serve m/m --enable-lora --max-lora-rank 8 --served-model-name=a")
+    read = {f.option: f.value for f in c.flags}
+    assert read["--max-lora-rank"] == 8 and read["--served-model-name"] == ["a"]

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+import textwrap
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -35,10 +38,58 @@ def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
     return doc
 
 
+def _from_yaml(text: str) -> str:
+    """A command pasted as a Kubernetes container's `command:`/`args:` (or a YAML or JSON list of
+    them) as the command line it runs; any other text as it is. vLLM's image runs `vllm serve`."""
+    if not _YAMLISH.search(text) and not text.lstrip().startswith("["):
+        return text
+    try:
+        doc = yaml.safe_load(textwrap.dedent(text))
+    except yaml.YAMLError:
+        return text
+    words = _container_words(doc)
+    if not words or not all(isinstance(w, (str, int, float)) for w in words):
+        return text
+    line = shlex.join(str(w) for w in words)
+    first = str(words[0])
+    return (
+        line if first in ("vllm", "python", "python3") or first.endswith("python3") else "vllm serve " + line
+    )
+
+
+_YAMLISH = re.compile(r"^\s*(?:args|command):\s*(?:\[.*)?$|^\s*- \S", re.M)
+
+
+def _container_words(doc: Any, depth: int = 0) -> list[Any]:
+    """The words a container runs: a list of them, or the first mapping (however deep in a
+    manifest) with `command` or `args` lists, command first."""
+    if isinstance(doc, list) and all(isinstance(w, (str, int, float)) for w in doc):
+        return list(doc)
+    if depth > 12:
+        return []
+    if isinstance(doc, dict):
+        if isinstance(doc.get("args"), list) or isinstance(doc.get("command"), list):
+            words: list[Any] = []
+            for key in ("command", "args"):
+                part = doc.get(key) or []
+                words += part if isinstance(part, list) else [part]
+            return words
+        children = list(doc.values())
+    elif isinstance(doc, list):
+        children = doc
+    else:
+        return []
+    for child in children:
+        found = _container_words(child, depth + 1)
+        if found:
+            return found
+    return []
+
+
 def budget_question(req: PlanRequest, given: Collection[str]) -> tuple[BudgetRequest, Command]:
     """The /v1/budget question the command asks: its settings, then every field the request gave
     beside it (those win), as one BudgetRequest decoded strictly (bounds and all)."""
-    command = read_command(req.command, _config(req.config))
+    command = read_command(_from_yaml(req.command), _config(req.config))
     asked: dict[str, Any] = dict(command.settings)
     if command.model is not None:
         revision = command.labels.get("revision")

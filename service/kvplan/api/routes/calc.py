@@ -455,8 +455,9 @@ async def plan_post(request: Request[Any, Any, Any]) -> Response[bytes]:
         width = text_width(query_param(request, "width"))
         gpu = labels["gpu"]
         return answer(
-            budget_text(b, labels["model"], gpu, reg.version, width, reg.gpus.get(gpu or ""))
-            + command_text(command, width),
+            command_text(command, width).lstrip("\n")
+            + "\n"
+            + budget_text(b, labels["model"], gpu, reg.version, width, reg.gpus.get(gpu or "")),
             True,
         )
     return answer(encode_answer({**labels, "command": command}, b), False)

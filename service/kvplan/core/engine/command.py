@@ -24,6 +24,7 @@ from kvplan.core.limits import MAX_COMMAND_CHARS, MAX_COMMAND_TOKENS
 from .flags import (
     FLAGS,
     LABELS,
+    OPTIONS,
     Flag,
     canonical,
     human_readable_int,
@@ -37,11 +38,13 @@ Value = float | str | bool | list[Any] | dict[str, Any] | None
 
 FIELD = "command"
 _SHELL = re.compile(r"\$\(|\$\{|`|\$[A-Za-z_]")
+_SUBSTITUTION = re.compile(r"\$\(|`")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _ARGS = "non-default args:"
 # What starts a command: `vllm serve`, the OpenAI server module, or vLLM's image (its entrypoint is
 # `vllm serve`), after any wrapper (env, docker run …).
 _MODULE = "vllm.entrypoints.openai.api_server"
+_MODULES = (_MODULE, "vllm.entrypoints.api_server")  # the second: vLLM's demo server, the same engine flags
 _IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*vllm/vllm-openai(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?$")
 
 
@@ -70,39 +73,105 @@ class Command(msgspec.Struct, frozen=True, kw_only=True):
     labels: dict[str, Any]  # what names the model rather than plans it: served_model_name, revision
 
 
+# A shell prompt before a command (`$ `, `# `, `user@host:~/dir$ `), and the words a command may
+# start with after one: a `# ` line that starts otherwise is a comment.
+_PROMPT = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+:[^\s$#]*\s*)?[$#%]\s+(?=\S)")
+_STARTS = ("vllm", "python", "docker", "podman", "export", "env", "nohup", "uv", "CUDA_", "VLLM_", "HF_")
+_TYPOGRAPHY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u00a0": " "})
+# Where a command ends (a pipe, a list, the background), and a redirection with its target.
+_ENDS = frozenset({"|", "||", "&&", ";", "&", "|&"})
+_REDIRECT = re.compile(r"^(?:\d*[<>]{1,2}&?|&>>?)$")
+
+
+def _lines(text: str) -> str:
+    """A paste as one command: prompts dropped, comment lines dropped, continuations joined (a
+    backslash followed by spaces too), smart quotes and non-breaking spaces made plain."""
+    kept = []
+    for line in text.translate(_TYPOGRAPHY).replace("\r\n", "\n").split("\n"):
+        m = _PROMPT.match(line)
+        if m is not None:
+            rest = line[m.end() :]
+            if m.group(0).strip().endswith("#") and not rest.startswith(_STARTS):
+                continue  # a comment, not a root prompt
+            line = rest
+        elif line.lstrip().startswith("#"):
+            continue
+        kept.append(line)
+    return re.sub(r"\\[ \t]*\n", " ", "\n".join(kept))
+
+
 def _tokens(text: str) -> list[str]:
-    """The words of a command as a POSIX shell splits them, without evaluating anything."""
+    """The words of the paste's command as a POSIX shell splits them, without evaluating anything:
+    it ends at a pipe, `;`, `&&` or `&`, and its redirections are dropped."""
     if len(text) > MAX_COMMAND_CHARS:
         raise InvalidInput(FIELD, f"{len(text):,} characters: a command is at most {MAX_COMMAND_CHARS:,}")
-    text = re.sub(r"\\\r?\n", " ", text)  # line continuations
-    m = _SHELL.search(text)
+    text = _lines(text)
+    m = _SUBSTITUTION.search(text)  # its output could be any words: nothing of the command is sure
     if m is not None:
         at = text[max(0, m.start() - 20) : m.start() + 20].strip()
         raise InvalidInput(
             FIELD, f"`{m.group(0)}` near `{at}` needs a shell to evaluate; kvplan does not: paste the values"
         )
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: list[str] = []
     try:
-        words = shlex.split(text, comments=False, posix=True)
+        for word in lexer:
+            if len(words) >= MAX_COMMAND_TOKENS:
+                raise InvalidInput(FIELD, f"more than {MAX_COMMAND_TOKENS:,} words: send one command")
+            if word in _ENDS and words:
+                if any(w in ("vllm", "serve") or _IMAGE.match(w) or w == _MODULE for w in words):
+                    break
+                words = []  # `cd dir && vllm serve …`: the command is the next one
+                continue
+            words.append(word)
     except ValueError as e:  # No closing quotation, No escaped character
         raise InvalidInput(FIELD, f"{str(e).lower()}: the command's quotes do not pair") from None
-    if len(words) > MAX_COMMAND_TOKENS:
-        raise InvalidInput(FIELD, f"{len(words):,} words: a command is at most {MAX_COMMAND_TOKENS:,}")
-    return words
+    out: list[str] = []
+    skip = False
+    for word in words:  # a redirection and its target: `> log`, `2>&1`, `>> "$LOG"`
+        if skip:
+            skip = False
+            continue
+        if _REDIRECT.match(word):
+            skip = True
+            if out and out[-1].isdigit():
+                out.pop()
+            continue
+        out.append(word)
+    return out
+
+
+def _evaluated(option: str, value: str) -> None:
+    """A value kvplan would plan with may not need a shell to evaluate."""
+    m = _SHELL.search(value)
+    if m is not None:
+        raise InvalidInput(
+            FIELD,
+            f"{option} `{value[:60]}` needs a shell to evaluate (`{m.group(0)}`); kvplan does not: "
+            "paste the value",
+        )
 
 
 def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
-    """The form of the command, the environment assigned before it, and its arguments."""
+    """The form of the command, the environment set for it (assignments before it, `export`,
+    `env`, docker's `-e`), and its arguments."""
     env: dict[str, str] = {}
+    leading = True
     for i, word in enumerate(words):
         if word == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
             return "vllm serve", env, words[i + 2 :]
-        if word == "-m" and i + 1 < len(words) and words[i + 1] == _MODULE:
+        if word == "-m" and i + 1 < len(words) and words[i + 1] in _MODULES:
             return "api_server", env, words[i + 2 :]
         if _IMAGE.match(word):
             return "image", env, words[i + 1 :]
-        if _ENV.match(word) and not word.startswith("-"):
+        given = words[i - 1] in ("-e", "--env") if i else False
+        if (leading or given) and _ENV.match(word):
             name, _, value = word.partition("=")
             env[name] = value
+        elif word not in ("export", "env", "-e", "--env"):
+            leading = False
     first = " ".join(words[:3])[:80]
     raise InvalidInput(
         FIELD,
@@ -112,11 +181,17 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
 
 
 def _option(given: str) -> tuple[str, Flag]:
-    """The canonical option a flag names (as vLLM's FlexibleArgumentParser reads it), and its row."""
+    """The canonical option a flag names (as vLLM's FlexibleArgumentParser reads it, an
+    unambiguous prefix of a long option too, as argparse takes one), and its row."""
     option = canonical(given)
     if option is not None:
         return option, FLAGS[option]
     name = given.split("=", 1)[0]
+    if name.startswith("--") and len(name) > 4 and "." not in name:
+        matches = {OPTIONS[o] for o in OPTIONS if o.startswith(name.replace("_", "-"))}
+        if len(matches) == 1:
+            (option,) = matches
+            return option, FLAGS[option]
     near = nearest(name)
     hint = f"; did you mean {near}?" if near else ""
     raise InvalidInput(FIELD, f"{name[:60]} is not a flag vLLM 0.33's `vllm serve` takes{hint}")
@@ -156,6 +231,8 @@ def _convert(option: str, flag: Flag, raw: str) -> Value:
     if flag.choices and raw not in flag.choices:
         shown = ", ".join(flag.choices[:24]) + (", …" if len(flag.choices) > 24 else "")
         raise InvalidInput(FIELD, f"{option} {raw[:60]!r} is not one vLLM takes; valid: {shown}")
+    if flag.choices and all(c.isdigit() for c in flag.choices):
+        return int(raw)  # an integer choice (--max-lora-rank): vLLM's type is int
     return raw
 
 
@@ -174,9 +251,14 @@ def _read_args(args: list[str], form: str) -> tuple[str | None, list[ReadFlag]]:
         i += 1
         if not word.startswith("-") or word == "-":
             if form in ("vllm serve", "image") and model is None and not read:
+                _evaluated("the model", word)
                 model = word
                 continue
-            raise InvalidInput(FIELD, f"`{word[:60]}` stands where a flag should: quote a value with spaces")
+            takes_none = read and not _takes(FLAGS[read[-1].option])
+            after = f" (after {read[-1].option}, which takes no value)" if takes_none else ""
+            raise InvalidInput(
+                FIELD, f"`{word[:60]}` stands where a flag should{after}: quote a value with spaces"
+            )
         option, flag = _option(word)
         name, eq, inline = word.partition("=")
         raw: str | list[str] | None = inline if eq else None
@@ -202,7 +284,11 @@ def _read_args(args: list[str], form: str) -> tuple[str | None, list[ReadFlag]]:
 
 
 def _value(word: str, name: str, option: str, flag: Flag, raw: str | list[str] | None) -> ReadFlag:
-    """One flag's value as vLLM holds it after this word."""
+    """One flag's value as vLLM holds it after this word. A value that needs a shell is refused
+    where it would change the plan; kept as text where the flag changes no memory."""
+    if flag.effect != "none":
+        for text in [raw] if isinstance(raw, str) else raw or []:
+            _evaluated(option, text)
     if "." in name and name.startswith("--"):  # --compilation-config.mode 3
         key = name.split(".", 1)[1]
         text = raw if isinstance(raw, str) else "true"
@@ -213,10 +299,12 @@ def _value(word: str, name: str, option: str, flag: Flag, raw: str | list[str] |
         return _flag(word, option, flag, {key: item})
     if isinstance(raw, list):
         return _flag(word, option, flag, raw)
+    if flag.kind == "list" and raw is not None:  # --served-model-name=a: one value of a list
+        return _flag(word, option, flag, [raw])
     if raw is None:
         return _flag(word, option, flag, not sets_false(name))
     if flag.kind == "switch":
-        raise InvalidInput(FIELD, f"{option} takes no value, got {raw[:60]!r}")
+        raise InvalidInput(FIELD, f"{option} takes no value, got {raw[:60]!r}: write {option} alone")
     value = _convert(option, flag, raw)
     if option == "--max-model-len" and value == -1:
         note = "vLLM takes the longest length that fits; kvplan plans the model's own maximum"
@@ -225,6 +313,9 @@ def _value(word: str, name: str, option: str, flag: Flag, raw: str | list[str] |
 
 
 def _flag(given: str, option: str, flag: Flag, value: Value) -> ReadFlag:
+    """A flag read; one that sets what vLLM's default is already changes nothing."""
+    if flag.effect == "memory" and flag.default is not None and str(value) == str(flag.default):
+        return ReadFlag(given=given[:200], option=option, value=value, effect="none", note="vLLM's default")
     return ReadFlag(
         given=given[:200],
         option=option,
