@@ -81,6 +81,18 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     def key(self) -> Key:
         return (self.spec.namespace, self.spec.name)
 
+    def names(self) -> dict[str, Any]:
+        """What every answer about this plan says of it, named as its series are labelled."""
+        return {
+            "namespace": self.spec.namespace,
+            "deployment": self.spec.name,
+            "model_name": self.model_name,
+            "accelerator_type": self.accelerator_type,
+            "plan_current": self.current,
+            "engine": self.budget.engine,
+            "registry_version": self.labels["registry_version"],
+        }
+
     def target(self) -> Target:
         """What the replica rule reads of this plan."""
         b = self.budget
@@ -441,13 +453,7 @@ def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> D
     name = f"{plan.spec.namespace}/{plan.spec.name}"
     failure = next((f for f in failures if f.deployment == name), None)
     return DeploymentAnswer(
-        namespace=plan.spec.namespace,
-        deployment=plan.spec.name,
-        model_name=plan.model_name,
-        accelerator_type=plan.accelerator_type,
-        plan_current=plan.current,
-        engine=plan.budget.engine,
-        registry_version=plan.labels["registry_version"],
+        **plan.names(),
         model_revision=plan.model_revision,
         planned_at=plan.planned_at,
         series=gauges(plan),
@@ -552,13 +558,4 @@ class ReplicasAnswer(Replicas, kw_only=True):
 
 def replicas_answer(plan: Plan, r: Replicas) -> ReplicasAnswer:
     """The rule's terms with the plan they used, named as its series are labelled."""
-    return ReplicasAnswer(
-        namespace=plan.spec.namespace,
-        deployment=plan.spec.name,
-        model_name=plan.model_name,
-        accelerator_type=plan.accelerator_type,
-        plan_current=plan.current,
-        engine=plan.budget.engine,
-        registry_version=plan.labels["registry_version"],
-        **msgspec.structs.asdict(r),
-    )
+    return ReplicasAnswer(**plan.names(), **msgspec.structs.asdict(r))
