@@ -685,7 +685,13 @@ VIEWS = {  # each view of the page, by the element that holds it
     "ledger": "#ledger",
     "blocks": "#blocktable",
     "incident": "#incident",
+    "command": "#command-form",
 }
+# The command box's flag table with rows of each effect, two not modelled with their notes.
+VIEW_COMMAND = (
+    "vllm serve deepseek-v3 -tp 8 --max-model-len 32k --enable-lora --port 8000 "
+    """--speculative-config '{"method": "deepseek_mtp", "num_speculative_tokens": 1}'"""
+)
 
 
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
@@ -698,6 +704,9 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
     pg = ctx.new_page()
     try:
         open_preset(pg, server, "B")
+        pg.fill("#command", VIEW_COMMAND)
+        pg.click("#command-go")
+        pg.wait_for_selector("#command-flags:not([hidden])", timeout=10_000)
         pg.click("#ledger-toggle")
         pg.wait_for_selector("#ledger table")
         log = (Path(__file__).parents[1] / "reconcile" / "data" / "engine-0.33-tp2.log").read_text()
@@ -953,3 +962,112 @@ def test_the_gpu_row_names_both_memory_figures_and_the_input_holds_the_one_the_p
     assert float(page.input_value("#mem")) == round(h100["memory_bytes"] / 2**30, 4)
     assert "the plan uses nvidia-smi's" in (page.text_content("#gpu-figures") or "")
     assert page.text_content("#out-gpu") == gib(h100["memory_bytes"])
+
+
+# -- a vllm serve command: POST /v1/plan sets the controls and shows how each flag was read ----------
+
+COMMAND = "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32k -tp 2 --enable-lora"
+
+
+def command_messages(page) -> list[tuple[str | None, str]]:
+    """What the command box says: its status, notes, error, and each cell of its flag table."""
+    sels = ("#command-status", "#command-notes li", "#command-error", "#command-flags td")
+    shown = [el for sel in sels for el in page.locator(sel).all() if el.is_visible()]
+    return [(None, el.text_content() or "") for el in shown]
+
+
+def plan_command(page, command: str, paste: bool = False, shown: str = "#command-flags") -> None:
+    """Paste (or type and plan) a command; wait for `shown` and the answers to the controls it set."""
+    page.fill("#command", command)
+    if paste:  # a paste plans as it lands
+        page.dispatch_event("#command", "paste")
+    else:
+        page.click("#command-go")
+    page.wait_for_selector(f"{shown}:not([hidden])", timeout=10_000)
+    settle(page)
+
+
+def test_a_pasted_command_sets_the_controls_and_shows_how_each_flag_was_read(page, server):
+    import httpx
+
+    open_page(page, server)  # group A: Llama-3-70B on the seed's pool, TP 1, T 8,192, its weights typed in
+    page.select_option("#gpu", "h100-sxm-80gb")
+    settle(page)
+    plan_command(page, COMMAND, paste=True)
+    # The controls the command stands for, as /v1/plan read it on the page's GPU and engine.
+    assert page.input_value("#model") == "llama-3.1-8b"  # meta-llama/Llama-3.1-8B is the preset
+    assert (page.input_value("#tp"), page.input_value("#T")) == ("2", "32000")  # 32k is 32,000 to vLLM
+    assert (page.input_value("#L"), page.input_value("#Hkv")) == ("32", "4")  # its factors, per GPU at TP 2
+    assert page.input_value("#weights") == page.input_value("#nonkv") == ""  # from the model, as planned
+    assert page.input_value("#gpu") == "h100-sxm-80gb"
+    for param in ("model=llama-3.1-8b", "tp=2", "T=32000", "gpu=h100-sxm-80gb"):
+        assert param in page.url  # the view is in the URL; the command is not (it may carry a key)
+    assert "command=" not in page.url and "enable-lora" not in page.url
+    body = {"command": COMMAND, "gpu": "h100-sxm-80gb", "engine": page.input_value("#engine")}
+    planned = httpx.post(f"{server.url}/v1/plan", json=body).json()
+    guaranteed = f"{planned['concurrency']['guaranteed']:,}"
+    assert page.text_content("#out-concurrency") == guaranteed  # the page's figures are the command's plan
+    assert f"{guaranteed} concurrent requests of 32,000 tokens" in page.text_content("#command-status")
+    # The flag table: each flag, its value as vLLM read it, and its effect.
+    rows = page.locator("#command-flags tr[data-option]")
+    table = {r.get_attribute("data-option"): r for r in rows.all()}
+    assert list(table) == ["--max-model-len", "--tensor-parallel-size", "--enable-lora"]
+    cells = {o: r.locator("td").all_text_contents() for o, r in table.items()}
+    assert cells["--max-model-len"] == ["--max-model-len", "32000", "planned → “T, context tokens”"]
+    assert cells["--tensor-parallel-size"] == ["--tensor-parallel-size", "2", "planned → “tensor parallel”"]
+    assert table["--tensor-parallel-size"].locator("td").first.get_attribute("title") == "given as -tp"
+    lora = table["--enable-lora"]
+    assert lora.get_attribute("data-effect") == "memory" and cells["--enable-lora"][2] == "not modelled"
+    note = next(f["note"] for f in planned["command"]["flags"] if f["option"] == "--enable-lora")
+    assert lora.locator("td").last.get_attribute("title") == note  # its note as a tooltip, and on a line
+    assert page.locator("#command-flags tr.flag-note").text_content() == note
+    highlighted = style_of(page, "#command-flags tr[data-option='--enable-lora'] td")["background"]
+    assert highlighted == style_of(page, "#warning")["background"]  # a warning's amber, not red
+    assert "--enable-lora changes what vLLM allocates" in page.text_content("#command-notes")
+    assert page.is_hidden("#command-error")
+    shot(page, "command-box", "#command-form")
+    messages = command_messages(page)
+    # A command vLLM refuses: the 400's detail beside the box, the controls and URL as they were.
+    url = page.url
+    bad = "vllm serve llama-3.1-8b --tensor-paralel-size 2"
+    refusal = httpx.post(f"{server.url}/v1/plan", json={"command": bad, "gpu": "h100-sxm-80gb"})
+    assert refusal.status_code == 400 and refusal.json()["field"] == "command"
+    detail = refusal.json()["detail"].removeprefix("command: ")
+    assert "did you mean --tensor-parallel-size?" in detail
+    plan_command(page, bad, shown="#command-error")
+    assert page.is_visible("#command-error") and page.text_content("#command-error") == detail
+    assert page.get_attribute("#command", "aria-invalid") == "true"
+    assert page.is_hidden("#command-flags")  # the table was the earlier command's
+    assert page.url == url and page.input_value("#tp") == "2"
+    shot(page, "command-box-refused", "#command-form")
+    assert_plain(messages + command_messages(page), server)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_command_without_a_readable_model_plans_the_pages_and_values_no_option_offers_restore(
+    page, server, browser
+):
+    open_page(page, server, DEFAULT_BUDGET)  # llama-3.1-8b on an H100
+    # A local path, on two lines (a shell's backslash), with values no option of the page offers.
+    plan_command(page, "vllm serve /models/llama \\\n  --kv-cache-dtype fp8_e5m2 --block-size 256 "
+                       "--max-num-seqs 64 --port 8000")  # fmt: skip
+    assert page.is_hidden("#command-error")
+    assert page.input_value("#model") == "llama-3.1-8b"  # a local path: the page's model
+    assert (page.input_value("#b"), page.input_value("#bs")) == ("fp8_e5m2", "256")  # options of their own
+    assert "The model chosen below, llama-3.1-8b," in page.text_content("#command-status")
+    effects = {r.get_attribute("data-option"): r.locator("td").last.text_content()
+               for r in page.locator("#command-flags tr[data-option]").all()}  # fmt: skip
+    assert effects["--max-num-seqs"] == "planned, no control here" and effects["--port"] == "no memory effect"
+    assert "No control here for --max-num-seqs" in page.text_content("#command-notes")
+    figures = page.text_content("#out-concurrency")
+    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    try:
+        fresh.goto(page.url)
+        fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)
+        settle(fresh)
+        for sel in ("#model", "#b", "#bs", "#T", "#nonkv"):
+            assert fresh.input_value(sel) == page.input_value(sel), sel
+        assert fresh.text_content("#out-concurrency") == figures
+    finally:
+        fresh.context.close()
+    assert page.errors == []  # type: ignore[attr-defined]

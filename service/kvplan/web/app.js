@@ -110,9 +110,15 @@ function readState() {
   if (fleet !== null) s.fleet = fleet;
   return s;
 }
+// Pickers whose value need not be one the page offers: a Hub id, or what a command sets (a KV
+// dtype such as fp8_e5m2, TP 6, block size 256). The API judges the value.
+const OPEN_PICKERS = ["model", "b", "tp", "pp", "bs"];
 function writeState(s) {
-  // A Hub id from a shared URL is not among the presets: give it its own option first.
-  if (s.model && ![...$("model").options].some((o) => o.value === s.model)) $("model").append(new Option(s.model, s.model));
+  // A value from a shared URL or a command that no option offers gets its own option first.
+  for (const k of OPEN_PICKERS) {
+    const v = s[k] == null ? "" : String(s[k]);
+    if (v && ![...$(k).options].some((o) => o.value === v)) $(k).append(new Option(v, v));
+  }
   for (const k of FIELDS) if (s[k] !== undefined && s[k] !== null) $(k).value = String(s[k]);
   if (s.q) queryHeads = Number(s.q);
   if (s.target !== undefined) $("fleet-target").value = s.target;
@@ -771,6 +777,153 @@ async function resolveHubId() {
     status.textContent = id + ": " + e.message;
   }
 }
+// A model chosen: its factors (KV heads per GPU at the chosen TP), its weights from its parameters.
+async function loadModel(id) { modelFactors(await api("/v1/models/" + modelPath(id))); }
+function modelFactors(m) {
+  const g = m.geometry;
+  const mla = g.kv_lora_rank != null;
+  writeState({ f: mla ? "1" : "2", L: g.num_layers, Hkv: mla ? 1 : Math.max(1, g.num_kv_heads / Number($("tp").value)),
+               D: mla ? g.kv_lora_rank + g.qk_rope_head_dim : g.head_dim, q: g.num_attention_heads, weights: "" });
+}
+// -- a vllm serve command -----------------------------------------------------------------------
+// POST /v1/plan reads the command on the page's GPU and engine; its answer sets every control a
+// setting of it stands for, and each flag is listed with what it does to the plan. The command
+// itself stays out of the URL (it may carry an --api-key); the controls it set are in it.
+// The control each planned field sets, by the field FIELD_WORDS names that control by.
+const COMMAND_CONTROLS = {
+  max_model_len: "context_tokens", tensor_parallel_size: "tensor_parallel_size", pipeline_parallel_size: "pipeline_parallel_size",
+  block_size: "block_size", gpu_memory_utilization: "gpu_memory_utilization", kv_cache_dtype: "kv_cache_dtype",
+  quantization: "weights_bytes_per_gpu",  // the weights the scheme loads, typed in: the page has no quantization control
+};
+// A field a command's out-of-bounds value is named by (`$.max_num_seqs`), as its flag: the user
+// typed the flag. Most are the flag's name; these are not.
+const FIELD_FLAGS = { kv_offloading_bytes: "--kv-offloading-size", hybrid_kv_cache_manager: "--disable-hybrid-kv-cache-manager" };
+function commandError(e) {
+  const text = String(e.message || e).replace(/`\$\.([a-z_]+)`/g, (_, k) => FIELD_FLAGS[k] || "--" + k.replace(/_/g, "-"));
+  return plainError({ message: text, field: e.field });
+}
+function flagEffect(f) {
+  if (f.effect === "memory") return "not modelled";
+  if (f.effect === "none" || f.field === "served_model_name") return "no memory effect";
+  if (f.field === "model" || f.field === "revision") return "planned → “Model”";
+  if (COMMAND_CONTROLS[f.field]) return "planned → " + plain(COMMAND_CONTROLS[f.field]);
+  return "planned, no control here";
+}
+// A flag's value as vLLM read it (32k is 32000, 1G 1073741824); JSON for a list or an object.
+function flagValue(v) { return typeof v === "string" ? v : JSON.stringify(v); }
+let commandSeq = 0;
+async function planCommand() {
+  const status = $("command-status");
+  const err = $("command-error");
+  err.hidden = true;
+  $("command").removeAttribute("aria-invalid");
+  const command = $("command").value;
+  if (!command.trim()) { status.textContent = "Paste a command first."; return; }
+  const mine = ++commandSeq;
+  const page = budgetBody();
+  const ask = { command, gpu: page.gpu, gpu_memory_bytes: page.gpu_memory_bytes, engine: page.engine };
+  status.textContent = "reading the command …";
+  try {
+    let p, pageModel = false;
+    try {
+      p = await api("/v1/plan", { method: "POST", body: JSON.stringify(ask) });
+    } catch (e) {
+      // A command that names no model, or a local path: the model chosen on the page, if one is.
+      if (e.field !== "model" || !/names no model|local path/.test(e.message)) throw e;
+      if (!$("model").value) throw new Error("the command names no model kvplan can read (none, or a local path): choose one under “Model”, then plan the command again");
+      p = await api("/v1/plan", { method: "POST", body: JSON.stringify({ ...ask, model: $("model").value }) });
+      pageModel = true;
+    }
+    if (mine !== commandSeq) return;
+    await applyPlan(p, pageModel);
+    if (mine !== commandSeq) return;
+    renderCommand(p, pageModel);
+    update();
+  } catch (e) {
+    if (mine !== commandSeq) return;
+    // A refusal (4xx) is an error, in red, beside the box; the table of an earlier command goes.
+    status.textContent = "";
+    $("command-flags").hidden = true;
+    $("command-notes").hidden = true;
+    err.textContent = commandError(e);
+    err.hidden = false;
+    $("command").setAttribute("aria-invalid", "true");
+  }
+}
+// The controls the answer maps onto, each as the plan used it: the model, T (the command's
+// max_model_len, else the model's), the layout, block size, KV dtype, utilization; weights from
+// the model unless a quantization changed them, and vLLM's other memory estimated, as the plan did.
+async function applyPlan(p, pageModel) {
+  const s = p.command.settings;
+  const tp = s.tensor_parallel_size || 1, pp = s.pipeline_parallel_size || 1;
+  const id = pageModel ? $("model").value : p.model;
+  const m = id ? await api("/v1/models/" + modelPath(id)) : null;  // first: if it fails, no control has changed
+  writeState({ model: id || undefined, T: p.context_tokens, util: p.gpu_memory_utilization, tp, pp, bs: s.block_size || "",
+               b: p.per_token.kv_cache_dtype, nonkv: "" });
+  if (m) modelFactors(m);  // KV heads per GPU at the command's TP
+  if (s.quantization) writeState({ weights: +(p.weights_bytes / (tp * pp) / GiB).toFixed(4) });
+  const g = gpus[$("gpu").value];
+  if (g) { setMemInput(plannedMemory(g)); showGpuFigures(plannedMemory(g)); }
+}
+const FLAG_COLUMNS = ["option", "value", "effect"];
+function renderCommand(p, pageModel) {
+  const c = p.command;
+  const table = $("command-flags");
+  const tbody = table.tBodies[0];
+  tbody.replaceChildren();
+  const unmodelled = [], uncontrolled = [];
+  let planned = 0;
+  for (const f of c.flags) {
+    const tr = tbody.insertRow();
+    tr.dataset.option = f.option;
+    tr.dataset.effect = f.effect;
+    const effect = flagEffect(f);
+    [f.option, flagValue(f.value), effect].forEach((v, i) => {
+      const td = tr.insertCell();
+      td.textContent = v;
+      td.dataset.label = FLAG_COLUMNS[i];
+    });
+    if (f.given !== f.option) tr.cells[0].title = "given as " + f.given;
+    if (f.note) {
+      const note = sentence(plain(f.note));
+      tr.cells[2].title = note;
+      if (f.effect === "memory") {  // what kvplan leaves out, on a line of its own under the flag
+        const line = tbody.insertRow();
+        line.className = "flag-note";
+        line.dataset.effect = f.effect;
+        const td = line.insertCell();
+        td.colSpan = FLAG_COLUMNS.length;
+        td.className = "note";
+        td.textContent = note;
+      }
+    }
+    if (f.effect === "memory") unmodelled.push(f.option);
+    else if (effect.startsWith("planned")) planned += 1;
+    if (effect === "planned, no control here") uncontrolled.push(f.option);
+  }
+  table.hidden = !c.flags.length;
+  const model = pageModel ? "The model chosen below, " + p.model + "," : c.model && c.model !== p.model ? c.model + " → " + p.model : p.model;
+  const where = p.gpu || fmtGiB(p.gpu_memory_bytes);
+  const counts = c.flags.length ? plural(c.flags.length, "flag") + ": " + planned + " planned, " + unmodelled.length + " not modelled"
+    : "no flags: vLLM's defaults";
+  $("command-status").textContent = model + " on " + where + ": " + plural(p.concurrency.guaranteed, "concurrent request") +
+    " of " + fmtInt(p.context_tokens) + " tokens, as the command plans them · " + counts + ".";
+  const notes = $("command-notes");
+  notes.replaceChildren();
+  const lines = [];
+  if (pageModel) lines.push("The command names no model kvplan can read (none, or a local path): it is planned for the model chosen below.");
+  const them = (list) => (list.length === 1 ? "it" : "them");
+  if (unmodelled.length) {
+    lines.push("Not modelled: " + unmodelled.join(", ") + (unmodelled.length === 1 ? " changes" : " change") +
+      " what vLLM allocates; the plan is the engine's without " + them(unmodelled) + ".");
+  }
+  if (uncontrolled.length) {
+    lines.push("No control here for " + uncontrolled.join(", ") + ": the command's plan above counts " + them(uncontrolled) +
+      ", the figures on the page do not.");
+  }
+  for (const text of lines) { const li = document.createElement("li"); li.textContent = text; notes.append(li); }
+  notes.hidden = !lines.length;
+}
 // Incident review: the pasted log goes to /v1/reconcile; every figure is shown as text (never HTML).
 async function reconcileLog() {
   const log = $("reconcile-log").value;
@@ -874,15 +1027,11 @@ async function init() {
   $("reconcile-form").addEventListener("submit", (e) => { e.preventDefault(); reconcileLog(); });
   $("model").addEventListener("input", async () => {
     const id = $("model").value;
-    if (id) {
-      const m = await api("/v1/models/" + modelPath(id));
-      const g = m.geometry;
-      const mla = g.kv_lora_rank != null;
-      writeState({ f: mla ? "1" : "2", L: g.num_layers, Hkv: mla ? 1 : Math.max(1, g.num_kv_heads / Number($("tp").value)),
-                   D: mla ? g.kv_lora_rank + g.qk_rope_head_dim : g.head_dim, q: g.num_attention_heads, weights: "" });
-    }
+    if (id) await loadModel(id);
     schedule();
   });
+  $("command-form").addEventListener("submit", (e) => { e.preventDefault(); planCommand(); });
+  $("command").addEventListener("paste", () => setTimeout(planCommand, 0));  // planned as it lands; the button plans an edit
   $("controls").addEventListener("submit", (e) => e.preventDefault());
   $("ledger-toggle").addEventListener("click", () => {
     ledgerOpen = !ledgerOpen;
