@@ -132,7 +132,7 @@ def plan_budget(
         said = w.Warning(
             w.FLAGS_NOT_MODELLED,
             f"{', '.join(dict.fromkeys(ignored))} change what vLLM allocates in ways kvplan does not model "
-            "yet: the plan is the engine's without them (see `command.flags` for each).",
+            "yet: the plan is the engine's without them (each flag is listed with what it changes).",
         )
         b = msgspec.structs.replace(b, warnings=(*b.warnings, said))
     return b, labels
