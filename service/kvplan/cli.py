@@ -226,8 +226,8 @@ def _plan(argv: list[str]) -> int:
 
     def compute() -> str:
         req = decode_pairs([(k, v) for k, v in pairs], PlanRequest)
-        question, command = budget_question(req, {k for k, _ in pairs})
-        b, labels = plan_budget(reg, question, command, not as_json)
+        question, read = budget_question(req, {k for k, _ in pairs})
+        b, labels, command = plan_budget(reg, question, read, not as_json)
         if as_json:
             return encode_answer({**labels, "command": msgspec.to_builtins(command)}, b).decode() + "\n"
         gpu = labels["gpu"]

@@ -82,3 +82,19 @@ def test_a_command_kvplan_cannot_plan_is_a_400_naming_why(client, command, field
     r = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400, r.text
     assert r.json()["field"] == field and words in r.json()["detail"], r.json()
+
+
+def test_prefix_caching_changes_nothing_for_a_model_without_mamba_layers(client):
+    plan = client.post(
+        "/v1/plan", json={"command": COMMAND + " --enable-prefix-caching", "gpu": "h100-sxm-80gb"}
+    ).json()
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert read["--enable-prefix-caching"]["effect"] == "none"
+    assert "flags_not_modelled" not in [w["code"] for w in plan["warnings"]]
+    hybrid = client.post(
+        "/v1/plan",
+        json={"command": "vllm serve granite-4.0-h-small --enable-prefix-caching", "gpu": "a100-80gb"},
+    ).json()
+    assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}[
+        "--enable-prefix-caching"
+    ] == "memory"

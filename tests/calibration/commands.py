@@ -81,7 +81,7 @@ def rows() -> list[dict[str, Any]]:
         try:
             req = msgspec.convert({**base, "command": command}, PlanRequest)
             question, read = budget_question(req, set(base))
-            b, _ = plan_budget(reg, question, read, False)
+            b, _, _ = plan_budget(reg, question, read, False)
             row["command_kv"] = b.available_kv_bytes
         except KvplanError as e:
             row["command_error"] = f"{e.field}: {e.reason}"[:100]

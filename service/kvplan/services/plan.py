@@ -123,10 +123,19 @@ def plan_budget(
     explain: bool,
     observe: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> tuple[Budget, dict[str, Any]]:
-    """The budget the command's question plans, and its labels. Flags that change memory in a way
-    kvplan does not model are named in a warning: the plan holds without them."""
+) -> tuple[Budget, dict[str, Any], Command]:
+    """The budget the command's question plans, its labels, and the command as read for this
+    model (a Mamba flag does nothing to a model without Mamba layers). Flags that change memory in
+    a way kvplan does not model are named in a warning: the plan holds without them."""
     b, labels = budget_answer(registry, question, explain, observe, should_stop=should_stop)
+    if not any(g.kind in _STATE_KINDS for g in b.groups):
+        flags = tuple(
+            msgspec.structs.replace(f, effect="none", note="no Mamba layers in this model: no effect")
+            if f.option in _MAMBA_ONLY and f.effect == "memory"
+            else f
+            for f in command.flags
+        )
+        command = msgspec.structs.replace(command, flags=flags)
     ignored = [f.option for f in command.flags if f.effect == "memory"]
     if ignored:
         said = w.Warning(
@@ -135,4 +144,12 @@ def plan_budget(
             "yet: the plan is the engine's without them (each flag is listed with what it changes).",
         )
         b = msgspec.structs.replace(b, warnings=(*b.warnings, said))
-    return b, labels
+    return b, labels, command
+
+
+# Flags that act on Mamba (and hybrid) models' state only (core/engine/flags_table.py's reasons).
+_MAMBA_ONLY = frozenset(
+    {"--enable-prefix-caching", "--mamba-cache-dtype", "--mamba-ssm-cache-dtype", "--mamba-block-size",
+     "--enable-mamba-shared-prefix-checkpoint", "--replayssm-buffer-len", "--use-replayssm"}
+)  # fmt: skip
+_STATE_KINDS = frozenset({"mamba", "mamba_replicated"})

@@ -442,7 +442,7 @@ async def plan_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     question, command = counted("plan", lambda: budget_question(req, given))
     ref = model_ref(reg, question.model)
     await prefetch(reg, [ref])
-    b, labels = await _light_or_heavy(
+    b, labels, command = await _light_or_heavy(
         request,
         "plan",
         not isinstance(question.model, str),
