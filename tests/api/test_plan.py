@@ -98,3 +98,32 @@ def test_prefix_caching_changes_nothing_for_a_model_without_mamba_layers(client)
     assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}[
         "--enable-prefix-caching"
     ] == "memory"
+
+
+def test_max_model_len_auto_fits_the_longest_length_as_vllm_does(client):
+    """vLLM 0.33 fits --max-model-len auto (or -1) to the KV memory after profiling
+    (vllm/v1/core/kv_cache_planning.py _auto_fit_max_model_len): the length budget's
+    max_context_tokens gives for the model's own maximum."""
+    full = client.post("/v1/budget", json={"model": "llama-3.1-70b", "gpu": "h100-sxm-80gb",
+                                           "tensor_parallel_size": 2}).json()  # fmt: skip
+    assert full["max_context_tokens"] < full["max_model_len"]  # the model's 131,072 do not fit
+    for spelled in ("auto", "-1"):
+        plan = client.post(
+            "/v1/plan", json={"command": f"vllm serve llama-3.1-70b -tp 2 --max-model-len {spelled}",
+                              "gpu": "h100-sxm-80gb"},
+        ).json()  # fmt: skip
+        assert plan["max_model_len"] == full["max_context_tokens"]
+        (read,) = [f for f in plan["command"]["flags"] if f["option"] == "--max-model-len"]
+        assert (read["value"], read["effect"], read["field"]) == (
+            full["max_context_tokens"],
+            "plan",
+            "max_model_len",
+        )
+        assert "max_model_len_does_not_fit" not in [w["code"] for w in plan["warnings"]]
+
+
+def test_max_model_len_auto_with_no_room_for_a_token_is_refused_as_vllm_refuses_it(client):
+    r = client.post(
+        "/v1/plan", json={"command": "vllm serve llama-3.1-70b --max-model-len auto", "gpu": "l4-24gb"}
+    )
+    assert r.status_code == 400 and "Cannot auto-fit max_model_len" in r.json()["detail"]

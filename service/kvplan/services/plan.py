@@ -127,6 +127,7 @@ def plan_budget(
     """The budget the command's question plans, its labels, and the command as read for this
     model (a Mamba flag does nothing to a model without Mamba layers). Flags that change memory in
     a way kvplan does not model are named in a warning: the plan holds without them."""
+    question, command = _auto_fit(registry, question, command)
     b, labels = budget_answer(registry, question, explain, observe, should_stop=should_stop)
     if not any(g.kind in _STATE_KINDS for g in b.groups):
         flags = tuple(
@@ -145,6 +146,37 @@ def plan_budget(
         )
         b = msgspec.structs.replace(b, warnings=(*b.warnings, said))
     return b, labels, command
+
+
+def _auto_fit(registry: Registry, question: BudgetRequest, command: Command) -> tuple[BudgetRequest, Command]:
+    """`--max-model-len auto` (or -1), unless max_model_len is given beside the command: the
+    longest length up to the model's own whose blocks fit the KV memory, as vLLM fits it after
+    profiling (vllm/v1/core/kv_cache_planning.py _auto_fit_max_model_len: a binary search against the
+    memory less the null block, which kvplan's max_context_tokens is)."""
+    auto = next((f for f in command.flags if f.option == "--max-model-len" and f.value == "auto"), None)
+    if auto is None or question.max_model_len is not None:
+        return question, command
+    full, _ = budget_answer(registry, question, False)
+    if full.max_context_tokens <= 0:
+        raise InvalidInput(
+            "command",
+            "--max-model-len auto: not enough GPU memory to serve even a single token (vLLM refuses to "
+            "start: Cannot auto-fit max_model_len); raise gpu_memory_utilization or use more GPUs",
+        )
+    fitted = msgspec.structs.replace(
+        auto,
+        value=full.max_context_tokens,
+        effect="plan",
+        field="max_model_len",
+        note=f"auto-fit: the longest length that fits, of the model's {full.max_model_len:,}"
+        " (vllm/v1/core/kv_cache_planning.py _auto_fit_max_model_len)",
+    )
+    flags = tuple(fitted if f is auto else f for f in command.flags)
+    settings = {**command.settings, "max_model_len": full.max_context_tokens}
+    return (
+        msgspec.structs.replace(question, max_model_len=full.max_context_tokens),
+        msgspec.structs.replace(command, flags=flags, settings=settings),
+    )
 
 
 # Flags that act on Mamba (and hybrid) models' state only (core/engine/flags_table.py's reasons).
