@@ -238,3 +238,16 @@ def test_integer_choices_and_list_flags_keep_vllms_types():
     c = read_command("vllm serve m/m --enable-lora --max-lora-rank 8 --served-model-name=a")
     read = {f.option: f.value for f in c.flags}
     assert read["--max-lora-rank"] == 8 and read["--served-model-name"] == ["a"]
+
+
+def test_a_flag_vllm_no_longer_has_says_what_took_its_place():
+    with pytest.raises(InvalidInput) as e:
+        read_command('vllm serve Qwen/Qwen3-8B --rope-scaling \'{"type": "yarn"}\'')
+    assert "is gone from vLLM 0.33" in e.value.reason and "--hf-overrides" in e.value.reason
+
+
+def test_the_removed_flags_table_never_hides_a_flag_vllm_0_33_has():
+    from kvplan.core.engine.command import REMOVED
+    from kvplan.core.engine.flags import canonical
+
+    assert [flag for flag in REMOVED if canonical(flag) is not None] == []

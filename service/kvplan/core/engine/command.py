@@ -180,6 +180,31 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
     )
 
 
+# Flags older vLLM took and 0.33 does not, with what took their place: a "did you mean" by spelling
+# would name an unrelated flag (--rope-scaling is not --return-sampling-mask). From real commands
+# people posted (tests/engine/data/commands) and vLLM's release notes.
+REMOVED: dict[str, str] = {
+    "--swap-space": "the V1 engine keeps no CPU swap; drop it (CPU KV offload is --kv-offloading-size)",
+    "--speculative-model": (
+        'speculative decoding is --speculative-config \'{"model": …, "num_speculative_tokens": …}\''
+    ),
+    "--num-speculative-tokens": "it is a key of --speculative-config now",
+    "--speculative-draft-tensor-parallel-size": "it is a key of --speculative-config now",
+    "--use-v2-block-manager": "the V1 engine has one block manager; drop it",
+    "--enable-reasoning": "reasoning needs only --reasoning-parser; drop it",
+    "--rope-scaling": "pass it as --hf-overrides '{\"rope_scaling\": …}'",
+    "--rope-theta": "pass it as --hf-overrides '{\"rope_theta\": …}'",
+    "--tokenizer-pool-size": "the V1 engine tokenizes in its front end; drop it",
+    "--tokenizer-pool-type": "the V1 engine tokenizes in its front end; drop it",
+    "--preemption-mode": "the V1 engine always preempts by recomputing; drop it",
+    "--max-seq-len-to-capture": "CUDA graphs are captured by --compilation-config's cudagraph_capture_sizes",
+    "--calculate-kv-scales": "fp8 KV scales come from the checkpoint (or 1.0); drop it",
+    "--num-lookahead-slots": "speculative decoding sets its own lookahead; drop it",
+    "--multi-step-stream-outputs": "the V1 engine has no multi-step scheduling; drop it",
+    "--num-scheduler-steps": "the V1 engine has no multi-step scheduling; drop it",
+}
+
+
 def _option(given: str) -> tuple[str, Flag]:
     """The canonical option a flag names (as vLLM's FlexibleArgumentParser reads it, an
     unambiguous prefix of a long option too, as argparse takes one), and its row."""
@@ -187,6 +212,9 @@ def _option(given: str) -> tuple[str, Flag]:
     if option is not None:
         return option, FLAGS[option]
     name = given.split("=", 1)[0]
+    gone = REMOVED.get(name.replace("_", "-"))
+    if gone is not None:
+        raise InvalidInput(FIELD, f"{name} is gone from vLLM 0.33's `vllm serve`: {gone}")
     if name.startswith("--") and len(name) > 4 and "." not in name:
         matches = {OPTIONS[o] for o in OPTIONS if o.startswith(name.replace("_", "-"))}
         if len(matches) == 1:
