@@ -221,6 +221,13 @@ def cases() -> dict[str, Case]:
             "/v1/deployments/serving/llama-8b-h100/replicas",
             {"json": {"metrics": [_metrics()] * 15}},
         ),
+        # /v1/plan: a command beside the deepest inline config (its reading, then the budget's).
+        "plan: DeepSeek-V4.1 at 4,096 layers beside a command": (
+            "plan",
+            "POST",
+            "/v1/plan",
+            {"json": {**deep, "command": "vllm serve deepseek-ai/DeepSeek-V4.1 --max-model-len 64k"}},
+        ),
         # One inline model, read and planned: the budget, per-token and resolve routes.
         "budget: DeepSeek-V4.1 at 4,096 layers, every layer a source": (
             "budget",

@@ -41,6 +41,7 @@ CASES = [
     ("reconcile: 1,000 lines of engine arguments, 64 parses each", 0.2, "reading the engine arguments"),
     ("replicas: 15 scrapes of 1 MiB (300,000 samples)", 0.05, "/metrics samples read"),
     ("budget: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
+    ("plan: DeepSeek-V4.1 at 4,096 layers beside a command", 0.001, "after reading the model"),
     ("per_token: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("resolve: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the config"),
 ]
@@ -123,6 +124,7 @@ def test_every_heavy_route_has_a_deadline_and_a_worst_case() -> None:
         "replicas",
         "fleet",
         "budget",
+        "plan",
         "per_token",
         "resolve",
     }

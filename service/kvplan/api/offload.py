@@ -44,6 +44,8 @@ ShouldStop = Callable[[], bool]
 #   replicas       15 scrapes of 1 MiB, 20,000 samples each (the body limit: 16 MiB)  2.4 s      8 s
 #   fleet          a 4,096-layer model on 6 GPU types (MAX_FLEET_LAYER_PASSES);        0.14 s     3 s
 #                  16 types × 32 lengths with a target (MAX_FLEET_BUDGETS side) 0.04 s
+#   plan           a 64 KiB command of 3,000 flags read (0.04 s), then the inline       0.1 s      3 s
+#                  DeepSeek-V4.1 config below planned
 #   budget         one inline DeepSeek-V4.1 config at 4,096 layers (MAX_LAYERS)        0.05 s     3 s
 #   per_token      the same config                                                     0.01 s     3 s
 #   resolve        the same config                                                     0.02 s     3 s
@@ -55,6 +57,7 @@ ROUTE_DEADLINES: dict[str, float] = {
     "replicas": 8.0,
     "fleet": 3.0,
     "budget": 3.0,
+    "plan": 3.0,
     "per_token": 3.0,
     "resolve": 3.0,
 }

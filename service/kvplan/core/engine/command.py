@@ -205,6 +205,20 @@ REMOVED: dict[str, str] = {
 }
 
 
+def _unique_prefixes() -> dict[str, str]:
+    """Every prefix of a long option string that argparse would take for one option only, and that
+    option: a lookup a word, not a scan of the table (a command may hold thousands of words)."""
+    seen: dict[str, set[str]] = {}
+    for spelled, option in OPTIONS.items():
+        if spelled.startswith("--"):
+            for end in range(5, len(spelled)):
+                seen.setdefault(spelled[:end], set()).add(option)
+    return {prefix: next(iter(options)) for prefix, options in seen.items() if len(options) == 1}
+
+
+_PREFIXES = _unique_prefixes()
+
+
 def _option(given: str) -> tuple[str, Flag]:
     """The canonical option a flag names (as vLLM's FlexibleArgumentParser reads it, an
     unambiguous prefix of a long option too, as argparse takes one), and its row."""
@@ -216,9 +230,8 @@ def _option(given: str) -> tuple[str, Flag]:
     if gone is not None:
         raise InvalidInput(FIELD, f"{name} is gone from vLLM 0.33's `vllm serve`: {gone}")
     if name.startswith("--") and len(name) > 4 and "." not in name:
-        matches = {OPTIONS[o] for o in OPTIONS if o.startswith(name.replace("_", "-"))}
-        if len(matches) == 1:
-            (option,) = matches
+        option = _PREFIXES.get(name.replace("_", "-"))
+        if option is not None:
             return option, FLAGS[option]
     near = nearest(name)
     hint = f"; did you mean {near}?" if near else ""
