@@ -12,6 +12,7 @@ from litestar.params import FromPath
 from kvplan.render import deployment_text, deployments_text, replicas_text
 from kvplan.schemas.deployments import AutoscalingSettings, ReplicasRequest
 from kvplan.services.deployments import (
+    Plan,
     deployment_answer,
     deployment_list,
     lookup,
@@ -43,6 +44,12 @@ def _plans(request: Request[Any, Any, Any]) -> Deployments:
     return d
 
 
+def _plan(request: Request[Any, Any, Any], namespace: str, name: str) -> tuple[Deployments, Plan]:
+    """The deployments and the plan of namespace/name (404 naming the known ones)."""
+    d = _plans(request)
+    return d, lookup(d.fleet, namespace, name, d.configured)
+
+
 @get("/v1/deployments", **deployments_doc("list"))
 async def list_deployments(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Every deployment of KVPLAN_DEPLOYMENTS with its series' values, and what the last reading
@@ -59,8 +66,7 @@ async def get_deployment(
     request: Request[Any, Any, Any], namespace: FromPath[str], name: FromPath[str]
 ) -> Response[bytes]:
     """One deployment's plan: its inputs, its series' values and the whole /v1/budget answer."""
-    d = _plans(request)
-    plan = lookup(d.fleet, namespace, name, d.configured)
+    d, plan = _plan(request, namespace, name)
     result = deployment_answer(plan, d.failures(), whole=True)
     if answer_format(request) == "text":
         return answer(deployment_text(result, plan), True)
@@ -78,8 +84,7 @@ async def post_replicas(
 ) -> Response[bytes]:
     """The replicas a deployment's observed load asks for, with every term of the rule: the same
     count as Prometheus's kvplan:deployment_desired_replicas for the same load."""
-    d = _plans(request)
-    plan = lookup(d.fleet, namespace, name, d.configured)
+    _, plan = _plan(request, namespace, name)
     req = await decode_body(request, ReplicasRequest)
     if req.metrics is not None:  # parsing scrapes is CPU work: off the event loop
         r = await run_heavy(
@@ -98,13 +103,12 @@ async def get_manifests(
     request: Request[Any, Any, Any], namespace: FromPath[str], name: FromPath[str]
 ) -> Response[bytes]:
     """A config generated from the plan, as YAML: kind=prometheusrule, keda, hpa, epp or vllm-args."""
-    d = _plans(request)
     answer_format(request, ("yaml",))
     kind = query_param(request, "kind")
     if kind not in MANIFEST_KINDS:
         given = "is missing" if kind is None else f"{kind!r} is not one"
         raise ApiError(400, f"kind: {given}; valid: {', '.join(MANIFEST_KINDS)}", field="kind")
-    plan = lookup(d.fleet, namespace, name, d.configured)
+    d, plan = _plan(request, namespace, name)
     settings = d.fleet.settings if d.fleet is not None else AutoscalingSettings()
     body = manifest_yaml(kind, plan, settings, query_param(request, "flavor"))
     return Response(body.encode(), media_type=YAML)

@@ -65,6 +65,11 @@ def scale_down_window(site: Site) -> int:
     return min(site.cooldown_seconds, STABILIZATION_WINDOW_LIMIT_SECONDS)
 
 
+def _target(site: Site) -> dict[str, str]:
+    """The vLLM Deployment an autoscaler scales."""
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": site.name}
+
+
 def desired_query(site: Site) -> str:
     """The PromQL an autoscaler reads: one deployment's desired-replicas series."""
     return f'{DESIRED}{{namespace="{site.namespace}",deployment="{site.name}"}}'
@@ -91,7 +96,7 @@ def scaled_object(site: Site) -> dict[str, Any]:
         "kind": "ScaledObject",
         "metadata": _metadata(site),
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": site.name},
+            "scaleTargetRef": _target(site),
             "minReplicaCount": site.min_replicas,
             "maxReplicaCount": site.max_replicas,
             "pollingInterval": site.polling_interval_seconds,
@@ -142,7 +147,7 @@ def hpa(site: Site) -> dict[str, Any]:
         "kind": "HorizontalPodAutoscaler",
         "metadata": _metadata(site),
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": site.name},
+            "scaleTargetRef": _target(site),
             "minReplicas": max(1, site.min_replicas),
             "maxReplicas": site.max_replicas,
             "metrics": [
