@@ -40,6 +40,19 @@ from kvplan.schemas.reconcile import ReconcileOverrides
 REQUESTS = [PerTokenRequest, BudgetRequest, FleetRequest, FleetQuery, SimulateRequest, ReconcileOverrides]
 # Settings a request requires (the core's are all optional).
 REQUIRED = {(FleetQuery, "context_tokens")}
+# Requests whose every setting is optional with no default of its own: None is "what the log says".
+REPLACING = {ReconcileOverrides}
+# What each route states its own way rather than as an engine setting (a fleet's GPUs give the
+# memory, its layouts the parallelism, its workload the context; a simulation's requests their
+# lengths). Every other engine setting is an input of every route (issue 26).
+STATED_OTHERWISE = {
+    PerTokenRequest: None,  # bytes per token: no memory at all
+    BudgetRequest: set(),
+    FleetRequest: {"gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size", "context_tokens"},
+    FleetQuery: {"gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size"},
+    SimulateRequest: {"context_tokens", "target_concurrency"},
+    ReconcileOverrides: set(),
+}
 # Structs of the wire modules that are not decoded from a caller (an answer).
 NOT_INPUT = {"Problem"}
 
@@ -68,6 +81,8 @@ def test_each_engine_setting_a_request_takes_has_the_cores_type_and_default(requ
         assert _value_type(w.type) == _value_type(c.type), f"{request_type.__name__}.{name}"
         if (request_type, name) in REQUIRED:
             assert w.required, name
+        elif request_type in REPLACING:
+            assert not w.required and w.default is None, f"{request_type.__name__}.{name}"
         else:
             assert not w.required and w.default == c.default, f"{request_type.__name__}.{name}"
 
@@ -120,7 +135,6 @@ TAKERS = {
 # A field a request takes optional (None by default) or required where the table has it otherwise.
 FLIPPED = {
     (SimulateRequest, "model"),
-    (ReconcileOverrides, "model"),
     (FleetQuery, "gpu"),
     (FleetGpu, "gpu"),
     (FleetQuery, "context_tokens"),
@@ -137,7 +151,9 @@ def test_each_field_of_a_request_type_is_declared_once_in_the_table_or_by_the_re
             continue
         c = core[name]
         assert _value_type(f.type) == _value_type(c.type), f"{request_type.__name__}.{name}"
-        if (request_type, name) not in FLIPPED:
+        if request_type in REPLACING:
+            assert (f.required, f.default) == (False, None), f"{request_type.__name__}.{name}"
+        elif (request_type, name) not in FLIPPED:
             assert (f.required, f.default) == (c.required, c.default), f"{request_type.__name__}.{name}"
         else:
             assert f.required != c.required, f"{request_type.__name__}.{name} is as the table has it"
@@ -170,3 +186,11 @@ def test_the_core_refuses_a_setting_past_its_bound_as_the_wire_does(budget, name
         with pytest.raises(InvalidInput) as e:
             budget("llama-3-8b", gpu="pool-80gib", **{"weights_bytes": 1 << 30, name: bad})
         assert e.value.field == name
+
+
+@pytest.mark.parametrize("request_type", [t for t in REQUESTS if STATED_OTHERWISE[t] is not None],
+                         ids=lambda t: t.__name__)  # fmt: skip
+def test_every_route_takes_every_engine_setting_it_does_not_state_otherwise(request_type):
+    missing = set(ENGINE_SETTINGS) - set(request_type.__struct_fields__) - STATED_OTHERWISE[request_type]
+    assert not missing, f"{request_type.__name__} lacks {sorted(missing)}"
+    assert "quantization" in request_type.__struct_fields__

@@ -396,12 +396,17 @@ class Workload(Input):
     mix: Annotated[list[MixSpec], Meta(min_length=1, max_length=MAX_MIX)] | None = None
 
 
-@takes(
-    "model workload fleet layouts target_concurrency gpu_memory_utilization kv_cache_dtype"
-    " kv_cache_dtype_skip_layers block_size weights_bytes weight_dtype non_kv_bytes cudagraph_bytes"
-    " enforce_eager quantization max_num_batched_tokens max_num_seqs async_scheduling max_model_len"
-    " hybrid_kv_cache_manager decode_context_parallel_size engine"
-)
+def settings_but(*owned: str) -> tuple[str, ...]:
+    """Every engine setting but those a request states its own way (a fleet's GPUs give the memory,
+    its layouts the parallelism, its workload the context), in EngineSettings' order."""
+    return tuple(f for f in ENGINE_SETTINGS if f not in owned)
+
+
+# What a fleet request states its own way instead of as an engine setting.
+_FLEET_OWNS = ("gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size", "context_tokens")
+
+
+@takes("model workload fleet layouts", *settings_but(*_FLEET_OWNS), "quantization engine")
 class FleetRequest(Input):
     """Which layout of which GPU type serves how many requests, and what a target takes."""
 
@@ -411,8 +416,9 @@ class FleetRequest(Input):
 
 
 @takes(
-    "model gpu! count context_tokens! gpus_per_node cost_per_hour target_concurrency gpu_memory_utilization"
-    " kv_cache_dtype weights_bytes weight_dtype block_size engine non_kv_bytes cudagraph_bytes enforce_eager",
+    "model gpu! count context_tokens! gpus_per_node cost_per_hour",
+    *settings_but(*_FLEET_OWNS),
+    "quantization engine",
     kw_only=True,
 )
 class FleetQuery(Input):

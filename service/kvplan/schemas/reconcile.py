@@ -6,15 +6,18 @@ from typing import Annotated
 
 from msgspec import Meta
 
+from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.limits import MAX_LOG_BYTES, MAX_METRICS_BYTES
 from kvplan.core.validate import Input
 
 from .common import takes
 
 
-@takes("model? gpu engine target_concurrency context_tokens")  # model "" is refused by the service, naming it
+# Every setting optional (None: what the log says); model "" is refused by the service, naming it.
+@takes("model? gpu?", *(f"{f}?" for f in ENGINE_SETTINGS), "quantization? engine?")
 class ReconcileOverrides(Input):
-    """Inputs the log does not state (or states as a local path), or that should be replaced."""
+    """Inputs the log does not state (or states as a local path), or that should be replaced:
+    every /v1/budget input, each replacing what the log says."""
 
 
 class ReconcileRequest(Input):

@@ -12,7 +12,7 @@ from kvplan.core.limits import MAX_ARRIVAL_STEP, MAX_LISTED_REQUESTS, MAX_NUM_BL
 from kvplan.core.sim.workload import Generator, SimRequest
 from kvplan.core.validate import Input
 
-from .common import takes
+from .common import settings_but, takes
 
 
 class SimWorkload(Input):
@@ -22,11 +22,11 @@ class SimWorkload(Input):
     generator: Generator | None = None
 
 
+# A simulation's requests give their own lengths: no context_tokens (nor a concurrency target).
 @takes(
-    "workload num_blocks block_size max_num_seqs max_num_batched_tokens scheduling_policy"
-    " enable_prefix_caching snapshot_steps model? gpu gpu_memory_bytes gpu_memory_utilization kv_cache_dtype"
-    " tensor_parallel_size pipeline_parallel_size weights_bytes weight_dtype non_kv_bytes cudagraph_bytes"
-    " enforce_eager quantization kv_cache_memory_bytes engine"
+    "workload num_blocks scheduling_policy enable_prefix_caching snapshot_steps model? gpu",
+    *settings_but("context_tokens", "target_concurrency"),
+    "quantization engine",
 )
 class SimulateRequest(Input):
     """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
+from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
@@ -37,6 +38,9 @@ from .scenarios import budget_input, with_quantization
 from .scrape import samples
 
 _WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
+# The engine settings a log's command or the overrides may give (every /v1/budget input but the
+# model, the GPU and the profile, which the log's own lines decide first).
+_SETTINGS = (*ENGINE_SETTINGS, "quantization")
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
 
 
@@ -146,11 +150,24 @@ def _inputs(
     take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
     take("weight_dtype", "dtype", lambda v: _WEIGHT_DTYPES.get(str(v)))
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
+    if log.command is not None:  # the rest of the engine's flags, as /v1/plan reads the command
+        for name, value in log.command.settings.items():
+            if name in _SETTINGS and name not in fields:
+                fields[name] = value
+                used.append(Used(name=name, value=value, source=f"log line {log.command_line} (command)"))
+    for name in _SETTINGS:  # each override replaces what the log says
+        value = getattr(o, name)
+        if value is not None and name not in ("gpu_memory_bytes", "context_tokens"):
+            fields[name] = msgspec.to_builtins(value)
+            used[:] = [u for u in used if u.name != name]
+            used.append(Used(name=name, value=fields[name], source="override"))
     total = _figure(log, extra, "gpu_total_gib")
     requested = _figure(log, extra, "requested_gib")
-    if o.gpu is not None:
-        fields["gpu"] = o.gpu
-        used.append(Used(name="gpu", value=o.gpu, source="override"))
+    if o.gpu is not None or o.gpu_memory_bytes is not None:
+        for name in ("gpu", "gpu_memory_bytes"):
+            if getattr(o, name) is not None:
+                fields[name] = getattr(o, name)
+                used.append(Used(name=name, value=fields[name], source="override"))
     elif total is not None:
         fields["gpu_memory_bytes"] = round(float(total.value) * GiB)
         used.append(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from ..engine.command import read_command
+from ..engine.command import Command, read_command
 from ..errors import InvalidInput, WorkStopped
 from ..limits import (
     MAX_ARGS_CHARS,
@@ -56,6 +56,10 @@ class EngineLog(msgspec.Struct, frozen=True, kw_only=True):
     lines: int
     vllm_lines: int  # lines that looked like vLLM's
     figures_dropped: int = 0  # past the caps (MAX_FIGURES_PER_LINE, _PER_NAME, MAX_FIGURES)
+    # The engine's command (`vllm serve …` or `non-default args`) read whole, and its line: every
+    # flag the engine ran with, as /v1/plan reads it.
+    command: Command | None = None
+    command_line: int = 0
 
     def first(self, name: str) -> Figure | None:
         """The figure as rank 0 states it, else the driver, else the first worker to print it."""
@@ -220,29 +224,30 @@ def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object
     return None
 
 
-def _from_command(line: str, add: Callable[..., None]) -> bool:
+def _from_command(line: str, add: Callable[..., None]) -> Command | None:
     """The engine arguments of a `non-default args` or `vllm serve` line, read by the one command
-    parser /v1/plan uses (core/engine/command.py); False when it cannot read the line whole (a
+    parser /v1/plan uses (core/engine/command.py); None when it cannot read the line whole (a
     paste cut short, an older engine's flag), which the tolerant readers below then try."""
     at = max(line.find("non-default args:"), line.find("vllm serve"))
     if at < 0:
-        return False
+        return None
     try:
         command = read_command(line[at:])
     except InvalidInput:
-        return False
+        return None
     if command.model is not None:
         add("model", command.model)
     for f in command.flags:
         key = f.option[2:].replace("-", "_")
         if key in _ARG_FIGURES and f.value is not None:
             add(key, f.value)
-    return True
+    return command
 
 
-def _from_args(line: str, add: Callable[..., None], should_stop: Callable[[], bool]) -> None:
-    if _from_command(line, add):
-        return
+def _from_args(line: str, add: Callable[..., None], should_stop: Callable[[], bool]) -> Command | None:
+    command = _from_command(line, add)
+    if command is not None:
+        return command
     m = _ARGS.search(line)
     if m is not None:
         args = _args_dict(line, m.end() - 1, should_stop)
@@ -255,6 +260,7 @@ def _from_args(line: str, add: Callable[..., None], should_stop: Callable[[], bo
             key = fm.group(1).replace("-", "_")
             if key in _ARG_FIGURES:
                 add(key, fm.group(2) if fm.group(2) is not None else "")
+    return None
 
 
 # should_stop() is asked once per this many lines: a line of a start-up log is read in ~3 µs
@@ -267,7 +273,8 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
     looks like vLLM's."""
     figures: list[Figure] = []
     per_name: dict[str, int] = {}
-    count = vllm_lines = dropped = 0
+    count = vllm_lines = dropped = command_line = 0
+    command: Command | None = None
     for count, raw in enumerate(_lines(text), start=1):
         if count > MAX_LOG_LINES:
             raise InvalidInput("log", f"more than {MAX_LOG_LINES:,} lines: send the start-up part")
@@ -302,7 +309,9 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
                     if parsed is not None:
                         figures.append(Figure(name=name, value=parsed[0], unit=unit, decimals=parsed[1],
                                               line=count, text=shown, rank=rank))  # fmt: skip
-        _from_args(line, add, should_stop)
+        read = _from_args(line, add, should_stop)
+        if read is not None:
+            command, command_line = read, count
         if len(figures) > before:
             vllm_lines += 1
             kept: list[Figure] = []
@@ -324,7 +333,14 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
             "no line of it is one vLLM prints at start-up (model loading, memory profiling, KV cache "
             "size, maximum concurrency, engine arguments): paste the engine's start-up log",
         )
-    return EngineLog(figures=tuple(figures), lines=count, vllm_lines=vllm_lines, figures_dropped=dropped)
+    return EngineLog(
+        figures=tuple(figures),
+        lines=count,
+        vllm_lines=vllm_lines,
+        figures_dropped=dropped,
+        command=command,
+        command_line=command_line,
+    )
 
 
 def _lines(text: str) -> Iterator[str]:
