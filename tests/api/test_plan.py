@@ -3,10 +3,14 @@ the fields sent beside it win, and each flag is shown as read."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.hub.repos import QWEN3_8B_BASE
 
+QWEN25_VL = "Qwen--Qwen2.5-VL-7B-Instruct.json"
 COMMAND = "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32k --kv-cache-dtype fp8 --max-num-seqs 128"
 SAME = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "max_model_len": 32000, "kv_cache_dtype": "fp8",
         "max_num_seqs": 128}  # fmt: skip
@@ -127,3 +131,20 @@ def test_max_model_len_auto_with_no_room_for_a_token_is_refused_as_vllm_refuses_
         "/v1/plan", json={"command": "vllm serve llama-3.1-70b --max-model-len auto", "gpu": "l4-24gb"}
     )
     assert r.status_code == 400 and "Cannot auto-fit max_model_len" in r.json()["detail"]
+
+
+def test_a_vision_models_tower_left_out_by_the_command_frees_its_weights(client):
+    cfg = json.loads((Path(__file__).parents[1] / "core" / "data" / "hf-configs" / QWEN25_VL).read_text())
+    sent = {"gpu": "h100-sxm-80gb", "model": {"hf_config": cfg}}
+    base = "vllm serve Qwen/Qwen2.5-VL-7B-Instruct"
+    full = client.post("/v1/plan", json={**sent, "command": base}).json()
+    images_only_off = client.post(
+        "/v1/plan", json={**sent, "command": base + " --limit-mm-per-prompt '{\"image\": 0}'"}
+    )
+    assert images_only_off.json()["weights_bytes"] == full["weights_bytes"]  # videos still need the tower
+    for flags in ("--language-model-only", "--limit-mm-per-prompt.image 0 --limit-mm-per-prompt.video 0",
+                  "--limit-mm-per-prompt '{\"image\": {\"count\": 0}, \"video\": 0}'"):  # fmt: skip
+        text = client.post("/v1/plan", json={**sent, "command": f"{base} {flags}"}).json()
+        assert text["weights_bytes"] < full["weights_bytes"] and text["num_blocks"] > full["num_blocks"], (
+            flags
+        )

@@ -34,6 +34,7 @@ from ..model.geometry import (
 )
 from ..model.gpu_arch import for_gpu
 from ..model.mamba import state_blocks_per_request
+from ..model.towers import tower_skipped, without_tower
 from ..units import fmt_bytes, fmt_gib
 from .defaults import Settings, resolve_settings
 from .kv_cache_utils import (
@@ -195,6 +196,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     (and a fleet's repeated layouts) pays for it once; on the GPU-adjusted geometry (for_gpu)."""
     if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
         inp = replace(inp, geometry=on_gpu)
+    if tower_skipped(inp.geometry.tower_modalities, inp.language_model_only, inp.mm_limit_zero):
+        inp = replace(inp, geometry=without_tower(inp.geometry))
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)

@@ -10,9 +10,10 @@ from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
+from ..model.towers import tower_skipped
 from ..units import GiB
 from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
-from .memory import SRC_AVAILABLE, SRC_REQUESTED
+from .memory import SRC_AVAILABLE, SRC_REQUESTED, resolve_weights
 from .types import Budget, BudgetInput
 
 if TYPE_CHECKING:
@@ -106,6 +107,28 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         )
 
 
+def _tower_step(inp: BudgetInput, b: Budget, led: LedgerBuilder) -> None:
+    """The multimodal tower vLLM leaves unbuilt, when it does: the weights it no longer holds."""
+    g = inp.geometry
+    if not tower_skipped(g.tower_modalities, inp.language_model_only, inp.mm_limit_zero):
+        return
+    why = (
+        "--language-model-only"
+        if inp.language_model_only
+        else "--limit-mm-per-prompt 0 for " + " and ".join(g.tower_modalities)
+    )
+    left_out = resolve_weights(inp)[0] - b.weights_bytes
+    led.add(
+        "tower_bytes_left_out",
+        "the vision tower and projector's weights, not built: " + why,
+        left_out,
+        "B",
+        "vllm/model_executor/models/interfaces.py (_mark_tower_model)",
+        modalities=", ".join(g.tower_modalities),
+        GiB=round(left_out / GiB, 6),
+    )
+
+
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
     g, par, plan, profile = cap.geometry, cap.parallel, cap.plan, inp.profile  # g: as on the named GPU
@@ -147,6 +170,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             "request / preset",
             GiB=round(b.weights_bytes / GiB, 6),
         )
+        _tower_step(inp, b, led)
         led.add(
             "weights_bytes_per_gpu",
             "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"

@@ -69,6 +69,18 @@ CudagraphBytes = Annotated[
 EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
 KvCacheMemoryBytes = Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")]
 NumGpuBlocks = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
+LanguageModelOnly = Annotated[
+    bool, Meta(description="vLLM's --language-model-only: no multimodal tower is built or profiled")
+]
+MmLimitZero = Annotated[
+    tuple[Literal["image", "video", "audio"], ...],
+    Meta(
+        max_length=8,
+        description="the modalities vLLM's --limit-mm-per-prompt sets to 0: a tower none of whose "
+        "modalities is left is not built or profiled",
+        examples=[["image", "video"]],
+    ),
+]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -107,6 +119,8 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     hybrid_kv_cache_manager: bool = True
     extensible_kv_cache: bool = False
     kv_offloading_bytes: Bytes | None = None
+    language_model_only: LanguageModelOnly = False
+    mm_limit_zero: MmLimitZero = ()
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__

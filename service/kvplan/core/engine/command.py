@@ -433,7 +433,17 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
 _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--disable-hybrid-kv-cache-manager": lambda v: not v,
     "--kv-offloading-size": lambda v: round(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
+    "--limit-mm-per-prompt": lambda v: _zero_limits(v),
 }
+
+
+def _zero_limits(limits: Value) -> Any:
+    """The modalities --limit-mm-per-prompt sets to 0, as a count or {"count": 0, …} (vLLM's two
+    forms, vllm/config/multimodal.py); anything but an object is left for the field to refuse."""
+    if not isinstance(limits, dict):
+        return limits
+    count = {k: v.get("count") if isinstance(v, dict) else v for k, v in limits.items()}
+    return tuple(k for k, n in count.items() if n == 0 and k in ("image", "video", "audio"))
 
 
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:

@@ -392,10 +392,12 @@ ROWS: dict[str, Flag] = {
         "prefetch offloading: layers prefetched ahead, their GPU buffers (vllm/model_executor/offloader/)")),
     "--offload-params": memory("list", (), OFFLOAD, reason=(
         "prefetch offloading: which weights are offloaded (vllm/model_executor/offloader/)")),
-    "--language-model-only": memory("bool", False, MULTIMODAL, reason=(
-        "no multimodal encoder: neither its weights nor its profiling run (vllm/config/multimodal.py)")),
-    "--limit-mm-per-prompt": memory("json", "{}", MULTIMODAL, reason=(
-        "the multimodal items profiled and the encoder cache's size (vllm/multimodal/encoder_budget.py)")),
+    "--language-model-only": plan("language_model_only", "bool", False, MULTIMODAL),
+    "--limit-mm-per-prompt": plan("mm_limit_zero", "json", "{}", MULTIMODAL, reason=(
+        "a modality at 0 for every modality of a tower: the tower is not built or profiled"
+        " (vllm/model_executor/models/interfaces.py _mark_tower_model); other limits size the"
+        " encoder's profiling run (vllm/multimodal/encoder_budget.py), which kvplan's non-KV"
+        " estimate does not take apart")),
     "--enable-mm-embeds": none("bool", False, MULTIMODAL),
     "--media-io-kwargs": none("json", "{}", MULTIMODAL),
     "--mm-processor-kwargs": memory("json", None, MULTIMODAL, reason=(

@@ -38,6 +38,7 @@ class ParamCount(msgspec.Struct, frozen=True):
     active: int
     # Embeddings, the LM head and norms: what quantized checkpoints keep in the model dtype.
     unquantized: int = 0
+    tower: int = 0  # a vision tower and its projector (in total)
 
 
 class _PerLayerSizes(Exception):
@@ -285,10 +286,11 @@ def _estimate(
         dt_rank = _int(cfg, "mamba_dt_rank", "time_step_rank", maximum=MAX_HIDDEN_SIZE) or math.ceil(H / 16)
         mixers = state_layers * mixer_params(state, H, dt_rank)
     attending = L if attention_layers is None else attention_layers
-    total = emb + attending * attn + mixers + mlp + norms + vision_tower_params(config, H)
+    tower = vision_tower_params(config, H)
+    total = emb + attending * attn + mixers + mlp + norms + tower
     if total > MAX_PARAMS:
         raise InvalidConfig(
             "config", f"its sizes make {total:,} parameters, above the limit of {MAX_PARAMS:,} (MAX_PARAMS)"
         )
     active = total - expert + active_experts
-    return ParamCount(total=total, expert=expert, active=active, unquantized=emb + norms)
+    return ParamCount(total=total, expert=expert, active=active, unquantized=emb + norms, tower=tower)

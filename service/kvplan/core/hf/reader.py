@@ -17,6 +17,7 @@ from ..limits import MAX_HEAD_DIM, MAX_LAYERS, MAX_TOKENS
 from ..model.geometry import FULL, LAYER_TYPE_CODES, MAMBA, SCONV, Geometry, make_geometry, pos_int
 from ..model.mamba import MambaState
 from ..model.quant import quant_scheme
+from ..model.towers import vision_modalities
 from .defaults import with_defaults
 from .families import FAMILIES
 from .family import NO_EXTRAS, STANDARD, AttentionReading, Family, MlaReading, Reading
@@ -70,6 +71,7 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
         attention = geo.decoder_layer_count
     else:
         attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
+    geo = replace(geo, tower_modalities=vision_modalities(config))
     est = estimate_params(base, attention, geo.mamba, states)
     if est is None:
         return geo
@@ -82,6 +84,7 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
         params_estimated=True,
         quant=scheme,
         params_unquantized=est.unquantized,
+        tower_params=est.tower,
     )
 
 

@@ -198,6 +198,10 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # it keeps in the model dtype (embeddings, LM head, norms).
     quant: QuantScheme | None = None
     params_unquantized: int | None = None
+    # A multimodal model's vision tower and projector (counted in params_total and in the loaded
+    # weights), and the modalities it serves: vLLM leaves it unbuilt when all are off (towers.py).
+    tower_params: int = 0
+    tower_modalities: tuple[str, ...] = ()
     # What the profiling run's activations scale with (None for inline geometries).
     shape: ModelShape | None = None
     # DeepSeek-V4's caches (core/kv/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder

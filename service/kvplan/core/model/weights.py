@@ -24,6 +24,13 @@ SAFETENSORS_DTYPE_BYTES: dict[str, int] = {
 _EXPERT = re.compile(r"\.experts\.|\.experts_|\.block_sparse_moe\.experts")
 # Multi-token-prediction heads load only with speculative decoding (vLLM skips them otherwise).
 _MTP = re.compile(r"(^|\.)mtp\.|^model\.mtp")
+# A vision tower and its projector, as the models name them (Qwen-VL `visual`, LLaVA, Gemma-3 and
+# Mistral-3 `vision_tower` + `multi_modal_projector`, Llama-4 and InternVL `vision_model`, Pixtral
+# `vision_encoder` + `vision_language_adapter`, InternVL's projector `mlp1`).
+_TOWER = re.compile(
+    r"^(?:model\.)?(?:visual|vision_tower|vision_model|vision_encoder|multi_modal_projector|mm_projector|"
+    r"vision_language_adapter|mlp1|embed_vision)\."
+)
 # A decoder layer of the language model (not of a vision or audio tower).
 _LM_LAYER = re.compile(r"^(?:model\.|language_model\.model\.|model\.language_model\.)layers\.(\d+)\.")
 
@@ -52,6 +59,8 @@ class LoadedWeights(msgspec.Struct, frozen=True, kw_only=True):
     replicated_bytes: int = 0
     kv_proj_bytes: int = 0
     qkv_fused_bytes: int = 0
+    tower_bytes: int = 0  # the vision tower and its projector (counted in total_bytes)
+    tower_replicated_bytes: int = 0  # of them, what every TP rank holds whole (in replicated_bytes)
     bytes_by_dtype: tuple[tuple[str, int], ...]  # (dtype, bytes), a tuple so geometries hash
     tensors: int
     skipped_tensors: int
@@ -64,7 +73,7 @@ def loaded_weights(
     """From (name, safetensors dtype, elements) of every tensor. Layers past the language
     model's num_hidden_layers (DeepSeek's appended MTP layer) and `mtp.` heads are skipped, as
     vLLM does without speculative decoding; vision and audio towers are counted."""
-    total = expert = count = skipped = replicated = kv_proj = qkv = 0
+    total = expert = count = skipped = replicated = kv_proj = qkv = tower = tower_replicated = 0
     by_dtype: dict[str, int] = {}
     for name, dtype, numel in tensors:
         size = SAFETENSORS_DTYPE_BYTES.get(dtype)
@@ -82,8 +91,11 @@ def loaded_weights(
         by_dtype[dtype] = by_dtype.get(dtype, 0) + nbytes
         if _EXPERT.search(name):
             expert += nbytes
+        in_tower = _TOWER.match(name) is not None
+        tower += nbytes if in_tower else 0
         if _REPLICATED.search(name):
             replicated += nbytes
+            tower_replicated += nbytes if in_tower else 0
         elif _KV_PROJ.search(name):
             kv_proj += nbytes
         elif _QKV_FUSED.search(name):
@@ -94,6 +106,8 @@ def loaded_weights(
         replicated_bytes=replicated,
         kv_proj_bytes=kv_proj,
         qkv_fused_bytes=qkv,
+        tower_bytes=tower,
+        tower_replicated_bytes=tower_replicated,
         bytes_by_dtype=tuple(sorted(by_dtype.items())),
         tensors=count,
         skipped_tensors=skipped,
