@@ -439,20 +439,45 @@ def _decimals(r: Reconciliation, figure: str, line: int) -> int:
     return f.decimals if f is not None else 2
 
 
+def _verdict(verdict: str, difference: float | None, pct: float | None, unit: str) -> str:
+    """A verdict with its size: `differs by +1.20 GiB (+3.1 %)`."""
+    if verdict != "differs" or difference is None:
+        return verdict
+    size = f"{difference:+,.2f} {unit}".rstrip()
+    return f"differs by {size}" + (f" ({pct:+.1f} %)" if pct is not None else "")
+
+
 def reconcile_text(r: Reconciliation) -> str:
-    """The side-by-side for an on-call engineer's terminal: every figure vLLM printed, kvplan's,
-    the verdict, and what to do with the difference."""
+    """The side-by-side for an on-call engineer's terminal: what was read and inferred, the log
+    against itself, every figure vLLM printed beside kvplan's with a sized verdict, and what to
+    do with the difference."""
     out = [
         f"kvplan reconcile · {r.model} · engine {r.engine} ({r.engine_source})"
         f" · registry {r.registry_version}",
-        f"read {r.lines:,} lines, {r.vllm_lines:,} of them vLLM's",
-        "",
-        "inputs (from the log unless said)",
+        f"read {r.lines:,} lines, {r.vllm_lines:,} of them vLLM's, {len(r.figures):,} figures",
     ]
+    if r.not_planned:
+        out.append(f"not planned: {r.not_planned}")
+    inferred = [u for u in r.inputs if u.source.startswith("inferred")]
+    if inferred:
+        names = ", ".join(f"{u.name} {u.value}" for u in inferred)
+        out.append(f"inferred: {names} (give overrides.<name> to replace any)")
+    out += ["", "inputs (from the log unless said)"]
     for u in r.inputs:
         value = f"{u.value:,}" if isinstance(u.value, int) and not isinstance(u.value, bool) else str(u.value)
         out.append(f"  {u.name:26} {value:>24}   {u.source}")
-    out += ["", f"{'figure':22} {'vLLM':>14} {'kvplan':>14}  {'verdict':16} {'from':10} where the paths part"]
+    if r.checks:
+        out += ["", "the log against itself"]
+        for c in r.checks:
+            verdict = _verdict(c.verdict, c.difference, c.difference_pct, "")
+            lines = ", ".join(map(str, c.lines))
+            out.append(
+                f"  {c.name:22} {c.printed!s:>12} = {c.formula} = {c.computed:g}  {verdict}  (lines {lines})"
+            )
+            if c.note and c.verdict == "differs":
+                out.append(f"  {'':22} {c.note}")
+    compared = {(row.figure, row.vllm_line) for row in r.rows}
+    out += ["", f"{'figure':30} {'vLLM':>14} {'kvplan':>14}  {'verdict':30} {'from':10} where the paths part"]
     for row in r.rows:
         # vLLM's figure as the log printed it (a quote); kvplan's memory figures as every GiB figure.
         if isinstance(row.vllm, float):
@@ -465,7 +490,14 @@ def reconcile_text(r: Reconciliation) -> str:
             ours = "—" if row.kvplan is None else f"{row.kvplan:,}"
         origin = "metrics" if row.vllm_line == 0 else f"line {row.vllm_line}"
         where = f"ledger step {row.step}" if row.step else ""
-        out.append(f"{row.figure:22} {shown:>14} {ours:>14}  {row.verdict:16} {origin:10} {where}".rstrip())
+        verdict = _verdict(row.verdict, row.difference, row.difference_pct, row.unit)
+        out.append(f"{row.figure:30} {shown:>14} {ours:>14}  {verdict:30} {origin:10} {where}".rstrip())
+    for f in r.figures:
+        if (f.name, f.line) in compared or not isinstance(f.value, (int, float)) or isinstance(f.value, bool):
+            continue
+        shown = f"{f.value:,}" + (f" {f.unit}" if f.unit in ("GiB",) else "")
+        origin = "metrics" if f.line == 0 else f"line {f.line}"
+        out.append(f"{f.name:30} {shown:>14} {'—':>14}  {'not compared':30} {origin:10} {f.rank}".rstrip())
     if r.rows:
         share = f"{r.reproduced_share:.0%} of {len(r.rows)}"
         out.append(f"reproduced exactly or within the log's rounding: {share}")

@@ -69,10 +69,23 @@ def test_what_ifs_answer_other_contexts_fp8_and_a_target(client):
     assert "gpu_memory_utilization" in questions and "tensor-parallel" in questions
 
 
-def test_a_log_that_names_a_local_path_asks_for_the_model(client):
+def test_a_log_that_names_an_unknown_local_path_answers_what_it_read_and_asks_for_the_model(client):
     log = b"vllm serve /models/llama --tensor-parallel-size 2\nAvailable KV cache memory: 2.0 GiB\n"
     r = client.post("/v1/reconcile", content=log, headers={"content-type": "text/plain"})
-    assert r.status_code == 400 and r.json()["field"] == "overrides.model"
+    body = client.post("/v1/reconcile", json={"log": log.decode()}).json()
+    assert r.status_code == 200 and body["plan"] is None
+    assert "overrides.model" in body["not_planned"] and "/models/llama" in body["not_planned"]
+    assert any(f["name"] == "available_kv_gib" for f in body["figures"])
+
+
+def test_a_local_path_named_like_a_preset_plans_that_preset_and_says_it_inferred_it(client):
+    log = LOG.replace(
+        "'model': 'meta-llama/Llama-3.1-70B-Instruct'", "'model': '/data/models/Llama-3.1-70B-Instruct/'"
+    )
+    body = client.post("/v1/reconcile", json={"log": log}).json()
+    model = next(u for u in body["inputs"] if u["name"] == "model")
+    assert model["value"] == "llama-3.1-70b" and model["source"].startswith("inferred")
+    assert body["plan"] is not None and body["not_planned"] is None
 
 
 BAD = {
@@ -155,12 +168,13 @@ def test_engine_arguments_followed_by_another_brace_on_the_line_are_still_read(c
     assert {u["name"]: u["value"] for u in body["inputs"]}["max_model_len"] == 4096
 
 
-def test_a_figure_out_of_range_names_the_log_not_a_field_the_caller_never_sent(client):
+def test_a_figure_out_of_range_is_said_beside_what_was_read_not_refused(client):
     log = LOG.replace(
         "Available KV cache memory: 1.29 GiB", "Available KV cache memory: 999999999999999999999 GiB"
     )
     r = client.post("/v1/reconcile", json={"log": log, "overrides": OFFLINE})
-    assert r.status_code == 400 and r.json()["field"] == "log"
+    assert r.status_code == 200 and "figure of the log" in r.json()["not_planned"]
+    assert r.json()["figures"]
 
 
 def test_a_text_log_over_the_limit_is_a_413(client):
@@ -190,9 +204,17 @@ def test_answers_are_never_content_sniffed(client):
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
-def test_a_log_whose_hub_model_cannot_be_fetched_says_how_to_plan_without_the_hub(client):
+def test_a_log_whose_hub_model_cannot_be_fetched_plans_the_preset_of_its_name_and_says_so(client):
     r = client.post("/v1/reconcile", content=LOG.encode(), headers={"content-type": "text/plain"})
-    assert r.status_code == 503 and "overrides.model" in r.json()["detail"]
+    body = client.post("/v1/reconcile", json={"log": LOG}).json()
+    assert r.status_code == 200
+    model = next(u for u in body["inputs"] if u["name"] == "model")
+    assert model["value"] == "llama-3.1-70b" and "the Hub" in model["source"]
+
+
+def test_a_log_whose_hub_model_cannot_be_fetched_nor_matched_says_which_field_plans_it(client):
+    body = client.post("/v1/reconcile", json={"log": LOG.replace("Llama-3.1-70B", "Lama-9-70B")}).json()
+    assert body["plan"] is None and "overrides.hf_config" in body["not_planned"]
 
 
 def test_a_json_request_with_a_bad_override_is_a_400_whatever_its_content_type(client):

@@ -127,7 +127,7 @@ TAKERS = {
         "enable_prefix_caching",
         "snapshot_steps",
     },
-    ReconcileOverrides: set(),
+    ReconcileOverrides: {"hf_config"},
     FleetGpu: {"count"},
     LayoutSpec: {"data_parallel_attention"},
     Workload: {"mix"},

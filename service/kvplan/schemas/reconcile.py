@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from msgspec import Meta
 
@@ -14,10 +14,20 @@ from .common import takes
 
 
 # Every setting optional (None: what the log says); model "" is refused by the service, naming it.
-@takes("model? gpu?", *(f"{f}?" for f in ENGINE_SETTINGS), "quantization? engine?")
+@takes("model? hf_config gpu?", *(f"{f}?" for f in ENGINE_SETTINGS), "quantization? engine?")
 class ReconcileOverrides(Input):
     """Inputs the log does not state (or states as a local path), or that should be replaced:
-    every /v1/budget input, each replacing what the log says."""
+    every /v1/budget input, each replacing what the log says, and the model's config.json."""
+
+    hf_config: (
+        Annotated[
+            dict[str, Any],
+            Meta(
+                description="the model's config.json, verbatim: plans a model the log names by a local path"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class ReconcileRequest(Input):

@@ -15,6 +15,7 @@ from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
+from kvplan.core.logs.modelname import last_component, match_preset, stated_quantization
 from kvplan.core.logs.reconcile import (
     Bounds,
     Reconciliation,
@@ -24,6 +25,7 @@ from kvplan.core.logs.reconcile import (
     capacity_rows,
     gib_range,
     memory_row,
+    self_checks,
     share_reproduced,
 )
 from kvplan.core.model.quant import QUANTIZATION_ARGS
@@ -31,6 +33,7 @@ from kvplan.core.units import GiB
 from kvplan.hub import HubError
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest
+from kvplan.schemas.common import ModelSpec
 from kvplan.schemas.reconcile import ReconcileOverrides
 
 from .models import ModelRef, model_ref, resolve
@@ -96,7 +99,7 @@ def _figure(log: EngineLog, extra: list[Figure], name: str) -> Figure | None:
 
 
 def _inputs(
-    log: EngineLog, extra: list[Figure], o: ReconcileOverrides
+    log: EngineLog, extra: list[Figure], o: ReconcileOverrides, registry: Registry, unresolved: str | None
 ) -> tuple[dict[str, Any], list[Used], str]:
     """The BudgetRequest fields the log and overrides give, what each came from, and the profile."""
     used: list[Used] = []
@@ -121,22 +124,7 @@ def _inputs(
         engine, engine_source = DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
     if o.model == "":
         raise InvalidInput("overrides.model", "is empty: give a preset id or a Hub id, or leave it out")
-    model = o.model if o.model is not None else log.value("model")
-    if not isinstance(model, str) and o.model is not None:
-        fields["model"] = model
-        used.append(Used(name="model", value="inline (overrides.model)", source="override"))
-    elif not isinstance(model, str) or not model:
-        raise InvalidInput(
-            "overrides.model", "the log names no model: give overrides.model (a preset or Hub id)"
-        )
-    elif model.startswith(("/", "./", "~")):
-        raise InvalidInput(
-            "overrides.model",
-            f"the log names a local path ({model[:80]}): give overrides.model (a preset or Hub id)",
-        )
-    else:
-        fields["model"] = model
-        used.append(Used(name="model", value=model, source="override" if o.model else "log"))
+    _model(log, o, registry, unresolved, fields, used)
     take("tensor_parallel_size", "tensor_parallel_size")
     take("pipeline_parallel_size", "pipeline_parallel_size")
     take("max_model_len", "max_model_len")
@@ -194,6 +182,65 @@ def _inputs(
         used.append(Used(name="context_tokens", value=ctx, source=source))
     fields["engine"] = engine
     return fields, used, engine_source
+
+
+def hf_model(config: dict[str, Any], log: EngineLog) -> ModelSpec:
+    """overrides.hf_config as the model, named for what the log calls it."""
+    named = log.value("model")
+    return ModelSpec(hf_config=config, name=last_component(named) if isinstance(named, str) else None)
+
+
+def _model(
+    log: EngineLog,
+    o: ReconcileOverrides,
+    registry: Registry,
+    unresolved: str | None,
+    fields: dict[str, Any],
+    used: list[Used],
+) -> None:
+    """The model the plans name: the caller's (overrides.model or .hf_config), else the log's when
+    it resolves (a preset or Hub id), else a preset of the same name (a local path's last
+    component, a served name, a Hub id the Hub did not answer for), with the quantization its name
+    states. None found: fields get `_missing`, which says what is missing and the field that gives it."""
+    if o.hf_config is not None:
+        fields["model"] = msgspec.to_builtins(hf_model(o.hf_config, log))
+        used.append(Used(name="model", value="inline (overrides.hf_config)", source="override"))
+        return
+    if o.model is not None:
+        fields["model"] = o.model
+        shown = o.model if isinstance(o.model, str) else "inline (overrides.model)"
+        used.append(Used(name="model", value=shown, source="override"))
+        return
+    named = log.first("model")
+    if named is None or not isinstance(named.value, str) or not named.value.strip():
+        fields["_missing"] = (
+            "the model: the log does not name it; give overrides.model (a preset or Hub id) "
+            "or overrides.hf_config (its config.json)"
+        )
+        return
+    name = named.value
+    local = name.startswith(("/", "./", "~", ".."))
+    if not local and unresolved is None:
+        fields["model"] = name
+        used.append(Used(name="model", value=name, source=f"log line {named.line}"))
+        return
+    presets = {m.id: (m.name, m.hf_repo, *m.aliases) for m in registry.models.values()}
+    preset = match_preset(name, presets)
+    why = "a local path" if local else f"not looked up ({unresolved})"
+    if preset is None:
+        fields["_missing"] = (
+            f"the model: the log names {name[:120]!r}, {why}, and no preset has its name; give "
+            "overrides.model (the Hub id it came from, or a preset) or overrides.hf_config (its config.json)"
+        )
+        return
+    fields["model"] = preset
+    said = f"inferred: log line {named.line} names {last_component(name)[:80]!r} ({why})"
+    used.append(Used(name="model", value=preset, source=said))
+    quant = stated_quantization(name)
+    if quant is not None and "quantization" not in fields and log.first("weights_gib") is None:
+        fields["quantization"] = quant
+        used.append(Used(name="quantization", value=quant,
+                         source=f"inferred: the name {last_component(name)[:80]!r} states it"))  # fmt: skip
 
 
 class _Model:
@@ -288,38 +335,57 @@ def reconcile(
     overrides: ReconcileOverrides | None = None,
     ref: ModelRef | None = None,
     should_stop: Callable[[], bool] | None = None,
+    unresolved: str | None = None,
 ) -> Reconciliation:
     """The log's figures beside kvplan's plan for the same inputs. `ref`: the model the log (or
-    overrides.model) names, parsed, when the caller holds it (the route, which fetched it).
-    should_stop() is asked while the log and /metrics are read and between the plans."""
+    overrides.model) names, parsed, when the caller holds it (the route, which fetched it);
+    `unresolved`: why the log's model could not be looked up (the route tried). should_stop() is
+    asked while the log and /metrics are read and between the plans. What the log implies but
+    cannot be planned (no model, a figure no plan takes) is said in `not_planned`, never an error:
+    only what the caller sent in the overrides is refused."""
     o = overrides or ReconcileOverrides()
     if isinstance(text, str):
         log = read_log(text) if should_stop is None else read_log(text, should_stop)
     else:
         log = text
     extra = metrics_figures(metrics, should_stop) if metrics else []
-    fields, used, engine_source = _inputs(log, extra, o)
-    try:
-        model = _Model(registry, ref)
-        _settle_quantization(registry, fields, used, model)
-        _stop_if_asked(should_stop, "before the plan")
-        plan, rows, from_log = _plan(registry, log, extra, fields, model)
-        _stop_if_asked(should_stop, "before the what-ifs")
-        what_ifs = _what_ifs(registry, fields, model, from_log, log.first("available_kv_gib"), o, should_stop)
-    except msgspec.ValidationError as e:
-        raise InvalidInput("log", f"a figure of the log is out of range: {e}") from None
-    except (KvplanError, HubError) as e:
-        # Name what the caller sent: an override, or the log (the detail keeps the inner name).
-        if not e.field.startswith(("log", "overrides", "metrics")):
+    fields, used, engine_source = _inputs(log, extra, o, registry, unresolved)
+    plan = from_log = None
+    rows: list[Row] = []
+    what_ifs: list[WhatIf] = []
+    not_planned: str | None = fields.get("_missing")
+    if not_planned is None:
+        try:
+            model = _Model(registry, ref)
+            _settle_quantization(registry, fields, used, model)
+            _stop_if_asked(should_stop, "before the plan")
+            plan, rows, from_log = _plan(registry, log, extra, fields, model)
+            _stop_if_asked(should_stop, "before the what-ifs")
+            what_ifs = _what_ifs(
+                registry, fields, model, from_log, log.first("available_kv_gib"), o, should_stop
+            )
+        except msgspec.ValidationError as e:
+            plan, rows, from_log, what_ifs = None, [], None, []
+            not_planned = f"a figure of the log no plan takes: {e}; give the right one in overrides"
+        except WorkStopped:
+            raise
+        except (KvplanError, HubError) as e:
+            # What the caller sent is refused, naming the override; what the log implies is said.
             given = {f for f in ReconcileOverrides.__struct_fields__ if getattr(o, f) is not None}
             base = e.field.split(".")[0]
-            e.field = f"overrides.{base}" if base in given else "log"
-        raise
+            if base in given or e.field.startswith("overrides"):
+                e.field = e.field if e.field.startswith("overrides") else f"overrides.{base}"
+                raise
+            plan, rows, from_log, what_ifs = None, [], None, []
+            not_planned = f"{e.field}: {e.reason}; give overrides.{base} to plan"
     observed, note = _observed(log)
+    named = fields.get("model")
     return Reconciliation(
         engine=str(fields["engine"]),
         engine_source=engine_source,
-        model=fields["model"] if isinstance(fields["model"], str) else "inline",
+        model=named if isinstance(named, str) else "inline" if named is not None else "not known",
+        not_planned=not_planned,
+        checks=self_checks(log),
         registry_version=registry.version,
         inputs=tuple(used),
         figures=(*log.figures, *extra),

@@ -14,7 +14,7 @@ from kvplan.hub import HubError
 from kvplan.render import reconcile_text
 from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest
 from kvplan.services.models import ModelRef, model_ref
-from kvplan.services.reconcile import reconcile
+from kvplan.services.reconcile import hf_model, reconcile
 
 from ..errors import ApiError
 from ..http import answer, answer_format, decoder, registry_of
@@ -70,31 +70,34 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     fmt = answer_format(request)
     body = await request.body()
     req = _decode(body, request.headers.get("content-type", ""))
-    # Read the log first (off the loop) to learn its model, fetch a Hub model, then plan.
+    # Read the log first (off the loop) to learn its model, fetch a Hub model, then plan. A model
+    # the caller names must resolve (else a 4xx naming it); one the log names may not (a local
+    # path, a served name, a Hub the cluster cannot reach): the answer then says so, and plans
+    # from a preset of the same name where one matches.
     log = await run_heavy(request, "reconcile", lambda stop: read_log(req.log, stop))
     o = req.overrides or ReconcileOverrides()
-    name = o.model if o.model is not None else log.value("model")
     ref: ModelRef | None = None
-    if not (isinstance(name, str) and name.startswith(("/", "./", "~"))):  # a local path: asked for below
+    unresolved: str | None = None
+    if o.model is not None or o.hf_config is not None:
         try:
-            if isinstance(name, str) or o.model is not None:  # the model the plans name, parsed once
-                ref = model_ref(reg, name)
-            await prefetch(reg, [] if ref is None else [ref])
+            ref = model_ref(reg, o.model if o.hf_config is None else hf_model(o.hf_config, log))
         except InvalidInput as e:
-            raise InvalidInput(
-                "overrides.model", f"{e.reason}; give overrides.model (a preset or Hub id)"
-            ) from None
+            raise InvalidInput("overrides.model", e.reason) from None
+        try:
+            await prefetch(reg, [ref])
         except HubError as e:
-            hint = (
-                " (or give overrides.model, a preset id, to plan without the Hub)" if o.model is None else ""
-            )
-            err = type(e)(e.reason + hint)
-            err.field = "overrides.model" if o.model is not None else "log"
-            raise err from None
+            e.field = "overrides.model"
+            raise
+    elif isinstance(name := log.value("model"), str) and not name.startswith(("/", "./", "~", "..")):
+        try:
+            ref = model_ref(reg, name)
+            await prefetch(reg, [ref])
+        except (InvalidInput, HubError) as e:
+            ref, unresolved = None, e.reason
     result = await run_heavy(
         request,
         "reconcile",
-        lambda stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o, ref, stop)),
+        lambda stop: counted("reconcile", lambda: reconcile(reg, log, req.metrics, o, ref, stop, unresolved)),
     )
     if fmt == "text":
         return answer(reconcile_text(result), True)

@@ -33,11 +33,143 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
     # A memory figure's exact bytes behind `kvplan` (GiB, rounded to 4 places).
     kvplan_bytes: int | None = None
+    # kvplan − vLLM, in the figure's unit and as a share of vLLM's figure (set from the two).
+    difference: float | None = None
+    difference_pct: float | None = None
 
-    @property
-    def difference(self) -> float | None:
-        """kvplan − vLLM, in the figure's unit."""
-        return None if self.kvplan is None else round(self.kvplan - self.vllm, 4)
+    def __post_init__(self) -> None:
+        if self.kvplan is not None:
+            diff = round(self.kvplan - self.vllm, 4)
+            msgspec.structs.force_setattr(self, "difference", diff)
+            pct = round(100 * diff / self.vllm, 2) if self.vllm else None
+            msgspec.structs.force_setattr(self, "difference_pct", pct)
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True):
+    """The log checked against itself: a figure it printed beside what its other figures make
+    by vLLM's arithmetic, with the printed rounding allowed for."""
+
+    name: str
+    formula: str
+    printed: float | int
+    computed: float | int
+    verdict: str
+    difference: float  # computed − printed
+    difference_pct: float | None  # of the printed figure
+    lines: tuple[int, ...]
+    note: str = ""
+
+
+def _half_ulps(*figures: Figure) -> float:
+    """How far the true values may lie from these printed ones, together."""
+    return sum((0.5 * 10.0**-f.decimals for f in figures if isinstance(f.value, float) or f.decimals), 0.0)
+
+
+def _check(
+    name: str,
+    formula: str,
+    printed: Figure,
+    computed: float,
+    slack: float,
+    inputs: tuple[Figure, ...],
+    note: str = "",
+) -> Check:
+    p = float(printed.value)
+    diff = computed - p
+    if round(computed, printed.decimals) == round(p, printed.decimals):
+        verdict = EXACT
+    elif abs(diff) <= slack + 1e-9:
+        verdict = WITHIN_ROUNDING
+    else:
+        verdict = DIFFERS
+    return Check(
+        name=name,
+        formula=formula,
+        printed=printed.value if isinstance(printed.value, (int, float)) else p,
+        computed=round(computed, 4),
+        verdict=verdict,
+        difference=round(diff, 4),
+        difference_pct=round(100 * diff / p, 2) if p else None,
+        lines=tuple(sorted({printed.line, *(f.line for f in inputs)})),
+        note=note,
+    )
+
+
+_GRAPH_NOTE = "this engine subtracts its CUDA-graph estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)"
+_GROUPS_NOTE = (
+    "vLLM 0.33 prints one group's blocks (blocks ÷ groups × block size) for hybrid models: "
+    "a difference there is the group count"
+)
+_WHOLE_BLOCKS_NOTE = (
+    "vLLM counts whole blocks a request, in every KV group: a hybrid (sliding-window, Mamba) "
+    "model holds more requests than tokens ÷ length, partial blocks fewer"
+)
+
+
+def _memory_checks(log: EngineLog) -> list[Check]:
+    f = log.first
+    out: list[Check] = []
+    total, util, requested = f("gpu_total_gib"), f("gpu_memory_utilization"), f("requested_gib")
+    if total is not None and util is not None and requested is not None:
+        u, t = float(util.value), float(total.value)
+        slack = _half_ulps(requested) + _half_ulps(total) * u + _half_ulps(util) * t
+        formula = "total_gpu_memory × gpu_memory_utilization"
+        out.append(_check("requested_gib", formula, requested, t * u, slack, (total, util)))
+    available = f("available_kv_gib")
+    terms = [
+        t for t in (f(n) for n in ("weights_gib", "non_torch_gib", "activation_peak_gib")) if t is not None
+    ]
+    if requested is None or available is None or len(terms) < 3:
+        return out
+    base = float(requested.value) - sum(float(t.value) for t in terms)
+    slack = _half_ulps(requested, available, *terms)
+    formula = "requested − weights − non_torch − activation_peak"
+    check = _check("available_kv_gib", formula, available, base, slack, (requested, *terms))
+    graph = f("cudagraph_estimate_gib")
+    if check.verdict == DIFFERS and graph is not None:
+        with_graph = _check(
+            "available_kv_gib",
+            formula + " − CUDA graph estimate",
+            available,
+            base - float(graph.value),
+            slack + _half_ulps(graph),
+            (requested, *terms, graph),
+            note=_GRAPH_NOTE,
+        )
+        check = with_graph if with_graph.verdict != DIFFERS else check
+    return [*out, check]
+
+
+def _capacity_checks(log: EngineLog) -> list[Check]:
+    f = log.first
+    out: list[Check] = []
+    tokens, blocks, block = f("gpu_kv_cache_tokens"), f("num_gpu_blocks"), f("block_size")
+    if tokens is not None and blocks is not None and block is not None:
+        computed = float(int(blocks.value) * int(block.value))
+        inputs = (blocks, block)
+        out.append(_check("gpu_kv_cache_tokens", "num_gpu_blocks × block_size", tokens, computed, 0.0, inputs,
+                          note=_GROUPS_NOTE))  # fmt: skip
+    conc, per = f("max_concurrency"), f("concurrency_tokens_per_request")
+    if conc is None or per is None or int(per.value) <= 0:
+        return out
+    n, slack = int(per.value), 0.5 * 10**-conc.decimals
+    if blocks is not None and block is not None:
+        computed = int(blocks.value) / -(-n // int(block.value))
+        formula = "num_gpu_blocks ÷ ⌈tokens a request ÷ block_size⌉"
+        out.append(_check("max_concurrency", formula, conc, computed, slack, (blocks, block, per)))
+    elif tokens is not None:
+        formula = "GPU KV cache tokens ÷ tokens a request"
+        out.append(_check("max_concurrency", formula, conc, int(tokens.value) / n, slack, (tokens, per),
+                          note=_WHOLE_BLOCKS_NOTE))  # fmt: skip
+    return out
+
+
+def self_checks(log: EngineLog) -> tuple[Check, ...]:
+    """The log's figures against each other: requested = total × utilization; available =
+    requested − weights − non-torch − activation (− the CUDA-graph estimate, where the engine
+    subtracts it); KV tokens = blocks × block size; concurrency = tokens ÷ tokens a request.
+    Each needs all its figures printed; what the log lacks is not checked."""
+    return (*_memory_checks(log), *_capacity_checks(log))
 
 
 class Used(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +190,10 @@ class Reconciliation(msgspec.Struct, frozen=True, kw_only=True):
     engine: str
     engine_source: str
     model: str
+    # Why there is no plan beside the log's figures: the input missing and the field that gives it.
+    not_planned: str | None = None
+    # The log against itself, whatever could be planned.
+    checks: tuple[Check, ...] = ()
     registry_version: str
     inputs: tuple[Used, ...]
     figures: tuple[Figure, ...]
