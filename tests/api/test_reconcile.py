@@ -240,3 +240,19 @@ def test_a_quantization_the_checkpoint_already_states_is_shown_ignored(client):
     body = client.post("/v1/reconcile", json={"log": log, "overrides": {"gpu": "h100-sxm-80gb"}}).json()
     used = {u["name"]: u["source"] for u in body["inputs"]}
     assert "ignored: the checkpoint states its own" in used["quantization"]
+
+
+def test_the_weights_the_log_printed_are_the_plans_and_kvplans_own_are_beside_them(client):
+    body = client.post("/v1/reconcile", json={"log": LOG, "overrides": OFFLINE}).json()
+    used = {u["name"]: u for u in body["inputs"]}
+    assert used["weights_bytes"]["source"].startswith("log line 4: 65.72 GiB a GPU × 2 GPUs")
+    assert body["plan"]["weights_bytes_per_gpu"] == round(65.72 * 1024**3)
+    weights = rows_of(body)["weights_gib"]
+    assert weights["note"] == "kvplan's own weights; the plan uses the log's"
+
+
+def test_the_log_is_checked_against_itself(client):
+    body = client.post("/v1/reconcile", json={"log": LOG, "overrides": OFFLINE}).json()
+    checks = {c["name"]: c for c in body["checks"]}
+    assert checks["available_kv_gib"]["verdict"] in ("exact", "within rounding")
+    assert checks["available_kv_gib"]["formula"].startswith("requested − weights")

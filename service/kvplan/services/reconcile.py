@@ -143,6 +143,7 @@ def _inputs(
             if name in _SETTINGS and name not in fields:
                 fields[name] = value
                 used.append(Used(name=name, value=value, source=f"log line {log.command_line} (command)"))
+    _weights_from_log(log, extra, o, fields, used)  # for the layout the engine ran
     for name in _SETTINGS:  # each override replaces what the log says
         value = getattr(o, name)
         if value is not None and name not in ("gpu_memory_bytes", "context_tokens"):
@@ -182,6 +183,24 @@ def _inputs(
         used.append(Used(name="context_tokens", value=ctx, source=source))
     fields["engine"] = engine
     return fields, used, engine_source
+
+
+def _weights_from_log(
+    log: EngineLog, extra: list[Figure], o: ReconcileOverrides, fields: dict[str, Any], used: list[Used]
+) -> None:
+    """The weights the engine loaded, as it printed them (a GPU's), for every worker: the plan's
+    weights, so the memory after them is compared term by term (unless the caller gives them)."""
+    weights = _figure(log, extra, "weights_gib")
+    if weights is None or o.weights_bytes is not None or o.weight_dtype is not None:
+        return
+    per_gpu = round(float(weights.value) * GiB)
+    tp, pp = fields.get("tensor_parallel_size", 1), fields.get("pipeline_parallel_size", 1)
+    if per_gpu <= 0 or not (isinstance(tp, int) and isinstance(pp, int)):
+        return
+    fields["weights_bytes"] = per_gpu * tp * pp
+    fields["_weights_from_log"] = True
+    how = f"log line {weights.line}: {weights.value} GiB a GPU × {tp * pp} GPU" + ("s" if tp * pp > 1 else "")
+    used.append(Used(name="weights_bytes", value=fields["weights_bytes"], source=how))
 
 
 def hf_model(config: dict[str, Any], log: EngineLog) -> ModelSpec:
@@ -281,6 +300,19 @@ def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[
                 )
 
 
+def _own_weights(
+    registry: Registry, fields: dict[str, Any], model: _Model, plan: Budget
+) -> tuple[int | None, str]:
+    """A GPU's weights as kvplan finds them from the model (not the log), for the weights row."""
+    if not fields.get("_weights_from_log"):
+        return plan.weights_bytes_per_gpu, ""
+    try:
+        own = _budget(registry, {k: v for k, v in fields.items() if k != "weights_bytes"}, model)
+    except KvplanError:
+        return None, ""
+    return own.weights_bytes_per_gpu, "kvplan's own weights; the plan uses the log's"
+
+
 def _plan(
     registry: Registry, log: EngineLog, extra: list[Figure], fields: dict[str, Any], model: _Model
 ) -> tuple[Budget | None, list[Row], Budget | None]:
@@ -291,9 +323,10 @@ def _plan(
     rows: list[Row] = []
     if plan is not None:
         m = plan.memory
+        own_weights, note = _own_weights(registry, fields, model, plan)
         for name, kv, step in (
             ("requested_gib", plan.requested_bytes, "requested_bytes"),
-            ("weights_gib", plan.weights_bytes_per_gpu, "weights_bytes_per_gpu"),
+            ("weights_gib", own_weights, "weights_bytes_per_gpu"),
             ("activation_peak_gib", m.activation_bytes if m else None, "activation_bytes"),
             ("non_torch_gib", m.non_torch_bytes if m else None, "non_torch_bytes"),
             ("cudagraph_gib", m.cudagraph_bytes if m else None, "cudagraph_bytes"),
@@ -301,7 +334,7 @@ def _plan(
         ):
             if name == "requested_gib" and fields.get("_memory_from_requested"):
                 continue  # the GPU's size was read from this very figure: no check in it
-            row = memory_row(name, log.first(name), kv, step)
+            row = memory_row(name, log.first(name), kv, step, note if name == "weights_gib" else "")
             if row is not None and name == "available_kv_gib" and row.step is not None:
                 # Where the paths part: the first term before it that differs, if one does.
                 first = next(
