@@ -256,3 +256,15 @@ def test_the_log_is_checked_against_itself(client):
     checks = {c["name"]: c for c in body["checks"]}
     assert checks["available_kv_gib"]["verdict"] in ("exact", "within rounding")
     assert checks["available_kv_gib"]["formula"].startswith("requested − weights")
+
+
+# vLLM 0.6.3's line formats (vllm/engine/llm_engine.py, vllm/worker/worker.py, gpu_executor.py).
+V0_LOG = (DATA / "v0-0.6.3-llama-3-8b.log").read_text()
+
+
+def test_a_v0_log_is_judged_by_the_v0_engines_rules_to_the_block(client):
+    body = client.post("/v1/reconcile", json={"log": V0_LOG}).json()
+    assert body["engine"] == "vllm@v0"
+    rows = rows_of(body)
+    assert rows["num_gpu_blocks"]["verdict"] == "exact" and rows["num_gpu_blocks"]["kvplan"] == 27873
+    assert rows["max_concurrency"]["verdict"] == "exact"

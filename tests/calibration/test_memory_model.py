@@ -98,6 +98,8 @@ def test_enforce_eager_captures_no_graphs_and_0_19_does_not_subtract_them():
         ("0.19.0", "vllm@0.19"),
         ("vllm@0.11.1", "vllm@0.10"),
         ("0.9.2", "vllm@0.10"),
+        ("0.8.5", "vllm@0.10"),  # V1 by default from 0.8 (a V0 log says so; reconcile reads it)
+        ("0.6.3", "vllm@v0"),
         ("v0.12.0rc1", "vllm@0.19"),
         ("0.29.1rc1.dev1", "vllm@0.19"),
         ("0.33", "vllm@0.33"),
@@ -108,7 +110,7 @@ def test_an_engine_named_by_its_vllm_version_gets_the_profile_that_governs_it(ve
     assert get_profile(version).id == profile
 
 
-@pytest.mark.parametrize("version", ["0.8.5", "1.0.0", "0.34", "latest", "0.19.0; rm -rf"])
+@pytest.mark.parametrize("version", ["0.3.3", "1.0.0", "0.34", "latest", "0.19.0; rm -rf"])
 def test_a_version_outside_the_modelled_ones_has_no_profile(version):
     assert profile_for_version(version) is None
 

@@ -10,8 +10,8 @@ from tests.seed import W_LLAMA_3_70B_BF16 as W
 from tests.seed import A, C
 
 
-def test_four_profiles_are_listed_and_the_seed_is_the_default():
-    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.19", "vllm@0.10"}
+def test_five_profiles_are_listed_and_the_seed_is_the_default():
+    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.19", "vllm@0.10", "vllm@v0"}
     assert get_profile(None).id == "vllm@e740bad"
 
 

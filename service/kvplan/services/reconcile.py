@@ -12,7 +12,7 @@ import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.budget.types import ENGINE_SETTINGS
-from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, get_profile, profile_for_version
+from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, V0_PROFILE_ID, get_profile, profile_for_version
 from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
 from kvplan.core.logs.modelname import last_component, match_preset, stated_quantization
@@ -115,13 +115,7 @@ def _inputs(
         fields[field] = value
         used.append(Used(name=field, value=value, source="metrics" if f.line == 0 else f"log line {f.line}"))
 
-    version = log.value("version")
-    if o.engine is not None:
-        engine, engine_source = get_profile(o.engine, "overrides.engine").id, "override"
-    elif isinstance(version, str) and (p := profile_for_version(version)) is not None:
-        engine, engine_source = p.id, f"vLLM {version} (log)"
-    else:
-        engine, engine_source = DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
+    engine, engine_source = _engine(log, o)
     if o.model == "":
         raise InvalidInput("overrides.model", "is empty: give a preset id or a Hub id, or leave it out")
     _model(log, o, registry, unresolved, fields, used)
@@ -183,6 +177,21 @@ def _inputs(
         used.append(Used(name="context_tokens", value=ctx, source=source))
     fields["engine"] = engine
     return fields, used, engine_source
+
+
+def _engine(log: EngineLog, o: ReconcileOverrides) -> tuple[str, str]:
+    """The profile the log is judged by, and why: the caller's; the V0 engine where the log says
+    it ran (`Initializing a V0 LLM engine`), whatever its version; else the profile of its
+    version; else the default."""
+    if o.engine is not None:
+        return get_profile(o.engine, "overrides.engine").id, "override"
+    version, kind = log.value("version"), log.first("engine")
+    if kind is not None and kind.value == "V0":
+        said = f"vLLM {version}, " if isinstance(version, str) else ""
+        return V0_PROFILE_ID, f"{said}the V0 engine (log line {kind.line})"
+    if isinstance(version, str) and (p := profile_for_version(version)) is not None:
+        return p.id, f"vLLM {version} (log)"
+    return DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
 
 
 def _weights_from_log(

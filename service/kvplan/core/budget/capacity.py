@@ -24,9 +24,11 @@ from ..memo import register_clear
 from ..model.geometry import (
     CHUNKED,
     CIRCULAR_BUFFER,
+    FULL,
     KIND_NAMES,
     MAMBA,
     MAMBA_REPLICATED,
+    MLA,
     SCONV,
     SLIDING,
     SLIDING_MLA,
@@ -43,6 +45,7 @@ from .kv_cache_utils import (
     fit_check_blocks,
     get_num_blocks,
     may_override_num_blocks,
+    usable_blocks,
 )
 from .memory import available_kv_cache_memory, requested_memory, resolve_weights, weights_per_worker
 from .types import BudgetInput, MemoryTerms
@@ -248,7 +251,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         bytes_per_block=max(stage_bpb),
         num_blocks_computed=computed,
         num_blocks=num_blocks,
-        usable_blocks=max(0, num_blocks - 1),
+        usable_blocks=usable_blocks(num_blocks, profile),
         fit_blocks=fit,
         fits_max_model_len=check_enough_kv_cache_memory(shapes, fit, mml, par.decode_context),
         max_context_tokens=estimate_max_model_len(shapes, fit, mml, par.decode_context),
@@ -257,6 +260,10 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         warnings=(),
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
+
+
+# The layer kinds the V0 engine's one-cache-a-layer plan is modelled for.
+_V0_KINDS = frozenset({FULL, SLIDING, CHUNKED, MLA})
 
 
 def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
@@ -268,8 +275,14 @@ def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBy
     block = settings.max_model_len if g.attention_free else settings.block_size
     if g.kpool_indexer is not None and par.decode_context > 1:
         raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
+    if not inp.profile.hybrid_manager and set(g.layer_pattern) - _V0_KINDS:
+        raise InvalidInput(
+            "engine",
+            f"{inp.profile.title}: kvplan models its KV cache for attention layers only "
+            "(full, sliding-window, chunked, MLA); plan this model with a V1 profile",
+        )
     if g.dsv4 is None:
-        return plan_groups(lb, block, inp.hybrid_kv_cache_manager)
+        return plan_groups(lb, block, inp.hybrid_kv_cache_manager and inp.profile.hybrid_manager)
     check_dsv4_layout(inp, par)
     dsv4.check_gpu(g.dsv4, inp.gpu_name)
     stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
@@ -415,7 +428,8 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             f"{plan.padding_slots} empty layer slots pad the KV groups to {plan.group_size} layers each.",
         ))  # fmt: skip
     pattern = inp.geometry.layer_pattern
-    if not inp.hybrid_kv_cache_manager and (SLIDING in pattern or CHUNKED in pattern):
+    hybrid = inp.hybrid_kv_cache_manager and inp.profile.hybrid_manager
+    if not hybrid and (SLIDING in pattern or CHUNKED in pattern):
         out.append(w.Warning(
             w.HYBRID_MANAGER_DISABLED,
             "Sliding-window and chunked-local layers are sized as full-attention layers.",

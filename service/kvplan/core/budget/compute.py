@@ -120,7 +120,9 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     per_shape = [blocks_for_shape(kind, bs, bound, tokens, dcp) for kind, bs, bound, _ in shapes]
     blocks_per_request = sum(n * b for (_, _, _, n), b in zip(shapes, per_shape, strict=True))
     guaranteed = usable // blocks_per_request
-    reported = get_max_concurrency_for_kv_cache_config(num_blocks, blocks_per_request)
+    reported = get_max_concurrency_for_kv_cache_config(
+        inp.profile, num_blocks, blocks_per_request, plan.min_block_size, tokens
+    )
     kv_per_request = pt.kv_bytes_per_request or 0
     n_groups = len(plan.groups)
     kv_size_tokens = get_kv_cache_capacity(

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..engine.profiles import InflightRule, KvCacheSizeRule
+from ..engine.profiles import ConcurrencyRule, InflightRule, KvCacheSizeRule
 from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
 from ..model.towers import tower_skipped
 from ..units import GiB
-from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
+from .kv_cache_utils import (
+    SRC_BLOCKS,
+    SRC_CONC,
+    SRC_FIT,
+    SRC_GROUPS,
+    SRC_POOL,
+    SRC_REPORT,
+    SRC_V0_CONC,
+    SRC_V0_POOL,
+)
 from .memory import SRC_AVAILABLE, SRC_REQUESTED, resolve_weights
 from .types import Budget, BudgetInput
 
@@ -273,9 +282,14 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         bytes_per_block=b.bytes_per_block,
         computed=b.num_blocks_computed,
     )
-    led.add(
-        "usable_blocks", "num_blocks − 1 (block 0 is the null block)", b.usable_blocks, "blocks", SRC_POOL
-    )
+    if profile.null_block:
+        led.add(
+            "usable_blocks", "num_blocks − 1 (block 0 is the null block)", b.usable_blocks, "blocks", SRC_POOL
+        )
+    else:
+        led.add(
+            "usable_blocks", "num_blocks (V0 keeps no null block)", b.usable_blocks, "blocks", SRC_V0_POOL
+        )
     led.add(
         "token_slots",
         "usable_blocks // groups × block_size × DCP",
@@ -382,12 +396,15 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         guaranteed=c.guaranteed,
         max_num_seqs=b.max_num_seqs,
     )
+    v0 = profile.concurrency_rule is ConcurrencyRule.TOKENS
     led.add(
         "concurrency.vllm_reported",
-        "num_blocks / blocks_per_request (vLLM's log line)",
+        "num_gpu_blocks × block_size / T (vLLM's log line)"
+        if v0
+        else "num_blocks / blocks_per_request (vLLM's log line)",
         round(c.vllm_reported, 4),
         "×",
-        SRC_CONC,
+        SRC_V0_CONC if v0 else SRC_CONC,
         num_blocks=b.num_blocks,
     )
     led.add(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..engine.profiles import EngineProfile, KvCacheSizeRule
+from ..engine.profiles import ConcurrencyRule, EngineProfile, KvCacheSizeRule
 from ..kv.concurrency import GroupShape, largest_context, total_blocks
 
 SRC_BLOCKS = "vllm/v1/core/kv_cache_utils.py (get_num_blocks)"
@@ -14,6 +14,10 @@ SRC_CONC = "vllm/v1/core/kv_cache_utils.py (get_max_concurrency_for_kv_cache_con
 SRC_FIT = "vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory, estimate_max_model_len)"
 SRC_REPORT = "vllm/v1/core/kv_cache_utils.py (_report_kv_cache_config)"
 SRC_POOL = "vllm/v1/core/block_pool.py (null block 0)"
+SRC_V0_POOL = "vllm/core/block_manager.py (V0: every block holds tokens)"
+SRC_V0_CONC = (
+    "vllm/executor/executor_base.py (V0 initialize_cache: num_gpu_blocks × block_size / max_model_len)"
+)
 
 
 def get_num_blocks(available_memory: int, bytes_per_block_by_stage: Sequence[int]) -> int:
@@ -24,6 +28,11 @@ def get_num_blocks(available_memory: int, bytes_per_block_by_stage: Sequence[int
 
 def may_override_num_blocks(num_blocks: int, num_gpu_blocks_override: int | None) -> int:
     return num_blocks if num_gpu_blocks_override is None else num_gpu_blocks_override
+
+
+def usable_blocks(num_blocks: int, profile: EngineProfile) -> int:
+    """Blocks requests can hold: all but V1's null block 0 (vllm/v1/core/block_pool.py)."""
+    return max(0, num_blocks - (1 if profile.null_block else 0))
 
 
 def fit_check_blocks(num_blocks: int, profile: EngineProfile) -> int:
@@ -43,8 +52,13 @@ def estimate_max_model_len(shapes: Sequence[GroupShape], fit_blocks: int, cap: i
     return largest_context(shapes, fit_blocks, cap, dcp)
 
 
-def get_max_concurrency_for_kv_cache_config(num_blocks: int, blocks_per_request: int) -> float:
-    """ "Maximum concurrency for T tokens per request": num_blocks / Σ groups' blocks (no null block)."""
+def get_max_concurrency_for_kv_cache_config(
+    profile: EngineProfile, num_blocks: int, blocks_per_request: int, block_size: int, tokens: int
+) -> float:
+    """ "Maximum concurrency for T tokens per request": num_blocks / Σ groups' blocks (V1, no null
+    block), or num_gpu_blocks × block_size / T (V0, vllm/executor/executor_base.py)."""
+    if profile.concurrency_rule is ConcurrencyRule.TOKENS:
+        return num_blocks * block_size / tokens
     return num_blocks / blocks_per_request
 
 

@@ -30,6 +30,15 @@ class KvCacheSizeRule(StrEnum):
     BLOCKS_PER_GROUP = "blocks_per_group"  # num_blocks // num_groups × block_size
 
 
+class ConcurrencyRule(StrEnum):
+    """How vLLM prints "Maximum concurrency for T tokens per request"."""
+
+    # num_blocks / Σ groups' blocks a request (vllm/v1/core/kv_cache_utils.py).
+    BLOCKS_PER_REQUEST = "blocks_per_request"
+    # num_gpu_blocks × block_size / T (V0: vllm/executor/executor_base.py initialize_cache).
+    TOKENS = "tokens"
+
+
 class BatchTier(msgspec.Struct, frozen=True, kw_only=True):
     """`vllm serve`'s batch defaults for one class of GPU (vllm/engine/arg_utils.py
     get_batch_defaults): GPUs with at least `min_memory_bytes` whose name does not contain
@@ -78,6 +87,11 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     batch_tiers: tuple[BatchTier, ...]
     # What the profiling run, non-torch memory and CUDA graphs take (core/engine/nonkv.py).
     memory: MemoryRules
+    # V1 keeps block 0 as the null block (vllm/v1/core/block_pool.py); V0 has none.
+    null_block: bool = True
+    concurrency_rule: ConcurrencyRule = ConcurrencyRule.BLOCKS_PER_REQUEST
+    # V1's hybrid KV cache manager (a group per window); V0 sizes every layer for the whole context.
+    hybrid_manager: bool = True
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None
 
@@ -238,14 +252,44 @@ _VLLM_0_33 = msgspec.structs.replace(
     admit_full_sequence=True,
 )
 
-PROFILES: dict[str, EngineProfile] = {p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_19)}
+# The V0 engine (vLLM 0.4–0.10 on its V0 path, the only one before 0.8): one KV cache a layer of
+# num_gpu_blocks blocks of 16 tokens (64 under FlashMLA), sized as V1 sizes a uniform model
+# (vllm/worker/worker.py determine_num_available_blocks: available // cache block bytes, the
+# block holding every layer's K and V, vllm/worker/cache_engine.py get_cache_block_size); no null
+# block, no hybrid manager (a sliding-window layer keeps the whole context), concurrency printed as
+# blocks × block size ÷ T (vllm/executor/executor_base.py); no "GPU KV cache size" line. Its
+# memory is profiled like 0.11's, whose constants stand in (no V0 log calibrates them).
+_VLLM_V0 = msgspec.structs.replace(
+    _VLLM_0_10,
+    id="vllm@v0",
+    title="vLLM 0.4–0.10, V0 engine",
+    description=(
+        "The V0 engine (the only one before 0.8, VLLM_USE_V1=0 after): block 16, utilization "
+        "0.90, one cache a layer for the whole context (no hybrid manager, no null block), "
+        "concurrency printed as num_gpu_blocks × block_size ÷ T."
+    ),
+    batch_tiers=(_OTHER_GPU,),
+    memory=msgspec.structs.replace(
+        _MEMORY_0_10, calibration=_MEMORY_0_10.calibration + " (no V0 log calibrates V0's own)"
+    ),
+    null_block=False,
+    concurrency_rule=ConcurrencyRule.TOKENS,
+    hybrid_manager=False,
+)
+
+PROFILES: dict[str, EngineProfile] = {
+    p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_19, _VLLM_V0)
+}
 
 DEFAULT_PROFILE_ID = "vllm@e740bad"
+V0_PROFILE_ID = _VLLM_V0.id
 
 # Released vLLM versions (major.minor) and the profile that governs each: what `engine` accepts
 # as "0.19.0", "vllm@0.11.1" or "0.33".
+# 0.8 made V1 the default: its V0 logs say so (`Initializing a V0 LLM engine`), which reconcile reads.
 _VERSION_RANGES: tuple[tuple[tuple[int, int], tuple[int, int], str], ...] = (
-    ((0, 9), (0, 11), "vllm@0.10"),
+    ((0, 4), (0, 7), "vllm@v0"),
+    ((0, 8), (0, 11), "vllm@0.10"),
     ((0, 12), (0, 29), "vllm@0.19"),
     ((0, 30), (0, 33), "vllm@0.33"),
 )

@@ -134,7 +134,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("pipeline_parallel_size", r"pipeline_parallel_size=" + _N, ""),
         ("data_parallel_size", r"data_parallel_size=" + _N, ""),
         ("version", r"vLLM API server version v?(\d{1,3}\.\d{1,3}[\w.+-]{0,40})", ""),
-        ("version", r"Initializing an? V[01] LLM engine \(v(\d{1,3}\.\d{1,3}[\w.+-]{0,40})\)", ""),
+        ("version", r"Initializing an? (?:V[01] )?LLM engine \(v(\d{1,3}\.\d{1,3}[\w.+-]{0,40})\)", ""),
         ("version", r"vLLM:? v?(\d{1,3}\.\d{1,3}\.\d{1,3}[\w.+-]{0,40})", ""),
         ("engine", r"Initializing an? (V[01]) LLM engine", ""),
         ("model", r"vllm serve (?!-)(\S{1,300})", ""),
