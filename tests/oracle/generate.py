@@ -517,8 +517,8 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     # --dtype (model_dtype: the oracle's ModelConfig dtype, vllm/config/model.py _get_and_verify_dtype)
     # sets the KV cache's dtype under --kv-cache-dtype auto: float32 doubles a bf16 config's pages,
     # float16 keeps their size; an explicit fp8 cache does not follow it.
-    ("weights-dtype-float32-command-r7b", COMMAND_R7B, {"available_memory_bytes": 8 * GiB, "max_model_len": 8192,
-                                                       "model_dtype": "float32"}),
+    ("weights-dtype-float32-command-r7b", COMMAND_R7B, {"available_memory_bytes": 8 * GiB,
+                                                       "max_model_len": 8192, "model_dtype": "float32"}),
     ("weights-dtype-float16-falcon-7b", FALCON_7B, {"available_memory_bytes": 6 * GiB, "max_model_len": 2048,
                                                    "model_dtype": "float16"}),
     ("weights-dtype-float32-fp8-kv-falcon-7b", FALCON_7B, {"available_memory_bytes": 6 * GiB,
