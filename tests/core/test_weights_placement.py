@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput
+from kvplan.core.model.weights import loaded_weights
 from kvplan.core.units import GiB
 from tests.core.budgets import budget_033
 
@@ -164,3 +166,18 @@ def test_whole_experts_never_weigh_less_than_an_even_split(registry, tp, dp):
     ep = budget_033(g, tensor_parallel_size=tp, data_parallel_size=dp, enable_expert_parallel=True)
     even = budget_033(g, tensor_parallel_size=tp, data_parallel_size=dp)
     assert ep.weights_bytes_per_gpu >= even.weights_bytes_per_gpu
+
+
+def test_a_checkpoints_expert_tensors_are_placed_whole_and_its_dense_tensors_sharded_over_tp(registry):
+    """A Hub checkpoint's tensors (core/model/weights.py): the 8 experts of one layer over TP 2 × DP 2
+    = 4 ranks, 2 a GPU; the router replicated, the attention split over TP."""
+    tensors = [
+        ("model.embed_tokens.weight", "BF16", 32000 * 4096),
+        ("model.layers.0.self_attn.q_proj.weight", "BF16", 4096 * 4096),
+        ("model.layers.0.block_sparse_moe.gate.weight", "BF16", 8 * 4096),
+        *((f"model.layers.0.block_sparse_moe.experts.{e}.w1.weight", "BF16", 14336 * 4096) for e in range(8)),
+    ]
+    g = replace(registry.model("mixtral-8x7b").geometry, loaded_weights=loaded_weights(tensors, 32, "test"))
+    b = budget_033(g, tensor_parallel_size=2, data_parallel_size=2, enable_expert_parallel=True)
+    dense = (32000 * 4096 + 4096 * 4096) * 2 // 2 + 8 * 4096 * 2  # sharded / TP + the router whole
+    assert b.weights_bytes_per_gpu == dense + 2 * 14336 * 4096 * 2
