@@ -47,7 +47,7 @@ from .kv_cache_utils import (
 from .memory import (
     WeightsPlacement,
     available_kv_cache_memory,
-    check_expert_parallel,
+    check_moe_parallel,
     requested_memory,
     resolve_weights,
     weights_per_worker,
@@ -207,7 +207,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         inp = replace(inp, geometry=served)
     if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
         inp = replace(inp, geometry=on_gpu)
-    check_expert_parallel(inp)
+    check_moe_parallel(inp)
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)

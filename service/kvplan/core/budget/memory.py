@@ -97,14 +97,31 @@ def has_experts(inp: BudgetInput) -> bool:
     return bool(g.params_expert or num_routed_experts(inp) or (lw is not None and lw.expert_bytes))
 
 
-def check_expert_parallel(inp: BudgetInput) -> None:
+def check_moe_parallel(inp: BudgetInput) -> None:
     """vLLM refuses expert parallelism for a model without experts (vllm/config/model.py
-    _verify_with_expert_parallelism)."""
+    _verify_with_expert_parallelism); without it, data parallelism splits each expert's
+    intermediate size over TP × DP, which must divide it (vllm/model_executor/layers/fused_moe/
+    config.py FusedMoEConfig.__post_init__ asserts so)."""
     if inp.enable_expert_parallel and not has_experts(inp):
         raise InvalidInput(
             "enable_expert_parallel",
             f"model {inp.geometry.name!r} has no experts: vLLM refuses expert parallelism for it "
             "('Number of experts in the model must be greater than 0', vllm/config/model.py)",
+        )
+    s = inp.geometry.shape
+    ranks = inp.tensor_parallel_size * inp.data_parallel_size
+    if (
+        inp.data_parallel_size > 1
+        and not inp.enable_expert_parallel
+        and s is not None
+        and s.num_experts
+        and s.moe_intermediate_size % ranks
+    ):
+        raise InvalidInput(
+            "data_parallel_size",
+            f"TP × DP = {ranks} does not divide the experts' intermediate size {s.moe_intermediate_size:,}: "
+            "without expert parallelism vLLM splits each expert over TP × DP and fails to start "
+            "(vllm/model_executor/layers/fused_moe/config.py FusedMoEConfig); add --enable-expert-parallel",
         )
 
 
