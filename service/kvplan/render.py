@@ -230,7 +230,11 @@ def budget_text(
             if b.requested_bytes is not None
             else "— (kv_cache_memory_bytes given)",
         ),
-        ("weights per GPU", _b(b.weights_bytes_per_gpu)),
+        (
+            "weights per GPU",
+            _b(b.weights_bytes_per_gpu)
+            + (f" ({_b(b.weights_offloaded_bytes)} more in CPU memory)" if b.weights_offloaded_bytes else ""),
+        ),
         *_memory_rows(b),
         (
             "available for KV",
@@ -281,6 +285,14 @@ def budget_text(
             (
                 f"for {b.target_concurrency:,} requests",
                 f"max context {b.max_context_for_target or 0:,} tokens · min gpu_memory_utilization {util}",
+            )
+        )
+    if b.data_parallel is not None:
+        d = b.data_parallel
+        rows.append(
+            (
+                f"over {d.engines} DP engines",
+                f"{_count(d.concurrency, 'request')} on {d.gpus} GPUs · {d.kv_cache_size_tokens:,} KV tokens",
             )
         )
     if b.pooled is not None:

@@ -148,3 +148,59 @@ def test_a_vision_models_tower_left_out_by_the_command_frees_its_weights(client)
         assert text["weights_bytes"] < full["weights_bytes"] and text["num_blocks"] > full["num_blocks"], (
             flags
         )
+
+
+def test_expert_parallel_over_data_parallel_ranks_plans_one_engine_and_totals_the_ranks(client):
+    """Qwen3-30B-A3B's 128 experts over TP 2 × DP 4 = 8 ranks: 16 whole experts a GPU
+    (vllm/model_executor/layers/fused_moe/expert_map_manager.py determine_expert_map); the dense
+    part over TP only; each DP rank its own engine."""
+    command = "vllm serve Qwen/Qwen3-30B-A3B -tp 2 -dp 4 --enable-expert-parallel"
+    plan = client.post("/v1/plan?explain=true", json={"command": command, "gpu": "h100-sxm-80gb"}).json()
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert read["--data-parallel-size"]["field"] == "data_parallel_size"
+    assert read["--enable-expert-parallel"]["effect"] == "plan"
+    steps = {s["name"]: s for s in plan["ledger"]}
+    expert = steps["expert_weights_bytes_per_gpu"]
+    assert expert["inputs"]["experts_per_gpu"] == 16
+    assert plan["weights_bytes_per_gpu"] == steps["dense_weights_bytes_per_gpu"]["value"] + expert["value"]
+    dp = plan["data_parallel"]
+    assert (dp["engines"], dp["gpus"]) == (4, 8)
+    assert dp["concurrency"] == 4 * plan["concurrency"]["schedulable"]
+    assert "flags_not_modelled" not in [w["code"] for w in plan["warnings"]]
+
+
+def test_cpu_offload_gb_takes_its_bytes_off_each_gpus_weights(client):
+    base = "vllm serve meta-llama/Llama-3.1-70B -tp 2"
+    plain = client.post("/v1/plan", json={"command": base, "gpu": "h100-sxm-80gb"}).json()
+    offloaded = client.post(
+        "/v1/plan", json={"command": base + " --cpu-offload-gb 10", "gpu": "h100-sxm-80gb"}
+    ).json()
+    assert offloaded["weights_offloaded_bytes"] == 10 * 1024**3
+    assert offloaded["weights_bytes_per_gpu"] == plain["weights_bytes_per_gpu"] - 10 * 1024**3
+    assert offloaded["available_kv_bytes"] == plain["available_kv_bytes"] + 10 * 1024**3
+    assert "weights_offloaded" in [w["code"] for w in offloaded["warnings"]]
+
+
+def test_dtype_float32_doubles_the_weights_and_the_kv_cache(client):
+    base = "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192"
+    half = client.post("/v1/plan", json={"command": base, "gpu": "h100-sxm-80gb"}).json()
+    full = client.post("/v1/plan", json={"command": base + " --dtype float32", "gpu": "h100-sxm-80gb"}).json()
+    assert full["weights_bytes"] == 2 * half["weights_bytes"]
+    assert full["per_token"]["bytes_per_token"] == 2 * half["per_token"]["bytes_per_token"]
+
+
+@pytest.mark.parametrize(
+    ("command", "field", "words"),
+    [
+        (
+            "vllm serve meta-llama/Llama-3.1-8B --enable-expert-parallel",
+            "enable_expert_parallel",
+            "no experts",
+        ),
+        ("vllm serve google/gemma-3-27b-it --dtype half", "dtype", "float16"),
+    ],
+)
+def test_combinations_vllm_refuses_are_a_400_naming_the_setting(client, command, field, words):
+    r = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"] == field and words in r.json()["detail"], r.json()

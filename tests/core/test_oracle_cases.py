@@ -47,6 +47,7 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             gpu_name=i.get("gpu_name", ""),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
+            dtype=i.get("model_dtype", "auto"),  # --dtype (the oracle's ModelConfig dtype)
         )
     )
 

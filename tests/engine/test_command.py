@@ -230,8 +230,31 @@ def test_docker_options_are_not_the_engines_environment():
 
 
 def test_a_flag_at_vllms_default_changes_nothing():
-    (dtype,) = read_command("vllm serve Qwen/Qwen3-8B --dtype auto").flags
-    assert (dtype.effect, dtype.note) == ("none", "vLLM's default")
+    (runner,) = read_command("vllm serve Qwen/Qwen3-8B --runner auto").flags
+    assert (runner.effect, runner.note) == ("none", "vLLM's default")
+
+
+def test_dtype_data_parallel_expert_parallel_and_cpu_offload_set_the_plans_fields():
+    c = read_command("vllm serve m/m --dtype half -dp 4 -ep --cpu-offload-gb 10")
+    assert c.settings == {
+        "dtype": "half",
+        "data_parallel_size": 4,
+        "enable_expert_parallel": True,
+        "cpu_offload_bytes": 10 * 1024**3,  # vllm/model_executor/offloader/base.py int(GiB × 1024³)
+    }
+
+
+def test_cpu_offload_gb_is_fractional_gib_truncated_to_bytes():
+    c = read_command("vllm serve m/m --cpu-offload-gb 0.3")
+    assert c.settings["cpu_offload_bytes"] == int(0.3 * 1024**3) == 322122547
+
+
+def test_the_prefetch_offloader_ignores_cpu_offload_gb():
+    """create_offloader picks prefetch when named, or under auto when --offload-group-size > 0
+    (vllm/model_executor/offloader/base.py); the UVA budget then moves nothing."""
+    for extra in ("--offload-backend prefetch", "--offload-group-size 8"):
+        c = read_command(f"vllm serve m/m --cpu-offload-gb 10 {extra}")
+        assert "cpu_offload_bytes" not in c.settings
 
 
 def test_integer_choices_and_list_flags_keep_vllms_types():

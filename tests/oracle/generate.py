@@ -514,6 +514,16 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("dsv41-shaped-64k-pp2-h100-block64", DSV41, {"available_memory_bytes": 10 * GiB, "max_model_len": 65536,
                                                   "block_size": 64, "pipeline_parallel_size": 2,
                                                   "gpu_name": H100}),
+    # --dtype (model_dtype: the oracle's ModelConfig dtype, vllm/config/model.py _get_and_verify_dtype)
+    # sets the KV cache's dtype under --kv-cache-dtype auto: float32 doubles a bf16 config's pages,
+    # float16 keeps their size; an explicit fp8 cache does not follow it.
+    ("weights-dtype-float32-command-r7b", COMMAND_R7B, {"available_memory_bytes": 8 * GiB,
+                                                       "max_model_len": 8192, "model_dtype": "float32"}),
+    ("weights-dtype-float16-falcon-7b", FALCON_7B, {"available_memory_bytes": 6 * GiB, "max_model_len": 2048,
+                                                   "model_dtype": "float16"}),
+    ("weights-dtype-float32-fp8-kv-falcon-7b", FALCON_7B, {"available_memory_bytes": 6 * GiB,
+                                                          "max_model_len": 2048, "model_dtype": "float32",
+                                                          "dtype": "fp8"}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

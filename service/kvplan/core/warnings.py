@@ -35,6 +35,8 @@ MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
 SCRAPE_CLEANED = "scrape_cleaned"
 SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 FLAGS_NOT_MODELLED = "flags_not_modelled"
+WEIGHTS_OFFLOADED = "weights_offloaded"
+DATA_PARALLEL_ENGINES = "data_parallel_engines"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -88,6 +90,15 @@ CODES: dict[str, str] = {
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; the figures hold only if overridden."
     ),
+    WEIGHTS_OFFLOADED: (
+        "--cpu-offload-gb keeps weights in CPU memory: vLLM moves whole parameters of the decoder "
+        "layers until the budget is reached, so it offloads up to one parameter more, never the "
+        "embeddings or the head."
+    ),
+    DATA_PARALLEL_ENGINES: (
+        "Under data parallelism each DP rank is its own engine with its own KV cache: the figures are "
+        "one engine's; data_parallel totals them."
+    ),
 }
 
 
@@ -126,6 +137,8 @@ SEVERITY: dict[str, Severity] = {
     SCRAPE_CLEANED: Severity.INFO,
     SCRAPE_MODEL_DIFFERS: Severity.WARNING,
     FLAGS_NOT_MODELLED: Severity.WARNING,
+    WEIGHTS_OFFLOADED: Severity.INFO,
+    DATA_PARALLEL_ENGINES: Severity.INFO,
 }
 
 

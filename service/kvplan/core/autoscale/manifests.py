@@ -322,6 +322,14 @@ def vllm_args(site: Site, b: Budget, given: EngineSettings) -> list[str]:
         args.append("--async-scheduling" if given.async_scheduling else "--no-async-scheduling")
     if not given.hybrid_kv_cache_manager:
         args.append("--disable-hybrid-kv-cache-manager")
+    if given.dtype != "auto":
+        args.append(f"--dtype={given.dtype}")
+    if given.data_parallel_size > 1:
+        args.append(f"--data-parallel-size={given.data_parallel_size}")
+    if given.enable_expert_parallel:
+        args.append("--enable-expert-parallel")
+    if given.cpu_offload_bytes:  # bytes ÷ 2³⁰ is exact in a float: vLLM's int(GiB × 1024³) gives them back
+        args.append(f"--cpu-offload-gb={given.cpu_offload_bytes / GiB!r}")
     if given.kv_offloading_bytes is not None:
         args += [
             f"--kv-offloading-size={given.kv_offloading_bytes / GiB!r}",

@@ -8,13 +8,14 @@ from .capacity import LayoutCapacity, layout_capacity
 from .compute import compute_budget
 from .defaults import Settings, resolve_settings, settings_for
 from .memory import resolve_weights, weight_split
-from .types import Band, Budget, BudgetInput, Concurrency, GroupResult, MemoryTerms, Pooled
+from .types import Band, Budget, BudgetInput, Concurrency, DataParallel, GroupResult, MemoryTerms, Pooled
 
 __all__ = [
     "Band",
     "Budget",
     "BudgetInput",
     "Concurrency",
+    "DataParallel",
     "GroupResult",
     "LayoutCapacity",
     "MemoryTerms",

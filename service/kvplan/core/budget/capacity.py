@@ -36,6 +36,7 @@ from ..model.geometry import (
 )
 from ..model.gpu_arch import for_gpu
 from ..model.mamba import state_blocks_per_request
+from ..model.served_dtype import with_served_dtype
 from ..model.towers import tower_skipped, without_tower
 from ..units import fmt_bytes, fmt_gib
 from .defaults import Settings, resolve_settings
@@ -47,7 +48,15 @@ from .kv_cache_utils import (
     may_override_num_blocks,
     usable_blocks,
 )
-from .memory import available_kv_cache_memory, requested_memory, resolve_weights, weights_per_worker
+from .memory import (
+    WeightsPlacement,
+    available_kv_cache_memory,
+    check_moe_parallel,
+    requested_memory,
+    resolve_weights,
+    weights_per_worker,
+    weights_placement,
+)
 from .types import BudgetInput, MemoryTerms
 
 
@@ -74,6 +83,7 @@ class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     weights_bytes: int
     weights_how: str
     weights_bytes_per_gpu: int
+    placement: WeightsPlacement
     non_kv_bytes: int
     cudagraph_bytes: int
     memory: MemoryTerms | None
@@ -197,10 +207,13 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     shapes, the memory left for KV, the blocks it makes and the start-up fit check, with the
     layout's warnings. The one computation layout_capacity memoises, so a sweep over contexts
     (and a fleet's repeated layouts) pays for it once; on the GPU-adjusted geometry (for_gpu)."""
+    if (served := with_served_dtype(inp.geometry, inp.dtype)) is not inp.geometry:
+        inp = replace(inp, geometry=served)
     if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
         inp = replace(inp, geometry=on_gpu)
     if tower_skipped(inp.geometry.tower_modalities, inp.language_model_only, inp.mm_limit_zero):
         inp = replace(inp, geometry=without_tower(inp.geometry))
+    check_moe_parallel(inp)
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
@@ -211,7 +224,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     inflight, shapes = _group_shapes(inp, settings, par, plan)
 
     weights, weights_how = resolve_weights(inp)
-    weights_per_gpu = weights_per_worker(inp, weights, par)
+    placement = weights_placement(inp, weights, par)
+    weights_per_gpu = placement.per_gpu
     requested = None
     if inp.kv_cache_memory_bytes is not None:
         available = inp.kv_cache_memory_bytes
@@ -241,6 +255,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         weights_bytes=weights,
         weights_how=weights_how,
         weights_bytes_per_gpu=weights_per_gpu,
+        placement=placement,
         non_kv_bytes=non_kv,
         cudagraph_bytes=cudagraph,
         memory=memory,
@@ -452,6 +467,21 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
         out.append(w.Warning(
             w.OFFLOAD_IS_NOT_CONCURRENCY,
             "CPU offload keeps more KV for reuse; it adds no GPU blocks and no concurrency.",
+        ))  # fmt: skip
+    pl = cap.placement
+    if pl.offloaded:
+        out.append(w.Warning(
+            w.WEIGHTS_OFFLOADED,
+            f"--cpu-offload-gb keeps {fmt_gib(pl.offloaded)} of each GPU's weights in CPU memory. vLLM "
+            "moves whole parameters of the decoder layers, in order, until the budget is reached: it "
+            "may offload up to one parameter more (more KV memory than planned), and never the "
+            "embeddings or the LM head (less, where the budget exceeds the layers' weights).",
+        ))  # fmt: skip
+    if inp.data_parallel_size > 1:
+        out.append(w.Warning(
+            w.DATA_PARALLEL_ENGINES,
+            f"Each of the {inp.data_parallel_size} DP ranks is its own engine of {cap.parallel.workers} "
+            "GPU(s) with its own KV cache: the figures are one engine's, data_parallel totals them.",
         ))  # fmt: skip
     if inp.gpu_memory_nominal:
         out.append(w.Warning(

@@ -26,7 +26,7 @@ from .kv_cache_utils import (
     get_kv_cache_capacity,
     get_max_concurrency_for_kv_cache_config,
 )
-from .types import Band, Budget, BudgetInput, Concurrency, EngineSettings, GroupResult, Pooled
+from .types import Band, Budget, BudgetInput, Concurrency, DataParallel, EngineSettings, GroupResult, Pooled
 
 
 def _int_settings() -> tuple[tuple[str, int, int], ...]:
@@ -150,6 +150,11 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     band = _band(cap, blocks_per_request)
     warnings = _request_warnings(cap, tokens, g.max_position_embeddings, guaranteed, blocks_per_request,
                                  max_ctx, pooled)  # fmt: skip
+    schedulable = min(guaranteed, settings.max_num_seqs)
+    dp = inp.data_parallel_size
+    data_parallel = (
+        DataParallel(dp, dp * cap.parallel.workers, dp * schedulable, dp * kv_size_tokens) if dp > 1 else None
+    )
     result = Budget(
         engine=inp.profile.id,
         context_tokens=tokens,
@@ -183,7 +188,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
             usable / blocks_per_request,
             reported,
             *_requests_held(available, kv_per_request),
-            min(guaranteed, settings.max_num_seqs),
+            schedulable,
         ),
         kv_cache_size_tokens=kv_size_tokens,
         max_context_tokens=max_ctx,
@@ -203,6 +208,8 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         per_token=pt,
         warnings=warnings,
         kv_memory_shortfall_bytes=cap.kv_memory_shortfall_bytes,
+        weights_offloaded_bytes=cap.placement.offloaded,
+        data_parallel=data_parallel,
     )
     check_budget(result)
     if explain:

@@ -37,6 +37,88 @@ SRC_NON_TORCH = "vllm/v1/worker/gpu_worker.py (determine_available_memory: non-t
 SRC_GRAPHS = "vllm/v1/worker/gpu_model_runner.py (capture_model)"
 
 
+SRC_MOE_PARALLEL = "vllm/model_executor/layers/fused_moe/config.py (FusedMoEParallelConfig.make: TP × DP)"
+SRC_EXPERT_MAP = "vllm/model_executor/layers/fused_moe/expert_map_manager.py (determine_expert_map)"
+SRC_UVA_OFFLOAD = "vllm/model_executor/offloader/uva.py (UVAOffloader._maybe_offload_to_cpu)"
+
+
+def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
+    """One GPU's weights: the split over TP × PP, or the dense part over TP and the routed experts
+    over TP × DP (whole experts under expert parallelism), then what --cpu-offload-gb offloads."""
+    g, par, pl = inp.geometry, cap.parallel, cap.placement
+    # With an offload the last step is the GPU's figure; the one before it, what was loaded.
+    name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else "weights_bytes_per_gpu"
+    loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
+    if pl.expert_per_gpu is None:
+        led.add(
+            name,
+            "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
+            if loaded
+            else "ceil(weights_bytes / (TP × PP))",
+            pl.before_offload,
+            "B",
+            "weights are split over the TP × PP workers",
+            TP=par.tensor,
+            PP=par.pipeline,
+            GiB=round(pl.before_offload / GiB, 6),
+        )
+    else:
+        led.add(
+            "dense_weights_bytes_per_gpu",
+            "sharded / TP + replicated + K/V proj / min(TP, Hkv)" if loaded else "ceil(dense weights / TP)",
+            pl.dense_per_gpu,
+            "B",
+            "attention and dense layers follow TP only; each DP rank holds them whole",
+            TP=par.tensor,
+        )
+        if pl.experts_per_rank is not None:
+            led.add(
+                "expert_weights_bytes_per_gpu",
+                "ceil(expert weights × ⌈E / (TP × DP)⌉ / E): whole experts, the first E mod (TP × DP) "
+                "ranks one more",
+                pl.expert_per_gpu,
+                "B",
+                f"{SRC_MOE_PARALLEL}; {SRC_EXPERT_MAP}",
+                E=pl.num_experts,
+                TP=par.tensor,
+                DP=inp.data_parallel_size,
+                experts_per_gpu=pl.experts_per_rank,
+            )
+        else:
+            led.add(
+                "expert_weights_bytes_per_gpu",
+                "ceil(expert weights / (TP × DP)): each expert's tensors split over TP × DP",
+                pl.expert_per_gpu,
+                "B",
+                SRC_MOE_PARALLEL,
+                TP=par.tensor,
+                DP=inp.data_parallel_size,
+                expert_parallel=inp.enable_expert_parallel,
+            )
+        led.add(
+            name,
+            "ceil((dense per GPU + experts per GPU) / PP)",
+            pl.before_offload,
+            "B",
+            "pipeline stages split the layers",
+            PP=par.pipeline,
+            GiB=round(pl.before_offload / GiB, 6),
+        )
+    if inp.cpu_offload_bytes:
+        led.add(
+            "weights_bytes_per_gpu",
+            "weights per GPU − min(cpu_offload_bytes, weights per GPU): whole parameters of the decoder "
+            "layers moved to CPU until the budget is reached",
+            b.weights_bytes_per_gpu,
+            "B",
+            f"{SRC_UVA_OFFLOAD}; vllm/model_executor/offloader/base.py (create_offloader: int(GiB × 1024³))",
+            before=pl.before_offload,
+            cpu_offload_bytes=inp.cpu_offload_bytes,
+            offloaded=pl.offloaded,
+            GiB=round(b.weights_bytes_per_gpu / GiB, 6),
+        )
+
+
 def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
     """What comes off besides the weights: the caller's figures, or the profile's estimate term
     by term, each with the fitted constants it uses."""
@@ -149,6 +231,16 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         "",
         "docs/vllm-rules.md §9",
     )
+    if inp.dtype != "auto":
+        led.add(
+            "model_dtype",
+            "--dtype: the unquantized weights' dtype, and the KV cache's under kv_cache_dtype auto",
+            g.dtype,
+            "",
+            "vllm/config/model.py (_get_and_verify_dtype)",
+            dtype=inp.dtype,
+            auto_would_serve=inp.geometry.dtype,
+        )
     per_token_ledger(g, cap.layer_bytes, par, b.per_token, into=led)
     if inp.kv_cache_memory_bytes is not None:
         led.add(
@@ -180,18 +272,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             GiB=round(b.weights_bytes / GiB, 6),
         )
         _tower_step(inp, b, led)
-        led.add(
-            "weights_bytes_per_gpu",
-            "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
-            if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
-            else "ceil(weights_bytes / (TP × PP))",
-            b.weights_bytes_per_gpu,
-            "B",
-            "weights are split over the TP × PP workers",
-            TP=par.tensor,
-            PP=par.pipeline,
-            GiB=round(b.weights_bytes_per_gpu / GiB, 6),
-        )
+        _weights_per_gpu_steps(inp, b, cap, led)
         _memory_steps(inp, b, cap, led)
         led.add(
             "available_kv_bytes",
@@ -460,6 +541,19 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             "",
             SRC_REQUESTED,
             N=b.target_concurrency,
+        )
+    if b.data_parallel is not None:
+        d = b.data_parallel
+        led.add(
+            "data_parallel.concurrency",
+            "DP × one engine's schedulable requests (each DP rank its own engine and KV cache)",
+            d.concurrency,
+            "requests",
+            "vllm/v1/engine/core.py (DPEngineCoreProc: one engine core per DP rank)",
+            DP=d.engines,
+            gpus=d.gpus,
+            per_engine=b.concurrency.schedulable,
+            kv_cache_size_tokens=d.kv_cache_size_tokens,
         )
     if b.pooled is not None:
         p = b.pooled

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+from msgspec.structs import replace
+
 from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..kv.parallel import Parallel
@@ -65,15 +68,122 @@ def weight_split(inp: BudgetInput) -> tuple[int, int, str]:
     return weight_bytes(dense_params, dense_dt), weight_bytes(expert_params, expert_dt), how
 
 
-def weights_per_worker(inp: BudgetInput, weights: int, par: Parallel) -> int:
-    """One GPU's weights: a checkpoint's tensors as vLLM shards them when they are known and the
-    request did not set the weights; else an even split over TP × PP."""
+class WeightsPlacement(msgspec.Struct, frozen=True, gc=False):
+    """One GPU's weights and how they were placed: the dense part (split over TP), the routed
+    experts (over TP, or TP × DP under data parallelism; whole experts under expert parallelism),
+    the pipeline split, and what --cpu-offload-gb moved to CPU memory. `experts_per_rank` and
+    `expert_ranks` are set where experts are placed whole; `per_gpu` is what the GPU holds."""
+
+    per_gpu: int
+    before_offload: int
+    offloaded: int = 0
+    dense_per_gpu: int | None = None
+    expert_per_gpu: int | None = None
+    expert_ranks: int = 1
+    experts_per_rank: int | None = None
+    num_experts: int | None = None
+
+
+def num_routed_experts(inp: BudgetInput) -> int:
+    """The model's routed experts as its config names them (0 when it has none or kvplan does not
+    know)."""
+    s = inp.geometry.shape
+    return s.num_experts if s is not None else 0
+
+
+def has_experts(inp: BudgetInput) -> bool:
     g = inp.geometry
-    if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None:
-        return bytes_per_rank(
-            g.loaded_weights, par.tensor, par.pipeline, g.num_attention_heads, g.num_kv_heads
+    lw = g.loaded_weights
+    return bool(g.params_expert or num_routed_experts(inp) or (lw is not None and lw.expert_bytes))
+
+
+def check_moe_parallel(inp: BudgetInput) -> None:
+    """vLLM refuses expert parallelism for a model without experts (vllm/config/model.py
+    _verify_with_expert_parallelism); without it, data parallelism splits each expert's
+    intermediate size over TP × DP, which must divide it (vllm/model_executor/layers/fused_moe/
+    config.py FusedMoEConfig.__post_init__ asserts so)."""
+    if inp.enable_expert_parallel and not has_experts(inp):
+        raise InvalidInput(
+            "enable_expert_parallel",
+            f"model {inp.geometry.name!r} has no experts: vLLM refuses expert parallelism for it "
+            "('Number of experts in the model must be greater than 0', vllm/config/model.py)",
         )
-    return -(-weights // par.workers)
+    s = inp.geometry.shape
+    ranks = inp.tensor_parallel_size * inp.data_parallel_size
+    if (
+        inp.data_parallel_size > 1
+        and not inp.enable_expert_parallel
+        and s is not None
+        and s.num_experts
+        and s.moe_intermediate_size % ranks
+    ):
+        raise InvalidInput(
+            "data_parallel_size",
+            f"TP × DP = {ranks} does not divide the experts' intermediate size {s.moe_intermediate_size:,}: "
+            "without expert parallelism vLLM splits each expert over TP × DP and fails to start "
+            "(vllm/model_executor/layers/fused_moe/config.py FusedMoEConfig); add --enable-expert-parallel",
+        )
+
+
+def _expert_share(inp: BudgetInput, expert: int, par: Parallel) -> tuple[int, int, int | None, int | None]:
+    """(one GPU's expert bytes before the pipeline split, the ranks the experts are spread over,
+    experts on the fullest rank, routed experts). vLLM's MoE layers flatten TP over DP
+    (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make: tp = TP × DP);
+    with expert parallelism each rank holds whole experts, the first E mod R ranks one more
+    (vllm/model_executor/layers/fused_moe/expert_map_manager.py determine_expert_map)."""
+    ranks = par.tensor * inp.data_parallel_size
+    n = num_routed_experts(inp)
+    if not inp.enable_expert_parallel or ranks == 1 or n == 0:
+        return -(-expert // ranks), ranks, None, n or None
+    most = -(-n // ranks)
+    return -(-expert * most // n), ranks, most, n
+
+
+def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsPlacement:
+    """One GPU's weights: a checkpoint's tensors as vLLM shards them when they are known and the
+    request did not set the weights, else an even split over TP × PP; the routed experts over
+    TP × DP under data or expert parallelism; less what --cpu-offload-gb keeps in CPU memory."""
+    g = inp.geometry
+    loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
+    spread = (inp.data_parallel_size > 1 or inp.enable_expert_parallel) and has_experts(inp)
+    dense_per = expert_per = most = n = None
+    ranks = 1
+    if not spread:
+        if loaded:
+            assert g.loaded_weights is not None
+            per = bytes_per_rank(
+                g.loaded_weights, par.tensor, par.pipeline, g.num_attention_heads, g.num_kv_heads
+            )
+        else:
+            per = -(-weights // par.workers)
+    else:
+        if loaded:
+            assert g.loaded_weights is not None
+            lw = g.loaded_weights
+            dense_w = replace(lw, total_bytes=lw.total_bytes - lw.expert_bytes, expert_bytes=0)
+            dense_per = bytes_per_rank(dense_w, par.tensor, 1, g.num_attention_heads, g.num_kv_heads)
+            expert = lw.expert_bytes
+        else:
+            dense, expert, _ = weight_split(inp)
+            dense_per = -(-dense // par.tensor)
+        expert_per, ranks, most, n = _expert_share(inp, expert, par)
+        per = -(-(dense_per + expert_per) // par.pipeline)
+    offloaded = min(inp.cpu_offload_bytes or 0, per)
+    return WeightsPlacement(
+        per_gpu=per - offloaded,
+        before_offload=per,
+        offloaded=offloaded,
+        dense_per_gpu=dense_per,
+        expert_per_gpu=expert_per,
+        expert_ranks=ranks,
+        experts_per_rank=most,
+        num_experts=n,
+    )
+
+
+def weights_per_worker(inp: BudgetInput, weights: int, par: Parallel) -> int:
+    """One GPU's weights as placed (weights_placement)."""
+    return weights_placement(inp, weights, par).per_gpu
 
 
 def resolve_weights(inp: BudgetInput) -> tuple[int, str]:

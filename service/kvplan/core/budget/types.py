@@ -81,6 +81,33 @@ MmLimitZero = Annotated[
         examples=[["image", "video"]],
     ),
 ]
+ModelDtype = Annotated[
+    Literal["auto", "bfloat16", "float", "float16", "float32", "half"],
+    Meta(
+        description="vLLM's --dtype: the unquantized weights' dtype, and the KV cache's under "
+        "kv_cache_dtype auto"
+    ),
+]
+DataParallelSize = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_PARALLEL_SIZE,
+        description="vLLM's --data-parallel-size: engines of TP × PP GPUs each; the answer is one engine's, "
+        "the pooled figures over all",
+    ),
+]
+EnableExpertParallel = Annotated[
+    bool, Meta(description="vLLM's --enable-expert-parallel: routed experts sharded whole over TP × DP ranks")
+]
+CpuOffloadBytes = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=MAX_BYTES,
+        description="vLLM's --cpu-offload-gb in bytes: decoder-layer weights per GPU kept in CPU memory",
+    ),
+]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -121,6 +148,10 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     kv_offloading_bytes: Bytes | None = None
     language_model_only: LanguageModelOnly = False
     mm_limit_zero: MmLimitZero = ()
+    dtype: ModelDtype = "auto"
+    data_parallel_size: DataParallelSize = 1
+    enable_expert_parallel: EnableExpertParallel = False
+    cpu_offload_bytes: CpuOffloadBytes | None = None
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
@@ -171,6 +202,17 @@ class Pooled(msgspec.Struct, frozen=True, gc=False):
     kv_bytes_per_request: int
     concurrency: int
     concurrency_unrounded: float
+
+
+class DataParallel(msgspec.Struct, frozen=True, gc=False):
+    """Over the DP ranks, each its own engine of TP × PP GPUs with its own KV cache (vLLM's
+    --data-parallel-size): the engines, their GPUs, and the requests and tokens they hold at once
+    in all (each engine's figures × engines)."""
+
+    engines: int
+    gpus: int
+    concurrency: int
+    kv_cache_size_tokens: int
 
 
 class MemoryTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -239,4 +281,7 @@ class Budget(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=
     band: Band | None = None
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
+    # Weights per GPU --cpu-offload-gb keeps in CPU memory (already off weights_bytes_per_gpu).
+    weights_offloaded_bytes: int = 0
+    data_parallel: DataParallel | None = None
     ledger: tuple[Step, ...] = ()

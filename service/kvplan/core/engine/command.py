@@ -434,6 +434,8 @@ _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--disable-hybrid-kv-cache-manager": lambda v: not v,
     "--kv-offloading-size": lambda v: round(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
     "--limit-mm-per-prompt": lambda v: _zero_limits(v),
+    # vllm/model_executor/offloader/base.py create_offloader: int(cpu_offload_gb * 1024**3).
+    "--cpu-offload-gb": lambda v: int(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
 }
 
 
@@ -453,4 +455,16 @@ def _settings(read: list[ReadFlag]) -> dict[str, Any]:
         if f.effect == "plan" and f.field is not None:
             convert = _TO_FIELD.get(f.option)
             out[f.field] = f.value if convert is None else convert(f.value)
+    if "cpu_offload_bytes" in out and _prefetch_offload(read):
+        del out["cpu_offload_bytes"]  # the prefetch offloader ignores --cpu-offload-gb
     return out
+
+
+def _prefetch_offload(read: list[ReadFlag]) -> bool:
+    """Whether vLLM picks its prefetch offloader, which ignores --cpu-offload-gb: named by
+    --offload-backend, or "auto" with --offload-group-size > 0 (vllm/model_executor/offloader/base.py
+    create_offloader)."""
+    last = {f.option: f.value for f in read}
+    backend = last.get("--offload-backend", "auto")
+    group = last.get("--offload-group-size", 0)
+    return backend == "prefetch" or (backend == "auto" and isinstance(group, int) and group > 0)

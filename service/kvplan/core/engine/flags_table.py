@@ -151,11 +151,9 @@ ROWS: dict[str, Flag] = {
     "--tokenizer": none("str", None, MODEL),
     "--tokenizer-mode": none("choice", "auto", MODEL, choices=_TOKENIZER_MODE, open_choices=True),
     "--trust-remote-code": none("bool", False, MODEL),
-    "--dtype": memory(
-        "choice", "auto", MODEL, choices=_c("auto bfloat16 float float16 float32 half"),
-        reason=(
-            "the weights' and activations' dtype, and the KV cache's under --kv-cache-dtype auto"
-            " (vllm/config/model.py)")),
+    "--dtype": plan("dtype", "choice", "auto", MODEL, choices=_c("auto bfloat16 float float16 float32 half"),
+                    reason=("the unquantized weights' dtype, and the KV cache's under --kv-cache-dtype auto"
+                            " (vllm/config/model.py _get_and_verify_dtype)")),
     "--seed": none("int", 0, MODEL),
     "--hf-config-path": memory("str", None, MODEL, reason=(
         "another config.json: the geometry the KV cache and weights follow"
@@ -273,9 +271,9 @@ ROWS: dict[str, Flag] = {
         " (vllm/config/parallel.py)")),
     "--prefill-context-parallel-size": memory("int", 1, PARALLEL, "-pcp", reason=(
         "the KV cache sharded over PCP ranks as well, on TP × PP × PCP GPUs (vllm/config/parallel.py)")),
-    "--data-parallel-size": memory("int", 1, PARALLEL, "-dp", reason=(
-        "one engine per DP rank, and the experts shard over DP × TP under expert parallel"
-        " (vllm/config/parallel.py)")),
+    "--data-parallel-size": plan("data_parallel_size", "int", 1, PARALLEL, "-dp", reason=(
+        "one engine per DP rank, each with its own KV cache; the experts shard over DP × TP"
+        " (vllm/model_executor/layers/fused_moe/config.py)")),
     "--data-parallel-rank": none("int", None, ARG_UTILS, "-dpn"),
     "--data-parallel-start-rank": none("int", None, ARG_UTILS, "-dpr"),
     "--data-parallel-size-local": none("int", None, ARG_UTILS, "-dpl"),
@@ -288,9 +286,9 @@ ROWS: dict[str, Flag] = {
     "--enable-hc-sp": memory("bool", False, PARALLEL, reason=(
         "Qwen4Exp's HyperConnection activations split over TP ranks"
         " (vllm/models/qwen4_exp/common/hyperconnection.py)")),
-    "--enable-expert-parallel": memory("bool", False, PARALLEL, "-ep", reason=(
-        "experts sharded whole over the ranks instead of tensor-split: the weights per GPU"
-        " (vllm/model_executor/layers/fused_moe/layer.py)")),
+    "--enable-expert-parallel": plan("enable_expert_parallel", "bool", False, PARALLEL, "-ep", reason=(
+        "experts sharded whole over the TP × DP ranks instead of tensor-split"
+        " (vllm/model_executor/layers/fused_moe/expert_map_manager.py)")),
     "--enable-batch-sharded-sampling": memory("bool", None, PARALLEL, reason=(
         "each TP rank samples a slice of the batch: the sampler's profiled peak"
         " (vllm/v1/worker/gpu/model_runner.py)")),
@@ -379,9 +377,9 @@ ROWS: dict[str, Flag] = {
     "--offload-backend": memory("choice", "auto", OFFLOAD, choices=_c("auto prefetch uva"), reason=(
         "weights offloaded to the CPU (UVA or prefetch): fewer weight bytes on the GPU"
         " (vllm/config/offload.py)")),
-    "--cpu-offload-gb": memory("float", 0, OFFLOAD, reason=(
-        "GiB of weights per GPU kept in CPU memory (UVA): fewer weight bytes on the GPU"
-        " (vllm/model_executor/offloader/)")),
+    "--cpu-offload-gb": plan("cpu_offload_bytes", "float", 0, OFFLOAD, reason=(
+        "GiB of weights per GPU kept in CPU memory (UVA), the field in bytes"
+        " (vllm/model_executor/offloader/uva.py)")),
     "--cpu-offload-params": memory("list", (), OFFLOAD, reason=(
         "which weights --cpu-offload-gb offloads (vllm/model_executor/offloader/)")),
     "--offload-group-size": memory("int", 0, OFFLOAD, reason=(

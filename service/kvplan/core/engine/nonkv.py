@@ -23,6 +23,8 @@ class ModelShape(msgspec.Struct, frozen=True, kw_only=True):
     vocab_size: int
     experts_per_token: int = 0
     moe_intermediate_size: int = 0
+    # Routed experts (0: a dense model): how expert parallelism places them (core/budget/memory.py).
+    num_experts: int = 0
 
 
 class MemoryRules(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,7 +120,8 @@ def model_shape(cfg: dict[str, object] | object) -> ModelShape | None:
     if not hidden or not vocab:
         return None
     experts = pos("num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token")
-    if pos("num_local_experts", "n_routed_experts", "num_experts") == 0:
+    routed = pos("n_routed_experts", "num_experts", "num_local_experts")
+    if routed == 0:
         experts = 0
     moe_inter = pos("moe_intermediate_size") or (pos("intermediate_size") if experts else 0)
     return ModelShape(
@@ -126,6 +129,7 @@ def model_shape(cfg: dict[str, object] | object) -> ModelShape | None:
         vocab_size=vocab,
         experts_per_token=experts,
         moe_intermediate_size=moe_inter,
+        num_experts=routed,
     )
 
 

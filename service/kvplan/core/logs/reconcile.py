@@ -74,6 +74,9 @@ def _check(
     inputs: tuple[Figure, ...],
     note: str = "",
 ) -> Check:
+    """`printed` against what its inputs make (`computed`): exact when the two agree to the
+    decimals printed, within rounding when apart by no more than `slack` (the inputs' own
+    rounding), else it differs, by how much."""
     p = float(printed.value)
     diff = computed - p
     if round(computed, printed.decimals) == round(p, printed.decimals):
@@ -107,6 +110,8 @@ _WHOLE_BLOCKS_NOTE = (
 
 
 def _memory_checks(log: EngineLog) -> list[Check]:
+    """requested = total × utilization, and available = requested − what the profiling run saw
+    (with the CUDA-graph estimate subtracted too when only that agrees: the engines that do)."""
     f = log.first
     out: list[Check] = []
     total, util, requested = f("gpu_total_gib"), f("gpu_memory_utilization"), f("requested_gib")
