@@ -13,7 +13,7 @@ from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
-from kvplan.core.logs.reconcile import Reconciliation
+from kvplan.core.logs.reconcile import NOT_MODELLED, Reconciliation
 from kvplan.core.sim.simulate import SimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
@@ -455,7 +455,8 @@ def _verdict(verdict: str, difference: float | None, pct: float | None, unit: st
     """A verdict with its size: `differs by +1.20 GiB (+3.1 %)`."""
     if verdict != "differs" or difference is None:
         return verdict
-    size = f"{difference:+,.2f} {unit}".rstrip()
+    shown = f"{difference:+,.2f}" if abs(difference) >= 0.01 or difference == 0 else f"{difference:+.4f}"
+    size = f"{shown} {unit}".rstrip()
     return f"differs by {size}" + (f" ({pct:+.1f} %)" if pct is not None else "")
 
 
@@ -510,8 +511,9 @@ def reconcile_text(r: Reconciliation) -> str:
         shown = f"{f.value:,}" + (f" {f.unit}" if f.unit in ("GiB",) else "")
         origin = "metrics" if f.line == 0 else f"line {f.line}"
         out.append(f"{f.name:30} {shown:>14} {'—':>14}  {'not compared':30} {origin:10} {f.rank}".rstrip())
-    if r.rows:
-        share = f"{r.reproduced_share:.0%} of {len(r.rows)}"
+    judged = [row for row in r.rows if row.verdict != NOT_MODELLED]
+    if judged:
+        share = f"{r.reproduced_share:.0%} of {len(judged)}"
         out.append(f"reproduced exactly or within the log's rounding: {share}")
     out.append("")
     if r.observed_non_kv_bytes is not None:

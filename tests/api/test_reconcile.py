@@ -268,3 +268,9 @@ def test_a_v0_log_is_judged_by_the_v0_engines_rules_to_the_block(client):
     rows = rows_of(body)
     assert rows["num_gpu_blocks"]["verdict"] == "exact" and rows["num_gpu_blocks"]["kvplan"] == 27873
     assert rows["max_concurrency"]["verdict"] == "exact"
+
+
+def test_a_v0_logs_non_kv_memory_is_not_judged_by_a_model_no_v0_log_fitted(client):
+    rows = rows_of(client.post("/v1/reconcile", json={"log": V0_LOG}).json())
+    assert rows["non_torch_gib"]["verdict"] == "not modelled for this engine"
+    assert rows["available_kv_gib"]["verdict"] == "not modelled for this engine"

@@ -17,6 +17,7 @@ from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
 from kvplan.core.logs.modelname import last_component, match_preset, stated_quantization
 from kvplan.core.logs.reconcile import (
+    NOT_MODELLED,
     Bounds,
     Reconciliation,
     Row,
@@ -322,6 +323,10 @@ def _own_weights(
     return own.weights_bytes_per_gpu, "kvplan's own weights; the plan uses the log's"
 
 
+# The figures kvplan's non-KV memory model predicts (and the available memory they leave).
+_NON_KV_FIGURES = frozenset({"activation_peak_gib", "non_torch_gib", "cudagraph_gib", "available_kv_gib"})
+
+
 def _plan(
     registry: Registry, log: EngineLog, extra: list[Figure], fields: dict[str, Any], model: _Model
 ) -> tuple[Budget | None, list[Row], Budget | None]:
@@ -331,6 +336,7 @@ def _plan(
         plan = _budget(registry, fields, model)
     rows: list[Row] = []
     if plan is not None:
+        plan_profile = get_profile(plan.engine)
         m = plan.memory
         own_weights, note = _own_weights(registry, fields, model, plan)
         for name, kv, step in (
@@ -350,6 +356,8 @@ def _plan(
                     (r.step for r in rows if r.step is not None and r.figure != "requested_gib"), None
                 )
                 row = msgspec.structs.replace(row, step=first or row.step)
+            if row is not None and name in _NON_KV_FIGURES and not plan_profile.memory_modelled:
+                row = msgspec.structs.replace(row, verdict=NOT_MODELLED, step=None)
             if row is not None:
                 rows.append(row)
     available = log.first("available_kv_gib")

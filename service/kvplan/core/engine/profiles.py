@@ -92,6 +92,9 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     concurrency_rule: ConcurrencyRule = ConcurrencyRule.BLOCKS_PER_REQUEST
     # V1's hybrid KV cache manager (a group per window); V0 sizes every layer for the whole context.
     hybrid_manager: bool = True
+    # Whether `memory` is fitted to this engine's own logs or the nearest's stand in unchecked
+    # (reconcile then gives no verdict on the non-KV figures).
+    memory_modelled: bool = True
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None
 
@@ -275,6 +278,7 @@ _VLLM_V0 = msgspec.structs.replace(
     null_block=False,
     concurrency_rule=ConcurrencyRule.TOKENS,
     hybrid_manager=False,
+    memory_modelled=False,
 )
 
 PROFILES: dict[str, EngineProfile] = {

@@ -3,7 +3,8 @@ figure, vLLM's value and its line, kvplan's, a verdict, and where the two paths 
 
 Verdicts: `exact` (the same integer, or the same figure to the decimals printed), `within
 rounding` (kvplan's figure lies in the range the log's rounding allows, e.g. the blocks of an
-available memory printed to 0.01 GiB), `differs`."""
+available memory printed to 0.01 GiB), `differs` (by how much), or `not modelled for this
+engine` where the engine's profile has no model of the figure."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from .enginelog import EngineLog, Figure
 EXACT = "exact"
 WITHIN_ROUNDING = "within rounding"
 DIFFERS = "differs"
+# A figure the engine's profile does not model (the V0 engine's non-KV memory): no verdict on it.
+NOT_MODELLED = "not modelled for this engine"
 
 
 class Row(msgspec.Struct, frozen=True, kw_only=True):
@@ -298,6 +301,7 @@ def memory_row(
 
 def share_reproduced(rows: list[Row]) -> float:
     """The share of vLLM's figures kvplan reproduces exactly or within the log's rounding."""
-    if not rows:
+    judged = [r for r in rows if r.verdict != NOT_MODELLED]
+    if not judged:
         return 0.0
-    return sum(r.verdict != DIFFERS for r in rows) / len(rows)
+    return sum(r.verdict != DIFFERS for r in judged) / len(judged)
