@@ -95,9 +95,7 @@ def test_prefix_caching_changes_nothing_for_a_model_without_mamba_layers(client)
         "/v1/plan",
         json={"command": "vllm serve granite-4.0-h-small --enable-prefix-caching", "gpu": "a100-80gb"},
     ).json()
-    assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}[
-        "--enable-prefix-caching"
-    ] == "memory"
+    assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}["--enable-prefix-caching"] == "plan"
 
 
 def test_max_model_len_auto_fits_the_longest_length_as_vllm_does(client):

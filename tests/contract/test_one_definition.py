@@ -109,7 +109,6 @@ TAKERS = {
         "workload",
         "num_blocks",
         "scheduling_policy",
-        "enable_prefix_caching",
         "snapshot_steps",
     },
     ReconcileOverrides: set(),

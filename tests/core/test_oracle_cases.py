@@ -47,6 +47,10 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             gpu_name=i.get("gpu_name", ""),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
+            mamba_cache_dtype=i.get("mamba_cache_dtype", "auto"),
+            mamba_ssm_cache_dtype=i.get("mamba_ssm_cache_dtype", "auto"),
+            enable_prefix_caching=i.get("enable_prefix_caching"),
+            mamba_block_size=i.get("mamba_block_size"),
         )
     )
 

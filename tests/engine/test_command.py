@@ -71,7 +71,8 @@ def test_vllms_printed_non_default_args():
     )
     c = read_command(line)
     assert (c.form, c.model) == ("non-default args", "Qwen/Qwen3-32B")
-    assert c.settings == {"max_model_len": 32768, "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9}
+    assert c.settings == {"max_model_len": 32768, "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9,
+                          "enable_prefix_caching": False}  # fmt: skip
 
 
 def test_the_image_form_takes_vllm_serves_arguments():

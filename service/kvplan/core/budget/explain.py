@@ -10,6 +10,7 @@ from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
+from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
 from ..units import GiB
 from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
 from .memory import SRC_AVAILABLE, SRC_REQUESTED
@@ -106,6 +107,38 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         )
 
 
+def _mamba_steps(inp: BudgetInput, cap: LayoutCapacity, led: LedgerBuilder) -> None:
+    """The Mamba state's dtypes (--mamba-cache-dtype, --mamba-ssm-cache-dtype) and its cache mode
+    (--enable-prefix-caching), which the state's bytes and blocks follow."""
+    m = cap.geometry.mamba
+    if MAMBA not in cap.geometry.layer_pattern:
+        return
+    if m is not None:
+        led.add(
+            "mamba_state_dtypes",
+            "conv: --mamba-cache-dtype (auto: the model dtype); SSM: --mamba-ssm-cache-dtype, auto: the "
+            "model's own if it names one (Nemotron-H float32, Qwen3.5 mamba_ssm_dtype, KDA float32), "
+            "else the conv dtype",
+            f"{m.conv_dtype} / {m.ssm_dtype}",
+            "",
+            SRC_DTYPES,
+            mamba_cache_dtype=inp.mamba_cache_dtype,
+            mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype,
+            state_bytes=cap.layer_bytes.mamba_state_gpu,
+        )
+    mode = mamba_cache_mode(inp.enable_prefix_caching, cap.geometry.attention_free)
+    led.add(
+        "mamba_cache_mode",
+        "align with prefix caching (unset: on, off for attention-free models), else none: one state "
+        "a request in a block of max_model_len",
+        mode,
+        "",
+        SRC_MODE,
+        enable_prefix_caching=inp.enable_prefix_caching,
+        attention_free=cap.geometry.attention_free,
+    )
+
+
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
     g, par, plan, profile = cap.geometry, cap.parallel, cap.plan, inp.profile  # g: as on the named GPU
@@ -118,6 +151,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         "docs/vllm-rules.md §9",
     )
     per_token_ledger(g, cap.layer_bytes, par, b.per_token, into=led)
+    _mamba_steps(inp, cap, led)
     if inp.kv_cache_memory_bytes is not None:
         led.add(
             "available_kv_bytes",
@@ -307,6 +341,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
                 "open group), kept for the request's life"
             )
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
+        elif gr.kind == "mamba" and gr.blocks_per_request == 1:
+            formula = "1 state block (mamba_cache_mode none: prefix caching off)"
+            src = "vllm/v1/kv_cache_interface.py (MambaSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
                 " + 1 prefill checkpoint" if g.mamba is not None and g.mamba.checkpoint_blocks else ""
