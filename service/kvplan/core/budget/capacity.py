@@ -11,6 +11,7 @@ import msgspec
 from msgspec.structs import replace
 
 from .. import warnings as w
+from ..engine.cudagraphs import Graphs, capture_sizes, cudagraph_mode, graphs
 from ..engine.nonkv import estimate_non_kv
 from ..engine.profiles import InflightRule
 from ..errors import InvalidInput, InvalidLayout
@@ -33,7 +34,7 @@ from ..model.geometry import (
     SLIDING_MLA,
     Geometry,
 )
-from ..model.gpu_arch import for_gpu
+from ..model.gpu_arch import for_gpu, sm_major
 from ..model.mamba import ALIGN, mamba_cache_mode, state_blocks_per_request, with_cache_dtypes
 from ..units import fmt_bytes, fmt_gib
 from .defaults import Settings, resolve_settings
@@ -110,6 +111,10 @@ def _memo(key: BudgetInput) -> LayoutCapacity:
 register_clear(_memo.cache_clear)
 
 
+# Data-center Blackwell (SM 10.x): vLLM's default capture ceiling is 1024 there (cudagraphs.py).
+BLACKWELL_SM = 10
+
+
 def _check_memory_inputs(inp: BudgetInput) -> None:
     if (
         inp.gpu_memory_bytes is None
@@ -169,6 +174,7 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
     g, rules = inp.geometry, inp.profile.memory
     if g.shape is None:
         return 0, 0, MemoryTerms(non_kv_source="not estimated")
+    captured = captured_graphs(inp, settings)
     est = estimate_non_kv(
         rules,
         g.shape,
@@ -177,6 +183,7 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
         tensor=par.tensor,
         layers_on_worker=-(-g.decoder_layer_count // par.pipeline),
         enforce_eager=inp.enforce_eager,
+        graphs_captured=captured.captured,
     )
     terms = MemoryTerms(
         non_kv_source="estimated",
@@ -185,8 +192,27 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
         cudagraph_bytes=est.cudagraph_bytes,
         cudagraph_subtracted=rules.cudagraph_subtracted,
         calibration=rules.calibration,
+        cudagraph_mode=captured.mode,
+        cudagraph_capture_sizes=len(captured.sizes),
+        cudagraphs_captured=captured.captured,
     )
     return est.non_kv_bytes, est.cudagraph_subtracted_bytes, terms
+
+
+def captured_graphs(inp: BudgetInput, settings: Settings) -> Graphs:
+    """The CUDA graphs vLLM captures for these settings (core/engine/cudagraphs.py): the mode the
+    flags leave, the capture sizes given or vLLM's default list, and the graphs of both routines."""
+    mode = cudagraph_mode(inp.cudagraph_mode, inp.compilation_mode, inp.optimization_level, inp.enforce_eager)
+    if mode == "none":
+        return graphs(mode, (), settings.max_num_seqs)
+    sizes = capture_sizes(
+        given=inp.cudagraph_capture_sizes,
+        given_max=inp.max_cudagraph_capture_size,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        blackwell=sm_major(inp.gpu_name) == BLACKWELL_SM if inp.gpu_name else False,
+    )
+    return graphs(mode, sizes, settings.max_num_seqs)
 
 
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..engine.cudagraphs import SRC_KEYS as SRC_CG_KEYS
+from ..engine.cudagraphs import SRC_MODE as SRC_CG_MODE
+from ..engine.cudagraphs import SRC_SIZES as SRC_CG_SIZES
 from ..engine.profiles import InflightRule, KvCacheSizeRule
 from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
@@ -72,9 +75,24 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         TP=cap.parallel.tensor,
         GiB=round((m.non_torch_bytes or 0) / GiB, 6),
     )
+    scaled = bool(r.cudagraph_calibration_graphs)
+    led.add(
+        "cudagraphs_captured",
+        "mixed-batch graphs (one a capture size, unless the mixed routine is none) + FULL decode graphs "
+        "(a separate routine: one a size ≤ max_num_seqs)",
+        m.cudagraphs_captured,
+        "graphs",
+        f"{SRC_CG_MODE}; {SRC_CG_SIZES}; {SRC_CG_KEYS}",
+        cudagraph_mode=m.cudagraph_mode,
+        capture_sizes=m.cudagraph_capture_sizes,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+    )
     led.add(
         "cudagraph_bytes",
-        ("0: enforce_eager" if inp.enforce_eager else "floor + per_layer × decoder layers on the worker")
+        ("0: no CUDA graphs (enforce_eager, -O0 or cudagraph_mode none)" if not m.cudagraphs_captured
+         else "(floor + per_layer × decoder layers on the worker)"
+         + (" × graphs captured ÷ the calibration's graphs (an estimate)" if scaled else ""))
         + ("; subtracted before the KV cache is sized" if m.cudagraph_subtracted
            else "; captured after the KV cache is sized, so not subtracted"),
         b.cudagraph_bytes,
@@ -83,6 +101,8 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         graph_memory=m.cudagraph_bytes,
         floor=r.cudagraph_floor_bytes,
         per_layer=r.cudagraph_bytes_per_layer,
+        graphs=m.cudagraphs_captured if scaled else None,
+        calibration_graphs=r.cudagraph_calibration_graphs or None,
         GiB=round(b.cudagraph_bytes / GiB, 6),
     )  # fmt: skip
     led.add(

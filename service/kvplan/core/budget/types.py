@@ -229,6 +229,11 @@ class MemoryTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cudagraph_bytes: int | None = None  # what graph capture takes
     cudagraph_subtracted: bool = False  # whether it comes off the KV budget under this profile
     calibration: str | None = None
+    # What vLLM captures (core/engine/cudagraphs.py): the mode in force, the capture sizes, the
+    # graphs of both routines; the graph estimate scales with the graphs where the profile says so.
+    cudagraph_mode: str | None = None
+    cudagraph_capture_sizes: int | None = None
+    cudagraphs_captured: int | None = None
 
 
 class Band(msgspec.Struct, frozen=True, gc=False, kw_only=True):
