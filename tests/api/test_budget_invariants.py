@@ -40,8 +40,8 @@ def _values(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:
         lo = t.ge if t.ge is not None else (t.gt if t.gt is not None else 0.0)
         hi = t.le if t.le is not None else 1e9
         return st.floats(lo, hi, exclude_min=t.gt is not None, allow_nan=False)
-    if isinstance(t, msgspec.inspect.VarTupleType):
-        return st.lists(_values(t.item_type), max_size=t.max_length or 4).map(tuple)
+    if isinstance(t, msgspec.inspect.VarTupleType):  # a few items: the bounds are the items' own
+        return st.lists(_values(t.item_type), min_size=t.min_length or 0, max_size=8).map(tuple)
     if isinstance(t, msgspec.inspect.StrType) and t.pattern == ENGINE_PATTERN:  # a profile or a version
         return st.sampled_from([*PROFILES, "0.11.1", "0.19.0", "0.33"])
     raise AssertionError(f"no strategy for {t}")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.hub.repos import QWEN3_8B_BASE
+from tests.oracle.cases import oracle_case
 
 QWEN25_VL = "Qwen--Qwen2.5-VL-7B-Instruct.json"
 COMMAND = "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32k --kv-cache-dtype fp8 --max-num-seqs 128"
@@ -99,9 +100,7 @@ def test_prefix_caching_changes_nothing_for_a_model_without_mamba_layers(client)
         "/v1/plan",
         json={"command": "vllm serve granite-4.0-h-small --enable-prefix-caching", "gpu": "a100-80gb"},
     ).json()
-    assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}[
-        "--enable-prefix-caching"
-    ] == "memory"
+    assert {f["option"]: f["effect"] for f in hybrid["command"]["flags"]}["--enable-prefix-caching"] == "plan"
 
 
 def test_max_model_len_auto_fits_the_longest_length_as_vllm_does(client):
@@ -204,3 +203,72 @@ def test_combinations_vllm_refuses_are_a_400_naming_the_setting(client, command,
     r = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"})
     assert r.status_code == 400, r.text
     assert r.json()["field"] == field and words in r.json()["detail"], r.json()
+
+
+# The Mamba state's dtypes and prefix caching on a hybrid model: /v1/plan gives vLLM's own blocks
+# (the oracle's layout- cases, tests/oracle/cases-vllm-0.33.0.json) for the command's flags.
+QWEN3_NEXT = "vllm serve qwen3-next-80b-a3b --max-model-len 32768 --kv-cache-memory-bytes 42949672960"
+V033 = {"engine": "vllm@0.33"}
+
+
+def test_mamba_ssm_cache_dtype_float32_doubles_the_state_and_raises_the_block_as_vllm_does(client):
+    case = oracle_case("layout-qwen3-next-32k-ssm-fp32")["vllm"]
+    plan = client.post(
+        "/v1/plan", json={"command": QWEN3_NEXT + " --mamba-ssm-cache-dtype float32", **V033}
+    ).json()
+    assert (plan["num_blocks"], plan["bytes_per_block"], plan["blocks_per_request"]) == (
+        case["num_blocks"], case["bytes_per_block"], case["blocks_per_request"])  # fmt: skip
+    assert {g["block_size"] for g in plan["groups"]} == {1056}  # 544 with the bf16 default
+    read = {f["option"]: f for f in plan["command"]["flags"]}["--mamba-ssm-cache-dtype"]
+    assert (read["effect"], read["field"], read["value"]) == ("plan", "mamba_ssm_cache_dtype", "float32")
+
+
+def test_no_enable_prefix_caching_keeps_one_mamba_state_a_request_as_vllm_does(client):
+    case = oracle_case("layout-qwen3-next-32k-no-prefix-caching")["vllm"]
+    plan = client.post(
+        "/v1/plan",
+        params={"explain": "true"},
+        json={"command": QWEN3_NEXT + " --no-enable-prefix-caching", **V033},
+    ).json()
+    assert (plan["num_blocks"], plan["blocks_per_request"]) == (
+        case["num_blocks"],
+        case["blocks_per_request"],
+    )
+    mamba = [g for g in plan["groups"] if g["kind"] == "mamba"]
+    assert mamba and all((g["blocks_per_request"], g["block_size"]) == (1, 32768) for g in mamba)
+    mode = next(s for s in plan["ledger"] if s["name"] == "mamba_cache_mode")
+    assert mode["value"] == "none" and mode["inputs"]["enable_prefix_caching"] is False
+
+
+def test_mamba_block_size_without_prefix_caching_is_a_400_as_vllm_refuses_it(client):
+    r = client.post(
+        "/v1/plan", json={"command": QWEN3_NEXT + " --disable-prefix-caching --mamba-block-size 64", **V033}
+    )
+    assert r.status_code == 400 and r.json()["field"] == "mamba_block_size", r.text
+
+
+def test_compilation_config_capture_sizes_shrink_the_graph_estimate(client):
+    """vLLM captures 4 sizes × (piecewise + full decode) = 8 graphs for [1, 2, 4, 8]
+    (vllm/config/vllm.py _set_cudagraph_sizes, vllm/v1/cudagraph_dispatcher.py); the default at
+    max_num_seqs 1024 is 102, on which the estimate was fitted."""
+    sizes = "vllm serve llama-3.1-8b --compilation-config '{\"cudagraph_capture_sizes\":[1,2,4,8]}'"
+    default = client.post(
+        "/v1/plan", json={"command": "vllm serve llama-3.1-8b", "gpu": "h100-sxm-80gb", **V033}
+    )
+    small = client.post("/v1/plan", json={"command": sizes, "gpu": "h100-sxm-80gb", **V033}).json()
+    default = default.json()
+    assert (default["memory"]["cudagraphs_captured"], small["memory"]["cudagraphs_captured"]) == (102, 8)
+    assert small["memory"]["cudagraph_capture_sizes"] == 4
+    assert small["cudagraph_bytes"] == default["cudagraph_bytes"] * 8 // 102
+    assert small["available_kv_bytes"] > default["available_kv_bytes"]
+    read = {f["option"]: f for f in small["command"]["flags"]}["--compilation-config"]
+    assert read["effect"] == "plan"
+
+
+def test_optimization_level_0_captures_no_graphs(client):
+    plan = client.post(
+        "/v1/plan", json={"command": "vllm serve llama-3.1-8b -O0", "gpu": "h100-sxm-80gb", **V033}
+    )
+    plan = plan.json()
+    assert plan["cudagraph_bytes"] == 0
+    assert (plan["memory"]["cudagraph_mode"], plan["memory"]["cudagraphs_captured"]) == ("none", 0)

@@ -124,7 +124,6 @@ TAKERS = {
         "workload",
         "num_blocks",
         "scheduling_policy",
-        "enable_prefix_caching",
         "snapshot_steps",
     },
     ReconcileOverrides: {"hf_config"},

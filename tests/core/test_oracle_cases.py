@@ -48,6 +48,10 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
             dtype=i.get("model_dtype", "auto"),  # --dtype (the oracle's ModelConfig dtype)
+            mamba_cache_dtype=i.get("mamba_cache_dtype", "auto"),
+            mamba_ssm_cache_dtype=i.get("mamba_ssm_cache_dtype", "auto"),
+            enable_prefix_caching=i.get("enable_prefix_caching"),
+            mamba_block_size=i.get("mamba_block_size"),
         )
     )
 

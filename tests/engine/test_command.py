@@ -56,6 +56,54 @@ def test_a_json_flag_is_read_whole_and_said_not_modelled():
     assert spec.effect == "memory" and spec.note
 
 
+def test_the_mamba_flags_and_prefix_caching_set_their_fields():
+    c = read_command(
+        "vllm serve ibm-granite/granite-4.0-h-small --mamba-cache-dtype float32 --mamba-ssm-cache-dtype auto"
+        " --no-enable-prefix-caching"
+    )
+    assert c.settings == {"mamba_cache_dtype": "float32", "mamba_ssm_cache_dtype": "auto",
+                          "enable_prefix_caching": False}  # fmt: skip
+    assert read_command("vllm serve m --enable-prefix-caching --mamba-block-size 64").settings == {
+        "enable_prefix_caching": True, "mamba_block_size": 64}  # fmt: skip
+
+
+def test_the_compilation_config_sets_the_cuda_graph_fields_as_vllms_validators_read_them():
+    """CompilationConfig.validate_mode_before / validate_cudagraph_mode_before (vllm/config/
+    compilation.py): names case-blind, or CompilationMode's 0-3 and CUDAGraphMode's 0-2."""
+    c = read_command(
+        """vllm serve m -cc '{"cudagraph_capture_sizes": [1, 2, 4, 8], """
+        """"cudagraph_mode": "FULL_DECODE_ONLY", "mode": 3, "max_cudagraph_capture_size": 8, """
+        """"pass_config": {}}'"""
+    )
+    assert c.settings == {"cudagraph_capture_sizes": [1, 2, 4, 8], "cudagraph_mode": "full_decode_only",
+                          "compilation_mode": "vllm_compile", "max_cudagraph_capture_size": 8}  # fmt: skip
+    assert read_command("vllm serve m --compilation-config.cudagraph_mode 1").settings == {
+        "cudagraph_mode": "piecewise"
+    }
+    assert read_command("vllm serve m --cudagraph-capture-sizes 1 2 4 -O0").settings == {
+        "cudagraph_capture_sizes": [1, 2, 4], "optimization_level": 0}  # fmt: skip
+    assert read_command("vllm serve m -O 3").settings == {"optimization_level": 3}
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (
+            """vllm serve m --cudagraph-capture-sizes 1 2 -cc '{"cudagraph_capture_sizes": [4]}'""",
+            "mutually exclusive",
+        ),
+        ("""vllm serve m -cc '{"cudagraph_mode": "sometimes"}'""", "cudagraph_mode"),
+        ("""vllm serve m -cc '{"mode": 7}'""", "mode"),
+        ("vllm serve m --cudagraph-capture-sizes 1 two", "not an integer"),
+        ("vllm serve m -cc '[1, 2]'", "JSON object"),
+    ],
+)
+def test_a_compilation_setting_vllm_refuses_is_a_400(command, words):
+    with pytest.raises(InvalidInput) as e:
+        read_command(command)
+    assert words in e.value.reason
+
+
 def test_a_multi_line_command_with_continuations():
     c = read_command(
         "vllm serve Qwen/Qwen3-8B \\\n  --max-model-len 8192 \\\n  --max-num-batched-tokens 16K\n"
@@ -71,7 +119,8 @@ def test_vllms_printed_non_default_args():
     )
     c = read_command(line)
     assert (c.form, c.model) == ("non-default args", "Qwen/Qwen3-32B")
-    assert c.settings == {"max_model_len": 32768, "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9}
+    assert c.settings == {"max_model_len": 32768, "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9,
+                          "enable_prefix_caching": False}  # fmt: skip
 
 
 def test_the_image_form_takes_vllm_serves_arguments():

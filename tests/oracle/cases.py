@@ -28,4 +28,8 @@ def budget_request(model: dict[str, Any], case: dict[str, Any]) -> dict[str, Any
         "tensor_parallel_size": i["tensor_parallel_size"],
         "max_num_batched_tokens": i["max_num_batched_tokens"],
         "async_scheduling": i["async_scheduling"],
-    }
+    } | {k: i[k] for k in LAYOUT_INPUTS if k in i}
+
+
+# The Mamba state's dtypes and prefix caching (the "layout-" cases), given only where a case sets them.
+LAYOUT_INPUTS = ("mamba_cache_dtype", "mamba_ssm_cache_dtype", "enable_prefix_caching", "mamba_block_size")

@@ -524,6 +524,50 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("weights-dtype-float32-fp8-kv-falcon-7b", FALCON_7B, {"available_memory_bytes": 6 * GiB,
                                                           "max_model_len": 2048, "model_dtype": "float32",
                                                           "dtype": "fp8"}),
+    # The Mamba cache dtypes and prefix caching (--mamba-ssm-cache-dtype, --mamba-cache-dtype,
+    # --enable-prefix-caching): the state's bytes, hence the attention block that holds it (page
+    # unification), and mamba_cache_mode "none" without prefix caching (one state a request in a
+    # block of max_model_len). Nemotron-H's "auto" is float32 (its config hook), which a dtype
+    # given overrides.
+    *[(f"layout-{name}", config, {"available_memory_bytes": gib * GiB, "max_model_len": mml, **kw})
+      for name, config, gib, mml, kw in (
+        ("qwen3-next-32k-ssm-fp32", QWEN3_NEXT, 40, 32768, {"mamba_ssm_cache_dtype": "float32"}),
+        ("qwen3-next-32k-no-prefix-caching", QWEN3_NEXT, 40, 32768, {"enable_prefix_caching": False}),
+        ("qwen3-next-8k-tp4-ssm-fp32-no-prefix-caching", QWEN3_NEXT, 30, 8192,
+         {"tensor_parallel_size": 4, "mamba_ssm_cache_dtype": "float32", "enable_prefix_caching": False}),
+        ("nemotron-h-shaped-8k-ssm-auto", NEMOTRON_H, 20, 8192, {"mamba_ssm_cache_dtype": "auto"}),
+        ("nemotron-h-shaped-8k-ssm-bf16", NEMOTRON_H, 20, 8192, {"mamba_ssm_cache_dtype": "bfloat16"}),
+        ("nemotron-h-shaped-8k-no-prefix-caching", NEMOTRON_H, 20, 8192, {"enable_prefix_caching": False}),
+        ("falcon-h1-7b-32k-ssm-fp32", FALCON_H1, 40, 32768, {"mamba_ssm_cache_dtype": "float32"}),
+        ("falcon-h1-7b-32k-no-prefix-caching", FALCON_H1, 40, 32768, {"enable_prefix_caching": False}),
+        ("falcon-h1-7b-128k-tp2-fp16-no-prefix-caching", FALCON_H1, 30, 131072,
+         {"tensor_parallel_size": 2, "mamba_cache_dtype": "float16", "enable_prefix_caching": False}),
+        ("granite-h-small-32k-ssm-fp32", GRANITE_H, 20, 32768, {"mamba_ssm_cache_dtype": "float32"}),
+        ("granite-h-small-32k-mamba-fp32", GRANITE_H, 20, 32768, {"mamba_cache_dtype": "float32"}),
+        ("granite-h-small-32k-no-prefix-caching", GRANITE_H, 20, 32768, {"enable_prefix_caching": False}),
+        # More families: Jamba (Mamba1), Qwen3.6 (Qwen3.5's hook: its config's mamba_ssm_dtype,
+        # which a dtype given overrides), MiniCPM-V 4.6 (no hook), LFM2 (short conv: one dtype),
+        # Zamba2, Kimi-K3 (KDA: float32 SSM state; FlashKDA's checkpoint only in "align" mode),
+        # Bailing linear (one state in --mamba-cache-dtype).
+        ("jamba-mini-32k-ssm-fp32", JAMBA, 40, 32768, {"mamba_ssm_cache_dtype": "float32"}),
+        ("jamba-mini-32k-no-prefix-caching", JAMBA, 40, 32768, {"enable_prefix_caching": False}),
+        ("qwen3.6-35b-a3b-64k-ssm-bf16", QWEN36, 30, 65536, {"mamba_ssm_cache_dtype": "bfloat16"}),
+        ("qwen3.6-35b-a3b-64k-mamba-fp16-no-prefix-caching", QWEN36, 30, 65536,
+         {"mamba_cache_dtype": "float16", "enable_prefix_caching": False}),
+        ("minicpm-v-4.6-defaults-32k-ssm-fp32", MINICPM_V46, 10, 32768, {"mamba_ssm_cache_dtype": "float32"}),
+        ("lfm2-shaped-32k-mamba-fp32-no-prefix-caching", LFM2, 10, 32768,
+         {"mamba_cache_dtype": "float32", "enable_prefix_caching": False}),
+        ("zamba2-shaped-4k-ssm-fp32", ZAMBA2, 8, 4096, {"mamba_ssm_cache_dtype": "float32"}),
+        ("kimi-k3-shaped-256k-no-prefix-caching", KIMI_K3, 40, 262144, {"enable_prefix_caching": False}),
+        ("kimi-k3-shaped-256k-mamba-fp32", KIMI_K3, 40, 262144, {"mamba_cache_dtype": "float32"}),
+        ("ring-2.5-shaped-128k-tp8-mamba-fp32", RING_25, 30, 131072,
+         {"tensor_parallel_size": 8, "mamba_cache_dtype": "float32"}),
+        # An attention-free model with prefix caching on: "align" mode (2 states and Mamba2's
+        # checkpoint), in blocks of --mamba-block-size, else --block-size.
+        ("mamba2-shaped-16k-prefix-caching", MAMBA2, 20, 16384, {"enable_prefix_caching": True}),
+        ("mamba2-shaped-16k-prefix-caching-mbs256", MAMBA2, 20, 16384,
+         {"enable_prefix_caching": True, "mamba_block_size": 256}),
+    )],
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -397,8 +397,13 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
         cc = vc.cache_config
         # As `vllm serve` resolves it (EngineArgs: prefix caching defaults to what the model
         # supports, off for attention-free models), then vLLM's own Mamba config update.
-        cc.enable_prefix_caching = vc.model_config.is_prefix_caching_supported
-        cc.mamba_cache_mode, cc.mamba_block_size = "none", None
+        # A request's own --enable-prefix-caching / --mamba-block-size / Mamba dtypes, as given.
+        cc.enable_prefix_caching = req.get(
+            "enable_prefix_caching", vc.model_config.is_prefix_caching_supported
+        )
+        cc.mamba_cache_mode, cc.mamba_block_size = "none", req.get("mamba_block_size")
+        cc.mamba_cache_dtype = req.get("mamba_cache_dtype", cc.mamba_cache_dtype)
+        cc.mamba_ssm_cache_dtype = req.get("mamba_ssm_cache_dtype", cc.mamba_ssm_cache_dtype)
         MambaModelConfig.verify_and_update_config(vc)
         spec = MambaSpec(
             shapes=tuple(cls.get_mamba_state_shape_from_config(vc)),
@@ -406,6 +411,8 @@ def _build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
             block_size=cc.mamba_block_size or vc.model_config.max_model_len,
             mamba_cache_mode=cc.mamba_cache_mode,
         )
+        if "Mamba2" in vc.model_config.architecture:  # MambaMixer2.get_kv_cache_spec: its checkpoint
+            spec = replace(spec, num_prefill_checkpoint_blocks=1, prefill_checkpoint_alignment=1)
         ext["mamba_cache_mode"] = cc.mamba_cache_mode
         ext["mamba_block_size"] = spec.block_size
         specs = {f"model.layers.{i}.mixer": spec for i in range(int(req["layers"]))}
@@ -1312,6 +1319,49 @@ def _dsv41_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
 
 STOCK._fill_from_model_config = _dsv41_fill
 STOCK.build_specs = _dsv41_build
+
+# --- The Mamba cache dtypes and prefix caching as inputs (the "layout-" cases) -------------------
+# --mamba-cache-dtype, --mamba-ssm-cache-dtype, --enable-prefix-caching and --mamba-block-size go
+# into CacheConfig before VllmConfig.__post_init__, so vLLM's own hooks settle them as `vllm serve`
+# does: NemotronHForCausalLMConfig / Qwen3_5ForConditionalGenerationConfig the "auto" SSM dtype,
+# MambaModelConfig (through HybridAttentionMambaModelConfig) mamba_cache_mode and the Mamba block
+# size; then Platform._align_hybrid_block_size on FlashAttention, as oracle_ext does, without its
+# forced "align" mode.
+_layout_prev_make_vc = STOCK.make_vllm_config
+_LAYOUT_KEYS = ("enable_prefix_caching", "mamba_cache_dtype", "mamba_ssm_cache_dtype", "mamba_block_size")
+
+
+def _layout_make_vc(req, model_config=None):  # type: ignore[no-untyped-def]
+    import functools
+
+    given = {k: req[k] for k in _LAYOUT_KEYS if k in req}
+    ext = req.get("_ext") or {}
+    if not given or not ext.get("mamba_layers"):
+        return _layout_prev_make_vc(req, model_config)
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.platforms.interface import Platform
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+
+    real = STOCK.CacheConfig
+    STOCK.CacheConfig = functools.partial(real, **given)
+    try:
+        vc = E._orig_make_vc(req, model_config)
+    finally:
+        STOCK.CacheConfig = real
+    cc = vc.cache_config
+    Platform._align_hybrid_block_size(vc, FlashAttentionBackend)
+    model_cls, _ = ModelRegistry.resolve_model_cls(vc.model_config.architecture, model_config=vc.model_config)
+    ext["mamba_shapes"] = model_cls.get_mamba_state_shape_from_config(vc)
+    ext["mamba_dtypes"] = model_cls.get_mamba_state_dtype_from_config(vc)
+    ext["attn_block_size"] = cc.block_size
+    ext["mamba_page_size_padded"] = cc.mamba_page_size_padded
+    ext["mamba_cache_mode"] = cc.mamba_cache_mode
+    ext["mamba_block_size"] = cc.mamba_block_size
+    ext["mamba_ssm_cache_dtype"] = cc.mamba_ssm_cache_dtype
+    return vc
+
+
+STOCK.make_vllm_config = _layout_make_vc
 
 if __name__ == "__main__":
     E.main()

@@ -27,6 +27,9 @@ MAX_PARALLEL_SIZE = 1024
 MAX_BLOCK_SIZE = 65536
 # max_num_seqs: the simulator's scheduler walks the running list each step, and no GPU runs more.
 MAX_NUM_SEQS = 65536
+# CUDA-graph capture sizes: vLLM's own default list for the largest batch has under 100; a
+# thousand sizes is far beyond any engine's capture, and bounds the work of counting them.
+MAX_CUDAGRAPH_CAPTURE_SIZES = 1024
 # Target concurrency: above 2^32 requests no fleet exists.
 MAX_CONCURRENCY = 1 << 32
 

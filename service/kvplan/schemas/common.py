@@ -158,6 +158,13 @@ class MambaStateSpec(Input):
     mixer: MixerName
     conv_kernel: Annotated[int, Meta(ge=1, le=MAX_HEAD_DIM, examples=[4])]
     checkpoint_blocks: Annotated[int, Meta(ge=0, le=1)]
+    ssm_follows_conv: Annotated[
+        bool,
+        Meta(
+            description="--mamba-ssm-cache-dtype auto keeps the SSM state in the conv dtype "
+            "(false: in ssm_dtype, the model's own, as Nemotron-H's float32)"
+        ),
+    ]
     replicated_state_bytes: Annotated[
         int,
         Meta(

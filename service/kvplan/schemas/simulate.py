@@ -34,7 +34,6 @@ class SimulateRequest(Input):
     workload: SimWorkload
     num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
-    enable_prefix_caching: bool = True
     snapshot_steps: Annotated[
         tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
         Meta(

@@ -132,7 +132,7 @@ def plan_budget(
     if not any(g.kind in _STATE_KINDS for g in b.groups):
         flags = tuple(
             msgspec.structs.replace(f, effect="none", note="no Mamba layers in this model: no effect")
-            if f.option in _MAMBA_ONLY and f.effect == "memory"
+            if f.option in _MAMBA_ONLY and f.effect in ("memory", "plan")
             else f
             for f in command.flags
         )

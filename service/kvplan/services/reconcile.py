@@ -130,6 +130,7 @@ def _inputs(
     )
     take("block_size", "block_size")
     take("enforce_eager", "enforce_eager", bool)
+    take("enable_prefix_caching", "enable_prefix_caching", bool)  # a hybrid's Mamba cache mode
     take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
     take("weight_dtype", "dtype", lambda v: _WEIGHT_DTYPES.get(str(v)))
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)

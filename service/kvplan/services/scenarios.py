@@ -325,7 +325,7 @@ def simulation_input(
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         policy=req.scheduling_policy,
-        prefix_caching=req.enable_prefix_caching,
+        prefix_caching=req.enable_prefix_caching is not False,  # unset: vLLM's default, on
         admit_full_sequence=profile.admit_full_sequence,
     )
     engine = profile.id

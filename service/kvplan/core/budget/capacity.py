@@ -4,18 +4,20 @@ context lengths pays only for the per-request part (compute.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace as replace_dataclass
 from functools import lru_cache
 
 import msgspec
 from msgspec.structs import replace
 
 from .. import warnings as w
+from ..engine.cudagraphs import Graphs, capture_sizes, cudagraph_mode, graphs
 from ..engine.nonkv import estimate_non_kv
 from ..engine.profiles import InflightRule
 from ..errors import InvalidInput, InvalidLayout
 from ..kv import dsv4
 from ..kv.concurrency import WINDOWED, GroupShape, total_blocks
-from ..kv.groups import GroupPlan, plan_dsv4, plan_groups
+from ..kv.groups import GroupPlan, KvGroup, plan_dsv4, plan_groups
 from ..kv.layers import LayerBytes, layer_bytes
 from ..kv.parallel import Parallel, pp_stage_ranges, valid_tensor_sizes
 from ..kv.pertoken import PerToken, per_token_of
@@ -34,8 +36,8 @@ from ..model.geometry import (
     SLIDING_MLA,
     Geometry,
 )
-from ..model.gpu_arch import for_gpu
-from ..model.mamba import state_blocks_per_request
+from ..model.gpu_arch import for_gpu, sm_major
+from ..model.mamba import ALIGN, mamba_cache_mode, state_blocks_per_request, with_cache_dtypes
 from ..model.served_dtype import with_served_dtype
 from ..model.towers import tower_skipped, without_tower
 from ..units import fmt_bytes, fmt_gib
@@ -123,6 +125,10 @@ def _memo(key: BudgetInput) -> LayoutCapacity:
 register_clear(_memo.cache_clear)
 
 
+# Data-center Blackwell (SM 10.x): vLLM's default capture ceiling is 1024 there (cudagraphs.py).
+BLACKWELL_SM = 10
+
+
 def _check_memory_inputs(inp: BudgetInput) -> None:
     if (
         inp.gpu_memory_bytes is None
@@ -182,6 +188,7 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
     g, rules = inp.geometry, inp.profile.memory
     if g.shape is None:
         return 0, 0, MemoryTerms(non_kv_source="not estimated")
+    captured = captured_graphs(inp, settings)
     est = estimate_non_kv(
         rules,
         g.shape,
@@ -190,6 +197,7 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
         tensor=par.tensor,
         layers_on_worker=-(-g.decoder_layer_count // par.pipeline),
         enforce_eager=inp.enforce_eager,
+        graphs_captured=captured.captured,
     )
     terms = MemoryTerms(
         non_kv_source="estimated",
@@ -198,8 +206,27 @@ def _non_kv(inp: BudgetInput, settings: Settings, par: Parallel) -> tuple[int, i
         cudagraph_bytes=est.cudagraph_bytes,
         cudagraph_subtracted=rules.cudagraph_subtracted,
         calibration=rules.calibration,
+        cudagraph_mode=captured.mode,
+        cudagraph_capture_sizes=len(captured.sizes),
+        cudagraphs_captured=captured.captured,
     )
     return est.non_kv_bytes, est.cudagraph_subtracted_bytes, terms
+
+
+def captured_graphs(inp: BudgetInput, settings: Settings) -> Graphs:
+    """The CUDA graphs vLLM captures for these settings (core/engine/cudagraphs.py): the mode the
+    flags leave, the capture sizes given or vLLM's default list, and the graphs of both routines."""
+    mode = cudagraph_mode(inp.cudagraph_mode, inp.compilation_mode, inp.optimization_level, inp.enforce_eager)
+    if mode == "none":
+        return graphs(mode, (), settings.max_num_seqs)
+    sizes = capture_sizes(
+        given=inp.cudagraph_capture_sizes,
+        given_max=inp.max_cudagraph_capture_size,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        blackwell=sm_major(inp.gpu_name) == BLACKWELL_SM if inp.gpu_name else False,
+    )
+    return graphs(mode, sizes, settings.max_num_seqs)
 
 
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
@@ -214,6 +241,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     if tower_skipped(inp.geometry.tower_modalities, inp.language_model_only, inp.mm_limit_zero):
         inp = replace(inp, geometry=without_tower(inp.geometry))
     check_moe_parallel(inp)
+    if (in_dtypes := _mamba_in_cache_dtypes(inp)) is not inp.geometry:
+        inp = replace(inp, geometry=in_dtypes)
     g, profile = inp.geometry, inp.profile
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
@@ -281,13 +310,50 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
 _V0_KINDS = frozenset({FULL, SLIDING, CHUNKED, MLA})
 
 
+def _mamba_in_cache_dtypes(inp: BudgetInput) -> Geometry:
+    """The geometry with its Mamba state in the dtypes --mamba-cache-dtype and
+    --mamba-ssm-cache-dtype give (core/model/mamba.py with_cache_dtypes); itself when both are auto."""
+    g = inp.geometry
+    if (inp.mamba_cache_dtype, inp.mamba_ssm_cache_dtype) == ("auto", "auto") or MAMBA not in g.layer_pattern:
+        return g
+    field = "mamba_cache_dtype" if inp.mamba_cache_dtype != "auto" else "mamba_ssm_cache_dtype"
+    if g.mamba is None:
+        raise InvalidInput(
+            field, "the geometry gives mamba_state_bytes, not the state's dims: its dtype cannot change"
+        )
+    if g.mamba.replicated_state_bytes and inp.mamba_cache_dtype != "auto":
+        raise InvalidInput(field, "Qwen4-exp's replicated PLE state in another dtype is not modelled")
+    return replace(g, mamba=with_cache_dtypes(g.mamba, inp.mamba_cache_dtype, inp.mamba_ssm_cache_dtype))
+
+
+def cache_mode(inp: BudgetInput) -> str:
+    """The Mamba layers' mamba_cache_mode: "align" with prefix caching, else "none" (core/model/mamba.py)."""
+    return mamba_cache_mode(inp.enable_prefix_caching, inp.geometry.attention_free)
+
+
+def mamba_block_size(inp: BudgetInput, settings: Settings, mode: str) -> int:
+    """The Mamba layers' block (MambaModelConfig): --mamba-block-size, else the block, under
+    prefix caching; max_model_len without (where vLLM refuses --mamba-block-size). A hybrid's
+    platform then aligns it to the attention block in "align" mode (Platform._align_hybrid_block_size)."""
+    mml = settings.max_model_len
+    if mode == ALIGN:
+        return inp.mamba_block_size or settings.block_size
+    if inp.mamba_block_size is not None and inp.mamba_block_size != mml:
+        raise InvalidInput(
+            "mamba_block_size", "can only be set with prefix caching on (vLLM raises: --mamba-block-size "
+            "can only be set with --enable-prefix-caching)",
+        )  # fmt: skip
+    return mml
+
+
 def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
     """The KV groups vLLM's manager makes of the layers (DeepSeek-V4's own plan, or the general
-    one), after refusing the layouts vLLM or kvplan does not plan."""
+    one), after refusing the layouts vLLM or kvplan does not plan. The Mamba groups' block is
+    their own (mamba_block_size): max_model_len without prefix caching."""
     g = inp.geometry
-    # An attention-free model keeps one state a request in blocks of max_model_len tokens (no
-    # prefix caching: MambaModelConfig in vllm/model_executor/models/config.py).
-    block = settings.max_model_len if g.attention_free else settings.block_size
+    mode = cache_mode(inp) if MAMBA in g.layer_pattern else ALIGN
+    mamba_block = mamba_block_size(inp, settings, mode) if MAMBA in g.layer_pattern else 0
+    block = mamba_block if g.attention_free else settings.block_size
     if g.kpool_indexer is not None and par.decode_context > 1:
         raise InvalidInput("decode_context_parallel_size", "GLM-5-next's packed layout: modelled without DCP")
     if not inp.profile.hybrid_manager and set(g.layer_pattern) - _V0_KINDS:
@@ -297,7 +363,22 @@ def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBy
             "(full, sliding-window, chunked, MLA); plan this model with a V1 profile",
         )
     if g.dsv4 is None:
-        return plan_groups(lb, block, inp.hybrid_kv_cache_manager and inp.profile.hybrid_manager)
+        plan = plan_groups(lb, block, inp.hybrid_kv_cache_manager and inp.profile.hybrid_manager)
+        if mode == ALIGN or g.attention_free:
+            return plan
+        if plan.packing is not None:
+            raise InvalidInput(
+                "enable_prefix_caching",
+                "a packed layout's Mamba layers are modelled with prefix caching on only",
+            )
+        # "none" mode: a hybrid's Mamba groups keep blocks of max_model_len (not aligned).
+        groups = tuple(
+            KvGroup(x.kind, mamba_block, x.layers, x.window, x.caches)
+            if x.kind in (MAMBA, MAMBA_REPLICATED)
+            else x
+            for x in plan.groups
+        )
+        return replace_dataclass(plan, groups=groups)
     check_dsv4_layout(inp, par)
     dsv4.check_gpu(g.dsv4, inp.gpu_name)
     stages = pp_stage_ranges(g.decoder_layer_count, par.pipeline)
@@ -321,10 +402,10 @@ def _group_shapes(
         SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
         SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
-        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        MAMBA: state_blocks_per_request(g.mamba, cache_mode(inp)),
         CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
         # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
-        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
+        MAMBA_REPLICATED: state_blocks_per_request(None, cache_mode(inp)),
     }
     shapes = tuple(
         (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..engine.cudagraphs import SRC_KEYS as SRC_CG_KEYS
+from ..engine.cudagraphs import SRC_MODE as SRC_CG_MODE
+from ..engine.cudagraphs import SRC_SIZES as SRC_CG_SIZES
 from ..engine.profiles import ConcurrencyRule, InflightRule, KvCacheSizeRule
 from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
+from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
 from ..model.towers import tower_skipped
 from ..units import GiB
 from .kv_cache_utils import (
@@ -163,9 +167,24 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         TP=cap.parallel.tensor,
         GiB=round((m.non_torch_bytes or 0) / GiB, 6),
     )
+    scaled = bool(r.cudagraph_calibration_graphs)
+    led.add(
+        "cudagraphs_captured",
+        "mixed-batch graphs (one a capture size, unless the mixed routine is none) + FULL decode graphs "
+        "(a separate routine: one a size ≤ max_num_seqs)",
+        m.cudagraphs_captured,
+        "graphs",
+        f"{SRC_CG_MODE}; {SRC_CG_SIZES}; {SRC_CG_KEYS}",
+        cudagraph_mode=m.cudagraph_mode,
+        capture_sizes=m.cudagraph_capture_sizes,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+    )
     led.add(
         "cudagraph_bytes",
-        ("0: enforce_eager" if inp.enforce_eager else "floor + per_layer × decoder layers on the worker")
+        ("0: no CUDA graphs (enforce_eager, -O0 or cudagraph_mode none)" if not m.cudagraphs_captured
+         else "(floor + per_layer × decoder layers on the worker)"
+         + (" × graphs captured ÷ the calibration's graphs (an estimate)" if scaled else ""))
         + ("; subtracted before the KV cache is sized" if m.cudagraph_subtracted
            else "; captured after the KV cache is sized, so not subtracted"),
         b.cudagraph_bytes,
@@ -174,6 +193,8 @@ def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerB
         graph_memory=m.cudagraph_bytes,
         floor=r.cudagraph_floor_bytes,
         per_layer=r.cudagraph_bytes_per_layer,
+        graphs=m.cudagraphs_captured if scaled else None,
+        calibration_graphs=r.cudagraph_calibration_graphs or None,
         GiB=round(b.cudagraph_bytes / GiB, 6),
     )  # fmt: skip
     led.add(
@@ -220,6 +241,38 @@ def _tower_step(inp: BudgetInput, b: Budget, led: LedgerBuilder) -> None:
     )
 
 
+def _mamba_steps(inp: BudgetInput, cap: LayoutCapacity, led: LedgerBuilder) -> None:
+    """The Mamba state's dtypes (--mamba-cache-dtype, --mamba-ssm-cache-dtype) and its cache mode
+    (--enable-prefix-caching), which the state's bytes and blocks follow."""
+    m = cap.geometry.mamba
+    if MAMBA not in cap.geometry.layer_pattern:
+        return
+    if m is not None:
+        led.add(
+            "mamba_state_dtypes",
+            "conv: --mamba-cache-dtype (auto: the model dtype); SSM: --mamba-ssm-cache-dtype, auto: the "
+            "model's own if it names one (Nemotron-H float32, Qwen3.5 mamba_ssm_dtype, KDA float32), "
+            "else the conv dtype",
+            f"{m.conv_dtype} / {m.ssm_dtype}",
+            "",
+            SRC_DTYPES,
+            mamba_cache_dtype=inp.mamba_cache_dtype,
+            mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype,
+            state_bytes=cap.layer_bytes.mamba_state_gpu,
+        )
+    mode = mamba_cache_mode(inp.enable_prefix_caching, cap.geometry.attention_free)
+    led.add(
+        "mamba_cache_mode",
+        "align with prefix caching (unset: on, off for attention-free models), else none: one state "
+        "a request in a block of max_model_len",
+        mode,
+        "",
+        SRC_MODE,
+        enable_prefix_caching=inp.enable_prefix_caching,
+        attention_free=cap.geometry.attention_free,
+    )
+
+
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
     g, par, plan, profile = cap.geometry, cap.parallel, cap.plan, inp.profile  # g: as on the named GPU
@@ -242,6 +295,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             auto_would_serve=inp.geometry.dtype,
         )
     per_token_ledger(g, cap.layer_bytes, par, b.per_token, into=led)
+    _mamba_steps(inp, cap, led)
     if inp.kv_cache_memory_bytes is not None:
         led.add(
             "available_kv_bytes",
@@ -426,6 +480,9 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
                 "open group), kept for the request's life"
             )
             src = "vllm/v1/kv_cache_interface.py (CircularBufferSpec.max_memory_usage_bytes)"
+        elif gr.kind == "mamba" and gr.blocks_per_request == 1:
+            formula = "1 state block (mamba_cache_mode none: prefix caching off)"
+            src = "vllm/v1/kv_cache_interface.py (MambaSpec.max_memory_usage_bytes)"
         elif gr.kind == "mamba":
             formula = "2 state blocks (running + last cached, prefix caching in align mode)" + (
                 " + 1 prefill checkpoint" if g.mamba is not None and g.mamba.checkpoint_blocks else ""

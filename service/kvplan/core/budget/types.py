@@ -23,6 +23,7 @@ from ..limits import (
     MAX_BLOCK_SIZE,
     MAX_BYTES,
     MAX_CONCURRENCY,
+    MAX_CUDAGRAPH_CAPTURE_SIZES,
     MAX_LAYERS,
     MAX_NUM_SEQS,
     MAX_PARALLEL_SIZE,
@@ -67,6 +68,56 @@ CudagraphBytes = Annotated[
     int, Meta(ge=0, le=MAX_BYTES, description="CUDA-graph memory subtracted, per GPU (unset: estimated)")
 ]
 EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
+# vllm/config/cache.py MambaDType: "auto" is the model's own choice (core/model/mamba.py).
+MambaDtype = Literal["auto", "float32", "bfloat16", "float16"]
+MambaCacheDtype = Annotated[
+    MambaDtype,
+    Meta(description="--mamba-cache-dtype: the Mamba conv (and SSM) states' dtype; auto: the model dtype"),
+]
+MambaSsmCacheDtype = Annotated[
+    MambaDtype,
+    Meta(
+        description="--mamba-ssm-cache-dtype: the Mamba SSM state's dtype; auto: the model's own "
+        "(else the conv dtype)"
+    ),
+]
+EnablePrefixCaching = Annotated[
+    bool,
+    Meta(
+        description="--enable-prefix-caching; unset: vLLM's default (on, off for attention-free models). "
+        "Off, a hybrid model's Mamba layers keep one state a request (mamba_cache_mode none)"
+    ),
+]
+MambaBlockSize = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_TOKENS,
+        description="--mamba-block-size (with prefix caching only; hybrids align it to the block)",
+    ),
+]
+CudagraphMode = Annotated[
+    Literal["none", "piecewise", "full", "full_decode_only", "full_and_piecewise"],
+    Meta(
+        description="--compilation-config cudagraph_mode; unset: the optimization level's "
+        "(O2: full_and_piecewise)"
+    ),
+]
+CompilationMode = Annotated[
+    Literal["none", "stock_torch_compile", "dynamo_trace_once", "vllm_compile"],
+    Meta(description="--compilation-config mode; other than vllm_compile, no piecewise CUDA graphs"),
+]
+CaptureSizes = Annotated[
+    tuple[Annotated[int, Meta(ge=1, le=MAX_TOKENS)], ...],
+    Meta(min_length=1, max_length=MAX_CUDAGRAPH_CAPTURE_SIZES,
+         description="--cudagraph-capture-sizes: the batch sizes CUDA graphs are captured for"),
+]  # fmt: skip
+MaxCaptureSize = Annotated[
+    int, Meta(ge=1, le=MAX_TOKENS, description="--max-cudagraph-capture-size: the largest batch captured")
+]
+OptimizationLevel = Annotated[
+    Literal[0, 1, 2, 3], Meta(description="-O / --optimization-level; 0: no compilation, no CUDA graphs")
+]
 KvCacheMemoryBytes = Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")]
 NumGpuBlocks = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
 LanguageModelOnly = Annotated[
@@ -152,6 +203,16 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     data_parallel_size: DataParallelSize = 1
     enable_expert_parallel: EnableExpertParallel = False
     cpu_offload_bytes: CpuOffloadBytes | None = None
+    mamba_cache_dtype: MambaCacheDtype = "auto"
+    mamba_ssm_cache_dtype: MambaSsmCacheDtype = "auto"
+    enable_prefix_caching: EnablePrefixCaching | None = None
+    mamba_block_size: MambaBlockSize | None = None
+    # CUDA graphs: what vLLM captures, which the non-KV estimate scales with (core/engine/cudagraphs.py).
+    cudagraph_mode: CudagraphMode | None = None
+    compilation_mode: CompilationMode | None = None
+    cudagraph_capture_sizes: CaptureSizes | None = None
+    max_cudagraph_capture_size: MaxCaptureSize | None = None
+    optimization_level: OptimizationLevel | None = None
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
@@ -224,6 +285,11 @@ class MemoryTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     cudagraph_bytes: int | None = None  # what graph capture takes
     cudagraph_subtracted: bool = False  # whether it comes off the KV budget under this profile
     calibration: str | None = None
+    # What vLLM captures (core/engine/cudagraphs.py): the mode in force, the capture sizes, the
+    # graphs of both routines; the graph estimate scales with the graphs where the profile says so.
+    cudagraph_mode: str | None = None
+    cudagraph_capture_sizes: int | None = None
+    cudagraphs_captured: int | None = None
 
 
 class Band(msgspec.Struct, frozen=True, gc=False, kw_only=True):

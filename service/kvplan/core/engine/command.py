@@ -429,6 +429,57 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     return Command(form=form, model=model, env=env, flags=tuple(read), settings=settings, labels=labels)
 
 
+def _int(option: str, value: Any) -> int:
+    """An integer as vLLM's config takes it (a JSON number, or its text)."""
+    try:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(value)
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(FIELD, f"{option} {str(value)[:60]!r} is not an integer") from None
+
+
+def _sizes(option: str, value: Any) -> list[int]:
+    """A list of capture sizes (--cudagraph-capture-sizes 1 2 4, or a JSON list)."""
+    items = value if isinstance(value, list) else [value]
+    return [_int(option, v) for v in items]
+
+
+# vllm/config/compilation.py: CompilationMode (0-3 or its name) and CUDAGraphMode (its name, or
+# the value of NONE / PIECEWISE / FULL), each parsed case-blind by their field validators.
+_COMPILATION_MODES = ("none", "stock_torch_compile", "dynamo_trace_once", "vllm_compile")
+_CUDAGRAPH_MODES = ("none", "piecewise", "full", "full_decode_only", "full_and_piecewise")
+
+
+def _named(option: str, key: str, value: Any, names: tuple[str, ...], by_number: int) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < by_number:
+        return names[value]
+    if isinstance(value, str) and value.lower() in names:
+        return value.lower()
+    raise InvalidInput(
+        FIELD, f"{option} {key} {str(value)[:60]!r} is not one vLLM takes; valid: {', '.join(names)}"
+    )
+
+
+def _compilation(value: Value) -> dict[str, Any]:
+    """The fields --compilation-config sets: its CUDA-graph mode, compilation mode and capture
+    sizes (vllm/config/compilation.py CompilationConfig); its other keys change no memory kvplan
+    models. A JSON that is not an object is refused as vLLM's parser refuses it."""
+    option = "--compilation-config"
+    if not isinstance(value, dict):
+        raise InvalidInput(FIELD, f"{option} must be a JSON object")
+    out: dict[str, Any] = {}
+    if value.get("cudagraph_mode") is not None:
+        out["cudagraph_mode"] = _named(option, "cudagraph_mode", value["cudagraph_mode"], _CUDAGRAPH_MODES, 3)
+    if value.get("mode") is not None:
+        out["compilation_mode"] = _named(option, "mode", value["mode"], _COMPILATION_MODES, 4)
+    if value.get("cudagraph_capture_sizes") is not None:
+        out["cudagraph_capture_sizes"] = _sizes(option, value["cudagraph_capture_sizes"])
+    if value.get("max_cudagraph_capture_size") is not None:
+        out["max_cudagraph_capture_size"] = _int(option, value["max_cudagraph_capture_size"])
+    return out
+
+
 # How a flag's value becomes the plan's field, where the two differ in unit or sense.
 _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--disable-hybrid-kv-cache-manager": lambda v: not v,
@@ -436,7 +487,15 @@ _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--limit-mm-per-prompt": lambda v: _zero_limits(v),
     # vllm/model_executor/offloader/base.py create_offloader: int(cpu_offload_gb * 1024**3).
     "--cpu-offload-gb": lambda v: int(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
+    "--cudagraph-capture-sizes": lambda v: _sizes("--cudagraph-capture-sizes", v),
+    "--optimization-level": lambda v: _int("--optimization-level", v),
 }
+# Flags that set several fields at once.
+_TO_FIELDS: dict[str, Callable[[Value], dict[str, Any]]] = {"--compilation-config": _compilation}
+# vllm/engine/arg_utils.py create_engine_config: a flag and the same key of --compilation-config
+# are mutually exclusive (vLLM raises ValueError).
+_EXCLUSIVE = {"--cudagraph-capture-sizes": "cudagraph_capture_sizes",
+              "--max-cudagraph-capture-size": "max_cudagraph_capture_size"}  # fmt: skip
 
 
 def _zero_limits(limits: Value) -> Any:
@@ -451,12 +510,24 @@ def _zero_limits(limits: Value) -> Any:
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:
     """The plan's fields the flags set; the last of a repeated flag wins, as in argparse."""
     out: dict[str, Any] = {}
+    from_config: set[str] = set()
     for f in read:
         if f.effect == "plan" and f.field is not None:
+            many = _TO_FIELDS.get(f.option)
+            if many is not None:
+                fields = many(f.value)
+                from_config |= set(fields)
+                out.update(fields)
+                continue
             convert = _TO_FIELD.get(f.option)
             out[f.field] = f.value if convert is None else convert(f.value)
     if "cpu_offload_bytes" in out and _prefetch_offload(read):
         del out["cpu_offload_bytes"]  # the prefetch offloader ignores --cpu-offload-gb
+    for option, key in _EXCLUSIVE.items():
+        if key in from_config and any(f.option == option for f in read):
+            raise InvalidInput(
+                FIELD, f"{option} and --compilation-config's {key} are mutually exclusive (vLLM raises)"
+            )
     return out
 
 

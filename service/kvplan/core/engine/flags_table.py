@@ -335,9 +335,7 @@ ROWS: dict[str, Flag] = {
     "--kv-cache-dtype": plan(
         "kv_cache_dtype", "choice", "auto", CACHE, choices=_KV_CACHE_DTYPE, open_choices=True),
     "--num-gpu-blocks-override": plan("num_gpu_blocks_override", "int", None, CACHE),
-    "--enable-prefix-caching": memory("bool", None, CACHE, reason=(
-        "hybrid models: Mamba states kept per block for prefix caching, the block layout and counts"
-        " (vllm/v1/kv_cache_interface.py)")),
+    "--enable-prefix-caching": plan("enable_prefix_caching", "bool", None, CACHE),
     "--prefix-caching-hash-algo": none(
         "choice", "sha256", CACHE, choices=_c("sha256 sha256_cbor xxhash xxhash_cbor")),
     "--prefix-cache-retention-interval": none("int", 0, CACHE),
@@ -346,19 +344,11 @@ ROWS: dict[str, Flag] = {
         "KV-sharing layers prefill only the tokens that decode: a different profiled peak"
         " (vllm/v1/worker/gpu/model_runner.py)")),
     "--swa-bounded-replay": none("bool", True, CACHE),
-    "--mamba-cache-dtype": memory(
-        "choice", "auto", CACHE, choices=_c("auto bfloat16 float16 float32"),
-        reason=(
-            "the Mamba conv and SSM states' dtype: their bytes per request"
-            " (vllm/model_executor/layers/mamba/mamba_utils.py)")),
-    "--mamba-ssm-cache-dtype": memory(
-        "choice", "auto", CACHE, choices=_c("auto bfloat16 float16 float32"),
-        reason=(
-            "the Mamba SSM state's dtype: its bytes per request"
-            " (vllm/model_executor/layers/mamba/mamba_utils.py)")),
-    "--mamba-block-size": memory("int", None, CACHE, reason=(
-        "the token span of one Mamba state block under prefix caching: the blocks a request needs"
-        " (vllm/v1/kv_cache_interface.py)")),
+    "--mamba-cache-dtype": plan(
+        "mamba_cache_dtype", "choice", "auto", CACHE, choices=_c("auto bfloat16 float16 float32")),
+    "--mamba-ssm-cache-dtype": plan(
+        "mamba_ssm_cache_dtype", "choice", "auto", CACHE, choices=_c("auto bfloat16 float16 float32")),
+    "--mamba-block-size": plan("mamba_block_size", "int", None, CACHE),
     "--prefix-match-unit": none("int", None, CACHE),
     "--mamba-cache-mode": none("choice", None, CACHE, choices=_c("align none"), reason=(
         "deprecated, no effect: Mamba prefix caching follows --enable-prefix-caching")),
@@ -499,10 +489,8 @@ ROWS: dict[str, Flag] = {
         "inverted: set, the manager is off")),
     "--async-scheduling": plan("async_scheduling", "bool", None, SCHEDULER),
     "--stream-interval": none("int", 1, SCHEDULER),
-    "--cudagraph-capture-sizes": memory("list", None, COMPILATION, reason=(
-        "the batch sizes CUDA graphs are captured for: their memory (vllm/config/vllm.py)")),
-    "--max-cudagraph-capture-size": memory("int", None, COMPILATION, reason=(
-        "the largest batch captured in a CUDA graph: their memory (vllm/config/vllm.py)")),
+    "--cudagraph-capture-sizes": plan("cudagraph_capture_sizes", "list", None, COMPILATION),
+    "--max-cudagraph-capture-size": plan("max_cudagraph_capture_size", "int", None, COMPILATION),
     "--ir-op-priority": none("json", None, KERNEL),
     "--enable-flashinfer-autotune": none("bool", None, KERNEL),
     "--monokernel": none("bool", False, KERNEL),
@@ -532,9 +520,9 @@ ROWS: dict[str, Flag] = {
     "--ec-transfer-config": memory("json", None, VLLM, reason=(
         "an encoder-cache producer allocates no KV cache (vllm/distributed/ec_transfer/)")),
     "--ec-manager-config": none("json", None, VLLM),
-    "--compilation-config": memory("json", None, VLLM, "-cc", reason=(
-        "CUDA graph mode and sizes, compiled kernels: graph memory and the profiled peak"
-        " (vllm/config/compilation.py)")),
+    # Its cudagraph_mode, mode, cudagraph_capture_sizes and max_cudagraph_capture_size are read
+    # (command.py); its other keys change no memory kvplan models.
+    "--compilation-config": plan("cudagraph_mode", "json", None, VLLM, "-cc"),
     "--attention-config": memory("json", None, VLLM, "-ac", reason=(
         "the attention backend: KV layout, block size and workspace (vllm/config/attention.py)")),
     "--engram-config": memory("json", None, VLLM, reason=(
@@ -549,8 +537,7 @@ ROWS: dict[str, Flag] = {
         " (vllm/model_executor/layers/fused_moe/routed_experts_capturer.py)")),
     "--profiler-config": none("json", None, VLLM),
     "--watchdog-config": none("json", None, VLLM),
-    "--optimization-level": memory("str", 2, VLLM, reason=(
-        "0: no compilation and no CUDA graphs, as --enforce-eager (vllm/config/vllm.py)")),
+    "--optimization-level": plan("optimization_level", "str", 2, VLLM),
     "--performance-mode": memory(
         "choice", "balanced", VLLM, choices=_c("balanced interactivity throughput"),
         reason="interactivity: CUDA graphs for every batch size up to 32 (vllm/config/vllm.py)"),

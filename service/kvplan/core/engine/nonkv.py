@@ -39,6 +39,9 @@ class MemoryRules(msgspec.Struct, frozen=True, kw_only=True):
     cudagraph_floor_bytes: int
     cudagraph_bytes_per_layer: int  # × decoder layers on the worker
     cudagraph_subtracted: bool  # the estimate comes off the KV budget (else captured afterwards)
+    # The graphs vLLM captured on the calibration logs (cudagraphs.py); 0: the estimate does not
+    # scale with the graphs captured (a profile whose capture rules kvplan does not mirror).
+    cudagraph_calibration_graphs: int = 0
     # Residuals of available KV on the calibration logs (low is negative): the band.
     band_low_bytes: int
     band_high_bytes: int
@@ -78,11 +81,18 @@ def non_torch_memory(rules: MemoryRules, tensor: int) -> int:
     return rules.non_torch_parallel_bytes if tensor > 1 else rules.non_torch_single_bytes
 
 
-def cudagraph_memory(rules: MemoryRules, layers_on_worker: int, enforce_eager: bool) -> int:
-    """Graph capture's pool (gpu_model_runner.py capture_model); none with enforce_eager."""
-    if enforce_eager:
+def cudagraph_memory(
+    rules: MemoryRules, layers_on_worker: int, enforce_eager: bool, graphs_captured: int | None = None
+) -> int:
+    """Graph capture's pool (gpu_model_runner.py capture_model); none with enforce_eager or when no
+    graph is captured. The fitted figure stands for the calibration logs' graphs; another count
+    scales it in proportion (an estimate: kvplan has no logs of other capture sets)."""
+    if enforce_eager or graphs_captured == 0:
         return 0
-    return rules.cudagraph_floor_bytes + rules.cudagraph_bytes_per_layer * layers_on_worker
+    fitted = rules.cudagraph_floor_bytes + rules.cudagraph_bytes_per_layer * layers_on_worker
+    if graphs_captured is None or not rules.cudagraph_calibration_graphs:
+        return fitted
+    return fitted * graphs_captured // rules.cudagraph_calibration_graphs
 
 
 def estimate_non_kv(
@@ -94,8 +104,9 @@ def estimate_non_kv(
     tensor: int,
     layers_on_worker: int,
     enforce_eager: bool,
+    graphs_captured: int | None = None,
 ) -> NonKvEstimate:
-    graphs = cudagraph_memory(rules, layers_on_worker, enforce_eager)
+    graphs = cudagraph_memory(rules, layers_on_worker, enforce_eager, graphs_captured)
     return NonKvEstimate(
         activation_bytes=activation_peak(rules, shape, max_num_seqs, max_num_batched_tokens, tensor),
         non_torch_bytes=non_torch_memory(rules, tensor),

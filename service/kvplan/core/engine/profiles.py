@@ -174,10 +174,15 @@ _MEMORY_0_10 = msgspec.structs.replace(
 )
 # The seed's commit and 0.33 estimate graph memory before the KV cache is sized and subtract it
 # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default); no logs of theirs: 0.19's constants.
+# Their graph estimate follows the graphs captured (core/engine/cudagraphs.py, 0.33's rules): the
+# calibration logs all ran max_num_seqs 1024 and max_num_batched_tokens 8192 at -O2, which captures
+# 51 sizes (1 … 512) in FULL_AND_PIECEWISE: 51 piecewise and 51 full decode graphs.
+CALIBRATION_CAPTURED_GRAPHS = 102
 _MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
     _MEMORY_0_19,
     calibration=_MEMORY_0_19.calibration + ", the nearest calibrated version, with graphs subtracted",
     cudagraph_subtracted=True,
+    cudagraph_calibration_graphs=CALIBRATION_CAPTURED_GRAPHS,
 )
 
 _VLLM_0_10 = EngineProfile(

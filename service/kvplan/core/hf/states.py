@@ -47,6 +47,7 @@ def mamba2_state(
         head_dim=head_dim,
         conv_dtype=dtype,
         ssm_dtype=ssm_dtype or dtype,
+        ssm_follows_conv=ssm_dtype is None,
         checkpoint_blocks=1,
     )
 
@@ -57,7 +58,8 @@ def gated_delta_net_state(cfg: Mapping[str, Any], dtype: str, archs: tuple[str, 
     Qwen3_5ForConditionalGenerationConfig), an update vLLM makes for the Qwen3.5 architectures
     only: Qwen3-Next, and MiniCPM-V 4.6 around a Qwen3.5 text model, keep it in the model dtype."""
     own = not archs or any(a in _QWEN35_SSM_DTYPE_ARCHS for a in archs)
-    ssm = str((cfg.get("mamba_ssm_dtype") if own else None) or dtype)
+    named = cfg.get("mamba_ssm_dtype") if own else None
+    ssm = str(named or dtype)
     ssm = MODEL_DTYPE_ALIASES.get(ssm, ssm)
     if ssm not in MODEL_DTYPES:
         raise InvalidConfig("mamba_ssm_dtype", f"unsupported dtype {ssm!r}")
@@ -70,6 +72,7 @@ def gated_delta_net_state(cfg: Mapping[str, Any], dtype: str, archs: tuple[str, 
         head_v_dim=cfg_dim(cfg, "linear_value_head_dim"),
         conv_dtype=dtype,
         ssm_dtype=ssm,
+        ssm_follows_conv=not named,
     )
 
 
@@ -87,6 +90,7 @@ def kda_state(heads: int, dim: int, kernel: int, dtype: str) -> MambaState:
         head_v_dim=dim,
         conv_dtype=dtype,
         ssm_dtype="float32",
+        ssm_follows_conv=False,
     )
 
 

@@ -45,6 +45,10 @@ class MambaState(msgspec.Struct, frozen=True, kw_only=True):
     head_v_dim: int = 0
     conv_dtype: str = "bfloat16"
     ssm_dtype: str = "bfloat16"
+    # Whether --mamba-ssm-cache-dtype auto keeps the SSM state in the conv state's dtype
+    # (MambaStateDtypeCalculator._mamba_state_dtype), or in ssm_dtype, the model's own: Nemotron-H's
+    # and Qwen3.5's config hooks (vllm/model_executor/models/config.py), KDA's float32.
+    ssm_follows_conv: bool = True
     checkpoint_blocks: int = 0
     # A TP-replicated state vLLM's platform also sizes the attention block for, whether or not a
     # layer keeps it (Qwen4-exp's PLE short conv: vllm/platforms/interface.py
@@ -52,12 +56,38 @@ class MambaState(msgspec.Struct, frozen=True, kw_only=True):
     replicated_state_bytes: int = 0
 
 
-# Blocks a request's state holds (MambaSpec.max_memory_usage_bytes). Prefix caching is on by
-# default for hybrids, which sets mamba_cache_mode "align": the running state and the last cached
-# one, plus any prefill checkpoint. Attention-free models (pure Mamba) have it off by default
-# (ModelConfig.is_prefix_caching_supported): mode "none", one state.
+# Blocks a request's state holds (MambaSpec.max_memory_usage_bytes). Prefix caching (on by
+# default, but for attention-free models: ModelConfig.is_prefix_caching_supported) sets
+# mamba_cache_mode "align" (vllm/model_executor/models/config.py MambaModelConfig): the running
+# state and the last cached one, plus any prefill checkpoint. Off: mode "none", one state.
 ALIGN_MODE_STATE_BLOCKS = 2
 NONE_MODE_STATE_BLOCKS = 1
+ALIGN, NONE = "align", "none"
+SRC_MODE = "vllm/model_executor/models/config.py (MambaModelConfig.verify_and_update_config)"
+SRC_DTYPES = "vllm/model_executor/layers/mamba/mamba_utils.py (MambaStateDtypeCalculator)"
+
+
+def mamba_cache_mode(enable_prefix_caching: bool | None, attention_free: bool) -> str:
+    """ "align" with prefix caching, else "none"; unset, vLLM's default: on unless the model is
+    attention-free (vllm/engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args)."""
+    on = not attention_free if enable_prefix_caching is None else enable_prefix_caching
+    return ALIGN if on else NONE
+
+
+def with_cache_dtypes(s: MambaState, mamba_cache_dtype: str, mamba_ssm_cache_dtype: str) -> MambaState:
+    """The state in the dtypes the engine flags give (MambaStateDtypeCalculator): the conv state
+    in --mamba-cache-dtype (auto: the model dtype, as read); the SSM state in
+    --mamba-ssm-cache-dtype, else auto: the model's own where it names one (ssm_follows_conv
+    False), else the conv dtype. Linear attention and the short conv keep one state, in the conv
+    dtype."""
+    conv = s.conv_dtype if mamba_cache_dtype == "auto" else mamba_cache_dtype
+    if mamba_ssm_cache_dtype != "auto":
+        ssm = mamba_ssm_cache_dtype
+    else:
+        ssm = conv if s.ssm_follows_conv else s.ssm_dtype
+    if (conv, ssm) == (s.conv_dtype, s.ssm_dtype):
+        return s
+    return msgspec.structs.replace(s, conv_dtype=conv, ssm_dtype=ssm)
 
 
 def _divide(n: int, tp: int, what: str) -> int:
@@ -105,8 +135,10 @@ def state_bytes(s: MambaState, tp: int) -> int:
     return sum(_prod(shape) * MODEL_DTYPES[d] for shape, d in zip(state_shapes(s, tp), dtypes, strict=False))
 
 
-def state_blocks_per_request(s: MambaState | None, hybrid: bool) -> int:
-    if not hybrid:
+def state_blocks_per_request(s: MambaState | None, mode: str) -> int:
+    """MambaSpec.max_memory_usage_bytes over its page: 2 + the prefill checkpoint in "align"
+    mode, 1 in "none"."""
+    if mode != ALIGN:
         return NONE_MODE_STATE_BLOCKS
     return ALIGN_MODE_STATE_BLOCKS + (s.checkpoint_blocks if s is not None else 0)
 

@@ -31,11 +31,14 @@ def kv_slots(cfg: Mapping[str, Any], model_type: str, n: int) -> KvSlots:
 
 def state(cfg: Mapping[str, Any], model_type: str, dtype: str, archs: tuple[str, ...]) -> MambaState:
     """A Mamba2 state of mamba_num_heads of mamba_head_dim, the SSM state kept in float32 unless the
-    config names its own mamba_ssm_cache_dtype."""
+    config names its own mamba_ssm_cache_dtype (NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype,
+    which --mamba-ssm-cache-dtype overrides; a config's "auto" leaves it to the conv dtype)."""
     heads, head_dim = cfg_dim(cfg, "mamba_num_heads"), cfg_dim(cfg, "mamba_head_dim")
     raw = str(cfg.get("mamba_ssm_cache_dtype", "float32"))
+    keys = ("ssm_state_size", "conv_kernel", "n_groups")
+    if raw == "auto":
+        return mamba2_state(cfg, keys, heads * head_dim, heads, head_dim, dtype)
     ssm_dtype = MODEL_DTYPE_ALIASES.get(raw, raw)
     if ssm_dtype not in MODEL_DTYPES:
         raise InvalidConfig("mamba_ssm_cache_dtype", f"unsupported dtype {ssm_dtype!r}")
-    keys = ("ssm_state_size", "conv_kernel", "n_groups")
     return mamba2_state(cfg, keys, heads * head_dim, heads, head_dim, dtype, ssm_dtype)
