@@ -27,6 +27,11 @@ MAX_PARALLEL_SIZE = 1024
 MAX_BLOCK_SIZE = 65536
 # max_num_seqs: the simulator's scheduler walks the running list each step, and no GPU runs more.
 MAX_NUM_SEQS = 65536
+# LoRA slots on a GPU (--max-loras): each holds an adapter for every wrapped module, so a few
+# hundred already exceed any GPU; the bound keeps the slot arithmetic small.
+MAX_LORAS = 65536
+# Module names --lora-target-modules lists: a model has a few dozen kinds of module.
+MAX_LORA_TARGETS = 256
 # Target concurrency: above 2^32 requests no fleet exists.
 MAX_CONCURRENCY = 1 << 32
 

@@ -35,6 +35,7 @@ MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
 SCRAPE_CLEANED = "scrape_cleaned"
 SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 FLAGS_NOT_MODELLED = "flags_not_modelled"
+LORA_NOT_MODELLED = "lora_not_modelled"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -88,6 +89,10 @@ CODES: dict[str, str] = {
         "max_model_len is above the model's derived maximum: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; the figures hold only if overridden."
     ),
+    LORA_NOT_MODELLED: (
+        "LoRA is enabled on a model whose wrapped modules kvplan does not know (not the Llama layout, "
+        "or no config.json): its adapter slots are not subtracted, so the KV figures are optimistic."
+    ),
 }
 
 
@@ -126,6 +131,7 @@ SEVERITY: dict[str, Severity] = {
     SCRAPE_CLEANED: Severity.INFO,
     SCRAPE_MODEL_DIFFERS: Severity.WARNING,
     FLAGS_NOT_MODELLED: Severity.WARNING,
+    LORA_NOT_MODELLED: Severity.WARNING,
 }
 
 

@@ -201,6 +201,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         per_token=pt,
         warnings=warnings,
         kv_memory_shortfall_bytes=cap.kv_memory_shortfall_bytes,
+        lora_bytes_per_gpu=cap.lora_bytes,
     )
     check_budget(result)
     if explain:

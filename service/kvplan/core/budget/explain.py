@@ -10,6 +10,7 @@ from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
+from ..model.lora import lora_steps
 from ..units import GiB
 from .kv_cache_utils import SRC_BLOCKS, SRC_CONC, SRC_FIT, SRC_GROUPS, SRC_POOL, SRC_REPORT
 from .memory import SRC_AVAILABLE, SRC_REQUESTED
@@ -147,16 +148,26 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             "request / preset",
             GiB=round(b.weights_bytes / GiB, 6),
         )
-        led.add(
-            "weights_bytes_per_gpu",
+        split = (
             "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
             if g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
-            else "ceil(weights_bytes / (TP × PP))",
+            else "ceil(weights_bytes / (TP × PP))"
+        )
+        if cap.lora_slots is not None:
+            lora_steps(led, cap.lora_slots, inp.max_loras, inp.max_lora_rank, par.tensor)
+        led.add(
+            "weights_bytes_per_gpu",
+            split
+            + (" + lora_bytes (counted with the weights: Model loading took …)" if cap.lora_slots else ""),
             b.weights_bytes_per_gpu,
             "B",
-            "weights are split over the TP × PP workers",
+            "weights are split over the TP × PP workers"
+            + (
+                "; vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model)" if cap.lora_slots else ""
+            ),
             TP=par.tensor,
             PP=par.pipeline,
+            lora_bytes=cap.lora_bytes if cap.lora_slots else None,
             GiB=round(b.weights_bytes_per_gpu / GiB, 6),
         )
         _memory_steps(inp, b, cap, led)

@@ -424,6 +424,7 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
             option, flag = _option("--" + str(key).replace("_", "-"))
             read.append(_flag(f"config: {key}", option, flag, value))
     settings = _settings(read)
+    _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
     settings.pop("model", None)  # the model is its own
     return Command(form=form, model=model, env=env, flags=tuple(read), settings=settings, labels=labels)
@@ -434,6 +435,19 @@ _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--disable-hybrid-kv-cache-manager": lambda v: not v,
     "--kv-offloading-size": lambda v: round(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
 }
+
+
+def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
+    """vLLM's LoRAConfig check (vllm/config/lora.py _validate_lora_config), made only with LoRA
+    enabled: the CPU cache holds at least the GPU slots."""
+    cpu = next((f.value for f in reversed(read) if f.option == "--max-cpu-loras"), None)
+    gpu = settings.get("max_loras", 1)
+    if settings.get("enable_lora") and isinstance(cpu, int) and isinstance(gpu, int) and cpu < gpu:
+        raise InvalidInput(
+            FIELD,
+            f"--max-cpu-loras ({cpu}) must be at least --max-loras ({gpu}): "
+            "vLLM refuses (vllm/config/lora.py)",
+        )
 
 
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:
