@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..engine.profiles import InflightRule, KvCacheSizeRule
 from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
-from ..ledger import LedgerBuilder, Step
+from ..ledger import LedgerBuilder, Scalar, Step
 from ..model.geometry import KIND_NAMES, MAMBA
 from ..model.lora import lora_steps
 from ..units import GiB
@@ -155,19 +155,18 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
         )
         if cap.lora_slots is not None:
             lora_steps(led, cap.lora_slots, inp.max_loras, inp.max_lora_rank, par.tensor)
+        # With LoRA slots: their bytes join the weights (no key at all without them).
+        lora: dict[str, Scalar] = {"lora_bytes": cap.lora_bytes} if cap.lora_slots else {}
         led.add(
             "weights_bytes_per_gpu",
-            split
-            + (" + lora_bytes (counted with the weights: Model loading took …)" if cap.lora_slots else ""),
+            split + (" + lora_bytes (counted with the weights: Model loading took …)" if lora else ""),
             b.weights_bytes_per_gpu,
             "B",
             "weights are split over the TP × PP workers"
-            + (
-                "; vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model)" if cap.lora_slots else ""
-            ),
+            + ("; vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model)" if lora else ""),
             TP=par.tensor,
             PP=par.pipeline,
-            lora_bytes=cap.lora_bytes if cap.lora_slots else None,
+            **lora,
             GiB=round(b.weights_bytes_per_gpu / GiB, 6),
         )
         _memory_steps(inp, b, cap, led)
