@@ -230,7 +230,11 @@ def budget_text(
             if b.requested_bytes is not None
             else "— (kv_cache_memory_bytes given)",
         ),
-        ("weights per GPU", _b(b.weights_bytes_per_gpu)),
+        (
+            "weights per GPU",
+            _b(b.weights_bytes_per_gpu)
+            + (f", with {_b(b.lora_bytes_per_gpu)} of LoRA adapter slots" if b.lora_bytes_per_gpu else ""),
+        ),
         *_memory_rows(b),
         (
             "available for KV",
