@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from kvplan.core.budget import BudgetInput, compute_budget
 from kvplan.core.engine.profiles import get_profile
@@ -23,9 +24,13 @@ PRESETS = ROOT / "service" / "kvplan" / "presets" / "data" / "models"
 def lora_budget(case: dict, explain: bool = False):  # type: ignore[no-untyped-def]
     i = case["inputs"]
     config = json.loads((PRESETS / f"{case['preset']}.json").read_text())["config"]
+    geometry = from_hf_config(config, name=case["name"])
+    if i.get("is_3d_moe_weight"):  # the oracle marked the model class so: kvplan's modules the same
+        assert geometry.lora is not None
+        geometry = replace(geometry, lora=replace(geometry.lora, moe_3d_weights=True))
     return compute_budget(
         BudgetInput(
-            geometry=from_hf_config(config, name=case["name"]),
+            geometry=geometry,
             profile=get_profile("vllm@0.33"),
             # Sized by GPU memory when explained: the ledger's memory steps are the budget's.
             kv_cache_memory_bytes=None if explain else 1 << 34,
@@ -39,6 +44,7 @@ def lora_budget(case: dict, explain: bool = False):  # type: ignore[no-untyped-d
             fully_sharded_loras=i.get("fully_sharded_loras", False),
             lora_target_modules=tuple(i["target_modules"]) if i.get("target_modules") else None,
             enable_moe_shared_loras=i.get("enable_moe_shared_loras", False),
+            enable_mixed_moe_lora_format=i.get("enable_mixed_moe_lora_format", False),
         ),
         explain,
     )

@@ -38,6 +38,12 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
      {"max_loras": 2, "max_lora_rank": 8, "tensor_parallel_size": 2, "fully_sharded_loras": True}),
     ("lora-qwen3-30b-a3b-moe-shared", "qwen3-30b-a3b",
      {"max_loras": 2, "max_lora_rank": 8, "enable_moe_shared_loras": True}),
+    # Qwen3-MoE's class marked is_3d_moe_weight (gpt-oss's layout, FusedMoE3DWithLoRA), and the same
+    # with --enable-mixed-moe-lora-format (back to FusedMoEWithLoRA).
+    ("lora-qwen3-30b-a3b-as-3d-moe", "qwen3-30b-a3b",
+     {"max_loras": 2, "max_lora_rank": 8, "is_3d_moe_weight": True}),
+    ("lora-qwen3-30b-a3b-as-3d-moe-mixed-format", "qwen3-30b-a3b",
+     {"max_loras": 2, "max_lora_rank": 8, "is_3d_moe_weight": True, "enable_mixed_moe_lora_format": True}),
     ("lora-mixtral-8x7b-r16-x1-tp2", "mixtral-8x7b",
      {"max_loras": 1, "max_lora_rank": 16, "tensor_parallel_size": 2}),
 ]  # fmt: skip

@@ -9,7 +9,7 @@ Run with the oracle's venv (vLLM 0.33.0 on CPU); reads a JSON list of requests o
   {"name": …, "config": {…config.json…}, "max_loras": 4, "max_lora_rank": 16,
    "lora_dtype": "auto", "fully_sharded_loras": false, "target_modules": null,
    "tensor_parallel_size": 1, "enable_moe_shared_loras": false,
-   "enable_mixed_moe_lora_format": false}
+   "enable_mixed_moe_lora_format": false, "is_3d_moe_weight": false}
 
 and prints a JSON list: {"name", "bytes_per_rank": [...], "kinds": {wrapper: [modules, bytes]}}
 (kinds of rank 0). Tensor parallel runs one process a rank (gloo).
@@ -124,6 +124,8 @@ def _run(rank: int, world: int, req: dict, port: int, out: str) -> None:
 
         with set_default_torch_dtype(mc.dtype), torch.device("meta"):
             model = initialize_model(vllm_config=vc)
+        if req.get("is_3d_moe_weight"):  # a 3D-weight MoE class (gpt-oss's layout) on this model
+            type(model).is_3d_moe_weight = True
         mgr = LoRAModelManager(model, 256, 8192, mc.get_vocab_size(), lc, torch.device("meta"), vc)
         kinds: dict[str, list[int]] = {}
         total = 0
