@@ -233,7 +233,8 @@ def budget_text(
         (
             "weights per GPU",
             _b(b.weights_bytes_per_gpu)
-            + (f" ({_b(b.weights_offloaded_bytes)} more in CPU memory)" if b.weights_offloaded_bytes else ""),
+            + (f" ({_b(b.weights_offloaded_bytes)} more in CPU memory)" if b.weights_offloaded_bytes else "")
+            + (f", with {_b(b.lora_bytes_per_gpu)} of LoRA adapter slots" if b.lora_bytes_per_gpu else ""),
         ),
         *_memory_rows(b),
         (

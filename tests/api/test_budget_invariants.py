@@ -42,6 +42,8 @@ def _values(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:
         return st.floats(lo, hi, exclude_min=t.gt is not None, allow_nan=False)
     if isinstance(t, msgspec.inspect.VarTupleType):  # a few items: the bounds are the items' own
         return st.lists(_values(t.item_type), min_size=t.min_length or 0, max_size=8).map(tuple)
+    if isinstance(t, msgspec.inspect.StrType) and t.pattern is None:  # a module name (LoRA targets)
+        return st.sampled_from(["q_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head", "x"])
     if isinstance(t, msgspec.inspect.StrType) and t.pattern == ENGINE_PATTERN:  # a profile or a version
         return st.sampled_from([*PROFILES, "0.11.1", "0.19.0", "0.33"])
     raise AssertionError(f"no strategy for {t}")

@@ -45,10 +45,11 @@ def test_vllms_printed_args_plan_too(client):
 
 
 def test_flags_kvplan_does_not_model_are_named_in_a_warning(client):
-    command = COMMAND + " --enable-lora --max-loras 4"
+    command = COMMAND + " --enable-lora --specialize-active-lora"
     plan = client.post("/v1/plan", json={"command": command, "gpu": "h100-sxm-80gb"}).json()
     (said,) = [w for w in plan["warnings"] if w["code"] == "flags_not_modelled"]
-    assert "--enable-lora" in said["message"] and said["severity"] == "warning"
+    assert "--specialize-active-lora" in said["message"] and said["severity"] == "warning"
+    assert "--enable-lora" not in said["message"]
 
 
 def test_the_text_answer_shows_how_each_flag_was_read(client):
@@ -272,3 +273,34 @@ def test_optimization_level_0_captures_no_graphs(client):
     plan = plan.json()
     assert plan["cudagraph_bytes"] == 0
     assert (plan["memory"]["cudagraph_mode"], plan["memory"]["cudagraphs_captured"]) == ("none", 0)
+
+
+def test_lora_slots_come_off_the_kv_budget_as_vllm_counts_them_with_the_weights(client):
+    """--enable-lora --max-loras 4 --max-lora-rank 64 on Llama-3.1-8B: 4 slots of rank 64 on every
+    wrapped module (vllm/lora/layers/ create_lora_weights), 4 × the rank-16 oracle case
+    lora-llama-3.1-8b-r16-x4 (369,426,432 B), made in load_model with the weights."""
+    command = COMMAND + " --enable-lora --max-loras 4 --max-lora-rank 64"
+    plan = client.post("/v1/plan?explain=true", json={"command": command, "gpu": "h100-sxm-80gb"}).json()
+    plain = client.post("/v1/budget", json=SAME).json()
+    assert plan["lora_bytes_per_gpu"] == 4 * 369_426_432
+    assert plan["weights_bytes_per_gpu"] == plain["weights_bytes_per_gpu"] + 4 * 369_426_432
+    assert plan["available_kv_bytes"] == plain["available_kv_bytes"] - 4 * 369_426_432
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert (read["--max-lora-rank"]["effect"], read["--max-lora-rank"]["field"]) == ("plan", "max_lora_rank")
+    steps = {s["name"]: s for s in plan["ledger"]}
+    assert steps["lora_bytes"]["value"] == 4 * 369_426_432 and "lora_slots[qkv]" in steps
+    assert "flags_not_modelled" not in [w["code"] for w in plan["warnings"]]
+
+
+def test_max_cpu_loras_below_max_loras_is_refused_as_vllm_refuses_it(client):
+    r = client.post("/v1/plan", json={"command": COMMAND + " --enable-lora --max-loras 4 --max-cpu-loras 2",
+                                      "gpu": "h100-sxm-80gb"})  # fmt: skip
+    assert r.status_code == 400 and "--max-cpu-loras" in r.json()["detail"]
+
+
+def test_lora_on_a_model_of_another_layout_says_its_slots_are_not_counted(client):
+    plan = client.post(
+        "/v1/plan", json={"command": "vllm serve deepseek-v2-lite --enable-lora", "gpu": "h100-sxm-80gb"}
+    ).json()
+    assert "lora_not_modelled" in [w["code"] for w in plan["warnings"]]
+    assert plan.get("lora_bytes_per_gpu", 0) == 0

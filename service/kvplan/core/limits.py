@@ -30,6 +30,11 @@ MAX_NUM_SEQS = 65536
 # CUDA-graph capture sizes: vLLM's own default list for the largest batch has under 100; a
 # thousand sizes is far beyond any engine's capture, and bounds the work of counting them.
 MAX_CUDAGRAPH_CAPTURE_SIZES = 1024
+# LoRA slots on a GPU (--max-loras): each holds an adapter for every wrapped module, so a few
+# hundred already exceed any GPU; the bound keeps the slot arithmetic small.
+MAX_LORAS = 65536
+# Module names --lora-target-modules lists: a model has a few dozen kinds of module.
+MAX_LORA_TARGETS = 256
 # Target concurrency: above 2^32 requests no fleet exists.
 MAX_CONCURRENCY = 1 << 32
 

@@ -37,6 +37,7 @@ SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 FLAGS_NOT_MODELLED = "flags_not_modelled"
 WEIGHTS_OFFLOADED = "weights_offloaded"
 DATA_PARALLEL_ENGINES = "data_parallel_engines"
+LORA_NOT_MODELLED = "lora_not_modelled"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -99,6 +100,10 @@ CODES: dict[str, str] = {
         "Under data parallelism each DP rank is its own engine with its own KV cache: the figures are "
         "one engine's; data_parallel totals them."
     ),
+    LORA_NOT_MODELLED: (
+        "LoRA is enabled on a model whose wrapped modules kvplan does not know (not the Llama layout, "
+        "or no config.json): its adapter slots are not subtracted, so the KV figures are optimistic."
+    ),
 }
 
 
@@ -139,6 +144,7 @@ SEVERITY: dict[str, Severity] = {
     FLAGS_NOT_MODELLED: Severity.WARNING,
     WEIGHTS_OFFLOADED: Severity.INFO,
     DATA_PARALLEL_ENGINES: Severity.INFO,
+    LORA_NOT_MODELLED: Severity.WARNING,
 }
 
 

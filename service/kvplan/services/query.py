@@ -19,7 +19,7 @@ from kvplan.schemas import request_fields, unknown_field
 
 T = TypeVar("T")
 RESERVED = frozenset({"format", "explain", "width"})
-LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers", "cudagraph_capture_sizes"})
+LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers", "cudagraph_capture_sizes", "lora_target_modules"})
 # Up to 30 digits: past int64 a figure is refused by its field's bound, and Python's int() of
 # thousands of digits would be slow or raise.
 _INTEGER = re.compile(r"-?[0-9]{1,30}\Z", re.ASCII)

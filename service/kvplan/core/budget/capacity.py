@@ -12,6 +12,7 @@ from msgspec.structs import replace
 
 from .. import warnings as w
 from ..engine.cudagraphs import Graphs, capture_sizes, cudagraph_mode, graphs
+from ..engine.dtypes import MODEL_DTYPES
 from ..engine.nonkv import estimate_non_kv
 from ..engine.profiles import InflightRule
 from ..errors import InvalidInput, InvalidLayout
@@ -37,6 +38,7 @@ from ..model.geometry import (
     Geometry,
 )
 from ..model.gpu_arch import for_gpu, sm_major
+from ..model.lora import LoraSettings, LoraSlot, lora_bytes, lora_slots
 from ..model.mamba import ALIGN, mamba_cache_mode, state_blocks_per_request, with_cache_dtypes
 from ..model.served_dtype import with_served_dtype
 from ..model.towers import tower_skipped, without_tower
@@ -86,6 +88,10 @@ class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     weights_how: str
     weights_bytes_per_gpu: int
     placement: WeightsPlacement
+    # The LoRA adapter slots on one GPU, kind by kind (core/model/lora.py); None without LoRA, or
+    # when the model's wrapped modules are not known (a lora_not_modelled warning says so).
+    lora_slots: tuple[LoraSlot, ...] | None
+    lora_bytes: int
     non_kv_bytes: int
     cudagraph_bytes: int
     memory: MemoryTerms | None
@@ -254,7 +260,9 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
 
     weights, weights_how = resolve_weights(inp)
     placement = weights_placement(inp, weights, par)
-    weights_per_gpu = placement.per_gpu
+    slots = _lora_slots(inp, par)
+    lora = lora_bytes(slots) if slots is not None else 0
+    weights_per_gpu = placement.per_gpu + lora
     requested = None
     if inp.kv_cache_memory_bytes is not None:
         available = inp.kv_cache_memory_bytes
@@ -271,7 +279,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     num_blocks = may_override_num_blocks(computed, inp.num_gpu_blocks_override)
     fit = fit_check_blocks(num_blocks, profile)
     mml = settings.max_model_len
-    pooled = _pooled(inp, settings, par, weights, non_kv + cudagraph)
+    pooled = _pooled(inp, settings, par, weights, lora + non_kv + cudagraph)
     cap = LayoutCapacity(
         geometry=g,
         parallel=par,
@@ -285,6 +293,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         weights_how=weights_how,
         weights_bytes_per_gpu=weights_per_gpu,
         placement=placement,
+        lora_slots=slots,
+        lora_bytes=lora,
         non_kv_bytes=non_kv,
         cudagraph_bytes=cudagraph,
         memory=memory,
@@ -344,6 +354,38 @@ def mamba_block_size(inp: BudgetInput, settings: Settings, mode: str) -> int:
             "can only be set with --enable-prefix-caching)",
         )  # fmt: skip
     return mml
+
+
+def _lora_slots(inp: BudgetInput, par: Parallel) -> tuple[LoraSlot, ...] | None:
+    """The LoRA adapter slots vLLM makes on one GPU with --enable-lora (vllm/lora/model_manager.py),
+    None without LoRA or for a model whose wrapped modules are not known. Under pipeline parallel
+    every stage is counted with the embedding and LM head's slots (the first and last stage hold
+    one each): an upper bound for any stage."""
+    g = inp.geometry
+    if not inp.enable_lora or g.lora is None:
+        return None
+    dtype = g.dtype if inp.lora_dtype == "auto" else inp.lora_dtype  # vllm/config/lora.py: auto → model dtype
+    settings = LoraSettings(
+        max_loras=inp.max_loras,
+        max_lora_rank=inp.max_lora_rank,
+        dtype_bytes=MODEL_DTYPES[dtype],
+        fully_sharded=inp.fully_sharded_loras,
+        target_modules=inp.lora_target_modules,
+        moe_shared=inp.enable_moe_shared_loras,
+        mixed_moe_format=inp.enable_mixed_moe_lora_format,
+    )
+    layers = -(-g.lora.layers // par.pipeline)
+    modules = (
+        g.lora
+        if layers == g.lora.layers
+        else replace(
+            g.lora,
+            layers=layers,
+            dense_layers=-(-g.lora.dense_layers // par.pipeline),
+            moe_layers=-(-g.lora.moe_layers // par.pipeline),
+        )
+    )
+    return lora_slots(modules, settings, par.tensor)
 
 
 def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
@@ -479,6 +521,13 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             + (f"Tensor-parallel sizes that fit: {', '.join(map(str, fits[:3]))}"
                + (" and larger." if len(fits) > 3 else ".") if fits
                else "No tensor-parallel size up to 64 fits: use more memory per GPU or pipeline stages."),
+        ))  # fmt: skip
+    if inp.enable_lora and cap.lora_slots is None:
+        out.append(w.Warning(
+            w.LORA_NOT_MODELLED,
+            f"LoRA is enabled, but kvplan does not know which modules vLLM wraps in "
+            f"{inp.geometry.name} (it models the Llama-layout architectures read from config.json): "
+            "its adapter slots are not subtracted, and the KV figures are optimistic by their size.",
         ))  # fmt: skip
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings

@@ -210,6 +210,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
         kv_memory_shortfall_bytes=cap.kv_memory_shortfall_bytes,
         weights_offloaded_bytes=cap.placement.offloaded,
         data_parallel=data_parallel,
+        lora_bytes_per_gpu=cap.lora_bytes,
     )
     check_budget(result)
     if explain:

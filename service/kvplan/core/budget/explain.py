@@ -13,6 +13,7 @@ from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
+from ..model.lora import lora_steps
 from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
 from ..model.towers import tower_skipped
 from ..units import GiB
@@ -50,8 +51,11 @@ def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led
     """One GPU's weights: the split over TP × PP, or the dense part over TP and the routed experts
     over TP × DP (whole experts under expert parallelism), then what --cpu-offload-gb offloads."""
     g, par, pl = inp.geometry, cap.parallel, cap.placement
-    # With an offload the last step is the GPU's figure; the one before it, what was loaded.
-    name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else "weights_bytes_per_gpu"
+    # The last step is the GPU's figure: with LoRA slots, the model's weights plus their bytes;
+    # with an offload (before the slots), the one before it is what was loaded.
+    lora = cap.lora_bytes if cap.lora_slots else 0
+    final = "model_weights_bytes_per_gpu" if lora else "weights_bytes_per_gpu"
+    name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else final
     loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
     if pl.expert_per_gpu is None:
         led.add(
@@ -110,15 +114,27 @@ def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led
         )
     if inp.cpu_offload_bytes:
         led.add(
-            "weights_bytes_per_gpu",
+            final,
             "weights per GPU − min(cpu_offload_bytes, weights per GPU): whole parameters of the decoder "
             "layers moved to CPU until the budget is reached",
-            b.weights_bytes_per_gpu,
+            pl.per_gpu,
             "B",
             f"{SRC_UVA_OFFLOAD}; vllm/model_executor/offloader/base.py (create_offloader: int(GiB × 1024³))",
             before=pl.before_offload,
             cpu_offload_bytes=inp.cpu_offload_bytes,
             offloaded=pl.offloaded,
+            GiB=round(pl.per_gpu / GiB, 6),
+        )
+    if cap.lora_slots:
+        lora_steps(led, cap.lora_slots, inp.max_loras, inp.max_lora_rank, par.tensor)
+        led.add(
+            "weights_bytes_per_gpu",
+            "model weights per GPU + lora_bytes (counted with the weights: Model loading took …)",
+            b.weights_bytes_per_gpu,
+            "B",
+            "vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model)",
+            model_weights=pl.per_gpu,
+            lora_bytes=lora,
             GiB=round(b.weights_bytes_per_gpu / GiB, 6),
         )
 

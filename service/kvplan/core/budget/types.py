@@ -25,6 +25,9 @@ from ..limits import (
     MAX_CONCURRENCY,
     MAX_CUDAGRAPH_CAPTURE_SIZES,
     MAX_LAYERS,
+    MAX_LORA_TARGETS,
+    MAX_LORAS,
+    MAX_NAME_LENGTH,
     MAX_NUM_SEQS,
     MAX_PARALLEL_SIZE,
     MAX_TOKENS,
@@ -159,6 +162,32 @@ CpuOffloadBytes = Annotated[
         description="vLLM's --cpu-offload-gb in bytes: decoder-layer weights per GPU kept in CPU memory",
     ),
 ]
+# LoRA (vllm/config/lora.py LoRAConfig; the slots: core/model/lora.py).
+EnableLora = Annotated[
+    bool, Meta(description="vLLM's --enable-lora: adapter slots preallocated on every GPU")
+]
+MaxLoras = Annotated[int, Meta(ge=1, le=MAX_LORAS, description="--max-loras: adapter slots on the GPU")]
+LoraRank = Annotated[
+    Literal[1, 8, 16, 32, 64, 128, 256, 320, 512],
+    Meta(description="--max-lora-rank: the rank each slot holds"),
+]
+LoraDtype = Annotated[
+    Literal["auto", "bfloat16", "float16"],
+    Meta(description="--lora-dtype: the slots' dtype (auto: the model's)"),
+]
+FullyShardedLoras = Annotated[
+    bool, Meta(description="--fully-sharded-loras: column layers' A and row layers' B split over TP too")
+]
+LoraTargets = Annotated[
+    tuple[Annotated[str, Meta(min_length=1, max_length=MAX_NAME_LENGTH)], ...],
+    Meta(max_length=MAX_LORA_TARGETS, description="--lora-target-modules: only these modules get slots"),
+]
+MoeSharedLoras = Annotated[
+    bool, Meta(description="--enable-moe-shared-loras: one gate/up A and down B for all experts")
+]
+MixedMoeLoraFormat = Annotated[
+    bool, Meta(description="--enable-mixed-moe-lora-format: the 2D MoE LoRA wrapper for 3D-weight models")
+]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -213,6 +242,14 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     cudagraph_capture_sizes: CaptureSizes | None = None
     max_cudagraph_capture_size: MaxCaptureSize | None = None
     optimization_level: OptimizationLevel | None = None
+    enable_lora: EnableLora = False
+    max_loras: MaxLoras = 1
+    max_lora_rank: LoraRank = 16
+    lora_dtype: LoraDtype = "auto"
+    fully_sharded_loras: FullyShardedLoras = False
+    lora_target_modules: LoraTargets | None = None
+    enable_moe_shared_loras: MoeSharedLoras = False
+    enable_mixed_moe_lora_format: MixedMoeLoraFormat = False
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
@@ -343,6 +380,9 @@ class Budget(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=
     warnings: tuple[w.Warning, ...]
     # Bytes the weights and reserved memory exceed the budget by (vLLM refuses to start).
     kv_memory_shortfall_bytes: int = 0
+    # The LoRA adapter slots on one GPU (--enable-lora), part of weights_bytes_per_gpu as vLLM
+    # counts them ("Model loading took …"); 0 without LoRA.
+    lora_bytes_per_gpu: int = 0
     memory: MemoryTerms | None = None
     band: Band | None = None
     tensor_parallel_size: int = 1

@@ -424,6 +424,7 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
             option, flag = _option("--" + str(key).replace("_", "-"))
             read.append(_flag(f"config: {key}", option, flag, value))
     settings = _settings(read)
+    _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
     settings.pop("model", None)  # the model is its own
     return Command(form=form, model=model, env=env, flags=tuple(read), settings=settings, labels=labels)
@@ -505,6 +506,19 @@ def _zero_limits(limits: Value) -> Any:
         return limits
     count = {k: v.get("count") if isinstance(v, dict) else v for k, v in limits.items()}
     return tuple(k for k, n in count.items() if n == 0 and k in ("image", "video", "audio"))
+
+
+def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
+    """vLLM's LoRAConfig check (vllm/config/lora.py _validate_lora_config), made only with LoRA
+    enabled: the CPU cache holds at least the GPU slots."""
+    cpu = next((f.value for f in reversed(read) if f.option == "--max-cpu-loras"), None)
+    gpu = settings.get("max_loras", 1)
+    if settings.get("enable_lora") and isinstance(cpu, int) and isinstance(gpu, int) and cpu < gpu:
+        raise InvalidInput(
+            FIELD,
+            f"--max-cpu-loras ({cpu}) must be at least --max-loras ({gpu}): "
+            "vLLM refuses (vllm/config/lora.py)",
+        )
 
 
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:

@@ -422,27 +422,29 @@ ROWS: dict[str, Flag] = {
     "--mm-ipc-gpu-memory-gb": memory("float", 0, MULTIMODAL, reason=(
         "GPU memory sequestered for multimodal tensor IPC (vllm/multimodal/gpu_ipc_memory.py)")),
     "--mm-device-do-normalize": none("bool", None, MULTIMODAL),
-    "--enable-lora": memory("bool", None, ARG_UTILS, reason=(
-        "LoRA weight slots on the GPU and the profiling run with adapters (vllm/lora/model_manager.py)")),
-    "--max-loras": memory("int", 1, LORA, reason="LoRA slots on the GPU, each layer's (vllm/lora/layers/)"),
-    "--max-lora-rank": memory("choice", 16, LORA, choices=_c("1 8 16 32 64 128 256 320 512"), reason=(
-        "the rank each LoRA slot holds (vllm/lora/layers/)")),
-    "--lora-dtype": memory("choice", "auto", LORA, choices=_c("auto bfloat16 float16"), reason=(
-        "the LoRA slots' dtype (vllm/lora/layers/)")),
+    "--enable-lora": plan("enable_lora", "bool", None, ARG_UTILS, reason=(
+        "LoRA adapter slots on every GPU, counted with the weights (vllm/lora/model_manager.py)")),
+    "--max-loras": plan("max_loras", "int", 1, LORA, reason="the adapter slots each wrapped module holds"),
+    "--max-lora-rank": plan("max_lora_rank", "choice", 16, LORA, choices=_c("1 8 16 32 64 128 256 320 512"),
+                            reason="the rank each slot holds"),
+    "--lora-dtype": plan("lora_dtype", "choice", "auto", LORA, choices=_c("auto bfloat16 float16"), reason=(
+        "the slots' dtype (auto: the model's)")),
     "--enable-tower-connector-lora": memory("bool", False, LORA, reason=(
         "LoRA slots for the vision tower and connector too (vllm/lora/model_manager.py)")),
-    "--max-cpu-loras": none("int", None, LORA),
-    "--fully-sharded-loras": memory("bool", False, LORA, reason=(
-        "LoRA slots sharded over TP ranks (vllm/lora/layers/)")),
-    "--lora-target-modules": memory("list", None, LORA, reason=(
-        "the modules that get LoRA slots (vllm/lora/model_manager.py)")),
+    "--max-cpu-loras": none("int", None, LORA, reason=(
+        "adapters cached in CPU memory, not on the GPU (vllm/lora/model_manager.py capacity); "
+        "must be at least --max-loras")),
+    "--fully-sharded-loras": plan("fully_sharded_loras", "bool", False, LORA, reason=(
+        "column layers' A and row layers' B split over the TP ranks too (S-LoRA)")),
+    "--lora-target-modules": plan("lora_target_modules", "list", None, LORA, reason=(
+        "only the modules named get slots")),
     "--default-mm-loras": none("json", None, LORA),
     "--specialize-active-lora": memory("bool", False, LORA, reason=(
         "CUDA graphs for each power-of-2 count of active LoRAs (vllm/v1/cudagraph_dispatcher.py)")),
-    "--enable-mixed-moe-lora-format": memory("bool", False, LORA, reason=(
-        "the 2D MoE LoRA wrapper's slots for every MoE layer (vllm/lora/model_manager.py)")),
-    "--enable-moe-shared-loras": memory("bool", False, LORA, reason=(
-        "LoRA slots for MoE shared experts (vllm/lora/model_manager.py)")),
+    "--enable-mixed-moe-lora-format": plan("enable_mixed_moe_lora_format", "bool", False, LORA, reason=(
+        "a 3D-weight MoE model's experts get the 2D wrapper's slots (gate and up A apart)")),
+    "--enable-moe-shared-loras": plan("enable_moe_shared_loras", "bool", False, LORA, reason=(
+        "one gate/up A and one down B for all experts (expert dimension 1)")),
     "--max-lora-cls-labels": memory("int", None, LORA, reason=(
         "classification LoRA heads' slots (vllm/lora/model_manager.py)")),
     "--logging-config": none("json", None, VLLM),

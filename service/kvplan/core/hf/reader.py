@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from ..engine.nonkv import model_shape
 from ..errors import InvalidConfig
 from ..limits import MAX_HEAD_DIM, MAX_LAYERS, MAX_TOKENS
-from ..model.geometry import FULL, LAYER_TYPE_CODES, MAMBA, SCONV, Geometry, make_geometry, pos_int
+from ..model.geometry import FULL, LAYER_TYPE_CODES, MAMBA, SCONV, SLIDING, Geometry, make_geometry, pos_int
 from ..model.mamba import MambaState
 from ..model.quant import quant_scheme
 from ..model.towers import vision_modalities
@@ -31,6 +31,7 @@ from .fields import (
     quant_dtypes,
 )
 from .layers import standard_layer_types
+from .lora import lora_modules
 from .mla import MLA_MODEL_TYPES
 from .params import estimate_params
 
@@ -65,7 +66,13 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
         if fam.shape_config is not None and archs & fam.architectures:
             base = fam.shape_config(base)
     cfg = dict(language_config(base))
-    geo = replace(geo, shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))))
+    geo = replace(
+        geo,
+        shape=model_shape(with_defaults(cfg, str(cfg.get("model_type") or ""))),
+        lora=lora_modules(config, geo.num_layers, geo.num_attention_heads, geo.num_kv_heads, geo.head_dim)
+        if set(geo.layer_pattern) <= {FULL, SLIDING}
+        else None,
+    )
     states = geo.layer_pattern.count(MAMBA)
     if geo.dsv4 is not None:  # DeepSeek-V4: one attention a decoder layer
         attention = geo.decoder_layer_count

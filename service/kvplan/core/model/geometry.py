@@ -22,6 +22,7 @@ from ..limits import (
     MAX_TOKENS,
 )
 from ..validate import COUNT, Wording, integer
+from .lora import LoraModules
 from .mamba import MambaState, Mixer
 from .quant import QuantScheme
 from .weights import LoadedWeights
@@ -204,6 +205,8 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     tower_modalities: tuple[str, ...] = ()
     # What the profiling run's activations scale with (None for inline geometries).
     shape: ModelShape | None = None
+    # The modules vLLM's LoRA manager wraps, for the Llama layout (core/model/lora.py; else None).
+    lora: LoraModules | None = None
     # DeepSeek-V4's caches (core/kv/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
     # layer and a COMPRESSED_MLA entry a compressed layer (decoder_layers maps them).
     dsv4: Dsv4Layout | None = None
