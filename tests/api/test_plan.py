@@ -127,3 +127,51 @@ def test_max_model_len_auto_with_no_room_for_a_token_is_refused_as_vllm_refuses_
         "/v1/plan", json={"command": "vllm serve llama-3.1-70b --max-model-len auto", "gpu": "l4-24gb"}
     )
     assert r.status_code == 400 and "Cannot auto-fit max_model_len" in r.json()["detail"]
+
+
+MTP = (
+    "vllm serve deepseek-ai/DeepSeek-V3 -tp 8"
+    ' --speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\''
+)
+
+
+def test_a_speculative_config_is_planned_end_to_end(client):
+    """DeepSeek-V3 with MTP: its one MTP layer joins the 61 MLA layers in the KV cache, and its
+    weights load with the target's (vllm/v1/worker/gpu/model_runner.py load_model)."""
+    plain = client.post("/v1/plan", json={"command": MTP.split(" --spec")[0], "gpu": "h200-141gb"}).json()
+    plan = client.post("/v1/plan?explain=true", json={"command": MTP, "gpu": "h200-141gb"}).json()
+    assert [(g["kind"], g["layers"]) for g in plain["groups"]] == [("mla", 61)]
+    assert [(g["kind"], g["layers"]) for g in plan["groups"]] == [("mla", 62)]
+    assert plan["weights_bytes"] > plain["weights_bytes"]
+    assert plan["num_blocks"] < plain["num_blocks"]
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert read["--speculative-config"]["effect"] == "plan"
+    budget = client.post(
+        "/v1/budget",
+        json={"model": "deepseek-v3", "gpu": "h200-141gb", "tensor_parallel_size": 8,
+              "speculative_method": "mtp", "num_speculative_tokens": 1},
+    ).json()  # fmt: skip
+    assert plan["num_blocks"] == budget["num_blocks"]
+    assert any(s["name"] == "speculative_decoding" for s in plan["ledger"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ('--speculative-config \'{"method": "eagle", "num_speculative_tokens": 3}\'', "needs a draft model"),
+        ('--speculative-config \'{"method": "medusa2"}\'', "not one vLLM 0.33 takes"),
+        ("--speculative-config '{\"num_speculative_tokens\": 2}'", "without speculative model"),
+        ('--speculative-config \'{"method": "ngram", "colour": 1}\'', "not a key SpeculativeConfig takes"),
+        ('--spec-method ngram --speculative-config \'{"method": "ngram"}\'', "mutually exclusive"),
+    ],
+)
+def test_a_speculative_config_vllm_refuses_is_a_400_naming_the_flag(client, flags, said):
+    r = client.post("/v1/plan", json={"command": f"{COMMAND} {flags}", "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert said in r.json()["detail"] and ("--spec" in r.json()["detail"])
+
+
+def test_a_draft_model_kvplan_cannot_read_offline_is_a_4xx_naming_the_field(client):
+    flags = ' --speculative-config \'{"model": "nobody/EAGLE3-nothing", "num_speculative_tokens": 3}\''
+    r = client.post("/v1/plan", json={"command": COMMAND + flags, "gpu": "h100-sxm-80gb"})
+    assert 400 <= r.status_code < 500 and r.json()["field"] == "speculative_model"

@@ -44,6 +44,7 @@ from .kv_cache_utils import (
     may_override_num_blocks,
 )
 from .memory import available_kv_cache_memory, requested_memory, resolve_weights, weights_per_worker
+from .speculation import draft_weights, with_speculation
 from .types import BudgetInput, MemoryTerms
 
 
@@ -89,10 +90,14 @@ class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # the non-KV memory is estimated. Per layout, so a request only divides.
     band: tuple[tuple[int, int], tuple[int, int]] | None
     warnings: tuple[w.Warning, ...]
+    # The speculative drafter's weights (in weights_bytes too) and how they were found.
+    draft_weights_bytes: int = 0
+    draft_weights_how: str = ""
 
 
 def layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     """The capacity of inp's layout, memoised (context and target do not change it)."""
+    inp = with_speculation(inp)
     if inp.geometry.num_layers > MEMO_MAX_LAYERS:  # an entry would hold too much: compute anew
         return _layout_capacity(inp)
     try:
@@ -205,7 +210,11 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     inflight, shapes = _group_shapes(inp, settings, par, plan)
 
     weights, weights_how = resolve_weights(inp)
-    weights_per_gpu = weights_per_worker(inp, weights, par)
+    # The drafter loads with the target (vllm/v1/worker/gpu/model_runner.py load_model), sharded
+    # over the target's TP on the last pipeline stage.
+    drafted, drafted_how = draft_weights(inp, weights)
+    weights_per_gpu = weights_per_worker(inp, weights, par) + -(-drafted // par.tensor)
+    weights += drafted
     requested = None
     if inp.kv_cache_memory_bytes is not None:
         available = inp.kv_cache_memory_bytes
@@ -252,6 +261,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         pooled=pooled,
         band=_band(inp, memory, requested, weights_per_gpu + non_kv + cudagraph, stage_bpb),
         warnings=(),
+        draft_weights_bytes=drafted,
+        draft_weights_how=drafted_how,
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
 
@@ -285,18 +296,25 @@ def _group_shapes(
     inflight = None
     if any(kind in (*WINDOWED, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
+    # Speculative decoding: multi-module MTP keeps extra_retained_tokens more in every sliding
+    # window (kv_cache_planning.py get_global_kv_cache_groups); a Mamba state keeps one more block
+    # a proposed token (MambaSpec num_speculative_blocks).
+    spec = inp.speculation
+    extra = spec.extra_retained_tokens if spec is not None else 0
+    drafts = spec.num_speculative_blocks if spec is not None else 0
+    reach = (inflight or 0) + extra
     bounds: dict[str, int] = {
-        SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
+        SLIDING: (g.sliding_window or 0) - 1 + reach,
+        SLIDING_MLA: (g.sliding_window or 0) - 1 + reach,
+        SCONV: (g.sconv_kernel_size or 0) - 1 + reach,
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
-        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)),
+        MAMBA: state_blocks_per_request(g.mamba, hybrid=any(k != MAMBA for k, _, _ in plan.classes)) + drafts,
         CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
         # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
-        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True),
+        MAMBA_REPLICATED: state_blocks_per_request(None, hybrid=True) + drafts,
     }
     shapes = tuple(
-        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
+        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + reach, n)
         for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
     )
     return inflight, shapes

@@ -9,7 +9,7 @@ layer resolved (the geometry, the engine profile, the GPU)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -24,19 +24,25 @@ from ..limits import (
     MAX_BYTES,
     MAX_CONCURRENCY,
     MAX_LAYERS,
+    MAX_NAME_LENGTH,
     MAX_NUM_SEQS,
     MAX_PARALLEL_SIZE,
+    MAX_SPECULATIVE_TOKENS,
     MAX_TOKENS,
 )
 from ..model.geometry import Geometry
+from ..model.speculative import METHODS as SPECULATIVE_METHODS
+from ..model.speculative import Speculation
 
 # The types of the settings, named once; a request type declares a setting with its type here.
 if TYPE_CHECKING:  # the names, for mypy (which cannot read a Literal built from a tuple)
     KvCacheDtype = str
     WeightDtype = str
+    SpeculativeMethodName = str
 else:  # the names, for msgspec: refused at decoding, listed in OpenAPI
     KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]
     WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]
+    SpeculativeMethodName = Literal[SPECULATIVE_METHODS]
 Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
 Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS)]
 ParallelSize = Annotated[int, Meta(ge=1, le=MAX_PARALLEL_SIZE)]
@@ -69,6 +75,36 @@ CudagraphBytes = Annotated[
 EnforceEager = Annotated[bool, Meta(description="vLLM's --enforce-eager: no CUDA graphs are captured")]
 KvCacheMemoryBytes = Annotated[int, Meta(ge=0, le=MAX_BYTES, description="replaces the whole budget")]
 NumGpuBlocks = Annotated[int, Meta(ge=1, le=MAX_BYTES)]
+SpeculativeMethod = Annotated[
+    SpeculativeMethodName,
+    Meta(
+        description="vLLM's --speculative-config method (--spec-method): mtp and its model types, eagle, "
+        "eagle3, draft_model, ngram, ngram_gpu, suffix are planned. Unset with speculative_model set: "
+        "inferred as vLLM infers it"
+    ),
+]
+SpeculativeModel = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_NAME_LENGTH,
+        description="the draft (--speculative-config model, --spec-model): a preset id or a Hub id, read "
+        "as `model` is; MTP needs none (its layers are the target's)",
+    ),
+]
+SpeculativeHfConfig = Annotated[
+    dict[str, Any],
+    Meta(description="the draft's config.json, verbatim, when it is neither a preset nor a cached Hub model"),
+]
+NumSpeculativeTokens = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_SPECULATIVE_TOKENS,
+        description="tokens the drafter proposes a step (--speculative-config num_speculative_tokens, "
+        "--spec-tokens); MTP's default: its layers",
+    ),
+]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -107,6 +143,11 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     hybrid_kv_cache_manager: bool = True
     extensible_kv_cache: bool = False
     kv_offloading_bytes: Bytes | None = None
+    # Speculative decoding (core/model/speculative.py): None throughout, none.
+    speculative_method: SpeculativeMethod | None = None
+    speculative_model: SpeculativeModel | None = None
+    speculative_hf_config: SpeculativeHfConfig | None = None
+    num_speculative_tokens: NumSpeculativeTokens | None = None
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
@@ -123,6 +164,12 @@ class BudgetInput(EngineSettings, frozen=True, gc=False, kw_only=True):
     # Where gpu_memory_bytes comes from (for the ledger): the preset's driver figure, the
     # figure vLLM sees (torch.cuda.mem_get_info), or the request.
     gpu_memory_source: str = ""
+    # The draft model speculative_model (or speculative_hf_config) names, resolved by the service
+    # layer; the inline config is then dropped from the input (a dict does not hash).
+    draft: Geometry | None = None
+    # The speculative decoding planned (core/budget/speculation.py), once resolved: the geometry
+    # then carries the draft's KV layers.
+    speculation: Speculation | None = None
 
 
 class GroupResult(msgspec.Struct, frozen=True, gc=False):

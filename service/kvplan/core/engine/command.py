@@ -20,6 +20,8 @@ import msgspec
 
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_COMMAND_CHARS, MAX_COMMAND_TOKENS
+from kvplan.core.model.speculative import SHORTHANDS
+from kvplan.core.model.speculative import read_config as read_speculative_config
 
 from .flags import (
     FLAGS,
@@ -436,11 +438,26 @@ _TO_FIELD: dict[str, Callable[[Value], Any]] = {
 }
 
 
+_SPECULATIVE = "--speculative-config"
+
+
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:
-    """The plan's fields the flags set; the last of a repeated flag wins, as in argparse."""
+    """The plan's fields the flags set; the last of a repeated flag wins, as in argparse.
+    --speculative-config and its shorthands together give the speculative_* fields, as vLLM's
+    create_speculative_config merges them (core/model/speculative.py read_config)."""
     out: dict[str, Any] = {}
+    spec: dict[str, Any] | None = None
+    shorthands: dict[str, Any] = {}
     for f in read:
-        if f.effect == "plan" and f.field is not None:
+        if f.option == _SPECULATIVE:
+            spec = f.value if isinstance(f.value, dict) else {"": f.value}
+        elif f.option in SHORTHANDS:
+            shorthands[f.option] = f.value
+        elif f.effect == "plan" and f.field is not None:
             convert = _TO_FIELD.get(f.option)
             out[f.field] = f.value if convert is None else convert(f.value)
+    if spec is not None or shorthands:
+        if spec is not None and "" in spec:
+            raise InvalidInput(FIELD, f"{_SPECULATIVE} must be a JSON object")
+        out |= read_speculative_config(spec, shorthands, out.get("tensor_parallel_size", 1))
     return out
