@@ -34,6 +34,7 @@ SPEC_KIND_OF = {"sconv": "sliding_attention", "compressed_mla": "mla", "mamba_re
 
 def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
     i = case["inputs"]
+    spec = i.get("speculative") or {}  # the spec- cases: speculative decoding (oracle_more.py)
     return compute_budget(
         BudgetInput(
             geometry=from_hf_config(load_config(case["config"]), name=case["name"]),
@@ -47,6 +48,8 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             gpu_name=i.get("gpu_name", ""),
             max_num_batched_tokens=i["max_num_batched_tokens"],
             async_scheduling=i["async_scheduling"],
+            speculative_method=spec.get("method"),
+            num_speculative_tokens=spec.get("num_speculative_tokens"),
         )
     )
 

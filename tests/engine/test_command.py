@@ -71,7 +71,8 @@ def test_the_speculative_shorthands_set_one_key_each():
 def test_a_shorthand_and_the_key_it_sets_are_mutually_exclusive():
     with pytest.raises(InvalidInput, match="mutually exclusive"):
         read_command(
-            """vllm serve x/y --spec-tokens 2 --speculative-config '{"method": "ngram", "num_speculative_tokens": 3}'"""
+            "vllm serve x/y --spec-tokens 2"
+            """ --speculative-config '{"method": "ngram", "num_speculative_tokens": 3}'"""
         )
 
 

@@ -23,6 +23,8 @@ OUT = HERE / "cases-vllm-0.33.0.json"
 GiB = 1 << 30
 
 SCOUT = "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
+DEEPSEEK_V3 = "deepseek-ai--DeepSeek-V3.json"
+COMMAND_R7B_MTP2 = "synthetic--command-r7b-mtp2-shaped.json"
 MAVERICK = "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json"
 JAMBA = "ai21labs--AI21-Jamba-1.5-Mini.json"
 QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.json"
@@ -514,6 +516,26 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     ("dsv41-shaped-64k-pp2-h100-block64", DSV41, {"available_memory_bytes": 10 * GiB, "max_model_len": 65536,
                                                   "block_size": 64, "pipeline_parallel_size": 2,
                                                   "gpu_name": H100}),
+    # Speculative decoding (oracle_more.py: the draft's layers as vLLM's MTP model files build them,
+    # VllmConfig.speculative_config answering with SpeculativeConfig's own methods). MTP layers join
+    # the target's groups; every Mamba state keeps num_speculative_tokens more blocks (n-gram too);
+    # multi-module MTP keeps num_speculative_tokens − 1 more tokens in every sliding window.
+    ("spec-qwen3-next-mtp1-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
+                                              "speculative": {"method": "mtp", "num_speculative_tokens": 1}}),
+    ("spec-qwen3-next-mtp2-8k-tp4", QWEN3_NEXT, {"available_memory_bytes": 30 * GiB, "max_model_len": 8192,
+                                                 "tensor_parallel_size": 4,
+                                                 "speculative": {"method": "mtp", "num_speculative_tokens": 2}}),
+    ("spec-qwen3-next-ngram4-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
+                                                "speculative": {"method": "ngram", "num_speculative_tokens": 4}}),
+    ("spec-qwen36-mtp3-32k", QWEN36, {"available_memory_bytes": 30 * GiB, "max_model_len": 32768,
+                                      "speculative": {"method": "mtp", "num_speculative_tokens": 3}}),
+    ("spec-deepseek-v3-mtp1-32k-tp8", DEEPSEEK_V3, {"available_memory_bytes": 60 * GiB, "max_model_len": 32768,
+                                                    "tensor_parallel_size": 8, "block_size": 64,
+                                                    "speculative": {"method": "mtp", "num_speculative_tokens": 1}}),
+    ("spec-command-r7b-mtp2-shaped-32k", COMMAND_R7B_MTP2, {"available_memory_bytes": 10 * GiB,
+                                                            "max_model_len": 32768,
+                                                            "speculative": {"method": "mtp",
+                                                                            "num_speculative_tokens": 2}}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
