@@ -25,6 +25,9 @@ GiB = 1 << 30
 SCOUT = "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
 DEEPSEEK_V3 = "deepseek-ai--DeepSeek-V3.json"
 COMMAND_R7B_MTP2 = "synthetic--command-r7b-mtp2-shaped.json"
+MTP1 = {"method": "mtp", "num_speculative_tokens": 1}
+MTP2 = {"method": "mtp", "num_speculative_tokens": 2}
+NGRAM4 = {"method": "ngram", "num_speculative_tokens": 4}
 MAVERICK = "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json"
 JAMBA = "ai21labs--AI21-Jamba-1.5-Mini.json"
 QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.json"
@@ -521,21 +524,18 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
     # the target's groups; every Mamba state keeps num_speculative_tokens more blocks (n-gram too);
     # multi-module MTP keeps num_speculative_tokens − 1 more tokens in every sliding window.
     ("spec-qwen3-next-mtp1-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
-                                              "speculative": {"method": "mtp", "num_speculative_tokens": 1}}),
+                                              "speculative": MTP1}),
     ("spec-qwen3-next-mtp2-8k-tp4", QWEN3_NEXT, {"available_memory_bytes": 30 * GiB, "max_model_len": 8192,
-                                                 "tensor_parallel_size": 4,
-                                                 "speculative": {"method": "mtp", "num_speculative_tokens": 2}}),
+                                                 "tensor_parallel_size": 4, "speculative": MTP2}),
     ("spec-qwen3-next-ngram4-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
-                                                "speculative": {"method": "ngram", "num_speculative_tokens": 4}}),
+                                                "speculative": NGRAM4}),
     ("spec-qwen36-mtp3-32k", QWEN36, {"available_memory_bytes": 30 * GiB, "max_model_len": 32768,
                                       "speculative": {"method": "mtp", "num_speculative_tokens": 3}}),
-    ("spec-deepseek-v3-mtp1-32k-tp8", DEEPSEEK_V3, {"available_memory_bytes": 60 * GiB, "max_model_len": 32768,
-                                                    "tensor_parallel_size": 8, "block_size": 64,
-                                                    "speculative": {"method": "mtp", "num_speculative_tokens": 1}}),
+    ("spec-deepseek-v3-mtp1-32k-tp8", DEEPSEEK_V3, {"available_memory_bytes": 60 * GiB,
+                                                    "max_model_len": 32768, "tensor_parallel_size": 8,
+                                                    "block_size": 64, "speculative": MTP1}),
     ("spec-command-r7b-mtp2-shaped-32k", COMMAND_R7B_MTP2, {"available_memory_bytes": 10 * GiB,
-                                                            "max_model_len": 32768,
-                                                            "speculative": {"method": "mtp",
-                                                                            "num_speculative_tokens": 2}}),
+                                                            "max_model_len": 32768, "speculative": MTP2}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,
