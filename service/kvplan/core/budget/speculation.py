@@ -39,7 +39,7 @@ def with_speculation(inp: BudgetInput) -> BudgetInput:
 def draft_weights(inp: BudgetInput, target_bytes: int) -> tuple[int, str]:
     """Bytes of the drafter's weights and how they were found: the MTP layers' parameters at the
     target's bytes a parameter (they load with its quantization); a draft model's checkpoint
-    tensors, or its parameters × its dtype. (0, "") without a drafter."""
+    tensors, or its parameters × the target's dtype. (0, "") without a drafter."""
     spec = inp.speculation
     if spec is None or not spec.draft_layers:
         return 0, ""
@@ -56,5 +56,6 @@ def draft_weights(inp: BudgetInput, target_bytes: int) -> tuple[int, str]:
         return d.loaded_weights.total_bytes, f"the draft checkpoint's tensors ({d.loaded_weights.source})"
     if d.params_total is None:
         return 0, "unknown (the draft's parameter count is not known)"
-    dt = d.weight_dtype or d.dtype
-    return weight_bytes(d.params_total, dt), f"{d.params_total:,} draft params × {dt}"
+    # vLLM loads the draft in the target's dtype (SpeculativeConfig: dtype=target_model_config.dtype).
+    dt = g.weight_dtype or g.dtype
+    return weight_bytes(d.params_total, dt), f"{d.params_total:,} draft params × {dt} (the target's dtype)"

@@ -250,7 +250,7 @@ def resolve(
 
 
 def _check_same_page(target: Geometry, draft: Geometry, tensor: int) -> None:
-    """A draft whose attention layers have the target's KV spec (heads, head dims, model dtype):
+    """A draft whose attention layers have the target's KV spec (KV heads, head dims):
     the case kvplan plans. A draft of another page size (vLLM unifies pages across groups) or of
     other layer kinds is refused rather than planned wrong."""
     kinds = set(draft.layer_pattern)
@@ -264,12 +264,14 @@ def _check_same_page(target: Geometry, draft: Geometry, tensor: int) -> None:
         raise InvalidInput(
             "speculative_model", f"{target.name} has no standard attention layers for the draft's to join"
         )
-    mine = (draft.num_kv_heads, draft.head_dim, draft.v_head_dim, draft.dtype)
-    theirs = (target.num_kv_heads, target.head_dim, target.v_head_dim, target.dtype)
+    # The draft runs in the target's dtype (SpeculativeConfig builds its ModelConfig with
+    # dtype=target_model_config.dtype), so its KV dtype is the target's whatever its config says.
+    mine = (draft.num_kv_heads, draft.head_dim, draft.v_head_dim)
+    theirs = (target.num_kv_heads, target.head_dim, target.v_head_dim)
     if mine != theirs or target.full_head_dim is not None:
         raise InvalidInput(
             "speculative_model",
-            f"{draft.name}'s KV layers (kv heads, head dim, v head dim, dtype = {mine}) differ from "
+            f"{draft.name}'s KV layers (KV heads, head dim, V head dim = {mine}) differ from "
             f"{target.name}'s {theirs}: vLLM would plan pages of two sizes, which kvplan does not model yet",
         )
     if draft.num_layers > MAX_LAYERS - target.num_layers:
