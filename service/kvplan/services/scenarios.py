@@ -198,8 +198,6 @@ def budget_input(
         gpu_memory_source=source,
         draft=draft,
     )
-    if req.speculative_hf_config is not None:  # resolved into `draft`; a dict would not hash
-        inp = msgspec.structs.replace(inp, speculative_hf_config=None)
     return inp, model, gpu_id
 
 
@@ -210,11 +208,11 @@ def draft_geometry(
     config.json, else a preset, else a Hub model kvplan holds (no network here). None for MTP (its
     layers are the target's), n-gram and suffix drafting (none) and no speculation. A draft that
     cannot be read is InvalidInput naming the field."""
-    method = req.speculative_method
-    if req.speculative_hf_config is not None:
-        name = str(req.speculative_hf_config.get("_name_or_path") or req.speculative_model or "draft")[:200]
+    method, inline = req.speculative_method, getattr(req, "speculative_hf_config", None)
+    if inline is not None:
+        name = str(inline.get("_name_or_path") or req.speculative_model or "draft")[:200]
         try:
-            return from_hf_config(req.speculative_hf_config, name=name)
+            return from_hf_config(inline, name=name)
         except InvalidInput as e:
             raise InvalidInput(f"speculative_hf_config.{e.field}", e.reason) from None
     name = req.speculative_model

@@ -31,9 +31,7 @@ def with_speculation(inp: BudgetInput) -> BudgetInput:
     )
     if spec is None:
         return inp
-    return replace(
-        inp, geometry=with_draft_layers(inp.geometry, spec), speculation=spec, speculative_hf_config=None
-    )
+    return replace(inp, geometry=with_draft_layers(inp.geometry, spec), speculation=spec)
 
 
 def draft_weights(inp: BudgetInput, target_bytes: int) -> tuple[int, str]:

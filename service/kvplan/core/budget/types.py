@@ -9,7 +9,7 @@ layer resolved (the geometry, the engine profile, the GPU)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 from msgspec import Meta
@@ -92,10 +92,6 @@ SpeculativeModel = Annotated[
         "as `model` is; MTP needs none (its layers are the target's)",
     ),
 ]
-SpeculativeHfConfig = Annotated[
-    dict[str, Any],
-    Meta(description="the draft's config.json, verbatim, when it is neither a preset nor a cached Hub model"),
-]
 NumSpeculativeTokens = Annotated[
     int,
     Meta(
@@ -146,7 +142,6 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     # Speculative decoding (core/model/speculative.py): None throughout, none.
     speculative_method: SpeculativeMethod | None = None
     speculative_model: SpeculativeModel | None = None
-    speculative_hf_config: SpeculativeHfConfig | None = None
     num_speculative_tokens: NumSpeculativeTokens | None = None
 
 
@@ -164,8 +159,8 @@ class BudgetInput(EngineSettings, frozen=True, gc=False, kw_only=True):
     # Where gpu_memory_bytes comes from (for the ledger): the preset's driver figure, the
     # figure vLLM sees (torch.cuda.mem_get_info), or the request.
     gpu_memory_source: str = ""
-    # The draft model speculative_model (or speculative_hf_config) names, resolved by the service
-    # layer; the inline config is then dropped from the input (a dict does not hash).
+    # The draft model speculative_model (or a request's speculative_hf_config) names, resolved by
+    # the service layer.
     draft: Geometry | None = None
     # The speculative decoding planned (core/budget/speculation.py), once resolved: the geometry
     # then carries the draft's KV layers.
