@@ -175,3 +175,18 @@ def test_a_draft_model_kvplan_cannot_read_offline_is_a_4xx_naming_the_field(clie
     flags = ' --speculative-config \'{"model": "nobody/EAGLE3-nothing", "num_speculative_tokens": 3}\''
     r = client.post("/v1/plan", json={"command": COMMAND + flags, "gpu": "h100-sxm-80gb"})
     assert 400 <= r.status_code < 500 and r.json()["field"] == "speculative_model"
+
+
+def test_an_eagle3_head_sent_inline_is_planned_beside_the_command(client):
+    """The draft's config.json as speculative_hf_config: its one Llama layer of the target's KV
+    page joins the 32 (llama_eagle3.py LlamaModel)."""
+    head = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+            "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "num_hidden_layers": 1, "vocab_size": 128256, "torch_dtype": "float16"}  # fmt: skip
+    flags = """ --speculative-config '{"method": "eagle3", "model": "x/E3", "num_speculative_tokens": 3}'"""
+    plan = client.post(
+        "/v1/plan", json={"command": COMMAND + flags, "gpu": "h100-sxm-80gb", "speculative_hf_config": head}
+    ).json()
+    plain = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb"}).json()
+    assert [(g["kind"], g["layers"]) for g in plan["groups"]] == [("full_attention", 33)]
+    assert plan["weights_bytes"] > plain["weights_bytes"] and plan["num_blocks"] < plain["num_blocks"]

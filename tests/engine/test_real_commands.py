@@ -23,8 +23,8 @@ EXPECTED = {
     "01-gh-vllm-12256.txt": (400, "--enable-reasoning is gone from vLLM 0.33's `vllm "),
     "02-gh-vllm-13124.txt": (200, ""),
     "03-gh-vllm-7456.txt": (400, "--speculative-model is gone from vLLM 0.33's `vllm"),
-    # The EAGLE-3 draft is a Hub model kvplan has not read (no Hub here): its KV and weights unknown.
-    "04-gh-airunway-243.txt": (400, "'RedHatAI/Qwen3-8B-speculator.eagle3' is not a pre"),
+    # The EAGLE-3 draft is a Hub model, and the Hub is offline here: its KV and weights are unknown.
+    "04-gh-airunway-243.txt": (400, "'RedHatAI/Qwen3-8B-speculator.eagle3': RedHatAI/Qw"),
     "05-gh-vllm-2847.txt": (200, ""),
     "06-gh-llmos-41.txt": (200, ""),
     "07-gh-vllm-12898.txt": (200, ""),

@@ -201,6 +201,15 @@ def budget_input(
     return inp, model, gpu_id
 
 
+def draft_name(req: BudgetRequest) -> str | None:
+    """The draft model a request names for the Hub to fetch (the routes prefetch it beside
+    `model`), or None when it names none to read."""
+    name, method = req.speculative_model, req.speculative_method
+    if getattr(req, "speculative_hf_config", None) is not None or name is None:
+        return None
+    return None if method in NO_DRAFT or method in MTP_METHODS or name in ("ngram", "[ngram]") else name
+
+
 def draft_geometry(
     registry: Registry, req: BudgetRequest, resolutions: Resolutions | None
 ) -> Geometry | None:
@@ -208,15 +217,15 @@ def draft_geometry(
     config.json, else a preset, else a Hub model kvplan holds (no network here). None for MTP (its
     layers are the target's), n-gram and suffix drafting (none) and no speculation. A draft that
     cannot be read is InvalidInput naming the field."""
-    method, inline = req.speculative_method, getattr(req, "speculative_hf_config", None)
+    inline = getattr(req, "speculative_hf_config", None)
     if inline is not None:
         name = str(inline.get("_name_or_path") or req.speculative_model or "draft")[:200]
         try:
             return from_hf_config(inline, name=name)
         except InvalidInput as e:
             raise InvalidInput(f"speculative_hf_config.{e.field}", e.reason) from None
-    name = req.speculative_model
-    if name is None or method in NO_DRAFT or method in MTP_METHODS or name in ("ngram", "[ngram]"):
+    name = draft_name(req)
+    if name is None:
         return None
     try:
         ref = model_ref(registry, name)
