@@ -194,3 +194,9 @@ def test_the_command_reader_merges_the_shorthands_as_vllm_does():
     with pytest.raises(InvalidInput, match="draft_tensor_parallel_size"):
         read_config({"method": "eagle3", "model": "a/b", "num_speculative_tokens": 2,
                      "draft_tensor_parallel_size": 1}, {}, tensor=4)  # fmt: skip
+
+
+def test_a_target_with_caches_of_its_own_is_refused_rather_than_planned_wrong():
+    g = from_hf_config(config("synthetic--deepseek-v4-flash-shaped.json"), name="dsv4")
+    with pytest.raises(InvalidInput, match="not plain attention layers"):
+        plan(g, speculative_method="mtp", num_speculative_tokens=1)

@@ -18,7 +18,7 @@ import msgspec
 
 from ..errors import InvalidInput
 from ..limits import MAX_LAYERS, MAX_SPECULATIVE_TOKENS
-from .geometry import FULL, MLA, SLIDING, Geometry
+from .geometry import FULL, MAMBA, MLA, SLIDING, Geometry
 
 SOURCE = "vllm/config/speculative.py (SpeculativeConfig)"
 SRC_LAYERS = "vllm/v1/worker/gpu/attn_utils.py (get_kv_cache_spec: draft layers, is_draft)"
@@ -207,6 +207,8 @@ def resolve(
         raise InvalidInput(
             "speculative_method", f"{name or m!r}: kvplan does not plan this drafter's KV and weights yet"
         )
+    if m not in NO_DRAFT:
+        _check_plain_attention(target)
     if m in NO_DRAFT:
         if n is None:
             raise InvalidInput("num_speculative_tokens", f"{m} needs num_speculative_tokens")
@@ -247,6 +249,23 @@ def resolve(
         method=m, num_speculative_tokens=n, draft_layers=draft.layer_pattern,
         draft_source="the draft model", extra_retained_tokens=0, num_speculative_blocks=n,
     )  # fmt: skip
+
+
+def _check_plain_attention(target: Geometry) -> None:
+    """A target whose attention layers are plain full, sliding or MLA layers, each one spec: a
+    draft layer of that spec is what vLLM adds. Targets with caches of their own beside or in
+    place of attention (DeepSeek-V4, Qwen4-exp QSA, Inkling, MiniMax-M3, GLM-5-next, Dots3, HY-V4,
+    Gemma-4) are refused rather than planned wrong."""
+    own = (
+        target.dsv4, target.qsa, target.sconv_kernel_size, target.indexer_layers, target.kpool_indexer,
+        target.mla_row_dim, target.sliding_mla_dim, target.full_head_dim, target.sparse_mla_layers,
+        target.mla_indexer_layers,
+    )  # fmt: skip
+    if any(x is not None for x in own) or set(target.layer_pattern) - {FULL, SLIDING, MLA, MAMBA}:
+        raise InvalidInput(
+            "speculative_method",
+            f"{target.name}'s caches are not plain attention layers: kvplan does not plan its drafter yet",
+        )
 
 
 def _check_same_page(target: Geometry, draft: Geometry, tensor: int) -> None:
