@@ -200,3 +200,10 @@ def test_a_target_with_caches_of_its_own_is_refused_rather_than_planned_wrong():
     g = from_hf_config(config("synthetic--deepseek-v4-flash-shaped.json"), name="dsv4")
     with pytest.raises(InvalidInput, match="not plain attention layers"):
         plan(g, speculative_method="mtp", num_speculative_tokens=1)
+
+
+def test_a_batch_no_larger_than_the_draft_slots_is_refused_as_vllm_refuses_it():
+    """vllm/config/vllm.py _set_max_num_scheduled_tokens: max_num_batched_tokens ≤ num_lookahead_tokens."""
+    with pytest.raises(InvalidInput) as e:
+        plan(DEEPSEEK_V3, speculative_method="mtp", num_speculative_tokens=4, max_num_batched_tokens=4)
+    assert e.value.field == "max_num_batched_tokens"

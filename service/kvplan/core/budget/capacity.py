@@ -204,6 +204,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
     settings = resolve_settings(inp)
+    _check_lookahead(inp, settings.max_num_batched_tokens)
     lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
     non_kv, cudagraph, memory = _non_kv(inp, settings, par)
     plan = _group_plan(inp, settings, par, lb)
@@ -265,6 +266,19 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         draft_weights_how=drafted_how,
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
+
+
+def _check_lookahead(inp: BudgetInput, max_num_batched_tokens: int) -> None:
+    """vLLM refuses a batch that cannot hold a request's draft slots: max_num_batched_tokens must
+    exceed num_lookahead_tokens, num_speculative_tokens for a drafter with layers
+    (vllm/config/vllm.py _set_max_num_scheduled_tokens, num_lookahead_tokens)."""
+    spec = inp.speculation
+    if spec is not None and spec.draft_layers and max_num_batched_tokens <= spec.num_speculative_tokens:
+        raise InvalidInput(
+            "max_num_batched_tokens",
+            f"{max_num_batched_tokens} does not exceed num_lookahead_tokens={spec.num_speculative_tokens}: "
+            "vLLM has no slot left to schedule a token",
+        )
 
 
 def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
