@@ -50,6 +50,9 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             async_scheduling=i["async_scheduling"],
             speculative_method=spec.get("method"),
             num_speculative_tokens=spec.get("num_speculative_tokens"),
+            draft=from_hf_config(spec["draft_hf_config"], name="draft")
+            if "draft_hf_config" in spec
+            else None,
         )
     )
 

@@ -1379,11 +1379,24 @@ def _spec_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
     specs = {
         k: replace(v, num_speculative_blocks=n) if isinstance(v, MambaSpec) else v for k, v in specs.items()
     }
+    first = int(vc.model_config.hf_config.get_text_config().num_hidden_layers)
     if spec["method"] == "mtp":
         template = next(v for v in specs.values() if type(v) in (FullAttentionSpec, MLAAttentionSpec))
-        first = int(vc.model_config.hf_config.get_text_config().num_hidden_layers)
         for i in range(_mtp_layers(vc.model_config.hf_config)):
             specs[f"model.layers.{first + i}.mtp_block.self_attn.attn"] = replace(template, is_draft=True)
+    elif spec.get("draft_hf_config"):
+        # An EAGLE head (llama_eagle3.py LlamaModel): num_hidden_layers Llama decoder layers, each an
+        # Attention of the head's KV heads (sharded by TP as any: max(1, H // TP)) and head dim,
+        # in the cache dtype; full attention (the head sets no window).
+        d = spec["draft_hf_config"]
+        tp = int(req.get("tensor_parallel_size", 1))
+        head = int(d.get("head_dim") or d["hidden_size"] // d["num_attention_heads"])
+        kv = max(1, int(d.get("num_key_value_heads", d["num_attention_heads"])) // tp)
+        template = next(v for v in specs.values() if type(v) is FullAttentionSpec)
+        for i in range(int(d["num_hidden_layers"])):
+            specs[f"draft_model.model.layers.{first + i}.self_attn.attn"] = replace(
+                template, num_kv_heads=kv, head_size=head, head_size_v=head, is_draft=True
+            )
     return specs, cache_dtype, torch_dtype
 
 
