@@ -169,7 +169,7 @@ def test_vllm_infers_the_method_from_the_model_as_vllm_does():
 
 def test_n_gram_drafts_add_no_layers_and_no_weights(registry):
     g = registry.model("llama-3.1-8b").geometry
-    spec = resolve(g, "ngram", None, 4, None, 1)
+    spec = resolve(g, "ngram", None, 4, None)
     assert spec is not None and spec.draft_layers == "" and spec.extra_retained_tokens == 0
 
 
@@ -180,7 +180,7 @@ def test_draft_layers_are_the_targets_attention_kind_and_never_more_than_its_mtp
     )
     if n > n_predict and n % n_predict:
         return
-    spec = resolve(g, "mtp", None, n, None, 1)
+    spec = resolve(g, "mtp", None, n, None)
     assert spec is not None and spec.draft_layers == MLA * n_predict
     assert spec.extra_retained_tokens == (n - 1 if min(n, n_predict) > 1 else 0)
     assert FULL not in spec.draft_layers

@@ -27,7 +27,6 @@ def with_speculation(inp: BudgetInput) -> BudgetInput:
         inp.speculative_model,
         inp.num_speculative_tokens,
         inp.draft,
-        inp.tensor_parallel_size,
     )
     if spec is None:
         return inp

@@ -192,7 +192,6 @@ def resolve(
     model: str | None,
     n: int | None,
     draft: Geometry | None,
-    tensor: int,
 ) -> Speculation | None:
     """The speculative decoding a scenario's settings describe, checked as vLLM checks it, with the
     KV layers its draft adds; None without one."""
@@ -244,7 +243,7 @@ def resolve(
         raise InvalidInput(
             "num_speculative_tokens", "a speculative model was provided, but num_speculative_tokens was not"
         )
-    _check_same_page(target, draft, tensor)
+    _check_same_page(target, draft)
     return Speculation(
         method=m, num_speculative_tokens=n, draft_layers=draft.layer_pattern,
         draft_source="the draft model", extra_retained_tokens=0, num_speculative_blocks=n,
@@ -268,7 +267,7 @@ def _check_plain_attention(target: Geometry) -> None:
         )
 
 
-def _check_same_page(target: Geometry, draft: Geometry, tensor: int) -> None:
+def _check_same_page(target: Geometry, draft: Geometry) -> None:
     """A draft whose attention layers have the target's KV spec (KV heads, head dims):
     the case kvplan plans. A draft of another page size (vLLM unifies pages across groups) or of
     other layer kinds is refused rather than planned wrong."""
@@ -295,7 +294,6 @@ def _check_same_page(target: Geometry, draft: Geometry, tensor: int) -> None:
         )
     if draft.num_layers > MAX_LAYERS - target.num_layers:
         raise InvalidInput("speculative_model", f"{draft.name} adds more layers than kvplan plans")
-    del tensor
 
 
 def with_draft_layers(g: Geometry, spec: Speculation) -> Geometry:
