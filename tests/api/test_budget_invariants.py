@@ -18,7 +18,7 @@ from kvplan.services.answers import budget_answer
 
 REG = load_registry(extra_dir="")
 ENGINE_PATTERN = "^[A-Za-z0-9@._+-]+$"
-SKIP = {"model", "gpu", "kv_cache_dtype_skip_layers"}
+SKIP = {"model", "gpu", "kv_cache_dtype_skip_layers", "speculative_hf_config"}
 
 
 def _values(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:
@@ -46,6 +46,8 @@ def _values(t: msgspec.inspect.Type) -> st.SearchStrategy[Any]:
         return st.sampled_from(["q_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head", "x"])
     if isinstance(t, msgspec.inspect.StrType) and t.pattern == ENGINE_PATTERN:  # a profile or a version
         return st.sampled_from([*PROFILES, "0.11.1", "0.19.0", "0.33"])
+    if isinstance(t, msgspec.inspect.StrType):  # a model reference (speculative_model)
+        return st.sampled_from([*sorted(REG.models), "ngram", "nobody/EAGLE3-nothing"])
     raise AssertionError(f"no strategy for {t}")
 
 

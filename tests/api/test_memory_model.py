@@ -109,7 +109,7 @@ def test_fleet_sweep_and_simulate_use_the_same_estimate_as_budget(client):
 
 
 def test_a_version_outside_the_modelled_ones_is_a_400_naming_the_profiles(client):
-    r = client.post("/v1/budget", json={**LLAMA_H100, "engine": "0.8.5"})
+    r = client.post("/v1/budget", json={**LLAMA_H100, "engine": "0.3.3"})
     assert r.status_code == 400 and r.json()["field"] == "engine"
     assert "vllm@0.19" in r.json()["detail"]
 

@@ -304,3 +304,66 @@ def test_lora_on_a_model_of_another_layout_says_its_slots_are_not_counted(client
     ).json()
     assert "lora_not_modelled" in [w["code"] for w in plan["warnings"]]
     assert plan.get("lora_bytes_per_gpu", 0) == 0
+
+
+MTP = (
+    "vllm serve deepseek-ai/DeepSeek-V3 -tp 8"
+    ' --speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\''
+)
+
+
+def test_a_speculative_config_is_planned_end_to_end(client):
+    """DeepSeek-V3 with MTP: its one MTP layer joins the 61 MLA layers in the KV cache, and its
+    weights load with the target's (vllm/v1/worker/gpu/model_runner.py load_model)."""
+    plain = client.post("/v1/plan", json={"command": MTP.split(" --spec")[0], "gpu": "h200-141gb"}).json()
+    plan = client.post("/v1/plan?explain=true", json={"command": MTP, "gpu": "h200-141gb"}).json()
+    assert [(g["kind"], g["layers"]) for g in plain["groups"]] == [("mla", 61)]
+    assert [(g["kind"], g["layers"]) for g in plan["groups"]] == [("mla", 62)]
+    assert plan["weights_bytes"] > plain["weights_bytes"]
+    assert plan["num_blocks"] < plain["num_blocks"]
+    read = {f["option"]: f for f in plan["command"]["flags"]}
+    assert read["--speculative-config"]["effect"] == "plan"
+    budget = client.post(
+        "/v1/budget",
+        json={"model": "deepseek-v3", "gpu": "h200-141gb", "tensor_parallel_size": 8,
+              "speculative_method": "mtp", "num_speculative_tokens": 1},
+    ).json()  # fmt: skip
+    assert plan["num_blocks"] == budget["num_blocks"]
+    assert any(s["name"] == "speculative_decoding" for s in plan["ledger"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ('--speculative-config \'{"method": "eagle", "num_speculative_tokens": 3}\'', "needs a draft model"),
+        ('--speculative-config \'{"method": "medusa2"}\'', "not one vLLM 0.33 takes"),
+        ("--speculative-config '{\"num_speculative_tokens\": 2}'", "without speculative model"),
+        ('--speculative-config \'{"method": "ngram", "colour": 1}\'', "not a key SpeculativeConfig takes"),
+        ('--spec-method ngram --speculative-config \'{"method": "ngram"}\'', "mutually exclusive"),
+    ],
+)
+def test_a_speculative_config_vllm_refuses_is_a_400_naming_the_flag(client, flags, said):
+    r = client.post("/v1/plan", json={"command": f"{COMMAND} {flags}", "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400, r.text
+    assert said in r.json()["detail"] and ("--spec" in r.json()["detail"])
+
+
+def test_a_draft_model_kvplan_cannot_read_offline_is_a_4xx_naming_the_field(client):
+    flags = ' --speculative-config \'{"model": "nobody/EAGLE3-nothing", "num_speculative_tokens": 3}\''
+    r = client.post("/v1/plan", json={"command": COMMAND + flags, "gpu": "h100-sxm-80gb"})
+    assert 400 <= r.status_code < 500 and r.json()["field"] == "speculative_model"
+
+
+def test_an_eagle3_head_sent_inline_is_planned_beside_the_command(client):
+    """The draft's config.json as speculative_hf_config: its one Llama layer of the target's KV
+    page joins the 32 (llama_eagle3.py LlamaModel)."""
+    head = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+            "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "num_hidden_layers": 1, "vocab_size": 128256, "torch_dtype": "float16"}  # fmt: skip
+    flags = """ --speculative-config '{"method": "eagle3", "model": "x/E3", "num_speculative_tokens": 3}'"""
+    plan = client.post(
+        "/v1/plan", json={"command": COMMAND + flags, "gpu": "h100-sxm-80gb", "speculative_hf_config": head}
+    ).json()
+    plain = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb"}).json()
+    assert [(g["kind"], g["layers"]) for g in plan["groups"]] == [("full_attention", 33)]
+    assert plan["weights_bytes"] > plain["weights_bytes"] and plan["num_blocks"] < plain["num_blocks"]

@@ -34,6 +34,7 @@ SPEC_KIND_OF = {"sconv": "sliding_attention", "compressed_mla": "mla", "mamba_re
 
 def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
     i = case["inputs"]
+    spec = i.get("speculative") or {}  # the spec- cases: speculative decoding (oracle_more.py)
     return compute_budget(
         BudgetInput(
             geometry=from_hf_config(load_config(case["config"]), name=case["name"]),
@@ -52,6 +53,11 @@ def kvplan_budget(case: dict):  # type: ignore[no-untyped-def]
             mamba_ssm_cache_dtype=i.get("mamba_ssm_cache_dtype", "auto"),
             enable_prefix_caching=i.get("enable_prefix_caching"),
             mamba_block_size=i.get("mamba_block_size"),
+            speculative_method=spec.get("method"),
+            num_speculative_tokens=spec.get("num_speculative_tokens"),
+            draft=from_hf_config(spec["draft_hf_config"], name="draft")
+            if "draft_hf_config" in spec
+            else None,
         )
     )
 

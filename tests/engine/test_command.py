@@ -42,7 +42,7 @@ def test_environment_switches_and_their_no_forms():
     assert prefix.value is False and prefix.given == "--no-enable-prefix-caching"
 
 
-def test_a_json_flag_is_read_whole_and_said_not_modelled():
+def test_a_speculative_config_is_read_whole_into_the_speculative_fields():
     c = read_command(
         "vllm serve Qwen/Qwen3-8B --speculative-config"
         """ '{"method": "eagle3", "model": "AngelSlim/Qwen3-8B_eagle3", "num_speculative_tokens": 3}'"""
@@ -53,7 +53,33 @@ def test_a_json_flag_is_read_whole_and_said_not_modelled():
         "model": "AngelSlim/Qwen3-8B_eagle3",
         "num_speculative_tokens": 3,
     }
-    assert spec.effect == "memory" and spec.note
+    assert spec.effect == "plan" and spec.note
+    assert c.settings == {
+        "speculative_method": "eagle3",
+        "speculative_model": "AngelSlim/Qwen3-8B_eagle3",
+        "num_speculative_tokens": 3,
+    }
+
+
+def test_the_speculative_shorthands_set_one_key_each():
+    """vllm/engine/arg_utils.py create_speculative_config: --spec-method, --spec-model and
+    --spec-tokens fill the keys --speculative-config leaves out."""
+    c = read_command("vllm serve deepseek-ai/DeepSeek-V3 --spec-method mtp --spec-tokens 2")
+    assert c.settings == {"speculative_method": "mtp", "num_speculative_tokens": 2}
+
+
+def test_a_shorthand_and_the_key_it_sets_are_mutually_exclusive():
+    with pytest.raises(InvalidInput, match="mutually exclusive"):
+        read_command(
+            "vllm serve x/y --spec-tokens 2"
+            """ --speculative-config '{"method": "ngram", "num_speculative_tokens": 3}'"""
+        )
+
+
+def test_a_json_flag_kvplan_does_not_model_is_read_whole_and_said_not_modelled():
+    c = read_command("""vllm serve Qwen/Qwen3-8B --kv-transfer-config '{"kv_connector": "NixlConnector"}'""")
+    f = next(f for f in c.flags if f.option == "--kv-transfer-config")
+    assert f.value == {"kv_connector": "NixlConnector"} and f.effect == "memory" and f.note
 
 
 def test_the_mamba_flags_and_prefix_caching_set_their_fields():
@@ -202,7 +228,7 @@ def calls(line: str) -> int:
 @settings(max_examples=30, deadline=None)
 @given(
     st.sampled_from(["-tp 2", "--max-model-len 32k", "--no-enable-prefix-caching", "--kv-cache-dtype fp8",
-                     "--speculative-config '{\"a\": [1, 2]}'", '--served-model-name "a b"'])
+                     "--speculative-config '{\"method\": \"ngram\"}'", '--served-model-name "a b"'])
 )  # fmt: skip
 def test_reading_takes_time_linear_in_the_flags(flag):
     base = "vllm serve Qwen/Qwen3-8B "

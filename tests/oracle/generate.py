@@ -23,6 +23,29 @@ OUT = HERE / "cases-vllm-0.33.0.json"
 GiB = 1 << 30
 
 SCOUT = "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"
+DEEPSEEK_V3 = "deepseek-ai--DeepSeek-V3.json"
+COMMAND_R7B_MTP2 = "synthetic--command-r7b-mtp2-shaped.json"
+MTP1 = {"method": "mtp", "num_speculative_tokens": 1}
+MTP2 = {"method": "mtp", "num_speculative_tokens": 2}
+NGRAM4 = {"method": "ngram", "num_speculative_tokens": 4}
+# An EAGLE-3 head of one Llama layer with Command-R7B's KV page (8 KV heads of 128), as
+# llama_eagle3.py builds it: its full-attention layer joins the target's 8.
+EAGLE3_R7B = {
+    "method": "eagle3",
+    "num_speculative_tokens": 3,
+    "draft_hf_config": {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 1,
+        "vocab_size": 256000,
+        "draft_vocab_size": 32000,
+        "torch_dtype": "bfloat16",
+    },
+}
 MAVERICK = "meta-llama--Llama-4-Maverick-17B-128E-Instruct.json"
 JAMBA = "ai21labs--AI21-Jamba-1.5-Mini.json"
 QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.json"
@@ -568,6 +591,27 @@ SCENARIOS: list[tuple[str, str, dict[str, object]]] = [
         ("mamba2-shaped-16k-prefix-caching-mbs256", MAMBA2, 20, 16384,
          {"enable_prefix_caching": True, "mamba_block_size": 256}),
     )],
+    # Speculative decoding (oracle_more.py: the draft's layers as vLLM's MTP model files build them,
+    # VllmConfig.speculative_config answering with SpeculativeConfig's own methods). MTP layers join
+    # the target's groups; every Mamba state keeps num_speculative_tokens more blocks (n-gram too);
+    # multi-module MTP keeps num_speculative_tokens − 1 more tokens in every sliding window.
+    ("spec-qwen3-next-mtp1-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
+                                              "speculative": MTP1}),
+    ("spec-qwen3-next-mtp2-8k-tp4", QWEN3_NEXT, {"available_memory_bytes": 30 * GiB, "max_model_len": 8192,
+                                                 "tensor_parallel_size": 4, "speculative": MTP2}),
+    ("spec-qwen3-next-ngram4-32k", QWEN3_NEXT, {"available_memory_bytes": 40 * GiB, "max_model_len": 32768,
+                                                "speculative": NGRAM4}),
+    ("spec-qwen36-mtp3-32k", QWEN36, {"available_memory_bytes": 30 * GiB, "max_model_len": 32768,
+                                      "speculative": {"method": "mtp", "num_speculative_tokens": 3}}),
+    ("spec-deepseek-v3-mtp1-32k-tp8", DEEPSEEK_V3, {"available_memory_bytes": 60 * GiB,
+                                                    "max_model_len": 32768, "tensor_parallel_size": 8,
+                                                    "block_size": 64, "speculative": MTP1}),
+    ("spec-command-r7b-mtp2-shaped-32k", COMMAND_R7B_MTP2, {"available_memory_bytes": 10 * GiB,
+                                                            "max_model_len": 32768, "speculative": MTP2}),
+    ("spec-command-r7b-eagle3-32k", COMMAND_R7B, {"available_memory_bytes": 10 * GiB, "max_model_len": 32768,
+                                                  "speculative": EAGLE3_R7B}),
+    ("spec-command-r7b-eagle3-8k-tp2", COMMAND_R7B, {"available_memory_bytes": 6 * GiB, "max_model_len": 8192,
+                                                     "tensor_parallel_size": 2, "speculative": EAGLE3_R7B}),
 ]  # fmt: skip
 
 DEFAULTS = {"block_size": 16, "dtype": "auto", "tensor_parallel_size": 1,

@@ -108,6 +108,7 @@ Run as oracle_ext.py is: JSON on stdin, JSON on stdout. Usage: python oracle_mor
 from __future__ import annotations
 
 import sys
+import types
 from dataclasses import replace
 
 import torch
@@ -1362,6 +1363,95 @@ def _layout_make_vc(req, model_config=None):  # type: ignore[no-untyped-def]
 
 
 STOCK.make_vllm_config = _layout_make_vc
+# Speculative decoding (req["speculative"]: method, num_speculative_tokens). The drafter's attention
+# layers register after the target's in the same forward context, their specs marked is_draft
+# (vllm/v1/worker/gpu/attn_utils.py get_kv_cache_spec); an MTP layer is a decoder layer of the
+# target's own attention class (deepseek_mtp.py: DeepseekV2DecoderLayer, MLA; qwen3_next_mtp.py /
+# qwen3_5_mtp.py: the full-attention decoder layer), so its spec is the target's full or MLA spec
+# again. The layers: DeepSeek's num_nextn_predict_layers, Qwen3-Next's num_nextn_predict_layers or
+# 1, Qwen3.5's mtp_num_hidden_layers or 1 (the MTP model files' num_mtp_layers). Every MambaSpec
+# counts num_speculative_blocks = num_speculative_tokens (MambaBase.get_kv_cache_spec). A real
+# SpeculativeConfig needs the draft's checkpoint: VllmConfig.speculative_config is an object whose
+# methods are SpeculativeConfig's own, with the attributes they read.
+_spec_prev_make = STOCK.make_vllm_config
+_spec_prev_build = STOCK.build_specs
+
+
+def _mtp_layers(hf):  # type: ignore[no-untyped-def]
+    text = getattr(hf, "text_config", None) or hf
+    mt = str(getattr(hf, "model_type", ""))
+    if mt.startswith("qwen3_5"):
+        return int(getattr(text, "mtp_num_hidden_layers", None) or 1)
+    if mt == "qwen3_next":
+        return int(getattr(hf, "num_nextn_predict_layers", None) or 1)
+    return int(hf.num_nextn_predict_layers)
+
+
+class _SpecConfig:
+    from vllm.config.speculative import SpeculativeConfig as _S
+
+    use_eagle = _S.use_eagle
+    use_dflash = _S.use_dflash
+    use_dspark = _S.use_dspark
+    uses_draft_model = _S.uses_draft_model
+    needs_eagle_block_drop = _S.needs_eagle_block_drop
+    use_eagle_block_drop = _S.use_eagle_block_drop
+    use_multi_module_mtp = _S.use_multi_module_mtp
+
+    def __init__(self, method, n, n_predict):  # type: ignore[no-untyped-def]
+        self.method, self.num_speculative_tokens = method, n
+        self.disable_eagle_block_drop = self.parallel_drafting = self.use_heterogeneous_vocab = False
+        self.draft_model_config = types.SimpleNamespace(
+            hf_config=types.SimpleNamespace(num_nextn_predict_layers=n_predict)
+        )
+
+
+def _spec_make(req, model_config=None):  # type: ignore[no-untyped-def]
+    vc = _spec_prev_make(req, model_config)
+    spec = req.get("speculative")
+    if spec:
+        layers = _mtp_layers(vc.model_config.hf_config) if spec["method"] == "mtp" else 0
+        object.__setattr__(
+            vc, "speculative_config", _SpecConfig(spec["method"], spec["num_speculative_tokens"], layers)
+        )
+    return vc
+
+
+def _spec_build(req, vc, model_dtype):  # type: ignore[no-untyped-def]
+    specs, cache_dtype, torch_dtype = _spec_prev_build(req, vc, model_dtype)
+    spec = req.get("speculative")
+    if not spec:
+        return specs, cache_dtype, torch_dtype
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, MambaSpec, MLAAttentionSpec
+
+    n = int(spec["num_speculative_tokens"])
+    specs = {
+        k: replace(v, num_speculative_blocks=n) if isinstance(v, MambaSpec) else v for k, v in specs.items()
+    }
+    first = int(vc.model_config.hf_config.get_text_config().num_hidden_layers)
+    if spec["method"] == "mtp":
+        template = next(v for v in specs.values() if type(v) in (FullAttentionSpec, MLAAttentionSpec))
+        for i in range(_mtp_layers(vc.model_config.hf_config)):
+            specs[f"model.layers.{first + i}.mtp_block.self_attn.attn"] = replace(template, is_draft=True)
+    elif spec.get("draft_hf_config"):
+        # An EAGLE head (llama_eagle3.py LlamaModel): num_hidden_layers Llama decoder layers, each an
+        # Attention of the head's KV heads (sharded by TP as any: max(1, H // TP)) and head dim,
+        # in the cache dtype; full attention (the head sets no window).
+        d = spec["draft_hf_config"]
+        tp = int(req.get("tensor_parallel_size", 1))
+        head = int(d.get("head_dim") or d["hidden_size"] // d["num_attention_heads"])
+        kv = max(1, int(d.get("num_key_value_heads", d["num_attention_heads"])) // tp)
+        template = next(v for v in specs.values() if type(v) is FullAttentionSpec)
+        for i in range(int(d["num_hidden_layers"])):
+            specs[f"draft_model.model.layers.{first + i}.self_attn.attn"] = replace(
+                template, num_kv_heads=kv, head_size=head, head_size_v=head, is_draft=True
+            )
+    return specs, cache_dtype, torch_dtype
+
+
+STOCK.make_vllm_config = _spec_make
+STOCK.build_specs = _spec_build
+
 
 if __name__ == "__main__":
     E.main()

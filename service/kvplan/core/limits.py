@@ -38,6 +38,9 @@ MAX_LORA_TARGETS = 256
 # Target concurrency: above 2^32 requests no fleet exists.
 MAX_CONCURRENCY = 1 << 32
 
+# Tokens a speculative drafter proposes a step (vLLM bounds it only below; more is a typo).
+MAX_SPECULATIVE_TOKENS = 1024
+
 # Names and ids: preset ids, GPU ids and model names are short; longer is an attack or an error.
 MAX_NAME_LENGTH = 200
 

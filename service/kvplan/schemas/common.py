@@ -329,6 +329,18 @@ FIELDS |= {
     "engine": (EngineId | None, None),
     "gpus_per_node": (GpusPerNode, 8),
     "cost_per_hour": (CostPerHour | None, None),
+    # The draft model inline (the service resolves it as it resolves `model`'s hf_config).
+    "speculative_hf_config": (
+        Annotated[
+            dict[str, Any],
+            Meta(
+                description="the speculative draft's config.json, verbatim, when speculative_model is "
+                "neither a preset nor a Hub model kvplan has read"
+            ),
+        ]
+        | None,
+        None,
+    ),
 }
 
 
@@ -345,7 +357,14 @@ _AT = ENGINE_SETTINGS.index("kv_cache_memory_bytes")  # --quantization stands be
 
 # Every engine setting of EngineSettings, in its order (tests/contract/test_one_definition.py
 # checks it), with the model, the GPU, --quantization and the profile.
-@takes("model gpu", *ENGINE_SETTINGS[:_AT], "quantization", *ENGINE_SETTINGS[_AT:], "engine")
+@takes(
+    "model gpu",
+    *ENGINE_SETTINGS[:_AT],
+    "quantization",
+    *ENGINE_SETTINGS[_AT:],
+    "engine",
+    "speculative_hf_config",
+)
 class BudgetRequest(Input):
     """One capacity scenario: a model on a GPU (or a memory size) under vLLM's budget rules."""
 

@@ -20,6 +20,7 @@ from .common import _AT, takes
     "quantization",
     *ENGINE_SETTINGS[_AT:],
     "engine",
+    "speculative_hf_config",
     kw_only=True,
 )
 class PlanRequest(Input, kw_only=True):

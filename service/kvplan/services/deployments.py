@@ -221,7 +221,7 @@ def _name_of(table: object, i: int) -> str:
 
 def budget_request(spec: DeploymentSpec) -> BudgetRequest:
     """The /v1/budget question a deployment asks."""
-    return BudgetRequest(**{f: getattr(spec, f) for f in _BUDGET_FIELDS})
+    return BudgetRequest(**{f: getattr(spec, f) for f in _BUDGET_FIELDS if hasattr(spec, f)})
 
 
 def model_name(registry: Registry, spec: DeploymentSpec) -> str:

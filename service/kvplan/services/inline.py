@@ -48,6 +48,10 @@ NOT_INLINE: dict[str, str] = {
     "quant": "the config's quantization_config",
     "params_unquantized": "the parameters a quantized checkpoint keeps in the model dtype",
     "shape": "what the profiling run's activations scale with (estimated from the config)",
+    "mtp": "the config's MTP layers (num_nextn_predict_layers), which speculative decoding loads",
+    "lora": "the modules vLLM's LoRA manager wraps (from the config's architecture)",
+    "tower_params": "a multimodal config's vision tower (an inline geometry has none)",
+    "tower_modalities": "the modalities a multimodal config's vision tower serves",
 }
 # Same name and meaning: copied as they are, both ways.
 SAME: tuple[str, ...] = tuple(

@@ -15,12 +15,15 @@ import msgspec
 from kvplan.core.budget import BudgetInput, compute_budget, settings_for
 from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.engine.profiles import get_profile
-from kvplan.core.errors import InvalidInput
+from kvplan.core.errors import InvalidInput, KvplanError
 from kvplan.core.fleet.types import FleetEntry, FleetInput, Layout, MixItem
+from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.kv.parallel import Parallel
 from kvplan.core.model.geometry import Geometry
 from kvplan.core.model.quant import quantization_arg
+from kvplan.core.model.speculative import MTP_METHODS, NO_DRAFT
 from kvplan.core.sim.simulate import Generator, SimConfig, SimRequest
+from kvplan.hub import HubError, HubRef, default_hub
 from kvplan.presets import Registry
 from kvplan.presets.registry import GpuPreset
 from kvplan.schemas import (
@@ -184,6 +187,7 @@ def budget_input(
     if req.quantization is not None:
         model = Resolved(with_quantization(model.geometry, req.quantization), model.label, model.hub)
     gpu_id, gpu_name, memory, nominal, source = gpu
+    draft = draft_geometry(registry, req, resolutions)
     inp = BudgetInput(
         memory,  # the request's, else the preset's
         *_settings_after_memory(req),  # the request's engine settings as they are
@@ -192,8 +196,55 @@ def budget_input(
         gpu_name=gpu_name,
         gpu_memory_nominal=nominal,
         gpu_memory_source=source,
+        draft=draft,
     )
     return inp, model, gpu_id
+
+
+def draft_name(req: BudgetRequest) -> str | None:
+    """The draft model a request names for the Hub to fetch (the routes prefetch it beside
+    `model`), or None when it names none to read."""
+    name, method = req.speculative_model, req.speculative_method
+    if getattr(req, "speculative_hf_config", None) is not None or name is None:
+        return None
+    return None if method in NO_DRAFT or method in MTP_METHODS or name in ("ngram", "[ngram]") else name
+
+
+def draft_geometry(
+    registry: Registry, req: BudgetRequest, resolutions: Resolutions | None
+) -> Geometry | None:
+    """The draft model a request's speculative decoding names, resolved as `model` is: its inline
+    config.json, else a preset, else a Hub model kvplan holds (no network here). None for MTP (its
+    layers are the target's), n-gram and suffix drafting (none) and no speculation. A draft that
+    cannot be read is InvalidInput naming the field."""
+    inline = getattr(req, "speculative_hf_config", None)
+    if inline is not None:
+        name = str(inline.get("_name_or_path") or req.speculative_model or "draft")[:200]
+        try:
+            return from_hf_config(inline, name=name)
+        except InvalidInput as e:
+            raise InvalidInput(f"speculative_hf_config.{e.field}", e.reason) from None
+    name = draft_name(req)
+    if name is None:
+        return None
+    try:
+        ref = model_ref(registry, name)
+        if isinstance(ref, HubRef):
+            found = default_hub().cached(ref, stale_ok=True)
+            if found is None:
+                raise InvalidInput(
+                    "speculative_model",
+                    f"{name!r} is not a preset and kvplan has not read it from the Hub: send its config.json "
+                    "as speculative_hf_config",
+                )
+            return hub_geometry(found)
+        return (resolutions.model(ref) if resolutions is not None else resolve(registry, ref)).geometry
+    except HubError as e:
+        raise InvalidInput("speculative_model", f"{name!r}: {e}") from None
+    except KvplanError as e:
+        if e.field == "speculative_model":
+            raise
+        raise InvalidInput("speculative_model", f"{name!r}: {e.reason}") from None
 
 
 def per_token_args(req: PerTokenRequest) -> tuple[str, tuple[int | str, ...], Parallel]:

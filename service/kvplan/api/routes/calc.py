@@ -23,7 +23,7 @@ from kvplan.services.cache import Answer, AnswerCache
 from kvplan.services.models import Inline, ModelRef, cacheable, model_layers, model_ref
 from kvplan.services.plan import budget_question, plan_budget
 from kvplan.services.query import decode_pairs
-from kvplan.services.scenarios import Resolutions
+from kvplan.services.scenarios import Resolutions, draft_name
 
 from .. import metrics
 from ..errors import ApiError, problem_for
@@ -110,10 +110,19 @@ def _budget_bytes(
 _cache = AnswerCache(Settings().answer_cache_bytes)
 
 
+async def _prefetch_draft(reg: Registry, req: BudgetRequest) -> None:
+    """The speculative draft a request names, fetched like its model; a draft the Hub cannot give
+    is left for the answer to refuse, naming speculative_model."""
+    name = draft_name(req)
+    if name is not None:
+        await prefetch(reg, [name], each_alone=True)
+
+
 async def _budget(request: Request[Any, Any, Any], req: BudgetRequest) -> Response[bytes]:
     reg = registry_of(request)
     ref = model_ref(reg, req.model)
     await prefetch(reg, [ref])
+    await _prefetch_draft(reg, req)
     text, explain = answer_format(request) == "text", wants_explain(request)
     b, label, gpu, body = await _light_or_heavy(
         request,
@@ -451,6 +460,7 @@ async def plan_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
     ref = model_ref(reg, question.model)
     await prefetch(reg, [ref])
+    await _prefetch_draft(reg, question)
     b, labels, command = await _light_or_heavy(
         request,
         "plan",

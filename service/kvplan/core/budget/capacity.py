@@ -61,6 +61,7 @@ from .memory import (
     weights_per_worker,
     weights_placement,
 )
+from .speculation import draft_weights, with_speculation
 from .types import BudgetInput, MemoryTerms
 
 
@@ -111,10 +112,14 @@ class LayoutCapacity(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # the non-KV memory is estimated. Per layout, so a request only divides.
     band: tuple[tuple[int, int], tuple[int, int]] | None
     warnings: tuple[w.Warning, ...]
+    # The speculative drafter's weights (in weights_bytes too) and how they were found.
+    draft_weights_bytes: int = 0
+    draft_weights_how: str = ""
 
 
 def layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     """The capacity of inp's layout, memoised (context and target do not change it)."""
+    inp = with_speculation(inp)
     if inp.geometry.num_layers > MEMO_MAX_LAYERS:  # an entry would hold too much: compute anew
         return _layout_capacity(inp)
     try:
@@ -253,6 +258,7 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     par = Parallel(inp.tensor_parallel_size, inp.pipeline_parallel_size, inp.decode_context_parallel_size)
     _check_memory_inputs(inp)
     settings = resolve_settings(inp)
+    _check_lookahead(inp, settings.max_num_batched_tokens)
     lb = layer_bytes(g, inp.kv_cache_dtype, tuple(inp.kv_cache_dtype_skip_layers), par)
     non_kv, cudagraph, memory = _non_kv(inp, settings, par)
     plan = _group_plan(inp, settings, par, lb)
@@ -262,7 +268,11 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     placement = weights_placement(inp, weights, par)
     slots = _lora_slots(inp, par)
     lora = lora_bytes(slots) if slots is not None else 0
-    weights_per_gpu = placement.per_gpu + lora
+    # The drafter loads with the target (vllm/v1/worker/gpu/model_runner.py load_model), sharded
+    # over the target's TP on the last pipeline stage.
+    drafted, drafted_how = draft_weights(inp, weights)
+    weights_per_gpu = placement.per_gpu + lora + -(-drafted // par.tensor)
+    weights += drafted
     requested = None
     if inp.kv_cache_memory_bytes is not None:
         available = inp.kv_cache_memory_bytes
@@ -312,6 +322,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         pooled=pooled,
         band=_band(inp, memory, requested, weights_per_gpu + non_kv + cudagraph, stage_bpb),
         warnings=(),
+        draft_weights_bytes=drafted,
+        draft_weights_how=drafted_how,
     )
     return replace(cap, warnings=_layout_warnings(inp, cap))
 
@@ -388,6 +400,19 @@ def _lora_slots(inp: BudgetInput, par: Parallel) -> tuple[LoraSlot, ...] | None:
     return lora_slots(modules, settings, par.tensor)
 
 
+def _check_lookahead(inp: BudgetInput, max_num_batched_tokens: int) -> None:
+    """vLLM refuses a batch that cannot hold a request's draft slots: max_num_batched_tokens must
+    exceed num_lookahead_tokens, num_speculative_tokens for a drafter with layers
+    (vllm/config/vllm.py _set_max_num_scheduled_tokens, num_lookahead_tokens)."""
+    spec = inp.speculation
+    if spec is not None and spec.draft_layers and max_num_batched_tokens <= spec.num_speculative_tokens:
+        raise InvalidInput(
+            "max_num_batched_tokens",
+            f"{max_num_batched_tokens} does not exceed num_lookahead_tokens={spec.num_speculative_tokens}: "
+            "vLLM has no slot left to schedule a token",
+        )
+
+
 def _group_plan(inp: BudgetInput, settings: Settings, par: Parallel, lb: LayerBytes) -> GroupPlan:
     """The KV groups vLLM's manager makes of the layers (DeepSeek-V4's own plan, or the general
     one), after refusing the layouts vLLM or kvplan does not plan. The Mamba groups' block is
@@ -439,18 +464,25 @@ def _group_shapes(
     inflight = None
     if any(kind in (*WINDOWED, CHUNKED) for kind, _, _ in plan.classes):
         inflight = sliding_inflight_tokens(inp, settings, par)
+    # Speculative decoding: multi-module MTP keeps extra_retained_tokens more in every sliding
+    # window (kv_cache_planning.py get_global_kv_cache_groups); a Mamba state keeps one more block
+    # a proposed token (MambaSpec num_speculative_blocks).
+    spec = inp.speculation
+    extra = spec.extra_retained_tokens if spec is not None else 0
+    drafts = spec.num_speculative_blocks if spec is not None else 0
+    reach = (inflight or 0) + extra
     bounds: dict[str, int] = {
-        SLIDING: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SLIDING_MLA: (g.sliding_window or 0) - 1 + (inflight or 0),
-        SCONV: (g.sconv_kernel_size or 0) - 1 + (inflight or 0),
+        SLIDING: (g.sliding_window or 0) - 1 + reach,
+        SLIDING_MLA: (g.sliding_window or 0) - 1 + reach,
+        SCONV: (g.sconv_kernel_size or 0) - 1 + reach,
         CHUNKED: (g.attention_chunk_size or 0) + (inflight or 0),
-        MAMBA: state_blocks_per_request(g.mamba, cache_mode(inp)),
+        MAMBA: state_blocks_per_request(g.mamba, cache_mode(inp)) + drafts,
         CIRCULAR_BUFFER: 1,  # CircularBufferSpec.max_memory_usage_bytes: one ring a request
         # A replicated state (Qwen4-exp's PLE) holds as many as a Mamba state, without a checkpoint.
-        MAMBA_REPLICATED: state_blocks_per_request(None, cache_mode(inp)),
+        MAMBA_REPLICATED: state_blocks_per_request(None, cache_mode(inp)) + drafts,
     }
     shapes = tuple(
-        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + (inflight or 0), n)
+        (kind, bs, bounds.get(kind, 0) if window is None else window - 1 + reach, n)
         for (kind, bs, n), window in zip(plan.classes, plan.class_windows, strict=True)
     )
     return inflight, shapes

@@ -26,6 +26,7 @@ from .kv_cache_utils import (
     get_kv_cache_capacity,
     get_max_concurrency_for_kv_cache_config,
 )
+from .speculation import with_speculation
 from .types import Band, Budget, BudgetInput, Concurrency, DataParallel, EngineSettings, GroupResult, Pooled
 
 
@@ -106,6 +107,7 @@ def _compute_budget(inp: BudgetInput, explain: bool) -> Budget:
     concurrency allows and needs, and the warnings; checked by the budget's invariants, and with
     its ledger when explain is asked."""
     check_bounds(inp)
+    inp = with_speculation(inp)
     cap = layout_capacity(inp)
     g, settings, plan, shapes = inp.geometry, cap.settings, cap.plan, cap.shapes
     dcp = cap.parallel.decode_context

@@ -15,6 +15,7 @@ from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
 from ..model.lora import lora_steps
 from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
+from ..model.speculative import SRC_LAYERS, SRC_LOAD, SRC_LOOKAHEAD, SRC_MAMBA
 from ..model.towers import tower_skipped
 from ..units import GiB
 from .kv_cache_utils import (
@@ -289,6 +290,41 @@ def _mamba_steps(inp: BudgetInput, cap: LayoutCapacity, led: LedgerBuilder) -> N
     )
 
 
+def _speculative_steps(inp: BudgetInput, led: LedgerBuilder) -> None:
+    """The speculative decoding planned: the draft's KV layers joining the target's, and the
+    lookahead vLLM adds to sliding windows and Mamba states."""
+    spec = inp.speculation
+    if spec is None:
+        return
+    led.add(
+        "speculative_decoding",
+        f"method {spec.method}: {len(spec.draft_layers)} draft KV layers from {spec.draft_source}, "
+        "planned with the target's",
+        len(spec.draft_layers),
+        "layers",
+        SRC_LAYERS,
+        method=spec.method,
+        num_speculative_tokens=spec.num_speculative_tokens,
+        draft_layer_kinds=",".join(KIND_NAMES[k] for k in sorted(set(spec.draft_layers))) or None,
+    )
+    led.add(
+        "extra_retained_tokens",
+        "max(0, num_prefill_lookahead_tokens − 1), num_prefill_lookahead_tokens = num_speculative_tokens "
+        "for multi-module MTP, 1 for other EAGLE-style drafters, 0 otherwise (added to every sliding window)",
+        spec.extra_retained_tokens,
+        "tokens",
+        SRC_LOOKAHEAD,
+    )
+    if MAMBA in inp.geometry.layer_pattern:
+        led.add(
+            "num_speculative_blocks",
+            "num_speculative_tokens more state blocks a Mamba request keeps",
+            spec.num_speculative_blocks,
+            "blocks",
+            SRC_MAMBA,
+        )
+
+
 def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Step, ...]:
     """Every step of the budget with its formula, inputs, value and the vLLM source it mirrors."""
     g, par, plan, profile = cap.geometry, cap.parallel, cap.plan, inp.profile  # g: as on the named GPU
@@ -310,6 +346,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             dtype=inp.dtype,
             auto_would_serve=inp.geometry.dtype,
         )
+    _speculative_steps(inp, led)
     per_token_ledger(g, cap.layer_bytes, par, b.per_token, into=led)
     _mamba_steps(inp, cap, led)
     if inp.kv_cache_memory_bytes is not None:
@@ -333,9 +370,18 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             gpu_memory_utilization=b.gpu_memory_utilization,
             GiB=round(b.requested_bytes / GiB, 6),
         )
+        if cap.draft_weights_bytes or cap.draft_weights_how:
+            led.add(
+                "draft_weights_bytes",
+                cap.draft_weights_how,
+                cap.draft_weights_bytes,
+                "B",
+                SRC_LOAD,
+                GiB=round(cap.draft_weights_bytes / GiB, 6),
+            )
         led.add(
             "weights_bytes",
-            cap.weights_how,
+            cap.weights_how + (" + the draft's weights" if cap.draft_weights_bytes else ""),
             b.weights_bytes,
             "B",
             "request / preset",

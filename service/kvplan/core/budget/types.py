@@ -30,17 +30,22 @@ from ..limits import (
     MAX_NAME_LENGTH,
     MAX_NUM_SEQS,
     MAX_PARALLEL_SIZE,
+    MAX_SPECULATIVE_TOKENS,
     MAX_TOKENS,
 )
 from ..model.geometry import Geometry
+from ..model.speculative import METHODS as SPECULATIVE_METHODS
+from ..model.speculative import Speculation
 
 # The types of the settings, named once; a request type declares a setting with its type here.
 if TYPE_CHECKING:  # the names, for mypy (which cannot read a Literal built from a tuple)
     KvCacheDtype = str
     WeightDtype = str
+    SpeculativeMethodName = str
 else:  # the names, for msgspec: refused at decoding, listed in OpenAPI
     KvCacheDtype = Literal[tuple(KV_CACHE_DTYPES)]
     WeightDtype = Literal[tuple(sorted({*WEIGHT_DTYPES, *WEIGHT_DTYPE_ALIASES}))]
+    SpeculativeMethodName = Literal[SPECULATIVE_METHODS]
 Bytes = Annotated[int, Meta(ge=0, le=MAX_BYTES)]
 Tokens = Annotated[int, Meta(ge=1, le=MAX_TOKENS)]
 ParallelSize = Annotated[int, Meta(ge=1, le=MAX_PARALLEL_SIZE)]
@@ -188,6 +193,32 @@ MoeSharedLoras = Annotated[
 MixedMoeLoraFormat = Annotated[
     bool, Meta(description="--enable-mixed-moe-lora-format: the 2D MoE LoRA wrapper for 3D-weight models")
 ]
+SpeculativeMethod = Annotated[
+    SpeculativeMethodName,
+    Meta(
+        description="vLLM's --speculative-config method (--spec-method): mtp and its model types, eagle, "
+        "eagle3, draft_model, ngram, ngram_gpu, suffix are planned. Unset with speculative_model set: "
+        "inferred as vLLM infers it"
+    ),
+]
+SpeculativeModel = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_NAME_LENGTH,
+        description="the draft (--speculative-config model, --spec-model): a preset id or a Hub id, read "
+        "as `model` is; MTP needs none (its layers are the target's)",
+    ),
+]
+NumSpeculativeTokens = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_SPECULATIVE_TOKENS,
+        description="tokens the drafter proposes a step (--speculative-config num_speculative_tokens, "
+        "--spec-tokens); MTP's default: its layers",
+    ),
+]
 
 
 # gc=False (here and below): a frozen value whose fields are numbers, strings, tuples, other
@@ -250,6 +281,10 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     lora_target_modules: LoraTargets | None = None
     enable_moe_shared_loras: MoeSharedLoras = False
     enable_mixed_moe_lora_format: MixedMoeLoraFormat = False
+    # Speculative decoding (core/model/speculative.py): None throughout, none.
+    speculative_method: SpeculativeMethod | None = None
+    speculative_model: SpeculativeModel | None = None
+    num_speculative_tokens: NumSpeculativeTokens | None = None
 
 
 ENGINE_SETTINGS: tuple[str, ...] = EngineSettings.__struct_fields__
@@ -266,6 +301,12 @@ class BudgetInput(EngineSettings, frozen=True, gc=False, kw_only=True):
     # Where gpu_memory_bytes comes from (for the ledger): the preset's driver figure, the
     # figure vLLM sees (torch.cuda.mem_get_info), or the request.
     gpu_memory_source: str = ""
+    # The draft model speculative_model (or a request's speculative_hf_config) names, resolved by
+    # the service layer.
+    draft: Geometry | None = None
+    # The speculative decoding planned (core/budget/speculation.py), once resolved: the geometry
+    # then carries the draft's KV layers.
+    speculation: Speculation | None = None
 
 
 class GroupResult(msgspec.Struct, frozen=True, gc=False):

@@ -20,6 +20,8 @@ import msgspec
 
 from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_COMMAND_CHARS, MAX_COMMAND_TOKENS
+from kvplan.core.model.speculative import SHORTHANDS
+from kvplan.core.model.speculative import read_config as read_speculative_config
 
 from .flags import (
     FLAGS,
@@ -521,12 +523,23 @@ def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
         )
 
 
+_SPECULATIVE = "--speculative-config"
+
+
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:
-    """The plan's fields the flags set; the last of a repeated flag wins, as in argparse."""
+    """The plan's fields the flags set; the last of a repeated flag wins, as in argparse.
+    --speculative-config and its shorthands together give the speculative_* fields, as vLLM's
+    create_speculative_config merges them (core/model/speculative.py read_config)."""
     out: dict[str, Any] = {}
     from_config: set[str] = set()
+    spec: dict[str, Any] | None = None
+    shorthands: dict[str, Any] = {}
     for f in read:
-        if f.effect == "plan" and f.field is not None:
+        if f.option == _SPECULATIVE:
+            spec = f.value if isinstance(f.value, dict) else {"": f.value}
+        elif f.option in SHORTHANDS:
+            shorthands[f.option] = f.value
+        elif f.effect == "plan" and f.field is not None:
             many = _TO_FIELDS.get(f.option)
             if many is not None:
                 fields = many(f.value)
@@ -542,6 +555,10 @@ def _settings(read: list[ReadFlag]) -> dict[str, Any]:
             raise InvalidInput(
                 FIELD, f"{option} and --compilation-config's {key} are mutually exclusive (vLLM raises)"
             )
+    if spec is not None or shorthands:
+        if spec is not None and "" in spec:
+            raise InvalidInput(FIELD, f"{_SPECULATIVE} must be a JSON object")
+        out |= read_speculative_config(spec, shorthands, out.get("tensor_parallel_size", 1))
     return out
 
 

@@ -502,16 +502,14 @@ ROWS: dict[str, Flag] = {
         "the linear kernels' weight layout (emulation dequantizes) and workspace"
         " (vllm/model_executor/kernels/)")),
     "--sparse-indexer-topk-backend": none("choice", "auto", KERNEL, choices=_SPARSE_INDEXER_TOPK_BACKEND),
-    "--speculative-config": memory("json", None, VLLM, "-sc", reason=(
-        "a draft model's weights and KV cache, or MTP layers', and the verification batch"
-        " (vllm/v1/spec_decode/)")),
-    "--spec-method": memory("choice", None, SPECULATIVE, choices=_SPEC_METHOD, reason=(
-        "a draft model's or MTP layers' weights and KV cache (vllm/config/speculative.py)")),
-    "--spec-model": memory("str", None, SPECULATIVE, reason=(
-        "the draft model's weights and KV cache (vllm/config/speculative.py)")),
-    "--spec-tokens": memory("int", None, SPECULATIVE, reason=(
-        "tokens proposed per step: the verification batch and lookahead blocks"
+    # --speculative-config sets every speculative_* field its keys name (command.py); its
+    # shorthands set one key each.
+    "--speculative-config": plan("speculative_method", "json", None, VLLM, "-sc", reason=(
+        "the draft's KV layers and weights, the lookahead in sliding windows and Mamba states"
         " (vllm/config/speculative.py)")),
+    "--spec-method": plan("speculative_method", "choice", None, SPECULATIVE, choices=_SPEC_METHOD),
+    "--spec-model": plan("speculative_model", "str", None, SPECULATIVE),
+    "--spec-tokens": plan("num_speculative_tokens", "int", None, SPECULATIVE),
     "--watermark-config": none("json", None, VLLM),
     "--diffusion-config": memory("json", None, VLLM, "-dc", reason=(
         "diffusion decoding's canvas tokens per step, like speculative tokens (vllm/config/vllm.py)")),

@@ -294,3 +294,44 @@ def _estimate(
         )
     active = total - expert + active_experts
     return ParamCount(total=total, expert=expert, active=active, unquantized=emb + norms, tower=tower)
+
+
+# Model types whose MTP module defaults to one layer when the config names none (vLLM's
+# qwen3_next_mtp.py, qwen3_5_mtp.py: getattr(config, …, 1)).
+_MTP_DEFAULT_ONE = ("qwen3_next", "qwen3_5")
+
+
+def mtp_layers(config: Mapping[str, Any]) -> int:
+    """The multi-token-prediction layers a checkpoint ships (num_nextn_predict_layers, or Qwen3.5's
+    mtp_num_hidden_layers; vllm/config/speculative.py hf_config_override), 0 when none."""
+    text = config.get("text_config")
+    cfg: Mapping[str, Any] = {**config, **text} if isinstance(text, Mapping) else config
+    try:
+        n = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", maximum=MAX_LAYERS, default=-1)
+    except _PerLayerSizes:
+        return 0
+    if n >= 0:
+        return n
+    return 1 if str(cfg.get("model_type", "")).startswith(_MTP_DEFAULT_ONE) else 0
+
+
+def mtp_params(config: Mapping[str, Any], layers: int) -> tuple[int, int] | None:
+    """(parameters, of them routed experts) of `layers` MTP layers: each a decoder layer of the
+    model's MoE kind (vllm/model_executor/models/deepseek_mtp.py DeepSeekMultiTokenPredictorLayer:
+    the block, enorm, hnorm, eh_proj of 2H × H, the shared head's norm), without the embedding and
+    LM head the drafter shares with the target. None when the sum lacks a size."""
+    text = config.get("text_config")
+    cfg = {**config, **text} if isinstance(text, Mapping) else dict(config)
+    for key in ("text_config", "vision_config", "hybrid_override_pattern", "layer_types", "mlp_only_layers"):
+        cfg.pop(key, None)
+    cfg |= {"num_hidden_layers": 1, "first_k_dense_replace": 0, "tie_word_embeddings": True}
+    try:
+        est = _estimate(cfg, 1, None, 0)
+    except _PerLayerSizes:
+        return None
+    if est is None:
+        return None
+    h = _int(cfg, "hidden_size", "d_model", "n_embd", maximum=MAX_HIDDEN_SIZE)
+    v = _int(cfg, "vocab_size", maximum=MAX_VOCAB_SIZE)
+    one = est.total - v * h + 2 * h + 2 * h * h  # less the tied embedding; enorm, hnorm, eh_proj
+    return layers * one, layers * est.expert

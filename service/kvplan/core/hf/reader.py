@@ -14,7 +14,17 @@ from msgspec.structs import replace
 from ..engine.nonkv import model_shape
 from ..errors import InvalidConfig
 from ..limits import MAX_HEAD_DIM, MAX_LAYERS, MAX_TOKENS
-from ..model.geometry import FULL, LAYER_TYPE_CODES, MAMBA, SCONV, SLIDING, Geometry, make_geometry, pos_int
+from ..model.geometry import (
+    FULL,
+    LAYER_TYPE_CODES,
+    MAMBA,
+    SCONV,
+    SLIDING,
+    Geometry,
+    MtpHead,
+    make_geometry,
+    pos_int,
+)
 from ..model.mamba import MambaState
 from ..model.quant import quant_scheme
 from ..model.towers import vision_modalities
@@ -33,7 +43,7 @@ from .fields import (
 from .layers import standard_layer_types
 from .lora import lora_modules
 from .mla import MLA_MODEL_TYPES
-from .params import estimate_params
+from .params import estimate_params, mtp_layers, mtp_params
 
 __all__ = ["family_of", "from_hf_config", "language_config"]
 
@@ -79,6 +89,15 @@ def from_hf_config(config: Mapping[str, Any], name: str = "custom", quantization
     else:
         attention = len(geo.layer_pattern) - states - geo.layer_pattern.count(SCONV)  # Inkling's conv states
     geo = replace(geo, tower_modalities=vision_modalities(config))
+    n_mtp = mtp_layers(base)
+    if n_mtp:
+        found = mtp_params(base, n_mtp)
+        geo = replace(
+            geo,
+            mtp=MtpHead(
+                layers=n_mtp, params=found[0] if found else None, expert_params=found[1] if found else 0
+            ),
+        )
     est = estimate_params(base, attention, geo.mamba, states)
     if est is None:
         return geo

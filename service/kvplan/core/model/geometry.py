@@ -112,6 +112,17 @@ class QsaCaches(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     key_bytes: int
 
 
+class MtpHead(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """A checkpoint's multi-token-prediction layers (DeepSeek-V3 num_nextn_predict_layers, Qwen3.5
+    mtp_num_hidden_layers): each a decoder layer of the target's kind with its projections; their
+    parameters without the embedding and LM head they share with the target (vLLM frees the
+    draft's copies: vllm/v1/worker/gpu/spec_decode/eagle/utils.py load_eagle_model)."""
+
+    layers: int
+    params: int | None = None
+    expert_params: int = 0
+
+
 # gc=False here and below: a value that cannot be in a cycle (see core/budget/types.py).
 class Dsv4Layout(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """DeepSeek-V4's caches (core/kv/dsv4.py): per decoder layer its compression ratio (1: the
@@ -210,6 +221,9 @@ class Geometry(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     # DeepSeek-V4's caches (core/kv/dsv4.py); its layer_pattern has a SLIDING_MLA entry a decoder
     # layer and a COMPRESSED_MLA entry a compressed layer (decoder_layers maps them).
     dsv4: Dsv4Layout | None = None
+    # The checkpoint's multi-token-prediction layers, which only speculative decoding loads
+    # (core/model/speculative.py); None when its config names none.
+    mtp: MtpHead | None = None
 
     @property
     def is_mla(self) -> bool:
