@@ -284,3 +284,57 @@ def test_hostile_pastes_of_the_new_forms_are_read_quickly(text):
     except InvalidInput as e:
         assert e.field == "log"
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("line", "figures"),
+    [
+        (
+            "(EngineCore pid=1) DEBUG 11-30 09:00:10 [v1/worker/gpu_worker.py:545] "
+            "worker init memory snapshot: "
+            "torch_peak=0.0GiB, torch_allocated=0.0GiB, free_memory=78.68GiB, total_memory=79.19GiB, "
+            "cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB, "
+            "timestamp=1.0, auto_measure=True",
+            {"gpu_free_gib": 78.68, "gpu_total_gib": 79.19, "non_torch_gib": None},
+        ),
+        (
+            "WARNING 11-30 09:00:48 [v1/worker/gpu_worker.py:146] "
+            "Free memory grew by 0.12 GiB during profiling "
+            "(initial 78.68 GiB, current 78.8 GiB). "
+            "Sizing the KV cache from the 1.89 GiB torch reserved instead "
+            "of the profiling difference.",
+            {"free_memory_grew_gib": 0.12, "torch_reserved_gib": 1.89},
+        ),
+        (
+            "INFO 11-06 10:51:48 [kv_cache_utils.py:979] "
+            "Add 1 padding layers, may waste at most 5.00% KV cache memory",
+            {"kv_padding_waste_pct": 5.0},
+        ),
+        (
+            "WARNING 11-30 09:00:48 [gpu_worker.py:804] CUDA graph memory profiling is disabled "
+            "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). "
+            "Without it, CUDA graph memory is not accounted for "
+            "during KV cache allocation, which may require lowering --gpu-memory-utilization "
+            "to avoid OOM. Consider "
+            "re-enabling it (the default as of v0.21.0) and increasing "
+            "--gpu-memory-utilization from 0.9000 to 0.9106.",
+            {"gpu_memory_utilization": 0.9, "suggested_gpu_memory_utilization": 0.9106},
+        ),
+        (
+            "INFO 11-30 09:00:20 [v1/worker/gpu_worker.py:676] "
+            "Initial free memory 78.68 GiB, reserved 40.00 GiB "
+            "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+            {"available_kv_gib": 40.0},
+        ),
+    ],
+    ids=[
+        "init snapshot",
+        "free memory grew",
+        "padding layers",
+        "cuda graph profiling disabled",
+        "kv_cache_memory",
+    ],
+)
+def test_vllm_033s_other_memory_lines_give_their_figures(line, figures):
+    log = read_log(line)
+    assert {k: log.value(k) for k in figures} == figures

@@ -28,7 +28,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("non_torch_gib", r"non_torch_memory takes " + G, "GiB"),
     ("non_torch_gib", r"non_torch_memory " + G, "GiB"),
     ("non_torch_gib", r"non-torch forward increase memory: " + G, "GiB"),
-    ("non_torch_gib", r"non_torch_memory=" + G, "GiB"),
+    ("non_torch_gib", r"post_profile=[\d.]{1,12}Gi[Bb] non_torch_memory=" + G, "GiB"),  # 0.6.4's summary
     ("non_torch_gib", r"GiB for peak activation, " + G + r" for non-torch memory", "GiB"),
     ("activation_peak_gib", r"PyTorch activation peak memory takes " + G, "GiB"),
     ("activation_peak_gib", r"PyTorch activation peak memory " + G, "GiB"),
@@ -64,6 +64,8 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("gpu_memory_utilization", r"gpu_memory_utilization[ =]" + N + r"\b", ""),
     ("gpu_memory_utilization", r"Desired GPU memory utilization is \(" + N + r",", ""),
     ("gpu_memory_utilization", r"The current --gpu-memory-utilization=" + N, ""),
+    ("gpu_memory_utilization", r"--gpu-memory-utilization from " + N + r" to", ""),
+    ("suggested_gpu_memory_utilization", r"--gpu-memory-utilization from [\d.]{1,12} to " + N, ""),
     ("equivalent_gpu_memory_utilization", r"is equivalent to --gpu-memory-utilization=" + N, ""),
     ("suggested_gpu_memory_utilization", r"increase --gpu-memory-utilization to " + N, ""),
     ("gpu_total_gib", r"total_gpu_memory \(" + G, "GiB"),
@@ -73,6 +75,12 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("gpu_total_gib", r"\(GPU \d{1,3}; " + G + r" total capacity", "GiB"),  # torch < 2.1's
     ("gpu_free_gib", r"Free memory on device:? \(?" + N + r" ?/", "GiB"),
     ("gpu_free_gib", r"Initial free memory:? " + G, "GiB"),
+    ("gpu_free_gib", r"init memory snapshot: torch_peak=[\d.]{1,12}GiB, torch_allocated=[\d.]{1,12}GiB, "
+     r"free_memory=" + G, "GiB"),
+    ("gpu_total_gib", r", total_memory=" + G, "GiB"),  # mem_utils.py's MemorySnapshot (DEBUG)
+    ("free_memory_grew_gib", r"Free memory grew by " + G + r" during profiling", "GiB"),
+    ("torch_reserved_gib", r"Sizing the KV cache from the " + G + r" torch reserved", "GiB"),
+    ("kv_padding_waste_pct", r"may waste at most " + N + r"% KV cache memory", "%"),
     ("free_after_profile_gib", r"Free memory after profiling: " + G, "GiB"),
     # Capacity: V1 kv_cache_utils.py, V0 gpu_executor.py (0.4–0.6) / executor_base.py (0.7–0.10).
     ("gpu_kv_cache_tokens", r"(?:GPU|host|CPU|XPU|TPU) KV cache size: " + N + r" tokens", "tokens"),
