@@ -352,3 +352,23 @@ def test_a_start_up_that_failed_says_so_only_when_it_did():
 def test_the_k9s_box_and_its_frame_are_not_read_as_figures():
     log = read_log((DATA / "k9s-box.log").read_text())
     assert all("│" not in f.text and "┌" not in f.text for f in log.figures)
+
+
+def test_v1s_world_size_counts_data_parallel_ranks_too():
+    log = read_log(
+        "(EngineCore_DP1 pid=2) (Worker_DP1_TP1 pid=9) INFO 10-02 13:30:12 [parallel_state.py:1411] "
+        "rank 5 in "
+        "world size 8 is assigned as DP rank 1, PP rank 0, PCP rank 0, TP rank 1, EP rank 5"
+    )
+    got = {i.name: i.value for i in log.inferred}
+    assert (got["data_parallel_size"], got["tensor_parallel_size"]) == (2, 4)
+
+
+def test_an_out_of_memory_in_mib_is_a_failure_with_its_size():
+    log = read_log(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity "
+        "of 14.74 GiB of which 6.12 MiB is free."
+    )
+    assert log.failure is not None and log.failure.kind == kinds.CUDA_OUT_OF_MEMORY
+    assert "20.00 MiB" in log.failure.detail and log.value("oom_tried_mib") == 20.0
+    assert log.value("gpu_total_gib") == 14.74

@@ -150,59 +150,73 @@ def _printed(figures: tuple[Figure, ...], name: str) -> Figure | None:
     return min(found, key=lambda f: order.index(_where(f))) if found else None
 
 
+def _from_ranks(name: str, key: str, ev: Evidence) -> Inference | None:
+    """A lower bound from the ranks seen: the highest rank + 1 (2 at least when a worker's tag
+    names the axis, which vLLM does only when that size is over 1)."""
+    seen = ev.ranks[key]
+    if not seen or (key not in ev.tagged and max(seen) == 0):
+        return None
+    value = max(max(seen) + 1, 2 if key in ev.tagged else 1)
+    how = (
+        f"a lower bound: lines of {key} rank{'s' if len(seen) > 1 else ''} "
+        f"{', '.join(str(r) for r in sorted(seen)[:8])} were seen"
+        + (f" (a _{key}n tag is printed only when the size is over 1)" if key in ev.tagged else "")
+        + "; a paste may hold some ranks' lines only: set it if the engine ran on more"
+    )
+    return Inference(name=name, value=value, line=min(seen.values()), how=how)
+
+
+def _from_processes(ev: Evidence, stages: int) -> Inference | None:
+    """A lower bound from the worker processes that printed (VllmWorkerProcess, RayWorkerWrapper,
+    VllmWorker rank=N), read as tensor-parallel ranks."""
+    if not (ev.ranks["rank="] or ev.processes):
+        return None
+    # V0's driver worker runs in the engine's process, untagged; V1's Ray workers are all actors.
+    driver = 0 if ev.process_kind == "RayWorkerWrapper" and ev.v1 is not None and ev.v0 is None else 1
+    workers = max(len(ev.processes) + driver, max(ev.ranks["rank="], default=0) + 1)
+    first = min([*ev.processes.values(), *ev.ranks["rank="].values()])
+    how = (
+        f"a lower bound: {workers} worker processes printed ({ev.process_kind or 'VllmWorker rank='} tags"
+        + (", the driver counted as rank 0" if driver else "")
+        + f"){f' over {stages} pipeline stages' if stages > 1 else ''}, read as tensor-parallel ranks"
+    )
+    return Inference(name="tensor_parallel_size", value=max(1, workers // stages), line=first, how=how)
+
+
+def _from_world_size(w: Figure, stages: int, replicas: int, seen: int) -> Inference:
+    """TP from the distributed world: world_size = TP × PP (× DP in V1, distributed/parallel_state.py)."""
+    value = max(1, int(w.value) // (stages * replicas), seen)
+    how = f"world_size={w.value} printed (TP × PP × DP), with PP {stages} and DP {replicas}: TP = {value}"
+    if seen == value and int(w.value) // (stages * replicas) < seen:
+        how += f" (TP ranks up to {seen - 1} were seen)"
+    return Inference(name="tensor_parallel_size", value=value, line=w.line, how=how)
+
+
 def _layout(figures: tuple[Figure, ...], ev: Evidence) -> list[Inference]:
-    """TP, PP, DP: a printed setting, else world_size, else the ranks seen (a lower bound)."""
+    """TP, PP, DP: a printed setting, else (TP) world_size, else the ranks seen (a lower bound)."""
     out: list[Inference] = []
-    pp_value = 1
+    sizes = {"PP": 1, "DP": 1}
     for name, key in (
         ("pipeline_parallel_size", "PP"),
         ("data_parallel_size", "DP"),
         ("tensor_parallel_size", "TP"),
     ):
         f = _printed(figures, name)
-        seen = ev.ranks[key]
+        w = _printed(figures, "world_size") if key == "TP" else None
+        found: Inference | None
         if f is not None and isinstance(f.value, int):
-            out.append(
-                Inference(
-                    name=name, value=f.value, line=f.line, how=f"printed on {_where(f)}: {name}={f.value}"
-                )
+            found = Inference(
+                name=name, value=f.value, line=f.line, how=f"printed on {_where(f)}: {name}={f.value}"
             )
-            value = f.value
-        elif key == "TP" and (w := _printed(figures, "world_size")) is not None and isinstance(w.value, int):
-            value = max(1, w.value // pp_value)
-            how = (
-                f"world_size={w.value} printed (TP × PP) and {pp_value} pipeline stage"
-                f"{'s' if pp_value > 1 else ''}: TP = {w.value} ÷ {pp_value}"
-            )
-            out.append(Inference(name=name, value=value, line=w.line, how=how))
-        elif seen and (key in ev.tagged or max(seen) > 0):
-            value = max(max(seen) + 1, 2 if key in ev.tagged else 1)
-            first = min(seen.values())
-            how = (
-                f"a lower bound: lines of {key} rank{'s' if len(seen) > 1 else ''} "
-                f"{', '.join(str(r) for r in sorted(seen)[:8])} were seen"
-                + (f" (a _{key}n tag is printed only when the size is over 1)" if key in ev.tagged else "")
-                + "; a paste may hold some ranks' lines only: set it if the engine ran on more"
-            )
-            out.append(Inference(name=name, value=value, line=first, how=how))
-        elif key == "TP" and (ev.ranks["rank="] or ev.processes):
-            # V0's driver worker runs in the engine's process, untagged; V1's Ray workers are all actors.
-            driver = 0 if ev.process_kind == "RayWorkerWrapper" and ev.v1 is not None and ev.v0 is None else 1
-            workers = max(len(ev.processes) + driver, max(ev.ranks["rank="], default=0) + 1)
-            first = min([*ev.processes.values(), *ev.ranks["rank="].values()])
-            value = max(1, workers // pp_value)
-            how = (
-                f"a lower bound: {workers} worker processes printed ({ev.process_kind or 'VllmWorker rank='}"
-                " tags"
-                + (", the driver counted as rank 0" if driver else "")
-                + "), read as tensor-parallel ranks"
-            )
-            out.append(Inference(name=name, value=value, line=first, how=how))
+        elif w is not None and isinstance(w.value, int):
+            found = _from_world_size(w, sizes["PP"], sizes["DP"], max(ev.ranks["TP"], default=-1) + 1)
         else:
-            continue
-        if key == "PP":
-            pp_value = value
-    return out  # fmt: skip
+            found = _from_ranks(name, key, ev) or (_from_processes(ev, sizes["PP"]) if key == "TP" else None)
+        if found is not None:
+            out.append(found)
+            if key in sizes and isinstance(found.value, int):
+                sizes[key] = found.value
+    return out
 
 
 def _engine(figures: tuple[Figure, ...], ev: Evidence) -> list[Inference]:
