@@ -83,7 +83,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("kv_padding_waste_pct", r"may waste at most " + N + r"% KV cache memory", "%"),
     ("free_after_profile_gib", r"Free memory after profiling: " + G, "GiB"),
     # Capacity: V1 kv_cache_utils.py, V0 gpu_executor.py (0.4–0.6) / executor_base.py (0.7–0.10).
-    ("gpu_kv_cache_tokens", r"(?:GPU|host|CPU|XPU|TPU) KV cache size: " + N + r" tokens", "tokens"),
+    ("gpu_kv_cache_tokens", r"(?:GPU|host|CPU|XPU|TPU|HPU|NPU) KV cache size: " + N + r" tokens", "tokens"),
     ("max_concurrency", r"Maximum concurrency for [\d,]{1,12} tokens per request: " + N + r"x", "×"),
     ("concurrency_tokens_per_request", r"Maximum concurrency for " + N + r" tokens per request", "tokens"),
     ("num_gpu_blocks", r"# (?:GPU|CUDA|cuda|gpu|XPU|NPU) blocks: " + N, "blocks"),
