@@ -509,7 +509,9 @@ def reconcile_text(r: Reconciliation) -> str:
     for f in r.figures:
         if (f.name, f.line) in compared or not isinstance(f.value, (int, float)) or isinstance(f.value, bool):
             continue
-        shown = f"{f.value:,}" + (f" {f.unit}" if f.unit in ("GiB",) else "")
+        # A memory figure with at least the two decimals vLLM prints memory with; counts as read.
+        places = max(2, f.decimals)
+        shown = f"{f.value:,.{places}f} GiB" if f.unit == "GiB" else f"{f.value:,}"
         origin = "metrics" if f.line == 0 else f"line {f.line}"
         out.append(f"{f.name:30} {shown:>14} {'—':>14}  {'not compared':30} {origin:10} {f.rank}".rstrip())
     judged = [row for row in r.rows if row.verdict != NOT_MODELLED]

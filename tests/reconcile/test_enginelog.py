@@ -114,3 +114,227 @@ def test_a_log_read_past_its_deadline_stops_instead_of_answering_from_half_of_it
 
     with pytest.raises(WorkStopped):
         read_log("Available KV cache memory: 1 GiB\n" * 10_000, should_stop=lambda: True)
+
+
+@pytest.mark.parametrize("entry", LOGS, ids=[r["id"] for r in LOGS])
+@pytest.mark.parametrize("joined", [True, False], ids=["as pasted", "one excerpt a line"])
+def test_every_quote_of_the_training_file_reads_without_raising(entry, joined):
+    quote = entry["source"]["quote"]
+    log = read_log(quote if joined else as_log(quote))
+    assert log.figures
+
+
+ISSUE_DEBUG_SUMMARY = (
+    "DEBUG 08-20 09:03:09 [v1/worker/gpu_worker.py:484] "
+    "Free memory on device (43.91/44.4 GiB) on startup. "
+    "Desired GPU memory utilization is (0.9, 39.96 GiB). Actual usage is 24.38 GiB for weight, 1.44 GiB for "
+    "peak activation, 0.06 GiB for non-torch memory, and 0.0 GiB for CUDAGraph memory. Replace "
+    "gpu_memory_utilization config with `--kv-cache-memory=14960998481` to fit into requested memory, or "
+    "`--kv-cache-memory=19202278686` to fully utilize gpu memory. "
+    "Current kv cache memory in use is 24.38 GiB."
+)
+
+
+def test_the_debug_summary_of_the_issue_is_read_figure_by_figure():
+    log = read_log(ISSUE_DEBUG_SUMMARY)
+    assert {
+        n: log.value(n)
+        for n in (
+            "gpu_free_gib",
+            "gpu_total_gib",
+            "gpu_memory_utilization",
+            "requested_gib",
+            "weights_gib",
+            "activation_peak_gib",
+            "non_torch_gib",
+            "cudagraph_gib",
+            "available_kv_gib",
+            "kv_cache_memory_to_requested_bytes",
+            "kv_cache_memory_to_gpu_bytes",
+        )
+    } == {
+        "gpu_free_gib": 43.91,
+        "gpu_total_gib": 44.4,
+        "gpu_memory_utilization": 0.9,
+        "requested_gib": 39.96,
+        "weights_gib": 24.38,
+        "activation_peak_gib": 1.44,
+        "non_torch_gib": 0.06,
+        "cudagraph_gib": 0.0,
+        "available_kv_gib": 24.38,
+        "kv_cache_memory_to_requested_bytes": 14960998481,
+        "kv_cache_memory_to_gpu_bytes": 19202278686,
+    }
+    assert log.first("gpu_total_gib").decimals == 1  # type: ignore[union-attr]  # 44.4: ±0.05 GiB
+
+
+def test_vllm_033s_summary_reads_consumed_memory_and_the_suggested_sizes_in_gib():
+    log = read_log(
+        "INFO 11-30 09:00:52 [v1/worker/gpu_worker.py:1066] "
+        "Free memory on device (78.68/79.19 GiB) on startup. "
+        "Desired GPU memory utilization is (0.95, 75.23 GiB). Actual usage is 15.24 GiB for consumed memory "
+        "(weights + non-torch), 1.89 GiB for peak activation, and 0.91 GiB for CUDAGraph memory. Replace "
+        "gpu_memory_utilization config with `--kv-cache-memory=61181520281` (56.98 GiB) to fit into "
+        "requested memory, or `--kv-cache-memory=64832770457` (60.38 GiB) to fully utilize gpu memory. "
+        "Current kv cache "
+        "memory in use is 58.11 GiB."
+    )
+    assert (log.value("consumed_gib"), log.value("activation_peak_gib"), log.value("cudagraph_gib")) == (
+        15.24,
+        1.89,
+        0.91,
+    )
+    assert log.value("kv_cache_memory_to_gpu_bytes") == 64832770457 and log.value("weights_gib") is None
+
+
+def test_v0s_block_line_gives_gpu_and_cpu_blocks():
+    log = read_log("INFO 03-01 08:00:53 executor_base.py:110] # CUDA blocks: 36184, # CPU blocks: 2340")
+    assert (log.value("num_gpu_blocks"), log.value("num_cpu_blocks")) == (36184, 2340)
+    assert log.inference("engine") == log.inferred[0] and log.inferred[0].value == "V0"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'vllm serve --model="/data/models/Qwen2.5-32B-Instruct-AWQ/" --tensor-parallel-size 2 --enable-lora',
+        "vllm serve --model  /data/models/Qwen2.5-32B-Instruct-AWQ/ --tensor-parallel-size 2 --swap-space 4",
+        "'vllm' 'serve' '--model' '/data/models/Qwen2.5-32B-Instruct-AWQ/' '--tensor-parallel-size' '2'",
+        "args: --model='/data/models/Qwen2.5-32B-Instruct-AWQ/' --tensor-parallel-size=2",
+    ],
+    ids=["double-quoted", "two spaces", "single-quoted argv", "single-quoted value"],
+)
+def test_a_flag_quoted_or_spaced_as_people_write_it_gives_its_bare_value(line):
+    log = read_log(line)
+    assert log.value("model") == "/data/models/Qwen2.5-32B-Instruct-AWQ/"
+    assert log.value("tensor_parallel_size") == 2
+
+
+def test_a_non_default_args_dict_cut_short_gives_the_keys_that_are_whole():
+    log = read_log(
+        "INFO 09-12 16:40:02 [utils.py:328] non-default args: {'model': 'Qwen/Qwen3-32B', "
+        "'max_model_len': 16384, 'tensor_parallel_size': 2, 'gpu_memory_utilization': 0.8"
+    )
+    assert (log.value("model"), log.value("max_model_len"), log.value("tensor_parallel_size")) == (
+        "Qwen/Qwen3-32B",
+        16384,
+        2,
+    )
+    assert log.value("gpu_memory_utilization") is None  # cut: 0.8 may have been 0.85
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "vllm-1  | ",
+        "│ ",
+        "[pod/vllm-0/vllm] ",
+        "2025-03-02T10:00:00.104Z ",
+        "2025-03-02 10:00:00,104 ",
+        "    ",
+        "\x1b[36mvllm-openai-1  |\x1b[0m ",
+    ],
+    ids=["docker-compose", "box", "kubectl", "iso", "iso-comma", "indent", "coloured compose"],
+)
+def test_what_a_paste_puts_before_a_line_is_taken_off(prefix):
+    log = read_log(prefix + "vllm serve Qwen/Qwen3-8B --max-model-len 4096" + (" │" if "│" in prefix else ""))
+    assert log.command is not None and log.value("model") == "Qwen/Qwen3-8B"
+    assert log.value("max_model_len") == 4096
+
+
+def test_a_ray_workers_tag_is_its_rank_and_a_driver_line_has_none():
+    log = read_log(
+        "(RayWorkerWrapper pid=2213, ip=10.0.3.17) INFO 10-20 09:16:41 model_runner.py:1067] Loading model "
+        "weights took 32.8894 GB\n"
+        "INFO 10-20 09:16:40 model_runner.py:1067] Loading model weights took 32.8894 GB"
+    )
+    assert [f.rank for f in log.figures if f.name == "weights_gib"] == ["RayWorkerWrapper", ""]
+    tp = log.inference("tensor_parallel_size")
+    assert tp is not None and tp.value == 2 and "lower bound" in tp.how
+
+
+def test_a_vllm_line_without_a_figure_still_makes_the_log_vllms():
+    log = read_log("INFO 05-10 12:00:03 selector.py:28] Using FlashAttention backend.")
+    assert (log.figures, log.vllm_lines) == ((), 1)
+
+
+def test_a_gpu_named_in_the_log_is_inferred_as_printed():
+    log = read_log("Unsloth: vLLM: 0.8.2. NVIDIA A100-SXM4-80GB. Max memory: 79.151 GB")
+    gpu = log.inference("gpu")
+    assert gpu is not None and gpu.value == "NVIDIA A100-SXM4-80GB"
+
+
+MORE_HOSTILE = {
+    "many flags": "vllm serve x " + "--model 'a' " * 20_000,
+    "many pairs": "non-default args: {" + "'model': 'x', " * 20_000,
+    "many rank tags": "\n".join(
+        f"(Worker_TP{i} pid={i}) INFO 01-01 00:00:00 [x.py:1] hi" for i in range(20_000)
+    ),
+    "a long box": "│" + " " * 100_000 + "│",
+    "many ISO prefixes": "2025-03-02T10:00:00Z " * 20_000 + "Available KV cache memory: 1 GiB",
+}
+
+
+@pytest.mark.parametrize("text", MORE_HOSTILE.values(), ids=MORE_HOSTILE.keys())
+def test_hostile_pastes_of_the_new_forms_are_read_quickly(text):
+    import time
+
+    start = time.perf_counter()
+    try:
+        read_log(text)
+    except InvalidInput as e:
+        assert e.field == "log"
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("line", "figures"),
+    [
+        (
+            "(EngineCore pid=1) DEBUG 11-30 09:00:10 [v1/worker/gpu_worker.py:545] "
+            "worker init memory snapshot: "
+            "torch_peak=0.0GiB, torch_allocated=0.0GiB, free_memory=78.68GiB, total_memory=79.19GiB, "
+            "cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB, "
+            "timestamp=1.0, auto_measure=True",
+            {"gpu_free_gib": 78.68, "gpu_total_gib": 79.19, "non_torch_gib": None},
+        ),
+        (
+            "WARNING 11-30 09:00:48 [v1/worker/gpu_worker.py:146] "
+            "Free memory grew by 0.12 GiB during profiling "
+            "(initial 78.68 GiB, current 78.8 GiB). "
+            "Sizing the KV cache from the 1.89 GiB torch reserved instead "
+            "of the profiling difference.",
+            {"free_memory_grew_gib": 0.12, "torch_reserved_gib": 1.89},
+        ),
+        (
+            "INFO 11-06 10:51:48 [kv_cache_utils.py:979] "
+            "Add 1 padding layers, may waste at most 5.00% KV cache memory",
+            {"kv_padding_waste_pct": 5.0},
+        ),
+        (
+            "WARNING 11-30 09:00:48 [gpu_worker.py:804] CUDA graph memory profiling is disabled "
+            "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). "
+            "Without it, CUDA graph memory is not accounted for "
+            "during KV cache allocation, which may require lowering --gpu-memory-utilization "
+            "to avoid OOM. Consider "
+            "re-enabling it (the default as of v0.21.0) and increasing "
+            "--gpu-memory-utilization from 0.9000 to 0.9106.",
+            {"gpu_memory_utilization": 0.9, "suggested_gpu_memory_utilization": 0.9106},
+        ),
+        (
+            "INFO 11-30 09:00:20 [v1/worker/gpu_worker.py:676] "
+            "Initial free memory 78.68 GiB, reserved 40.00 GiB "
+            "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+            {"available_kv_gib": 40.0},
+        ),
+    ],
+    ids=[
+        "init snapshot",
+        "free memory grew",
+        "padding layers",
+        "cuda graph profiling disabled",
+        "kv_cache_memory",
+    ],
+)
+def test_vllm_033s_other_memory_lines_give_their_figures(line, figures):
+    log = read_log(line)
+    assert {k: log.value(k) for k in figures} == figures
