@@ -103,6 +103,7 @@ class Paste:
     status_one_line: int  # the quote as one line, as is
     body: dict[str, Any] | None
     missing: list[str] = field(default_factory=list)  # hand-read figures not among those read
+    missing_one_line: list[str] = field(default_factory=list)  # the same, for the one-line paste
     capacity: list[Capacity] = field(default_factory=list)
     # Where a judged figure differs: the verdicts when the engine the data names is given
     # (overrides.engine), which tells a profile chosen wrongly from a rule that differs.
@@ -140,7 +141,20 @@ def _missing(entry: dict[str, Any], body: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _capacity(entry: dict[str, Any], body: dict[str, Any] | None, missing: list[str]) -> list[Capacity]:
+def _model_line(text: str, body: dict[str, Any] | None, one: dict[str, Any] | None) -> str:
+    """Where the multi-line paste reads no model but the one-line paste does: the line naming it."""
+    named = [f["value"] for b in (body, one) if b is not None for f in b["figures"] if f["name"] == "model"]
+    if body is None or one is None or not named or any(f["name"] == "model" for f in body["figures"]):
+        return ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if str(named[0]) in line:
+            return f"line {number}: `{line.strip()[:80]}`"
+    return ""
+
+
+def _capacity(
+    entry: dict[str, Any], body: dict[str, Any] | None, missing: list[str], model_line: str = ""
+) -> list[Capacity]:
     rows = {r["figure"]: r for r in body["rows"]} if body is not None else {}
     out = []
     for name in CAPACITY:
@@ -149,7 +163,10 @@ def _capacity(entry: dict[str, Any], body: dict[str, Any] | None, missing: list[
             continue
         row = rows.get(name)
         if row is None:
-            out.append(Capacity(name, expected, None, "no row", _why_no_row(name, body, missing)))
+            why = _why_no_row(name, body, missing)
+            if model_line and why.startswith("model not inferable"):
+                why = f"reader missed the model's line (read when pasted as one line): {model_line}"
+            out.append(Capacity(name, expected, None, "no row", why))
         elif row["verdict"] in GOOD:
             out.append(Capacity(name, expected, row["kvplan"], row["verdict"]))
         else:
@@ -196,7 +213,11 @@ def pastes() -> tuple[Paste, ...]:
             one = c.post("/v1/reconcile", content=quote.encode(), headers=TEXT)
             body = r.json() if r.status_code == 200 else None
             missing = _missing(e, body)
-            p = Paste(e["id"], e, r.status_code, one.status_code, body, missing, _capacity(e, body, missing))
+            one_body = one.json() if one.status_code == 200 else None
+            model_line = _model_line(as_log(quote), body, one_body)
+            p = Paste(e["id"], e, r.status_code, one.status_code, body, missing=missing,
+                      missing_one_line=_missing(e, one_body),
+                      capacity=_capacity(e, body, missing, model_line))  # fmt: skip
             engine = true_engine(e)
             if p.judged and engine is not None and engine != body["engine"] and _differs(p):  # type: ignore[index]
                 sent = {"log": as_log(quote), "overrides": {"engine": engine}}
@@ -239,6 +260,7 @@ def counts(runs: tuple[Paste, ...]) -> dict[str, Any]:
         "ok_one_line": sum(p.status_one_line == 200 for p in logs),
         "hand_read": hand,
         "found": hand - sum(len(p.missing) for p in logs),
+        "found_one_line": hand - sum(len(p.missing_one_line) for p in logs),
         "planned": sum(p.planned for p in logs),
         "judged_logs": sum(p.judged for p in logs),
         "capacity": len(judged),
@@ -305,7 +327,7 @@ def report(runs: tuple[Paste, ...] | None = None) -> str:
             if p.id in KNOWN_RULES:
                 why = _reason(p, c).split(" — ")[0]
             else:
-                why = c.reason if c.verdict == "no row" else c.why
+                why = c.reason.split(" (read when")[0] if c.verdict == "no row" else c.why
             (misses if p.judged else unjudged).setdefault(why, []).append(p.id)
     planned_only = [p for p in runs if p.planned and not p.gpu_known and not p.prose]
     lines = [
@@ -320,7 +342,8 @@ def report(runs: tuple[Paste, ...] | None = None) -> str:
         "last, apart from the totals.",
         "",
         f"- Logs: **{n['logs']}**; answered 200: **{n['ok']}** as lines, **{n['ok_one_line']}** as one line.",
-        f"- Hand-read figures among the figures read: **{n['found']} of {n['hand_read']}**.",
+        f"- Hand-read figures among the figures read: **{n['found']} of {n['hand_read']}** as lines, "
+        f"**{n['found_one_line']}** as one line.",
         f"- Logs planned (the model inferred): **{n['planned']}**; of them with the GPU's memory known: "
         f"**{n['judged_logs']}**.",
         f"- Their hand-read capacity figures (KV cache tokens, blocks, concurrency): **{n['capacity']}**: "
@@ -333,6 +356,11 @@ def report(runs: tuple[Paste, ...] | None = None) -> str:
         "",
     ]
     lines += _classes(misses)
+    engine = sum(len(ids) for why, ids in misses.items() if why.startswith("engine not inferred"))
+    if engine:
+        good = n["good"] + engine
+        lines += ["", f"With the engine the log ran given (`overrides.engine`), {good} of {n['capacity']} "
+                  f"({good / n['capacity']:.0%}) would be exact or within rounding."]  # fmt: skip
     lines += ["", "Capacity figures of the logs not judged, by reason:", ""]
     lines += _classes(unjudged)
     for p in planned_only:

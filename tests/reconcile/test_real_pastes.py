@@ -42,6 +42,7 @@ def test_prose_and_tables_answer_with_what_lines_they_hold_or_a_400(runs, log_id
 @pytest.mark.parametrize("log_id", LOG_IDS)
 def test_every_hand_read_figure_is_among_the_figures_the_answer_read(runs, log_id):
     assert runs[log_id].missing == []
+    assert runs[log_id].missing_one_line == []
 
 
 def test_the_capacity_of_the_planned_logs_is_reproduced_exactly_or_within_rounding(runs):
