@@ -305,6 +305,8 @@ def _model(p: Paste) -> str:
 def _engine(p: Paste) -> str:
     b = p.body
     version = p.entry["vllm_version"].split(" ")[0]
+    if not version.lstrip("~")[:1].isdigit():
+        version = "version unknown"
     if b is None:
         return f"— (data: {p.entry['engine']} {version})"
     return f"{b['engine']} (data: {p.entry['engine']} {version})"
@@ -380,7 +382,9 @@ def report(runs: tuple[Paste, ...] | None = None) -> str:
         if p.missing:
             miss = "; ".join(filter(None, [miss, "reader missed " + ", ".join(p.missing)]))
         if p.prose:
-            miss = "; ".join(filter(None, [f"not a log: {SUMMARIES.get(p.id, 'a document table')}", miss]))
+            miss = f"not a log: {SUMMARIES.get(p.id, 'a document table')}"
+            if p.missing:
+                miss += "; its figures not read: " + ", ".join(p.missing)
         elif p.planned and not p.gpu_known:
             miss = "; ".join(filter(None, ["GPU unknown (not counted)", miss]))
         status = f"{p.status} / {p.status_one_line}"
