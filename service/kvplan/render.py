@@ -470,6 +470,9 @@ def reconcile_text(r: Reconciliation) -> str:
         f" · registry {r.registry_version}",
         f"read {r.lines:,} lines, {r.vllm_lines:,} of them vLLM's, {len(r.figures):,} figures",
     ]
+    if r.failure is not None:
+        f = r.failure
+        out.append(f"THE ENGINE DID NOT START: {f.detail} (line {f.line}). {f.kvplan_says}.")
     if r.not_planned:
         out.append(f"not planned: {r.not_planned}")
     inferred = [u for u in r.inputs if u.source.startswith("inferred")]

@@ -149,7 +149,9 @@ def test_rank_zero_is_read_before_other_workers(client):
     log = ("(VllmWorker rank=1 pid=8) INFO Model loading took 9.10 GiB and 3 s\n"
            "(VllmWorker rank=0 pid=7) INFO Model loading took 14.96 GiB and 3 s\n"
            "Requested memory: 0.9 (util), 71.27 GiB\nAvailable KV cache memory: 52.10 GiB\n")  # fmt: skip
-    r = client.post("/v1/reconcile", json={"log": log, "overrides": {"model": "llama-3.1-8b"}})
+    r = client.post(
+        "/v1/reconcile", json={"log": log, "overrides": {"model": "llama-3.1-8b", "tensor_parallel_size": 1}}
+    )
     weights = rows_of(r.json())["weights_gib"]
     assert (weights["vllm"], weights["verdict"]) == (14.96, "exact")
 
@@ -274,3 +276,31 @@ def test_a_v0_logs_non_kv_memory_is_not_judged_by_a_model_no_v0_log_fitted(clien
     rows = rows_of(client.post("/v1/reconcile", json={"log": V0_LOG}).json())
     assert rows["non_torch_gib"]["verdict"] == "not modelled for this engine"
     assert rows["available_kv_gib"]["verdict"] == "not modelled for this engine"
+
+
+def _fixture(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_a_failed_start_up_is_the_answers_first_line_and_says_whether_kvplan_predicts_it(client):
+    sent = {"log": _fixture("v1-0.33-failed-negative-kv.log"),
+            "overrides": {"model": "llama-3.1-70b", "gpu": "h100-sxm-80gb"}}  # fmt: skip
+    body = client.post("/v1/reconcile", json=sent).json()
+    assert body["failure"]["kind"] == "negative_kv_memory"
+    assert body["failure"]["kvplan_predicts"] is not None
+    text = client.post(
+        "/v1/reconcile?format=text", json={"log": _fixture("v1-0.33-failed-negative-kv.log")}
+    ).text
+    assert text.splitlines()[2].startswith("THE ENGINE DID NOT START")
+
+
+def test_tensor_parallelism_the_ranks_imply_is_planned_and_said_inferred(client):
+    body = client.post("/v1/reconcile", json={"log": _fixture("v1-0.19-tp4-ranks-only.log")}).json()
+    tp = next(u for u in body["inputs"] if u["name"] == "tensor_parallel_size")
+    assert tp["value"] == 4 and tp["source"].startswith("inferred")
+
+
+def test_a_log_that_prints_no_version_is_judged_by_the_release_its_source_lines_point_to(client):
+    log = "\n".join(line for line in LOG.splitlines() if "version" not in line and "LLM engine" not in line)
+    body = client.post("/v1/reconcile", json={"log": log, "overrides": OFFLINE}).json()
+    assert body["engine"] != "vllm@e740bad" and "inferred" in body["engine_source"]

@@ -14,12 +14,12 @@ LOG_IDS = [e["id"] for e in LOGS if not is_prose(e)]
 PROSE_IDS = [e["id"] for e in LOGS if is_prose(e)]
 # What the quotes that are a person's prose or a document's table get: 200 with what vLLM-like
 # lines they hold, or, with none, a 400 naming the log.
-PROSE_STATUS = {"M033": 400}
+PROSE_STATUS: dict[str, int] = {}  # every quote with a vLLM line answers 200
 # The target is nine capacity figures in ten; until the engine version is inferred from a
 # paste that prints none (14 figures judged by the default profile where the log ran 0.19 or V0),
 # the share reached is held as a floor so it cannot regress.
 TARGET = 0.9
-FLOOR_GOOD, FLOOR_JUDGED = 67, 87
+FLOOR_JUDGED = 99  # figures judged today: fewer means a log stopped being planned
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +48,7 @@ def test_every_hand_read_figure_is_among_the_figures_the_answer_read(runs, log_i
 def test_the_capacity_of_the_planned_logs_is_reproduced_exactly_or_within_rounding(runs):
     n = counts(tuple(runs.values()))
     assert n["capacity"] >= FLOOR_JUDGED
-    share = n["good"] / n["capacity"]
-    assert share >= TARGET or n["good"] >= FLOOR_GOOD, (n["good"], n["capacity"])
+    assert n["good"] / n["capacity"] >= TARGET, (n["good"], n["capacity"])
 
 
 def test_every_capacity_miss_says_why(runs):

@@ -28,6 +28,7 @@ from kvplan.core.logs.reconcile import (
     memory_row,
     self_checks,
     share_reproduced,
+    start_failure,
 )
 from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.units import GiB
@@ -134,6 +135,13 @@ def _inputs(
     take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
     take("weight_dtype", "dtype", lambda v: _WEIGHT_DTYPES.get(str(v)))
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
+        found = log.inference(name)  # the layout the ranks' lines imply, where no line states it
+        if name not in fields and found is not None and isinstance(found.value, int) and found.value > 1:
+            fields[name] = found.value
+            used.append(
+                Used(name=name, value=found.value, source=f"inferred: {found.how} (line {found.line})")
+            )
     if log.command is not None:  # the rest of the engine's flags, as /v1/plan reads the command
         for name, value in log.command.settings.items():
             if name in _SETTINGS and name not in fields:
@@ -187,12 +195,16 @@ def _engine(log: EngineLog, o: ReconcileOverrides) -> tuple[str, str]:
     version; else the default."""
     if o.engine is not None:
         return get_profile(o.engine, "overrides.engine").id, "override"
-    version, kind = log.value("version"), log.first("engine")
+    version, said = log.value("version"), "(log)"
+    if version is None and (found := log.inference("version")) is not None:
+        version, said = found.value, f"(inferred: {found.how})"
+    kind = log.first("engine") or log.inference("engine")
     if kind is not None and kind.value == "V0":
-        said = f"vLLM {version}, " if isinstance(version, str) else ""
-        return V0_PROFILE_ID, f"{said}the V0 engine (log line {kind.line})"
+        named = f"vLLM {version}, " if isinstance(version, str) else ""
+        how = "printed" if isinstance(kind, Figure) else "inferred from its line formats"
+        return V0_PROFILE_ID, f"{named}the V0 engine ({how}, log line {kind.line})"
     if isinstance(version, str) and (p := profile_for_version(version)) is not None:
-        return p.id, f"vLLM {version} (log)"
+        return p.id, f"vLLM {version} {said}"
     return DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
 
 
@@ -437,6 +449,7 @@ def reconcile(
         model=named if isinstance(named, str) else "inline" if named is not None else "not known",
         not_planned=not_planned,
         checks=self_checks(log),
+        failure=start_failure(log, plan, from_log),
         registry_version=registry.version,
         inputs=tuple(used),
         figures=(*log.figures, *extra),

@@ -172,7 +172,10 @@ def _from_processes(ev: Evidence, stages: int) -> Inference | None:
     if not (ev.ranks["rank="] or ev.processes):
         return None
     # V0's driver worker runs in the engine's process, untagged; V1's Ray workers are all actors.
+    # A worker tagged rank=0 is the driver itself (V1's VllmWorker rank=N).
     driver = 0 if ev.process_kind == "RayWorkerWrapper" and ev.v1 is not None and ev.v0 is None else 1
+    if 0 in ev.ranks["rank="]:
+        driver = 0
     workers = max(len(ev.processes) + driver, max(ev.ranks["rank="], default=0) + 1)
     first = min([*ev.processes.values(), *ev.ranks["rank="].values()])
     how = (
@@ -311,6 +314,22 @@ def _model(figures: tuple[Figure, ...]) -> list[Inference]:
     return [Inference(name="model", value=value, line=f.line, how=how)]
 
 
+def _version(figures: tuple[Figure, ...], ev: Evidence) -> list[Inference]:
+    """The release the log's source line numbers point to, when it prints no version and every
+    line whose release is known (ANCHORS) names the same one."""
+    if _printed(figures, "version") is not None or not ev.anchors:
+        return []
+    releases = {ANCHORS[key].split(" ")[0] for key in ev.anchors}
+    if len(releases) != 1:
+        return []
+    key, line = next(iter(ev.anchors.items()))
+    release = releases.pop()
+    return [Inference(name="version", value=release, line=line,
+                      how=f"{key} is where vLLM {release} prints it (no version printed)")]  # fmt: skip
+
+
 def infer(figures: tuple[Figure, ...], ev: Evidence) -> tuple[Inference, ...]:
     """Every inference the log supports, each once."""
-    return (*_layout(figures, ev), *_engine(figures, ev), *_gpu(figures), *_model(figures))
+    return (
+        *_layout(figures, ev), *_engine(figures, ev), *_version(figures, ev), *_gpu(figures), *_model(figures)
+    )  # fmt: skip

@@ -180,6 +180,46 @@ def self_checks(log: EngineLog) -> tuple[Check, ...]:
     return (*_memory_checks(log), *_capacity_checks(log))
 
 
+class StartFailure(msgspec.Struct, frozen=True, kw_only=True):
+    """The engine did not start (the log says why, on `line`), and whether kvplan's plan for the
+    same inputs predicts it (None: no plan)."""
+
+    kind: str
+    detail: str
+    line: int
+    kvplan_predicts: bool | None
+    kvplan_says: str
+
+
+def start_failure(log: EngineLog, plan: Budget | None, from_log: Budget | None) -> StartFailure | None:
+    """The log's failed start-up beside what kvplan's plan says of the same inputs (else of the
+    KV memory the log printed): that no KV memory is left (a shortfall), or that a request of
+    max_model_len does not fit the blocks."""
+    f = log.failure
+    if f is None:
+        return None
+    whose = "kvplan's plan" if plan is not None else "kvplan, from the KV memory the log printed,"
+    plan = plan or from_log
+    if plan is None:
+        predicts, says = None, "no plan to compare (see not_planned)"
+    elif plan.kv_memory_shortfall_bytes > 0:
+        short = plan.kv_memory_shortfall_bytes / GiB
+        predicts, says = True, f"{whose} predicts it too: the memory is {short:.2f} GiB short of any KV cache"
+    elif not plan.fits_max_model_len:
+        tokens = plan.max_model_len
+        predicts, says = (
+            True,
+            f"{whose} predicts it too: one request of {tokens:,} tokens does not fit the blocks",
+        )
+    else:
+        predicts = False
+        says = (
+            f"{whose} has {plan.available_kv_bytes / GiB:.2f} GiB for KV and fits max_model_len: "
+            "its inputs differ from what this engine ran with (compare the rows)"
+        )
+    return StartFailure(kind=f.kind, detail=f.detail, line=f.line, kvplan_predicts=predicts, kvplan_says=says)
+
+
 class Used(msgspec.Struct, frozen=True, kw_only=True):
     """An input of the plan and where it came from (`log` line N, `metrics`, `override`, `default`)."""
 
@@ -202,6 +242,8 @@ class Reconciliation(msgspec.Struct, frozen=True, kw_only=True):
     not_planned: str | None = None
     # The log against itself, whatever could be planned.
     checks: tuple[Check, ...] = ()
+    # The engine did not start: why, and whether kvplan's plan predicts it.
+    failure: StartFailure | None = None
     registry_version: str
     inputs: tuple[Used, ...]
     figures: tuple[Figure, ...]
