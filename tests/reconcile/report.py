@@ -84,9 +84,10 @@ def report() -> str:
     lines += [
         "",
         "Memory figures are kvplan's prediction, so they rarely match to the 0.01 GiB vLLM prints; their",
-        "accuracy is in `docs/memory-model.md`. The capacity figures that differ are the float32 engine",
-        "(M063: its KV cache is fp32, which kvplan's dtypes do not offer) and pipeline parallel (M067,",
-        "M068: vLLM sizes every stage and takes the smallest; kvplan splits weights evenly over stages).",
+        "accuracy is in `docs/memory-model.md`. The capacity figures that differ are pipeline parallel's",
+        "(M067, M068): only rank 0 prints its available memory, and the last stage, which runs the",
+        "sampler, has a larger activation peak; vLLM takes the smallest stage's blocks, kvplan plans",
+        "every stage from rank 0's memory.",
         "",
         "## Every log",
         "",
