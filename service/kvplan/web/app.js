@@ -73,6 +73,24 @@ const FIELD_WORDS = {
   decode_context_parallel_size: { words: "vLLM's --decode-context-parallel-size" },
   data_parallel_attention: { words: "data-parallel attention" },
   num_blocks: { words: "the block count" },
+  "overrides.hf_config": { words: "the model's config.json" },
+  language_model_only: { words: "vLLM's --language-model-only" },
+  mm_limit_zero: { words: "the modalities --limit-mm-per-prompt sets to 0" },
+  data_parallel_size: { words: "vLLM's --data-parallel-size" },
+  enable_expert_parallel: { words: "vLLM's --enable-expert-parallel" },
+  cpu_offload_bytes: { words: "vLLM's --cpu-offload-gb" },
+  mamba_cache_dtype: { words: "vLLM's --mamba-cache-dtype" },
+  mamba_ssm_cache_dtype: { words: "vLLM's --mamba-ssm-cache-dtype" },
+  enable_prefix_caching: { words: "vLLM's --enable-prefix-caching" },
+  mamba_block_size: { words: "vLLM's --mamba-block-size" },
+  cudagraph_capture_sizes: { words: "the CUDA-graph capture sizes" },
+  max_cudagraph_capture_size: { words: "the largest CUDA-graph capture size" },
+  enable_lora: { words: "vLLM's --enable-lora" },
+  max_loras: { words: "vLLM's --max-loras" },
+  max_lora_rank: { words: "vLLM's --max-lora-rank" },
+  speculative_method: { words: "the speculative method" },
+  speculative_model: { words: "the draft model" },
+  num_speculative_tokens: { words: "the speculative tokens" },
 };
 const FIELD_RE = new RegExp("(?<![\\w.@/-])(" + Object.keys(FIELD_WORDS).sort((a, b) => b.length - a.length)
   .map((k) => k.replace(/\./g, "\\.")).join("|") + ")(?![\\w-])", "g");
@@ -945,7 +963,23 @@ async function reconcileLog() {
   try {
     const r = await api("/v1/reconcile", { method: "POST", body: JSON.stringify(body) });
     status.textContent = r.model + " · engine " + r.engine + " (" + r.engine_source + ") · " +
-      Math.round(r.reproduced_share * 100) + "% of " + r.rows.length + " figures reproduced";
+      (r.rows.length ? Math.round(r.reproduced_share * 100) + "% of " + r.rows.length + " figures reproduced"
+                     : r.figures.length + " figures read");
+    // The engine did not start: said first. No plan: what is missing, naming the control to fill.
+    if (r.failure) {
+      const p = document.createElement("p");
+      p.className = "notice";
+      p.textContent = "The engine did not start: " + plain(r.failure.detail) + " (line " + r.failure.line + "). " +
+        sentence(plain(r.failure.kvplan_says)) + ".";
+      warn.append(p);
+    }
+    if (r.not_planned) {
+      const p = document.createElement("p");
+      p.className = "notice";
+      p.textContent = "Not planned: " + plain(r.not_planned) + ".";
+      warn.append(p);
+      if (r.not_planned.includes("overrides.model")) $("reconcile-model").setAttribute("aria-invalid", "true");
+    }
     const tbody = table.tBodies[0];
     tbody.replaceChildren();
     for (const row of r.rows) {
