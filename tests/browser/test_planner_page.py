@@ -1020,7 +1020,10 @@ def test_a_pasted_command_sets_the_controls_and_shows_how_each_flag_was_read(pag
     assert cells["--tensor-parallel-size"] == ["--tensor-parallel-size", "2", "planned → “tensor parallel”"]
     assert table["--tensor-parallel-size"].locator("td").first.get_attribute("title") == "given as -tp"
     embeds = table["--enable-prompt-embeds"]
-    assert embeds.get_attribute("data-effect") == "memory" and cells["--enable-prompt-embeds"][2] == "not modelled"
+    assert (
+        embeds.get_attribute("data-effect") == "memory"
+        and cells["--enable-prompt-embeds"][2] == "not modelled"
+    )
     note = next(f["note"] for f in planned["command"]["flags"] if f["option"] == "--enable-prompt-embeds")
     note = page.evaluate("(n) => sentence(plain(n))", note)  # the note in the page's words
     assert embeds.locator("td").last.get_attribute("title") == note  # its note as a tooltip, and on a line
