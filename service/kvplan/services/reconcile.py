@@ -441,6 +441,16 @@ def reconcile(
                 raise
             plan, rows, from_log, what_ifs = None, [], None, []
             not_planned = f"{e.field}: {e.reason}; give overrides.{base} to plan"
+    if not_planned is None and plan is None and "gpu" not in fields and "gpu_memory_bytes" not in fields:
+        not_planned = (
+            "the GPU's memory: the log prints neither the total nor the memory requested; give "
+            "overrides.gpu (a preset) or overrides.gpu_memory_bytes"
+            + (
+                " (the capacity rows are planned from the KV memory it printed)"
+                if from_log is not None
+                else ""
+            )
+        )
     observed, note = _observed(log)
     named = fields.get("model")
     return Reconciliation(

@@ -55,12 +55,24 @@ _CAUSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
          "max_model_len {0} is more than the {1} tokens the KV cache holds"),
         (NO_KV_MEMORY, r"(No available memory for the cache blocks)",
          "no memory is left for the KV cache's blocks"),
+        # V0 (executor_base.py / gpu_executor.py) prints the blocks it found before it raises.
+        (NO_KV_MEMORY, r"# (?:GPU|CUDA|cuda|gpu) blocks: (0),",
+         "no memory is left for the KV cache's blocks ({0} GPU blocks)"),
         (ENGINE_FAILED, r"(EngineCore failed to start|Engine core initialization failed|"
-         r"WorkerProc failed to start|Engine process failed to start)",
+         r"WorkerProc failed to start|Engine process failed to start|EngineCore hit an exception)",
          "the engine did not start ({0})"),
     )
 )  # fmt: skip
-CUES = ("out of memory", "KV cache", "KV Cache", "kv_cache_size", "cache blocks", "failed")
+CUES = (
+    "out of memory",
+    "KV cache",
+    "KV Cache",
+    "kv_cache_size",
+    "cache blocks",
+    "failed",
+    "blocks: 0,",
+    "hit an exception",
+)
 
 
 def failure_in(line: str, number: int) -> Failure | None:

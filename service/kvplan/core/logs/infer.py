@@ -35,7 +35,10 @@ _TEXT_RANK = re.compile(r"\b(TP|PP|DP|tp|pp|dp)[ _]rank[=: ]{1,3}(\d{1,4})")
 _V0 = re.compile(
     r"(?<!\w)(?:worker|model_runner|executor_base|gpu_executor|distributed_gpu_executor|ray_gpu_executor|"
     r"multiproc_gpu_executor|llm_engine)\.py:\d{1,5}|# (?:GPU|CUDA|cuda) blocks: |"
-    r"Memory profiling results: total_gpu_memory=|VllmWorkerProcess"
+    r"Memory profiling results: total_gpu_memory=|VllmWorkerProcess|"
+    # V0's worker.py raise_if_cache_size_invalid (V1 words its check otherwise), and its traceback.
+    r"is larger than the maximum number of tokens that can be stored in KV cache|"
+    r"vllm/worker/worker\.py\""
 )
 _V1 = re.compile(
     r"(?<!\w)(?:gpu_worker|gpu_model_runner|kv_cache_utils|kv_cache_planning|core|core_client|"
@@ -106,7 +109,13 @@ class Evidence:
             self.process_kind = rank
         if (
             self.v0 is None
-            and ("py:" in line or "blocks" in line or "Worker" in line)
+            and (
+                "py:" in line
+                or "blocks" in line
+                or "Worker" in line
+                or "KV cache" in line
+                or "vllm/worker/" in line
+            )
             and (m0 := _V0.search(line))
         ):
             self.v0 = (number, m0.group(0))

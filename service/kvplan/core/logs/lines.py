@@ -23,6 +23,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("weights_gib", r"model weights take " + G, "GiB"),
     ("weights_gib", r"weights memory: " + G, "GiB"),
     ("weights_gib", r"Actual usage is " + G + r" for weight", "GiB"),
+    ("weights_gib", r"Actual usage: " + G + r" for weights", "GiB"),  # vllm-ascend's summary
     # Non-torch, activation, CUDA graphs: V0 worker.py (0.6.5–0.10), V1 gpu_worker.py and
     # mem_utils.py's MemoryProfilingResult (DEBUG), the start-up summary (INFO, 0.10 on).
     ("non_torch_gib", r"non_torch_memory takes " + G, "GiB"),
@@ -33,7 +34,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("activation_peak_gib", r"PyTorch activation peak memory takes " + G, "GiB"),
     ("activation_peak_gib", r"PyTorch activation peak memory " + G, "GiB"),
     ("activation_peak_gib", r"torch peak memory increase: " + G, "GiB"),
-    ("activation_peak_gib", r"(?:GiB for weight|non-torch\)), " + G + r" for peak activation", "GiB"),
+    ("activation_peak_gib", r"(?:GiB for weights?|non-torch\)), " + G + r" for peak activation", "GiB"),
     ("peak_torch_gib", r"peak_torch_memory=" + G, "GiB"),  # 0.6.4: weights included
     ("initial_memory_usage_gib", r"initial_memory_usage=" + G, "GiB"),
     ("consumed_gib", r"total consumed \(from mem_get_info\): " + G, "GiB"),
@@ -86,7 +87,9 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("gpu_kv_cache_tokens", r"(?:GPU|host|CPU|XPU|TPU|HPU|NPU) KV cache size: " + N + r" tokens", "tokens"),
     ("max_concurrency", r"Maximum concurrency for [\d,]{1,12} tokens per request: " + N + r"x", "×"),
     ("concurrency_tokens_per_request", r"Maximum concurrency for " + N + r" tokens per request", "tokens"),
-    ("num_gpu_blocks", r"# (?:GPU|CUDA|cuda|gpu|XPU|NPU) blocks: " + N, "blocks"),
+    ("num_gpu_blocks", r"(?:# |(?<![\w#] ))(?:GPU|CUDA|cuda|gpu|XPU|NPU) blocks: " + N, "blocks"),
+    # V1's stat logger (vllm/v1/metrics/loggers.py): the blocks the engine settled on.
+    ("num_gpu_blocks", r"with initialization after num_gpu_blocks is: " + N, "blocks"),
     ("num_cpu_blocks", r"# CPU blocks: " + N, "blocks"),
     ("num_gpu_blocks", r"num_gpu_blocks_override=" + N, "blocks"),
     # Failed start-ups: V0 worker.py raise_if_cache_size_invalid, V1 kv_cache_planning.py (0.33;
@@ -113,19 +116,20 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("version", r"vLLM server version " + _VERSION, ""),
     ("version", r"Initializing an? (?:V[01] )?LLM engine \(" + _VERSION + r"\)", ""),
     ("version", r"vLLM:? v?(\d{1,3}\.\d{1,3}\.\d{1,3}[\w.+-]{0,40})", ""),
-    ("version", r"█  version " + _VERSION, ""),  # 0.33's logo (entrypoints/common/startup.py)
+    # 0.33's logo (entrypoints/common/startup.py); a web page folds its two spaces into one.
+    ("version", r"█ {1,2}version " + _VERSION, ""),
     ("engine", r"Initializing an? (V[01]) LLM engine", ""),
     ("model", r"vllm serve ['\"]?(?![-'\"])([^\s'\"│]{1,300})", ""),
     ("model", r"Starting to load model ([^\s│]{1,300}?)\.{3}", ""),
     ("model", r"with config: model='([^']{1,300})'", ""),
     ("model", r"serving model ([^\s│]{1,300})", ""),
-    ("model", r"█  model {1,4}([^\s│]{1,300})", ""),
+    ("model", r"█ {1,2}model {1,4}([^\s│]{1,300})", ""),
     ("served_model_name", r"served_model_name=([^\s,]{1,300}),", ""),
     ("quantization", r" quantization=(\w{1,40}),", ""),
     ("distributed_executor_backend", r"distributed_executor_backend=['\"]?(\w{1,20})", ""),
     ("kv_cache_dtype", r"kv_cache_dtype=(\w{1,20})", ""),
     ("dtype", r"dtype=torch\.(\w{1,20})", ""),
-    ("enforce_eager", r"enforce_eager=(True|False)", ""),
+    ("enforce_eager", r"(?<!['`\"])enforce_eager=(True|False)", ""),
     ("gpu_name", r"(NVIDIA (?:GeForce |Tesla |Quadro )?"
      r"(?:(?:RTX|GTX) (?:PRO )?[A-Z]{0,2}\d{3,4}|[A-Z]{1,3}\d{1,4})[\w-]{0,24}"
      r"(?: (?:\d{1,3} ?GB|HBM3e?|PCIe|SXM\d?|NVL|D|Ti|Ada|Blackwell|Generation|Server|Edition)){0,3})", ""),

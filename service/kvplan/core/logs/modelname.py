@@ -32,19 +32,28 @@ _NOISE = re.compile(
 )
 
 
+# A Hugging Face cache directory: models--{org}--{name}[/snapshots/{sha}].
+_HF_CACHE = re.compile(r"models--([\w.-]+?)--([\w.-]+)")
+
+
 def last_component(name: str) -> str:
-    """A local path's or Hub id's last component (`/data/models/X/` → X)."""
+    """A local path's or Hub id's last component (`/data/models/X/` → X); a Hugging Face cache
+    path's model name (`…/models--org--X/snapshots/<sha>` → X)."""
+    cached = _HF_CACHE.search(name)
+    if cached is not None:
+        return cached.group(2)
     return name.strip().strip("\"'").rstrip("/").rsplit("/", 1)[-1]
 
 
 def stem(name: str) -> str:
     """A model name without organisation, suffixes that leave its shape alone, case or
-    separators: `meta-llama/Llama-3.1-8B-Instruct` and `llama-3.1-8b` share `llama3.18b`."""
+    separators (a cache directory writes 3.1 as 3-1): `meta-llama/Llama-3.1-8B-Instruct` and
+    `llama-3.1-8b` share `llama318b`."""
     s = last_component(name).lower()
     previous = None
     while previous != s:
         previous, s = s, _NOISE.sub("", s)
-    return re.sub(r"[-_ ]", "", s)
+    return re.sub(r"[-_. ]", "", s)
 
 
 def stated_quantization(name: str) -> str | None:
