@@ -207,3 +207,11 @@ def test_a_batch_no_larger_than_the_draft_slots_is_refused_as_vllm_refuses_it():
     with pytest.raises(InvalidInput) as e:
         plan(DEEPSEEK_V3, speculative_method="mtp", num_speculative_tokens=4, max_num_batched_tokens=4)
     assert e.value.field == "max_num_batched_tokens"
+
+
+def test_suffix_decoding_without_a_token_count_takes_its_tree_depth_as_vllm_does():
+    # vllm/config/speculative.py _validate_suffix_decoding: num_speculative_tokens defaults to
+    # suffix_decoding_max_tree_depth (24).
+    from kvplan.core.model.speculative import SUFFIX_MAX_TREE_DEPTH
+
+    assert SUFFIX_MAX_TREE_DEPTH == 24

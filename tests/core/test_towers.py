@@ -92,3 +92,10 @@ def test_the_image_only_table_is_vllm_0_33s():
     if not (WHEEL / "vllm" / "model_executor" / "models" / "registry.py").exists():
         pytest.skip("vLLM 0.33.0's wheel is not unzipped here (the table is committed)")
     assert set(image_only_architectures(WHEEL)) == IMAGE_ONLY
+
+
+def test_a_text_only_flag_on_a_model_without_a_known_tower_says_nothing_was_taken_off():
+    cfg = {k: v for k, v in _config("Qwen--Qwen2.5-VL-7B-Instruct.json").items() if k != "vision_config"}
+    b = _budget(cfg, language_model_only=True)
+    assert "no_tower_known" in {w.code for w in b.warnings}
+    assert b.weights_bytes == _budget(cfg).weights_bytes

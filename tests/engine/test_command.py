@@ -349,3 +349,16 @@ def test_the_removed_flags_table_never_hides_a_flag_vllm_0_33_has():
     from kvplan.core.engine.flags import canonical
 
     assert [flag for flag in REMOVED if canonical(flag) is not None] == []
+
+
+@pytest.mark.parametrize(
+    "tail", [">vllm.log 2>&1 &", "> vllm.log 2>&1", "2>err.log", "1> out.log | tee x", ">>log 2>>err"]
+)
+def test_a_redirection_after_a_numeric_value_leaves_the_value_alone(tail):
+    assert read_command(f"vllm serve m --max-model-len 16384 {tail}").settings == {"max_model_len": 16384}
+
+
+def test_a_flag_vllm_removed_with_lora_extra_vocab_says_to_drop_it():
+    with pytest.raises(InvalidInput) as e:
+        read_command("vllm serve m --enable-lora --lora-extra-vocab-size 256")
+    assert "drop it" in e.value.reason

@@ -38,6 +38,7 @@ FLAGS_NOT_MODELLED = "flags_not_modelled"
 WEIGHTS_OFFLOADED = "weights_offloaded"
 DATA_PARALLEL_ENGINES = "data_parallel_engines"
 LORA_NOT_MODELLED = "lora_not_modelled"
+NO_TOWER_KNOWN = "no_tower_known"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -100,6 +101,10 @@ CODES: dict[str, str] = {
         "Under data parallelism each DP rank is its own engine with its own KV cache: the figures are "
         "one engine's; data_parallel totals them."
     ),
+    NO_TOWER_KNOWN: (
+        "--language-model-only or --limit-mm-per-prompt 0 asks vLLM to leave a vision tower out, but the "
+        "model as kvplan knows it has none (no vision_config): nothing is taken off its weights."
+    ),
     LORA_NOT_MODELLED: (
         "LoRA is enabled on a model whose wrapped modules kvplan does not know (not the Llama layout, "
         "or no config.json): its adapter slots are not subtracted, so the KV figures are optimistic."
@@ -145,6 +150,7 @@ SEVERITY: dict[str, Severity] = {
     WEIGHTS_OFFLOADED: Severity.INFO,
     DATA_PARALLEL_ENGINES: Severity.INFO,
     LORA_NOT_MODELLED: Severity.WARNING,
+    NO_TOWER_KNOWN: Severity.WARNING,
 }
 
 

@@ -249,6 +249,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         inp = replace(inp, geometry=served)
     if (on_gpu := for_gpu(inp.geometry, inp.gpu_name)) is not inp.geometry:
         inp = replace(inp, geometry=on_gpu)
+    text_only = inp.language_model_only or bool(inp.mm_limit_zero)
+    no_tower = text_only and not inp.geometry.tower_modalities
     if tower_skipped(inp.geometry.tower_modalities, inp.language_model_only, inp.mm_limit_zero):
         inp = replace(inp, geometry=without_tower(inp.geometry))
     check_moe_parallel(inp)
@@ -325,7 +327,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
         draft_weights_bytes=drafted,
         draft_weights_how=drafted_how,
     )
-    return replace(cap, warnings=_layout_warnings(inp, cap))
+    said = (w.Warning(w.NO_TOWER_KNOWN, w.CODES[w.NO_TOWER_KNOWN]),) if no_tower else ()
+    return replace(cap, warnings=(*_layout_warnings(inp, cap), *said))
 
 
 # The layer kinds the V0 engine's one-cache-a-layer plan is modelled for.
@@ -494,6 +497,8 @@ def _pooled(
     """The seed's pooled figures for a layout of several workers sized by GPU memory: every
     worker's memory as one budget, less the whole weights and each worker's reserved memory."""
     if par.workers <= 1 or inp.gpu_memory_bytes is None or inp.kv_cache_memory_bytes is not None:
+        return None
+    if inp.data_parallel_size > 1:  # the engines' weights are not one engine's: data_parallel totals them
         return None
     pool_memory = inp.gpu_memory_bytes * par.workers
     pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)

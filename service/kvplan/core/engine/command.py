@@ -83,6 +83,7 @@ _TYPOGRAPHY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u201
 # Where a command ends (a pipe, a list, the background), and a redirection with its target.
 _ENDS = frozenset({"|", "||", "&&", ";", "&", "|&"})
 _REDIRECT = re.compile(r"^(?:\d*[<>]{1,2}&?|&>>?)$")
+_FD = re.compile(r"(?<![^\s;&|])\d(?=[<>])")
 
 
 def _lines(text: str) -> str:
@@ -114,6 +115,9 @@ def _tokens(text: str) -> list[str]:
         raise InvalidInput(
             FIELD, f"`{m.group(0)}` near `{at}` needs a shell to evaluate; kvplan does not: paste the values"
         )
+    # A redirection's file descriptor (`2>&1`, `1>log`) goes with its operator: the lexer would
+    # split it into a word of its own, which a value before a redirection (`16384 >log`) is too.
+    text = _FD.sub("", text)
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -138,8 +142,6 @@ def _tokens(text: str) -> list[str]:
             continue
         if _REDIRECT.match(word):
             skip = True
-            if out and out[-1].isdigit():
-                out.pop()
             continue
         out.append(word)
     return out
@@ -187,6 +189,7 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
 # people posted (tests/engine/data/commands) and vLLM's release notes.
 REMOVED: dict[str, str] = {
     "--swap-space": "the V1 engine keeps no CPU swap; drop it (CPU KV offload is --kv-offloading-size)",
+    "--lora-extra-vocab-size": "LoRA adapters add no vocabulary in vLLM 0.33; drop it",
     "--speculative-model": (
         'speculative decoding is --speculative-config \'{"model": …, "num_speculative_tokens": …}\''
     ),

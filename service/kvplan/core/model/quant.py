@@ -112,6 +112,7 @@ QUANTIZATION_ARGS: dict[str, dict[str, Any]] = {
     "awq": {"quant_method": "awq", "bits": 4, "group_size": 128},
     "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128},
     "bitsandbytes": {"quant_method": "bitsandbytes", "load_in_4bit": True},
+    "modelopt": {"quant_method": "modelopt", "quant_algo": "FP8"},  # ModelOpt's FP8 checkpoints
     "modelopt_fp4": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16},
 }
 

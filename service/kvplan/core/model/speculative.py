@@ -65,6 +65,10 @@ SHORTHANDS = {"--spec-method": "method", "--spec-model": "model", "--spec-tokens
 # Keys that would change the draft's KV spec or weights in ways kvplan does not model.
 _UNMODELLED_KEYS = ("quantization", "kv_cache_dtype", "tensor_parallel_size")
 
+# SpeculativeConfig.suffix_decoding_max_tree_depth's default (vllm/config/speculative.py): suffix
+# decoding's num_speculative_tokens when the config leaves it out.
+SUFFIX_MAX_TREE_DEPTH = 24
+
 
 class Speculation(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The speculative decoding a scenario plans: vLLM's method after its own renaming, the tokens
@@ -209,6 +213,9 @@ def resolve(
     if m not in NO_DRAFT:
         _check_plain_attention(target)
     if m in NO_DRAFT:
+        if n is None and m == "suffix":
+            # vllm/config/speculative.py _validate_suffix_decoding: the tree's depth is the maximum.
+            n = SUFFIX_MAX_TREE_DEPTH
         if n is None:
             raise InvalidInput("num_speculative_tokens", f"{m} needs num_speculative_tokens")
         return Speculation(
