@@ -304,3 +304,31 @@ def test_a_log_that_prints_no_version_is_judged_by_the_release_its_source_lines_
     log = "\n".join(line for line in LOG.splitlines() if "version" not in line and "LLM engine" not in line)
     body = client.post("/v1/reconcile", json={"log": log, "overrides": OFFLINE}).json()
     assert body["engine"] != "vllm@e740bad" and "inferred" in body["engine_source"]
+
+
+def test_the_logs_weights_are_not_used_where_a_gpu_holds_more_than_the_models_share(client):
+    # With LoRA slots loaded beside them, "Model loading took" is not the model ÷ TP: kvplan weighs it.
+    log = LOG.replace(
+        "'gpu_memory_utilization': 0.92}", "'gpu_memory_utilization': 0.92, 'enable_lora': True}"
+    )
+    body = client.post("/v1/reconcile", json={"log": log, "overrides": OFFLINE}).json()
+    assert "weights_bytes" not in {u["name"] for u in body["inputs"]}
+    assert body["plan"]["lora_bytes_per_gpu"] > 0
+
+
+def test_the_dtype_the_log_prints_is_the_engines_served_dtype_not_its_weights(client):
+    body = client.post("/v1/reconcile", json={"log": _fixture("v1-0.33-failed-negative-kv.log"),
+                                              "overrides": {"model": "llama-3.1-70b"}}).json()  # fmt: skip
+    used = {u["name"]: u["value"] for u in body["inputs"]}
+    assert used.get("dtype") == "bfloat16" and "weight_dtype" not in used
+
+
+def test_engine_arguments_the_parser_refuses_are_said_not_silently_dropped(client):
+    line = ("INFO [utils.py:233] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+            "'tensor_parallel_size': 4, 'speculative_config': {'model': 'meta-llama/Llama-3.2-1B', "
+            "'num_speculative_tokens': 5, 'draft_tensor_parallel_size': 1}}\n")  # fmt: skip
+    body = client.post("/v1/reconcile", json={"log": line + "Available KV cache memory: 20.00 GiB\n",
+                                              "overrides": {"model": "llama-3.1-8b"}}).json()  # fmt: skip
+    said = next(u for u in body["inputs"] if u["name"] == "engine flags")
+    assert "draft_tensor_parallel_size" in said["source"]
+    assert next(u for u in body["inputs"] if u["name"] == "tensor_parallel_size")["value"] == 4

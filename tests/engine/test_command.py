@@ -362,3 +362,10 @@ def test_a_flag_vllm_removed_with_lora_extra_vocab_says_to_drop_it():
     with pytest.raises(InvalidInput) as e:
         read_command("vllm serve m --enable-lora --lora-extra-vocab-size 256")
     assert "drop it" in e.value.reason
+
+
+@pytest.mark.parametrize("flag", ["--cpu-offload-gb", "--kv-offloading-size"])
+def test_a_size_in_gib_past_any_memory_is_a_400_not_an_overflow(flag):
+    with pytest.raises(InvalidInput) as e:
+        read_command(f"vllm serve m {flag} 1e300")
+    assert flag in e.value.reason

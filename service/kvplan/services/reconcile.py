@@ -42,7 +42,7 @@ from .models import ModelRef, model_ref, resolve
 from .scenarios import budget_input, with_quantization
 from .scrape import samples
 
-_WEIGHT_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
+_SERVED_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 # The engine settings a log's command or the overrides may give (every /v1/budget input but the
 # model, the GPU and the profile, which the log's own lines decide first).
 _SETTINGS = (*ENGINE_SETTINGS, "quantization")
@@ -133,7 +133,8 @@ def _inputs(
     take("enforce_eager", "enforce_eager", bool)
     take("enable_prefix_caching", "enable_prefix_caching", bool)  # a hybrid's Mamba cache mode
     take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
-    take("weight_dtype", "dtype", lambda v: _WEIGHT_DTYPES.get(str(v)))
+    # The dtype the engine served (--dtype): its unquantized weights, and its KV cache under auto.
+    take("dtype", "dtype", lambda v: _SERVED_DTYPES.get(str(v)))
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
     for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
         found = log.inference(name)  # the layout the ranks' lines imply, where no line states it
@@ -142,18 +143,25 @@ def _inputs(
             used.append(
                 Used(name=name, value=found.value, source=f"inferred: {found.how} (line {found.line})")
             )
+    if log.command_refused:  # said, so a plan without the engine's other flags is not taken for one
+        why = (
+            f"log line {log.command_refused_line}: {log.command_refused}; the plan has only the "
+            "settings the log prints elsewhere (TP, PP, lengths, …)"
+        )
+        used.append(Used(name="engine flags", value="not read whole", source=why))
     if log.command is not None:  # the rest of the engine's flags, as /v1/plan reads the command
         for name, value in log.command.settings.items():
             if name in _SETTINGS and name not in fields:
                 fields[name] = value
                 used.append(Used(name=name, value=value, source=f"log line {log.command_line} (command)"))
-    _weights_from_log(log, extra, o, fields, used)  # for the layout the engine ran
+    ran = (fields.get("tensor_parallel_size", 1), fields.get("pipeline_parallel_size", 1))
     for name in _SETTINGS:  # each override replaces what the log says
         value = getattr(o, name)
         if value is not None and name not in ("gpu_memory_bytes", "context_tokens"):
             fields[name] = msgspec.to_builtins(value)
             used[:] = [u for u in used if u.name != name]
             used.append(Used(name=name, value=fields[name], source="override"))
+    _weights_from_log(log, extra, fields, used, ran)
     total = _figure(log, extra, "gpu_total_gib")
     requested = _figure(log, extra, "requested_gib")
     if o.gpu is not None or o.gpu_memory_bytes is not None:
@@ -208,16 +216,28 @@ def _engine(log: EngineLog, o: ReconcileOverrides) -> tuple[str, str]:
     return DEFAULT_PROFILE_ID, "default (the log names no version kvplan models)"
 
 
+# Settings under which a GPU's loaded weights are not the model's weights ÷ (TP × PP): LoRA slots
+# and a drafter are loaded with them, an offload moves some off, experts spread over DP ranks.
+_NOT_AN_EVEN_SPLIT = ("enable_lora", "speculative_method", "speculative_model", "cpu_offload_bytes",
+                      "enable_expert_parallel")  # fmt: skip
+
+
 def _weights_from_log(
-    log: EngineLog, extra: list[Figure], o: ReconcileOverrides, fields: dict[str, Any], used: list[Used]
+    log: EngineLog, extra: list[Figure], fields: dict[str, Any], used: list[Used], ran: tuple[Any, Any]
 ) -> None:
     """The weights the engine loaded, as it printed them (a GPU's), for every worker: the plan's
-    weights, so the memory after them is compared term by term (unless the caller gives them)."""
+    weights, so the memory after them is compared term by term. Only where that figure is the
+    model's weights split evenly, on the layout the engine ran (`ran`: its TP and PP): not when the
+    caller gives the weights or another layout, nor with LoRA, a drafter, an offload or experts
+    spread over data-parallel ranks (kvplan's own weights then)."""
     weights = _figure(log, extra, "weights_gib")
-    if weights is None or o.weights_bytes is not None or o.weight_dtype is not None:
+    if weights is None or "weights_bytes" in fields or "weight_dtype" in fields:
+        return
+    tp, pp = fields.get("tensor_parallel_size", 1), fields.get("pipeline_parallel_size", 1)
+    uneven = any(fields.get(k) for k in _NOT_AN_EVEN_SPLIT) or (fields.get("data_parallel_size") or 1) > 1
+    if (tp, pp) != ran or uneven:
         return
     per_gpu = round(float(weights.value) * GiB)
-    tp, pp = fields.get("tensor_parallel_size", 1), fields.get("pipeline_parallel_size", 1)
     if per_gpu <= 0 or not (isinstance(tp, int) and isinstance(pp, int)):
         return
     fields["weights_bytes"] = per_gpu * tp * pp

@@ -500,6 +500,8 @@ def _pooled(
         return None
     if inp.data_parallel_size > 1:  # the engines' weights are not one engine's: data_parallel totals them
         return None
+    if inp.cpu_offload_bytes:  # part of the weights sit in CPU memory: the pool would count them
+        return None
     pool_memory = inp.gpu_memory_bytes * par.workers
     pool_requested = requested_memory(pool_memory, settings.gpu_memory_utilization)
     return PooledMemory(

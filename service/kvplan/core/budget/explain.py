@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from ..engine.cudagraphs import SRC_KEYS as SRC_CG_KEYS
 from ..engine.cudagraphs import SRC_MODE as SRC_CG_MODE
 from ..engine.cudagraphs import SRC_SIZES as SRC_CG_SIZES
@@ -15,8 +17,9 @@ from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
 from ..model.lora import lora_steps
 from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
+from ..model.served_dtype import with_served_dtype
 from ..model.speculative import SRC_LAYERS, SRC_LOAD, SRC_LOOKAHEAD, SRC_MAMBA
-from ..model.towers import tower_skipped
+from ..model.towers import tower_skipped, without_tower
 from ..units import GiB
 from .kv_cache_utils import (
     SRC_BLOCKS,
@@ -52,10 +55,11 @@ def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led
     """One GPU's weights: the split over TP × PP, or the dense part over TP and the routed experts
     over TP × DP (whole experts under expert parallelism), then what --cpu-offload-gb offloads."""
     g, par, pl = inp.geometry, cap.parallel, cap.placement
-    # The last step is the GPU's figure: with LoRA slots, the model's weights plus their bytes;
-    # with an offload (before the slots), the one before it is what was loaded.
+    # The last step is the GPU's figure: with LoRA slots or a drafter, the model's weights plus
+    # theirs; with an offload (before them), the one before it is what was loaded.
     lora = cap.lora_bytes if cap.lora_slots else 0
-    final = "model_weights_bytes_per_gpu" if lora else "weights_bytes_per_gpu"
+    draft = b.weights_bytes_per_gpu - pl.per_gpu - lora  # ⌈draft ÷ TP⌉ (capacity.py)
+    final = "model_weights_bytes_per_gpu" if lora or draft else "weights_bytes_per_gpu"
     name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else final
     loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
     if pl.expert_per_gpu is None:
@@ -63,6 +67,8 @@ def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led
             name,
             "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
             if loaded
+            else "ceil((weights_bytes − draft_weights_bytes) / (TP × PP))"
+            if draft
             else "ceil(weights_bytes / (TP × PP))",
             pl.before_offload,
             "B",
@@ -128,14 +134,27 @@ def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led
         )
     if cap.lora_slots:
         lora_steps(led, cap.lora_slots, inp.max_loras, inp.max_lora_rank, par.tensor)
+    if draft:
+        led.add(
+            "draft_weights_bytes_per_gpu",
+            "⌈draft_weights_bytes / TP⌉ (the drafter on the last pipeline stage)",
+            draft,
+            "B",
+            "vllm/v1/worker/gpu/model_runner.py (load_model: the drafter loads with the target)",
+            draft_weights_bytes=cap.draft_weights_bytes,
+            TP=par.tensor,
+        )
+    if lora or draft:
+        what = " + ".join(x for x, v in (("lora_bytes", lora), ("draft weights per GPU", draft)) if v)
         led.add(
             "weights_bytes_per_gpu",
-            "model weights per GPU + lora_bytes (counted with the weights: Model loading took …)",
+            f"model weights per GPU + {what} (counted with the weights: Model loading took …)",
             b.weights_bytes_per_gpu,
             "B",
-            "vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model)",
+            "vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model, the drafter)",
             model_weights=pl.per_gpu,
-            lora_bytes=lora,
+            lora_bytes=lora or None,
+            draft_weights_per_gpu=draft or None,
             GiB=round(b.weights_bytes_per_gpu / GiB, 6),
         )
 
@@ -246,7 +265,10 @@ def _tower_step(inp: BudgetInput, b: Budget, led: LedgerBuilder) -> None:
         if inp.language_model_only
         else "--limit-mm-per-prompt 0 for " + " and ".join(g.tower_modalities)
     )
-    left_out = resolve_weights(inp)[0] - b.weights_bytes
+    # The model's weights in the dtype served, with the tower and without (no drafter, no LoRA).
+    served = replace(inp, geometry=with_served_dtype(g, inp.dtype))
+    text_only = replace(served, geometry=without_tower(served.geometry))
+    left_out = resolve_weights(served)[0] - resolve_weights(text_only)[0]
     led.add(
         "tower_bytes_left_out",
         "the vision tower and projector's weights, not built: " + why,

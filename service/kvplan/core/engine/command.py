@@ -486,13 +486,24 @@ def _compilation(value: Value) -> dict[str, Any]:
     return out
 
 
+def _gib_bytes(option: str, value: Value, to_int: Callable[[float], int]) -> Any:
+    """A GiB figure as bytes, as vLLM scales it (round or int); a figure past any memory is a 400,
+    not an overflow. Anything but a number is left for the field to refuse."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return value
+    scaled = float(value) * (1 << 30)
+    if not math.isfinite(scaled) or abs(scaled) > 1 << 62:
+        raise InvalidInput(FIELD, f"{option} {value!r} GiB is past any GPU's or host's memory")
+    return to_int(scaled)
+
+
 # How a flag's value becomes the plan's field, where the two differ in unit or sense.
 _TO_FIELD: dict[str, Callable[[Value], Any]] = {
     "--disable-hybrid-kv-cache-manager": lambda v: not v,
-    "--kv-offloading-size": lambda v: round(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
+    "--kv-offloading-size": lambda v: _gib_bytes("--kv-offloading-size", v, round),
     "--limit-mm-per-prompt": lambda v: _zero_limits(v),
     # vllm/model_executor/offloader/base.py create_offloader: int(cpu_offload_gb * 1024**3).
-    "--cpu-offload-gb": lambda v: int(float(v) * (1 << 30)) if isinstance(v, (int, float)) else v,
+    "--cpu-offload-gb": lambda v: _gib_bytes("--cpu-offload-gb", v, int),
     "--cudagraph-capture-sizes": lambda v: _sizes("--cudagraph-capture-sizes", v),
     "--optimization-level": lambda v: _int("--optimization-level", v),
 }

@@ -79,16 +79,17 @@ def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object
     return None
 
 
-def _from_command(line: str, add: Add) -> Command | None:
+def _from_command(line: str, add: Add) -> Command | str | None:
     """The engine arguments of a `non-default args` or `vllm serve` line, read by the one command
-    parser /v1/plan uses (core/engine/command.py); None when it cannot read the line whole."""
+    parser /v1/plan uses (core/engine/command.py); why not when it cannot read the line whole (a
+    flag it refuses: the tolerant readers below then take what they can); None without one."""
     at = max(line.find("non-default args:"), line.find("vllm serve"))
     if at < 0:
         return None
     try:
         command = read_command(line[at:])
-    except InvalidInput:
-        return None
+    except InvalidInput as e:
+        return e.reason
     if command.model is not None:
         add("model", command.model)
     for f in command.flags:
@@ -98,10 +99,11 @@ def _from_command(line: str, add: Add) -> Command | None:
     return command
 
 
-def read_arguments(line: str, add: Add, should_stop: Callable[[], bool]) -> Command | None:
-    """Add each engine argument the line states; the command when the line reads whole."""
+def read_arguments(line: str, add: Add, should_stop: Callable[[], bool]) -> Command | str | None:
+    """Add each engine argument the line states; the command when the line reads whole, else why
+    the command parser refused it (the arguments read here are then all the plan has)."""
     command = _from_command(line, add)
-    if command is not None:
+    if isinstance(command, Command):
         return command
     m = _ARGS.search(line)
     if m is not None:
@@ -122,4 +124,4 @@ def read_arguments(line: str, add: Add, should_stop: Callable[[], bool]) -> Comm
             value = next((g for g in fm.groups()[1:] if g is not None), "")
             if key in ARG_FIGURES:
                 add(key, value)
-    return None
+    return command  # why the parser refused the line, or None

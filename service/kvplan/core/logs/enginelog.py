@@ -46,6 +46,10 @@ class EngineLog(msgspec.Struct, frozen=True, kw_only=True):
     # flag the engine ran with, as /v1/plan reads it.
     command: Command | None = None
     command_line: int = 0
+    # Else why the command parser refused the engine's arguments (a flag it cannot plan), and the
+    # line: only the arguments the tolerant readers took reach the plan.
+    command_refused: str = ""
+    command_refused_line: int = 0
     # What the log implies, each with how and the line (infer.py); the start-up's failure, if any.
     inferred: tuple[Inference, ...] = ()
     failure: Failure | None = None
@@ -76,7 +80,8 @@ class _Reader:
         self.should_stop = should_stop
         self.figures: list[Figure] = []
         self.per_name: dict[str, int] = {}
-        self.vllm_lines = self.dropped = self.command_line = 0
+        self.vllm_lines = self.dropped = self.command_line = self.command_refused_line = 0
+        self.command_refused = ""
         self.command: Command | None = None
         self.evidence = Evidence()
         self.failures: list[Failure] = []
@@ -108,7 +113,9 @@ class _Reader:
                     new.append(Figure(name=name, value=parsed[0], unit=unit, decimals=parsed[1],
                                       line=count, text=shown, rank=rank))  # fmt: skip
         command = read_arguments(line, add, self.should_stop)
-        if command is not None:
+        if isinstance(command, str):
+            self.command_refused, self.command_refused_line = command, count
+        elif command is not None:
             self.command, self.command_line = command, count
         self.evidence.see(line, count, rank, worker_process(line))
         failure = failure_in(line, count)
@@ -165,6 +172,8 @@ def read_log(text: str, should_stop: Callable[[], bool] = lambda: False) -> Engi
         figures_dropped=reader.dropped,
         command=reader.command,
         command_line=reader.command_line,
+        command_refused=reader.command_refused if reader.command is None else "",
+        command_refused_line=reader.command_refused_line if reader.command is None else 0,
         inferred=infer(figures, reader.evidence),
         failure=first_cause(reader.failures),
     )
