@@ -12,7 +12,13 @@ import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.budget.types import ENGINE_SETTINGS
-from kvplan.core.engine.profiles import DEFAULT_PROFILE_ID, V0_PROFILE_ID, get_profile, profile_for_version
+from kvplan.core.engine.profiles import (
+    DEFAULT_PROFILE_ID,
+    V0_PROFILE_ID,
+    ConcurrencyRule,
+    get_profile,
+    profile_for_version,
+)
 from kvplan.core.errors import InvalidInput, KvplanError, WorkStopped
 from kvplan.core.logs.enginelog import EngineLog, Figure, read_log
 from kvplan.core.logs.modelname import last_component, match_preset, stated_quantization
@@ -222,6 +228,14 @@ _NOT_AN_EVEN_SPLIT = ("enable_lora", "speculative_method", "speculative_model", 
                       "enable_expert_parallel")  # fmt: skip
 
 
+def _block_rule(engine: str, plan: Budget | None) -> tuple[int, bool]:
+    """The block size to check the log's figures with where it prints none: the plan's (the model's
+    own, MLA's 64 included), else the engine's default; and whether it prints concurrency as V0."""
+    profile = get_profile(engine)
+    block = plan.block_size if plan is not None else profile.default_block_size
+    return block, profile.concurrency_rule is ConcurrencyRule.TOKENS
+
+
 def _weights_from_log(
     log: EngineLog, extra: list[Figure], fields: dict[str, Any], used: list[Used], ran: tuple[Any, Any]
 ) -> None:
@@ -299,7 +313,7 @@ def _model(
     said = f"inferred: log line {named.line} names {last_component(name)[:80]!r} ({why})"
     used.append(Used(name="model", value=preset, source=said))
     quant = stated_quantization(name)
-    if quant is not None and "quantization" not in fields and log.first("weights_gib") is None:
+    if quant is not None and "quantization" not in fields:
         fields["quantization"] = quant
         used.append(Used(name="quantization", value=quant,
                          source=f"inferred: the name {last_component(name)[:80]!r} states it"))  # fmt: skip
@@ -478,7 +492,7 @@ def reconcile(
         engine_source=engine_source,
         model=named if isinstance(named, str) else "inline" if named is not None else "not known",
         not_planned=not_planned,
-        checks=self_checks(log),
+        checks=self_checks(log, *_block_rule(str(fields["engine"]), plan or from_log)),
         failure=start_failure(log, plan, from_log),
         registry_version=registry.version,
         inputs=tuple(used),

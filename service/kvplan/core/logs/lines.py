@@ -42,7 +42,7 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("non_kv_gib", r"Total non KV cache memory: " + G, "GiB"),
     ("cudagraph_gib", r"Graph capturing finished in [\d.]{1,12} secs?, took " + G, "GiB"),
     ("cudagraph_gib", r"CUDA graph pool memory: " + G + r" \(actual\)", "GiB"),
-    ("cudagraph_gib", r"(?:and|memory,) " + G + r" (?:for|of) CUDAGraph memory", "GiB"),
+    ("cudagraph_gib", r"(?:and|memory,) " + G + r" (?:for|of) (?:CUDAGraph|NPU graph) memory", "GiB"),
     ("cudagraph_estimate_gib", r"Estimated CUDA graph memory: " + G, "GiB"),
     ("cudagraph_estimate_gib", r"GiB \(actual\), " + G + r" \(estimated\)", "GiB"),
     # The KV cache's memory.
@@ -195,7 +195,7 @@ INT_FIGURES = frozenset(
 INTERESTING = re.compile(
     r"GiB|GB|blocks|concurrency|KV cache|non-default args|LLM engine|vllm serve|version|"
     r"max_num_batched_tokens|max model len|--[a-z]|vLLM|world|"
-    r"failed to start|initialization failed|out of memory|OutOfMemory|max seq len|NVIDIA|"
+    r"failed to start|initialization failed|hit an exception|out of memory|OutOfMemory|max seq len|NVIDIA|"
     r"load model|serving model|█|api_server"
 )
 # vLLM's own log prefix (vllm/logger.py): `INFO 11-30 12:00:01 [gpu_worker.py:298] ` (file and line

@@ -148,10 +148,21 @@ def _memory_checks(log: EngineLog) -> list[Check]:
     return [*out, check]
 
 
-def _capacity_checks(log: EngineLog) -> list[Check]:
+def _capacity_checks(log: EngineLog, default_block: int | None, v0: bool) -> list[Check]:
+    """tokens = blocks × block size, and the concurrency line from the blocks (the engine's own
+    formula: V0's blocks × block size ÷ T, V1's blocks ÷ blocks a request) or from the tokens;
+    with the plan's block size (else the engine's default) where the log prints none."""
     f = log.first
     out: list[Check] = []
     tokens, blocks, block = f("gpu_kv_cache_tokens"), f("num_gpu_blocks"), f("block_size")
+    if block is None and default_block is not None and blocks is not None:
+        line = blocks.line
+        block = Figure(
+            name="block_size",
+            value=default_block,
+            line=line,
+            text="(the plan's block size, else the engine's default)",
+        )
     if tokens is not None and blocks is not None and block is not None:
         computed = float(int(blocks.value) * int(block.value))
         inputs = (blocks, block)
@@ -162,8 +173,12 @@ def _capacity_checks(log: EngineLog) -> list[Check]:
         return out
     n, slack = int(per.value), 0.5 * 10**-conc.decimals
     if blocks is not None and block is not None:
-        computed = int(blocks.value) / -(-n // int(block.value))
-        formula = "num_gpu_blocks ÷ ⌈tokens a request ÷ block_size⌉"
+        if v0:  # vllm/executor/executor_base.py
+            computed = int(blocks.value) * int(block.value) / n
+            formula = "num_gpu_blocks × block_size ÷ tokens a request"
+        else:
+            computed = int(blocks.value) / -(-n // int(block.value))
+            formula = "num_gpu_blocks ÷ ⌈tokens a request ÷ block_size⌉"
         out.append(_check("max_concurrency", formula, conc, computed, slack, (blocks, block, per)))
     elif tokens is not None:
         formula = "GPU KV cache tokens ÷ tokens a request"
@@ -172,12 +187,12 @@ def _capacity_checks(log: EngineLog) -> list[Check]:
     return out
 
 
-def self_checks(log: EngineLog) -> tuple[Check, ...]:
+def self_checks(log: EngineLog, default_block: int | None = None, v0: bool = False) -> tuple[Check, ...]:
     """The log's figures against each other: requested = total × utilization; available =
     requested − weights − non-torch − activation (− the CUDA-graph estimate, where the engine
     subtracts it); KV tokens = blocks × block size; concurrency = tokens ÷ tokens a request.
     Each needs all its figures printed; what the log lacks is not checked."""
-    return (*_memory_checks(log), *_capacity_checks(log))
+    return (*_memory_checks(log), *_capacity_checks(log, default_block, v0))
 
 
 class StartFailure(msgspec.Struct, frozen=True, kw_only=True):
