@@ -23,3 +23,12 @@ def test_the_text_answer_names_the_lora_slots_within_the_weights(client):
 def test_a_rank_vllm_does_not_take_is_refused_naming_the_field(client):
     r = client.post("/v1/budget", json={"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "max_lora_rank": 24})
     assert r.status_code == 400 and "max_lora_rank" in r.text
+
+
+def test_the_tensor_parallel_sizes_advised_count_the_lora_slots(client):
+    lora = {"enable_lora": True, "max_loras": 4, "max_lora_rank": 512}
+    body = client.post("/v1/budget", json={"model": "llama-3-70b", "gpu": "h100-sxm-80gb", **lora}).json()
+    advice = next(w["message"] for w in body["warnings"] if w["code"] == "weights_do_not_fit")
+    assert "Tensor-parallel sizes that fit: 4, 8, 16" in advice
+    at_tp2 = {"model": "llama-3-70b", "gpu": "h100-sxm-80gb", "tensor_parallel_size": 2, **lora}
+    assert client.post("/v1/budget", json=at_tp2).json()["kv_memory_shortfall_bytes"] > 0  # TP 2 does not fit

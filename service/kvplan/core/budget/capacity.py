@@ -58,7 +58,6 @@ from .memory import (
     check_moe_parallel,
     requested_memory,
     resolve_weights,
-    weights_per_worker,
     weights_placement,
 )
 from .speculation import draft_weights, with_speculation
@@ -528,6 +527,15 @@ def _band(
     return end(max(0, available + rules.band_low_bytes)), end(max(0, available + rules.band_high_bytes))
 
 
+def _weights_at(inp: BudgetInput, cap: LayoutCapacity, par: Parallel) -> int:
+    """One GPU's weights on another layout, as _layout_capacity counts them: the model's share
+    (placed, less an offload), its LoRA slots, and the drafter's share."""
+    model = cap.weights_bytes - cap.draft_weights_bytes
+    slots = _lora_slots(inp, par)
+    lora = lora_bytes(slots) if slots is not None else 0
+    return weights_placement(inp, model, par).per_gpu + lora + -(-cap.draft_weights_bytes // par.tensor)
+
+
 def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:
     """Tensor-parallel sizes (powers of two that divide the heads, up to 64) whose weights and
     reserved memory leave room for KV on each GPU, with the same GPU and pipeline."""
@@ -539,7 +547,7 @@ def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:
             continue
         par = Parallel(tp, cap.parallel.pipeline, cap.parallel.decode_context)
         non_kv, cudagraph, _ = _non_kv(inp, cap.settings, par)
-        if weights_per_worker(inp, cap.weights_bytes, par) + non_kv + cudagraph < cap.requested_bytes:
+        if _weights_at(inp, cap, par) + non_kv + cudagraph < cap.requested_bytes:
             out.append(tp)
     return out
 
