@@ -28,10 +28,11 @@ def test_versions_before_0_8_are_the_v0_engine(version, profile):
 
 
 def test_v0_keeps_no_null_block_and_prints_concurrency_as_tokens_over_the_length():
-    b = _budget(model="llama-3.1-8b", gpu="h100-sxm-80gb", engine=V0_PROFILE_ID, context_tokens=8000)
+    # 8,001 tokens: not a whole number of blocks, where V0's and V1's printed figures part.
+    b = _budget(model="llama-3.1-8b", gpu="h100-sxm-80gb", engine=V0_PROFILE_ID, context_tokens=8001)
     assert b.usable_blocks == b.num_blocks and b.block_size == 16
-    assert b.concurrency.vllm_reported == b.num_blocks * 16 / 8000
-    assert b.concurrency.guaranteed == b.num_blocks // 500  # ⌈8000 / 16⌉ blocks a request
+    assert b.concurrency.vllm_reported == b.num_blocks * 16 / 8001
+    assert b.concurrency.guaranteed == b.num_blocks // 501  # ⌈8001 / 16⌉ blocks a request
     steps = {s.name: s for s in b.ledger}
     assert steps["usable_blocks"].formula == "num_blocks (V0 keeps no null block)"
 

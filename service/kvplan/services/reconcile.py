@@ -12,6 +12,7 @@ import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.budget.types import ENGINE_SETTINGS
+from kvplan.core.engine.dtypes import MODEL_DTYPE_ALIASES, MODEL_DTYPES
 from kvplan.core.engine.profiles import (
     DEFAULT_PROFILE_ID,
     V0_PROFILE_ID,
@@ -48,10 +49,11 @@ from .models import ModelRef, model_ref, resolve
 from .scenarios import budget_input, with_quantization
 from .scrape import samples
 
-_SERVED_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32"}
 # The engine settings a log's command or the overrides may give (every /v1/budget input but the
 # model, the GPU and the profile, which the log's own lines decide first).
 _SETTINGS = (*ENGINE_SETTINGS, "quantization")
+# The dtypes a log may print for --dtype, as the setting takes them.
+_SERVED = frozenset({*MODEL_DTYPES, "half", "float"})
 _KV_DTYPES = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16"}
 
 
@@ -140,7 +142,7 @@ def _inputs(
     take("enable_prefix_caching", "enable_prefix_caching", bool)  # a hybrid's Mamba cache mode
     take("kv_cache_dtype", "kv_cache_dtype", lambda v: v if v in _KV_DTYPES else None)
     # The dtype the engine served (--dtype): its unquantized weights, and its KV cache under auto.
-    take("dtype", "dtype", lambda v: _SERVED_DTYPES.get(str(v)))
+    take("dtype", "dtype", lambda v: MODEL_DTYPE_ALIASES.get(str(v), str(v)) if str(v) in _SERVED else None)
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
     for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
         found = log.inference(name)  # the layout the ranks' lines imply, where no line states it

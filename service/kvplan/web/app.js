@@ -976,7 +976,8 @@ async function reconcileLog() {
     if (r.not_planned) {
       const p = document.createElement("p");
       p.className = "notice";
-      p.textContent = "Not planned: " + plain(r.not_planned) + ".";
+      // The page has no config box: its name for the field is enough, without the API's gloss.
+      p.textContent = "Not planned: " + plain(r.not_planned.replace(" (its config.json)", "")) + ".";
       warn.append(p);
       if (r.not_planned.includes("overrides.model")) $("reconcile-model").setAttribute("aria-invalid", "true");
     }
@@ -991,7 +992,7 @@ async function reconcileLog() {
       tr.dataset.verdict = row.verdict;
     }
     labelCells(table);
-    table.hidden = false;
+    table.hidden = !r.rows.length;  // nothing compared: no empty table
     const lines = [plain(r.observed_non_kv_note)];
     if (r.observed_non_kv_bytes != null) lines.unshift("memory besides weights the engine saw: " + fmtGiB(r.observed_non_kv_bytes) + " (" + fmtInt(r.observed_non_kv_bytes) + " B)");
     for (const w of r.what_ifs) lines.push(w.question + ": " + w.answer);

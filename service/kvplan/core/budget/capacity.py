@@ -266,13 +266,8 @@ def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
     inflight, shapes = _group_shapes(inp, settings, par, plan)
 
     weights, weights_how = resolve_weights(inp)
-    placement = weights_placement(inp, weights, par)
-    slots = _lora_slots(inp, par)
-    lora = lora_bytes(slots) if slots is not None else 0
-    # The drafter loads with the target (vllm/v1/worker/gpu/model_runner.py load_model), sharded
-    # over the target's TP on the last pipeline stage.
     drafted, drafted_how = draft_weights(inp, weights)
-    weights_per_gpu = placement.per_gpu + lora + -(-drafted // par.tensor)
+    placement, slots, lora, weights_per_gpu = _gpu_weights(inp, weights, drafted, par)
     weights += drafted
     requested = None
     if inp.kv_cache_memory_bytes is not None:
@@ -527,13 +522,23 @@ def _band(
     return end(max(0, available + rules.band_low_bytes)), end(max(0, available + rules.band_high_bytes))
 
 
-def _weights_at(inp: BudgetInput, cap: LayoutCapacity, par: Parallel) -> int:
-    """One GPU's weights on another layout, as _layout_capacity counts them: the model's share
-    (placed, less an offload), its LoRA slots, and the drafter's share."""
-    model = cap.weights_bytes - cap.draft_weights_bytes
+def _gpu_weights(
+    inp: BudgetInput, model: int, drafted: int, par: Parallel
+) -> tuple[WeightsPlacement, tuple[LoraSlot, ...] | None, int, int]:
+    """What one GPU holds on this layout, as "Model loading took" counts it: the model's share
+    (placed, less an offload), its LoRA slots (made in load_model), and the drafter's share (it
+    loads with the target, vllm/v1/worker/gpu/model_runner.py load_model, sharded over the target's
+    TP on the last pipeline stage). The placement, the slots, their bytes and the sum."""
+    placement = weights_placement(inp, model, par)
     slots = _lora_slots(inp, par)
     lora = lora_bytes(slots) if slots is not None else 0
-    return weights_placement(inp, model, par).per_gpu + lora + -(-cap.draft_weights_bytes // par.tensor)
+    return placement, slots, lora, placement.per_gpu + lora + -(-drafted // par.tensor)
+
+
+def _weights_at(inp: BudgetInput, cap: LayoutCapacity, par: Parallel) -> int:
+    """One GPU's weights on another layout, counted as on this one."""
+    model = cap.weights_bytes - cap.draft_weights_bytes
+    return _gpu_weights(inp, model, cap.draft_weights_bytes, par)[3]
 
 
 def _tp_sizes_that_fit(inp: BudgetInput, cap: LayoutCapacity) -> list[int]:

@@ -146,17 +146,24 @@ def _where(f: Figure) -> str:
     return "a line of the log"
 
 
+# Where a setting is printed, most authoritative first.
+_PLACES = (
+    "the engine-config line",
+    "non-default args",
+    "the command line",
+    "vLLM's banner",
+    "a line of the log",
+)
+
+
+def _first_printed(found: list[Figure]) -> Figure | None:
+    """Of these figures, the one printed in the most authoritative place (_PLACES)."""
+    return min(found, key=lambda f: _PLACES.index(_where(f))) if found else None
+
+
 def _printed(figures: tuple[Figure, ...], name: str) -> Figure | None:
     """The setting as printed: the engine-config line first, then the arguments, then any line."""
-    found = [f for f in figures if f.name == name and f.rank != "metrics"]
-    order = (
-        "the engine-config line",
-        "non-default args",
-        "the command line",
-        "vLLM's banner",
-        "a line of the log",
-    )
-    return min(found, key=lambda f: order.index(_where(f))) if found else None
+    return _first_printed([f for f in figures if f.name == name and f.rank != "metrics"])
 
 
 def _from_ranks(name: str, key: str, ev: Evidence) -> Inference | None:
@@ -303,17 +310,9 @@ def _gpu(figures: tuple[Figure, ...]) -> list[Inference]:
 
 def _model(figures: tuple[Figure, ...]) -> list[Inference]:
     """The model as the engine-config line, the arguments, the command or the loader names it."""
-    found = [f for f in figures if f.name == "model" and isinstance(f.value, str) and f.value]
-    if not found:
+    f = _first_printed([f for f in figures if f.name == "model" and isinstance(f.value, str) and f.value])
+    if f is None:
         return []
-    order = (
-        "the engine-config line",
-        "non-default args",
-        "the command line",
-        "vLLM's banner",
-        "a line of the log",
-    )
-    f = min(found, key=lambda f: order.index(_where(f)))
     where = "the model loader's line" if "Starting to load model" in f.text else _where(f)
     value = str(f.value)
     how = f"named on {where}"

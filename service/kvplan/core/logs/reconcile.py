@@ -216,7 +216,7 @@ def start_failure(log: EngineLog, plan: Budget | None, from_log: Budget | None) 
     whose = "kvplan's plan" if plan is not None else "kvplan, from the KV memory the log printed,"
     plan = plan or from_log
     if plan is None:
-        predicts, says = None, "no plan to compare (see not_planned)"
+        predicts, says = None, "no plan to compare it with: an input is missing"
     elif plan.kv_memory_shortfall_bytes > 0:
         short = plan.kv_memory_shortfall_bytes / GiB
         predicts, says = True, f"{whose} predicts it too: the memory is {short:.2f} GiB short of any KV cache"
