@@ -14,7 +14,8 @@ from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import NOT_MODELLED, Reconciliation
-from kvplan.core.sim.simulate import SimResult
+from kvplan.core.sim.latency import Distribution
+from kvplan.core.sim.simulate import SimResult, TimedSimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
 from kvplan.presets.registry import GpuInfo
@@ -443,7 +444,41 @@ def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> s
         ),
         ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens per finished request"),
     ]
+    if isinstance(r, TimedSimResult):
+        return "\n".join([head, "", *_rows(rows + _timed_rows(r)), *_timing_note(r), *_warnings(r.warnings)]) + "\n"
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
+
+
+def _ms(d: Distribution) -> str:
+    return f"mean {d.mean:,.1f} · p50 {d.p50:,.1f} · p90 {d.p90:,.1f} · p99 {d.p99:,.1f} ms"
+
+
+def _timed_rows(r: TimedSimResult) -> list[tuple[str, str]]:
+    """What the requests saw in time, as vllm bench serve reports it."""
+    lat, t = r.latency, r.throughput
+    rows = [
+        ("time to first token", _ms(lat.ttft_ms)),
+        ("time per output token", _ms(lat.tpot_ms)),
+        ("inter-token latency", _ms(lat.itl_ms)),
+        ("end-to-end latency", _ms(lat.e2e_ms)),
+        ("queued before first step", _ms(lat.queue_ms)),
+        (
+            "throughput",
+            f"{t.requests_per_s:,.2f} requests/s · {t.output_tokens_per_s:,.0f} output tokens/s · "
+            f"{t.total_tokens_per_s:,.0f} tokens/s, over {t.duration_s:,.1f} s",
+        ),
+    ]
+    if r.goodput is not None:
+        g = r.goodput
+        rows.append(
+            ("goodput", f"{g.requests_met:,} of {r.requests:,} met every target ({g.share_met:.1%}): {g.requests_per_s:,.2f}/s")
+        )
+    return rows
+
+
+def _timing_note(r: TimedSimResult) -> list[str]:
+    n = r.timing
+    return ["", f"Exact: {n.exact}.", f"Modelled: {n.modelled}.", f"Validation: {n.validation}."]
 
 
 def _decimals(r: Reconciliation, figure: str, line: int) -> int:

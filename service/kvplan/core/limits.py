@@ -113,6 +113,23 @@ MAX_TOTAL_TOKENS = 200_000_000
 MAX_ARRIVAL_STEP = 1 << 40
 # Requests a step: at a million every arrival already lands on step 0.
 MAX_ARRIVAL_RATE = 1e6
+# The latest arrival in seconds: three years of a trace; later is a unit mistake (ms for s).
+MAX_ARRIVAL_TIME = 1e8
+# Requests a second (Poisson): a million a second puts every arrival at time 0 for any model.
+MAX_ARRIVAL_RATE_PER_S = 1e6
+# Requests in flight in a closed loop (vllm bench serve --max-concurrency): at most every request.
+MAX_IN_FLIGHT = MAX_REQUESTS
+# Seconds a user thinks between turns of a timed conversation: a day.
+MAX_THINK_TIME = 86_400.0
+# A trace body (/v1/simulate with text/csv or application/x-ndjson): Mooncake's conversation trace
+# is 3 MB for 12,031 requests, so MAX_REQUESTS rows of it fit; read as it streams, one line at a
+# time, each at most MAX_TRACE_LINE_BYTES (a 1M-token prompt's 2,048 hash ids are ~16 KB).
+MAX_TRACE_BYTES = 64 << 20
+MAX_TRACE_LINE_BYTES = 1 << 20
+# A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
+MAX_TIME_SCALE = 1e6
+# A latency target: a day, in milliseconds.
+MAX_SLO_MS = 86_400_000.0
 # Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.
 MAX_TURNS = 64
 # A user's new tokens in one turn, and a shared system prompt: a megatoken is a book.

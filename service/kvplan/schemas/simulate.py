@@ -8,30 +8,52 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.limits import MAX_ARRIVAL_STEP, MAX_LISTED_REQUESTS, MAX_NUM_BLOCKS, MAX_SNAPSHOTS
+from kvplan.core.limits import (
+    MAX_ARRIVAL_STEP,
+    MAX_IN_FLIGHT,
+    MAX_LISTED_REQUESTS,
+    MAX_NUM_BLOCKS,
+    MAX_SNAPSHOTS,
+    MAX_TIME_SCALE,
+)
+from kvplan.core.sim.simulate import GoodputTargets
 from kvplan.core.sim.workload import Generator, SimRequest
 from kvplan.core.validate import Input
 
 from .common import settings_but, takes
 
 
+Concurrency = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_IN_FLIGHT,
+        description="timed: requests in flight at most, as vllm bench serve --max-concurrency (the "
+        "next is sent when one finishes)",
+    ),
+]
+
+
 class SimWorkload(Input):
-    """Exactly one of requests (listed) or generator (seeded)."""
+    """Exactly one of requests (listed) or generator (seeded; it gives its own concurrency)."""
 
     requests: Annotated[list[SimRequest], Meta(min_length=1, max_length=MAX_LISTED_REQUESTS)] | None = None
     generator: Generator | None = None
+    concurrency: Concurrency | None = None
 
 
 # A simulation's requests give their own lengths: no context_tokens (nor a concurrency target).
 @takes(
     "workload num_blocks scheduling_policy enable_prefix_caching snapshot_steps model? gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine",
+    "quantization engine goodput",
 )
 class SimulateRequest(Input):
-    """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size."""
+    """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size. A
+    workload whose arrivals are in seconds runs timed, on the model and GPU's step-time model."""
 
     workload: SimWorkload
+    goodput: GoodputTargets | None = None
     num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
     scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     snapshot_steps: Annotated[
@@ -67,3 +89,25 @@ def decode_simulate_request(body: bytes) -> SimulateRequest:
 
 def _member(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else None
+
+
+# A trace as the body (text/csv, application/x-ndjson): the pool and the run's options as query
+# parameters, as GET /v1/budget takes them.
+@takes(
+    "num_blocks scheduling_policy enable_prefix_caching snapshot_steps model? gpu",
+    *settings_but("context_tokens", "target_concurrency"),
+    "quantization engine goodput concurrency time_scale",
+)
+class SimulateTraceQuery(Input):
+    """The query of a trace body: the pool (as SimulateRequest's), a closed loop's concurrency,
+    and time_scale, which stretches the trace's arrival times (2: half the rate)."""
+
+    num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
+    scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
+    snapshot_steps: Annotated[
+        tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
+        Meta(max_length=MAX_SNAPSHOTS, description="steps after which to return the pool"),
+    ] = ()
+    goodput: GoodputTargets | None = None
+    concurrency: Concurrency | None = None
+    time_scale: Annotated[float, Meta(gt=0, le=MAX_TIME_SCALE, description="× the trace's arrival times")] = 1.0

@@ -11,17 +11,19 @@ import msgspec
 
 from kvplan.core.budget import Budget, compute_budget
 from kvplan.core.engine.profiles import get_profile
-from kvplan.core.errors import WorkStopped
+from kvplan.core.errors import InvalidInput, WorkStopped
 from kvplan.core.fleet.plan import plan_fleet
 from kvplan.core.fleet.sweep import Sweep, sweep
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken, per_token
 from kvplan.core.sim.simulate import SimResult, simulate
+from kvplan.core.sim.traces import Trace
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, FleetRequest, PerTokenRequest, SimulateRequest
 
 from .models import ModelRef, Preset, model_ref, resolve
 from .scenarios import Resolutions, budget_input, fleet_input, per_token_args, simulation_input
+from .timing import timing_for
 
 Labels = dict[str, Any]
 # Called with the seconds the core took (the routes feed a histogram; the CLI passes nothing).
@@ -123,12 +125,27 @@ def simulate_answer(
     should_stop: Callable[[], bool] | None = None,
     observe: Observe = None,
     ref: ModelRef | None = None,
+    trace: Trace | None = None,
 ) -> tuple[SimResult, Labels]:
     """A simulation and the pool it ran on: blocks, block size and the batch limits, resolved as
-    budget resolves them."""
+    budget resolves them. Arrivals in seconds (a timed generator, requests' arrival_time, a trace)
+    run it timed, on the step-time model of the model and GPU (services/timing.py)."""
     cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
+    w = req.workload
+    timed = (generator is not None and generator.timed) or bool(requests and requests[0].arrival_time is not None)
+    concurrency = generator.concurrency if generator is not None else w.concurrency
+    timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
+    if not timed and (w.concurrency is not None or req.goodput is not None):
+        field = "workload.concurrency" if w.concurrency is not None else "goodput"
+        raise InvalidInput(field, "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)")
+    chains = trace.chains if trace is not None else None
+    block = trace.chain_block if trace is not None else 0
     result: SimResult = _timed(
-        observe, lambda: simulate(cfg, requests, generator, req.snapshot_steps, should_stop=should_stop)
+        observe,
+        lambda: simulate(
+            cfg, requests, generator, req.snapshot_steps, should_stop=should_stop, timing=timing, chains=chains,
+            chain_block=block,
+        ),
     )
     labels = {
         "model": req.model if isinstance(req.model, str) else ("inline" if req.model is not None else None),
@@ -140,4 +157,8 @@ def simulate_answer(
         "max_num_seqs": cfg.max_num_seqs,
         "max_num_batched_tokens": cfg.max_num_batched_tokens,
     }
+    if timed:
+        labels["concurrency"] = concurrency
+        labels["request_rate"] = generator.arrival_rate_per_s if generator is not None else None
+        labels["trace"] = trace.format if trace is not None else None
     return result, labels

@@ -115,15 +115,18 @@ class BlockPool:
 
     def free(self, blocks: Sequence[int]) -> None:
         """Release a request's blocks, last first: hashed to the tail, unhashed to the head."""
+        ref, hash_of, tail, head = self.ref, self.hash_of, self._tail, self._head
+        freed = 0
         for b in reversed(blocks):
-            r = self.ref[b] - 1
-            self.ref[b] = r
+            r = ref[b] - 1
+            ref[b] = r
             if r == 0:
-                self.num_free += 1
-                if self.hash_of[b] is not None:
-                    self._tail[b] = None
+                freed += 1
+                if hash_of[b] is not None:
+                    tail[b] = None
                 else:
-                    self._head.appendleft(b)
+                    head.appendleft(b)
+        self.num_free += freed
 
     def cache(self, b: int, key: Hashable) -> None:
         """Give a block in use its hash. A content already cached in another block stays uncached
@@ -132,8 +135,28 @@ class BlockPool:
             self._cached[key] = b
             self.hash_of[b] = key
 
+    def cache_run(self, blocks: Sequence[int], keys: Sequence[Hashable], lo: int, hi: int) -> None:
+        """cache(blocks[j], keys[j]) for j in lo..hi − 1 (a request's newly full blocks)."""
+        cached, hash_of = self._cached, self.hash_of
+        for j in range(lo, hi):
+            b, key = blocks[j], keys[j]
+            if hash_of[b] is None and key not in cached:
+                cached[key] = b
+                hash_of[b] = key
+
     def lookup(self, key: Hashable) -> int | None:
         return self._cached.get(key)
+
+    def longest_hit(self, keys: Sequence[Hashable], n: int) -> list[int]:
+        """The cached blocks of keys[0], keys[1], … up to the first miss, at most n."""
+        get = self._cached.get
+        hits = []
+        for j in range(n):
+            b = get(keys[j])
+            if b is None:
+                break
+            hits.append(b)
+        return hits
 
     def ref_cnt(self, b: int) -> int:
         return self.ref[b] if b < len(self.ref) else 0

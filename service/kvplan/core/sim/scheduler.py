@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+import math
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 
@@ -40,8 +41,12 @@ from ..limits import (
 )
 from ..units import cdiv
 from .blockpool import BlockPool
+from .clock import Batch, Clock
+from .latency import GapHistogram
 from .workload import Planned, Size, next_turn
 
+# Bits of a block key that hold the block's index (core/limits: at most 2^25 tokens a request).
+KEY_BITS = 26
 # Steps a request can cause besides its prefill chunks and decode blocks (see step_bound).
 STEPS_PER_REQUEST = 8
 # The run checks its limits and asks should_stop() once per this many steps: a step costs 3 µs
@@ -172,12 +177,15 @@ class _Request:
     __slots__ = (
         "arrival",
         "blocks",
+        "chain",
+        "chain_block",
         "computed",
         "done_step",
         "gen0",
         "generated",
         "hashed",
         "id",
+        "keys",
         "output",
         "planned",
         "prefix_id",
@@ -187,6 +195,11 @@ class _Request:
         "seq",
         "shared_len",
         "state",
+        "t_arrive",
+        "t_done",
+        "t_first",
+        "t_last",
+        "t_sched",
         "version",
     )
 
@@ -194,13 +207,17 @@ class _Request:
         r = p.request
         self.id = rid
         self.planned = p
-        self.arrival = r.arrival_step
+        # A step, or seconds in a timed simulation (every request then has an arrival_time).
+        self.arrival: float = r.arrival_step if r.arrival_time is None else r.arrival_time
+        self.chain = p.chain
+        self.chain_block = p.chain_block
         self.prompt = r.prompt_tokens
         self.output = r.output_tokens
         self.prefix_id = p.prefix_id
         self.shared_len = p.shared_tokens
         self.priority = r.priority
         self.blocks: list[int] = []
+        self.keys: list[int] = []  # its blocks' cache keys, as far as computed (Scheduler._key_list)
         self.computed = 0
         self.generated = 0
         self.hashed = 0
@@ -210,24 +227,42 @@ class _Request:
         self.s0 = 0
         self.gen0 = 0
         self.done_step = -1
+        # Timed runs: when it was sent, first scheduled, sampled its first and latest token, finished.
+        self.t_arrive = self.t_sched = self.t_first = self.t_last = self.t_done = -1.0
 
 
-Observer = Callable[[int, int, int, int, int], None]
+Observer = Callable[..., None]  # (step, blocks used, cached free, running, waiting[, seconds])
 
 
 class Scheduler:
     def __init__(
-        self, cfg: SimConfig, planned: Sequence[Planned], should_stop: Callable[[], bool] | None = None
+        self,
+        cfg: SimConfig,
+        planned: Sequence[Planned],
+        should_stop: Callable[[], bool] | None = None,
+        clock: Clock | None = None,
+        concurrency: int | None = None,
     ) -> None:
         """A scheduler over a fresh block pool of cfg.num_blocks blocks, with every planned request queued
         to arrive at its step and the run's statistics at zero. should_stop() is asked while the
-        requests are queued and while the run goes (see run)."""
+        requests are queued and while the run goes (see run). With a clock the run is timed:
+        arrivals are in seconds, and at most `concurrency` requests are in flight when given
+        (vllm bench serve --max-concurrency: the next is sent when one finishes)."""
         self.cfg = cfg
         self.bs = cfg.block_size
         self.pool = BlockPool(cfg.num_blocks)
         self.should_stop = should_stop
+        self.clock = clock
+        self.concurrency = concurrency
+        self.backlog: deque[_Request] = deque()  # closed loop: requests not sent yet, in order
+        self.in_flight = 0
+        self.itl = GapHistogram()
+        self.step_end = 0.0  # timed: when the step being run ends
+        self.prefix_numbers: dict[str, int] = {}
         self.reqs: list[_Request] = []
-        self.arrivals: list[tuple[int, int]] = []  # heap of (step, request id)
+        self.arrivals: list[tuple[float, int]] = []  # heap of (step or seconds, request id)
+        if concurrency is not None:
+            planned = sorted(planned, key=lambda p: p.request.arrival_time or 0.0)
         for i, p in enumerate(planned):
             if i % STOP_CHECK_REQUESTS == 0 and should_stop is not None and should_stop():
                 raise SimulationStopped(f"stopped while queueing the requests, {i:,} of {len(planned):,}")
@@ -251,17 +286,58 @@ class Scheduler:
         self.tail_waste_total = 0
         self.preempted_now = False
         self.finish_now: list[_Request] = []
+        self.first_now: list[_Request] = []  # timed: prefills completed this step
+        # Requests decoding: how many, and Σ (prompt + gen0 − s0), so that Σ of their KV lengths
+        # at step t is dec_base + n_dec·t (_decode_tokens); this step's decode batch.
+        self.n_dec = self.dec_base = 0
+        self.step_dn = self.step_dctx = 0
+        self.step_pn = self.step_ptok = self.step_pctx = 0
 
     def _add(self, p: Planned) -> _Request:
         q = _Request(len(self.reqs), p)
         self.reqs.append(q)
-        heapq.heappush(self.arrivals, (q.arrival, q.id))
+        if self.concurrency is None:
+            q.t_arrive = q.arrival
+            heapq.heappush(self.arrivals, (q.arrival, q.id))
+        elif self.in_flight < self.concurrency and not self.backlog:
+            self._send(q, q.arrival)
+        else:
+            self.backlog.append(q)
         return q
 
+    def _send(self, q: _Request, at: float) -> None:
+        """Closed loop: the client sends q at `at` seconds, a slot being free."""
+        q.t_arrive = at
+        self.in_flight += 1
+        heapq.heappush(self.arrivals, (at, q.id))
+
     def key(self, q: _Request, j: int) -> Hashable:
-        if q.prefix_id is not None and (j + 1) * self.bs <= q.shared_len:
-            return (q.prefix_id, j)
-        return q.id, j
+        """The cache key of q's logical block j: its content and everything before it."""
+        return self._key_list(q, j + 1)[j]
+
+    def _key_list(self, q: _Request, n: int) -> list[int]:
+        """q's block keys up to block n, computed once a request. A key is an int: the block
+        index j in the low bits, above it who owns the content (the request, its prefix_id's
+        number, or its hash chain's node holding the block's last token: a chain names the
+        prompt's content and all before it), and the kind in the lowest two bits, so that keys
+        of different owners never meet."""
+        keys = q.keys
+        lo = len(keys)
+        if lo >= n:
+            return keys
+        bs = self.bs
+        shared = min(n, q.shared_len // bs) if q.prefix_id is not None or q.chain else 0
+        if lo < shared:
+            if q.prefix_id is not None:
+                pid = self.prefix_numbers.setdefault(q.prefix_id, len(self.prefix_numbers))
+                keys += [((pid << KEY_BITS | j) << 2) | 1 for j in range(lo, shared)]
+            else:
+                chain, cb = q.chain, q.chain_block
+                keys += [((chain[((j + 1) * bs - 1) // cb] << KEY_BITS | j) << 2) | 2 for j in range(lo, shared)]
+            lo = shared
+        own = q.id << KEY_BITS
+        keys += [(own | j) << 2 for j in range(lo, n)]
+        return keys
 
     # states -------------------------------------------------------------------------------
     def process_event(self, request_id: int, event: Event) -> State:
@@ -326,9 +402,9 @@ class Scheduler:
     # blocks -------------------------------------------------------------------------------
     def _cache_full(self, q: _Request, computed: int) -> None:
         full = min(computed // self.bs, len(q.blocks))
-        for j in range(q.hashed, full):
-            self.pool.cache(q.blocks[j], self.key(q, j))
-        q.hashed = max(q.hashed, full)
+        if full > q.hashed:
+            self.pool.cache_run(q.blocks, self._key_list(q, full), q.hashed, full)
+            q.hashed = full
 
     def _decode_tokens(self, q: _Request, t: int) -> int:
         """Tokens of a decoding request at step t, before the step samples."""
@@ -357,6 +433,12 @@ class Scheduler:
         if victim.state is State.DECODING:
             victim.generated = victim.gen0 + (t - victim.s0)
             computed = victim.prompt + victim.generated - 1
+            self._stop_decoding(victim)
+            # It loses this step's slot before decoding in it (vLLM preempts from the tail).
+            self.step_dn -= 1
+            self.step_dctx -= self._decode_tokens(victim, t)
+            if self.clock is not None:
+                victim.t_last = self.clock.now
         else:
             computed = victim.computed
         self.recomputed += computed
@@ -379,11 +461,19 @@ class Scheduler:
         return True
 
     # one step -----------------------------------------------------------------------------
+    def _stop_decoding(self, q: _Request) -> None:
+        self.n_dec -= 1
+        self.dec_base -= q.prompt + q.gen0 - q.s0
+
     def _start_decoding(self, q: _Request, t: int) -> None:
         """Prefill done at step t: the step samples the first (or next) output token."""
         self._transition(q, Event.PREFILL_DONE)
         q.generated += 1
         q.s0, q.gen0 = t + 1, q.generated
+        self.n_dec += 1
+        self.dec_base += q.prompt + q.gen0 - q.s0
+        if self.clock is not None:
+            self.first_now.append(q)
         if q.generated >= q.output:
             self.finish_now.append(q)
         else:
@@ -397,6 +487,9 @@ class Scheduler:
         need = cdiv(q.computed + chunk, self.bs) - len(q.blocks)
         if need > 0 and not self._alloc(q, need, t):
             return 0
+        self.step_pn += 1
+        self.step_ptok += chunk
+        self.step_pctx += chunk * (q.computed + chunk)
         q.computed += chunk
         self._cache_full(q, q.computed)
         if q.computed == total:
@@ -409,11 +502,7 @@ class Scheduler:
         hits: list[int] = []
         if self.cfg.prefix_caching:
             limit = (total - 1) // self.bs
-            for j in range(limit):
-                b = self.pool.lookup(self.key(q, j))
-                if b is None:
-                    break
-                hits.append(b)
+            hits = self.pool.longest_hit(self._key_list(q, limit), limit)
         hit_tokens = len(hits) * self.bs
         chunk = min(total - hit_tokens, budget)
         if chunk <= 0:
@@ -427,6 +516,11 @@ class Scheduler:
             self.blocked = True
             return 0
         self._transition(q, Event.SCHEDULE)
+        if self.clock is not None and q.t_sched < 0:
+            q.t_sched = self.clock.now
+        self.step_pn += 1
+        self.step_ptok += chunk
+        self.step_pctx += chunk * (hit_tokens + chunk)
         self.pool.touch(hits)
         q.blocks = hits + self.pool.allocate(need)
         q.hashed = len(hits)
@@ -451,10 +545,12 @@ class Scheduler:
         the step's end."""
         self.preempted_now = False
         self.finish_now = []
+        self.step_pn = self.step_ptok = self.step_pctx = 0
+        horizon = t if self.clock is None else self.clock.now
         # Requests handled this step, counted in a local (the hot loop): should_stop() is asked
         # every STOP_CHECK_REQUESTS of them, so a step of 100,000 arrivals stays interruptible.
         n, every = 0, STOP_CHECK_REQUESTS
-        while self.arrivals and self.arrivals[0][0] <= t:
+        while self.arrivals and self.arrivals[0][0] <= horizon:
             n += 1
             if n % every == 0:
                 self._stop_if_asked()
@@ -470,6 +566,7 @@ class Scheduler:
                 continue
             due.append(q)
         work = sorted([*due, *self.prefilling.values()], key=lambda r: r.seq)
+        self.step_dn, self.step_dctx = self.n_dec, self.dec_base + self.n_dec * t
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
         for q in work:
@@ -502,6 +599,8 @@ class Scheduler:
                 if used == 0:
                     break
                 budget -= used
+        if self.clock is not None:
+            self._time_step()
         # End of step: requests that sampled their last token finish.
         for q in self.finish_now:
             n += 1
@@ -521,17 +620,43 @@ class Scheduler:
                 "requests done",
             )
 
+    def _time_step(self) -> None:
+        """Timed: the step's duration from its batch; the tokens it samples get their times."""
+        clock = self.clock
+        assert clock is not None
+        batch = Batch(self.step_dn, self.step_dctx, self.step_pn, self.step_ptok, self.step_pctx)
+        d = clock.step(batch) if self.step_dn or self.step_pn else 0.0
+        end = self.step_end = clock.now + d
+        if d:
+            self.itl.add(d, self.step_dn)
+        for q in self.first_now:
+            if q.t_first < 0:
+                q.t_first = end
+            else:  # recomputed after a preemption: one gap since its last token
+                self.itl.add(end - q.t_last, 1)
+        self.first_now = []
+
     def _finish(self, q: _Request, t: int) -> None:
         computed = q.prompt + q.output - 1
         self.tail_waste_total += len(q.blocks) * self.bs - computed
         self._release(q, computed)
+        q.keys = []  # a finished request's blocks are only ever looked up by others' keys
+        self._stop_decoding(q)
         self._transition(q, Event.FINISH)
         q.done_step = t
         self.completed += 1
         self.finish_order.append(q.id)
+        done = None
+        if self.clock is not None:
+            done = q.t_done = self.step_end
+            if self.concurrency is not None:
+                self.in_flight -= 1
+                if self.backlog:
+                    nxt = self.backlog.popleft()
+                    self._send(nxt, max(nxt.arrival, done))
         follow_up = q.planned.follow_up
         if follow_up is not None:
-            self._add(next_turn(q.planned, follow_up, t))
+            self._add(next_turn(q.planned, follow_up, t, done))
 
     def next_step(self) -> int | None:
         """The next step where anything but plain decoding happens."""
@@ -547,6 +672,29 @@ class Scheduler:
         if not cands:
             return None
         return max(self.t + 1, min(cands))
+
+    def _next_timed(self, clock: Clock) -> tuple[int | None, float]:
+        """Timed: the next step where anything but plain decoding happens, and when it starts. An
+        arrival joins at the first step that starts at or after it; the decode-only steps before
+        are summed by the clock (and their gaps go to the ITL histogram)."""
+        t, end = self.t, self.step_end
+        if self.prefilling or (self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs):
+            return t + 1, end
+        arrival = self.arrivals[0][0] if self.arrivals else None
+        if not self.running:  # idle until the next arrival
+            return (None, end) if arrival is None else (t + 1, max(end, arrival))
+        event = self.events[0][0] if self.events else t + 1
+        limit = event - (t + 1)  # decode-only steps before the event's
+        if limit <= 0 or (arrival is not None and arrival <= end):
+            return t + 1, end
+        n = self.n_dec
+        ctx = self.dec_base + n * (t + 1)
+        k, elapsed = clock.decode_run(n, ctx, limit, math.inf if arrival is None else arrival - end)
+        if k:
+            first = clock.timer.seconds(Batch(n, ctx, 0, 0, 0))
+            last = clock.timer.seconds(Batch(n, ctx + (k - 1) * n, 0, 0, 0))
+            self.itl.add_run(first, last, k, elapsed, n)
+        return t + 1 + k, end + elapsed
 
     def snapshot(self, step: int) -> Snapshot:
         pool = self.pool
@@ -581,14 +729,26 @@ class Scheduler:
         the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
+        clock = self.clock
         if self.arrivals:
-            self.t = self.arrivals[0][0]
+            if clock is None:
+                self.t = int(self.arrivals[0][0])
+            else:  # steps count from the first arrival's
+                clock.now = self.arrivals[0][0]
         while True:
             self.step(self.t)
             self.visited += 1
             if observe is not None:
-                observe(self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting)
-            nxt = self.next_step()
+                if clock is None:
+                    observe(self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting)
+                else:
+                    observe(
+                        self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting, clock.now
+                    )
+            if clock is None:
+                nxt = self.next_step()
+            else:
+                nxt, clock.now = self._next_timed(clock)
             if nxt is None:
                 if self.running or self.n_waiting:
                     # Every request fits the pool alone, so an idle pool admits the queue's head.

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from typing import Annotated, NamedTuple
+
 import msgspec
+from msgspec import Meta
 
 from .. import warnings as w
 from ..errors import InvalidInput, SchedulerStateError, SimulationStopped
+from ..ledger import Step as LedgerStep
 from ..limits import (
     MAX_BLOCK_EVENTS,
     MAX_REQUESTS,
     MAX_SERIES,
     MAX_SIMULATED_STEPS,
+    MAX_SLO_MS,
     MAX_SNAPSHOT_BLOCKS,
     MAX_SNAPSHOTS,
     MAX_TOKENS_PER_REQUEST,
@@ -26,6 +31,8 @@ from ..limits import (
 )
 from ..units import cdiv
 from . import workload
+from .clock import Clock, StepTimer
+from .latency import Distribution, Latency, Throughput, distribution
 from .scheduler import (
     Scheduler,
     SimConfig,
@@ -69,7 +76,8 @@ SERIES_EXACT_RECORDS = 1 << 16
 # Bins kept while folding: each fold halves them, so the recorder holds at most this many.
 SERIES_FOLD_BINS = 4096
 
-Record = tuple[int, int, int, int, int]  # step, blocks used, cached free blocks, running, waiting
+# step, blocks used, cached free blocks, running, waiting[, seconds at the step's start]
+Record = tuple[float, ...]
 
 
 class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
@@ -78,6 +86,10 @@ class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
     cached_free_blocks: int
     running: int
     waiting: int
+
+
+class TimedSeriesPoint(SeriesPoint, frozen=True):
+    time_s: float
 
 
 class SimResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -108,6 +120,54 @@ class SimResult(msgspec.Struct, frozen=True, kw_only=True):
     snapshots: tuple[Snapshot, ...] = ()
 
 
+class GoodputTargets(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Per-request targets a request must all meet to count in goodput (vllm bench serve
+    --goodput ttft:… tpot:… e2el:…), in milliseconds."""
+
+    ttft_ms: Annotated[float, Meta(gt=0, le=MAX_SLO_MS)] | None = None
+    tpot_ms: Annotated[float, Meta(gt=0, le=MAX_SLO_MS)] | None = None
+    e2e_ms: Annotated[float, Meta(gt=0, le=MAX_SLO_MS)] | None = None
+
+
+class Goodput(msgspec.Struct, frozen=True):
+    """Requests that met every one of the targets: their share, and their rate over the run."""
+
+    targets: GoodputTargets
+    requests_met: int
+    share_met: float
+    requests_per_s: float
+
+
+class TimingNote(msgspec.Struct, frozen=True, kw_only=True):
+    """Which figures are exact and which are modelled, and how well the model did where measured."""
+
+    exact: str
+    modelled: str
+    step_time_model: str
+    validation: str
+    steps: tuple[LedgerStep, ...] = ()
+
+
+class Timing(NamedTuple):
+    """What a timed simulation needs beyond the pool: the step-time model and its note, the
+    closed loop's limit (a trace's or listed requests'; a generator gives its own), and targets."""
+
+    timer: StepTimer
+    note: TimingNote
+    concurrency: int | None = None
+    slo: GoodputTargets | None = None
+
+
+class TimedSimResult(SimResult, frozen=True, kw_only=True):
+    """A timed simulation: the block pool's figures, and what the requests saw in time."""
+
+    latency: Latency
+    throughput: Throughput
+    goodput: Goodput | None
+    peak_in_flight: int  # requests sent and not finished, at most at once (the client's view)
+    timing: TimingNote
+
+
 def _busiest(records: Sequence[Record], bins: int) -> list[Record]:
     """At most `bins` records: per equal slice of the steps, the busiest (most blocks used; the
     first of equals). The peak survives."""
@@ -135,8 +195,8 @@ class SeriesRecorder:
         self.first = 0
         self.width = 1
 
-    def add(self, step: int, used: int, cached: int, running: int, waiting: int) -> None:
-        r = (step, used, cached, running, waiting)
+    def add(self, *r: float) -> None:
+        """One step: (step, blocks used, cached free, running, waiting[, seconds])."""
         if self.bins is None:
             self.records.append(r)
             if len(self.records) > SERIES_EXACT_RECORDS:
@@ -168,7 +228,10 @@ class SeriesRecorder:
 
     def series(self) -> tuple[SeriesPoint, ...]:
         records = self.records if self.bins is None else [self.bins[k] for k in sorted(self.bins)]
-        return tuple(SeriesPoint(*r) for r in _busiest(records, MAX_SERIES))
+        return tuple(
+            (TimedSeriesPoint if len(r) == 6 else SeriesPoint)(*r)  # type: ignore[arg-type]
+            for r in _busiest(records, MAX_SERIES)
+        )
 
 
 # -- refusing before running ----------------------------------------------------------------------
@@ -246,16 +309,30 @@ def simulate(
     generator: Generator | None = None,
     snapshot_steps: Sequence[int] = (),
     should_stop: Callable[[], bool] | None = None,
+    timing: Timing | None = None,
+    chains: Sequence[tuple[int, ...]] | None = None,
+    chain_block: int = 0,
 ) -> SimResult:
     """Simulate the workload (requests, or a generator) on the pool cfg describes. Raises
     InvalidInput for inputs out of range or work over the limits (before running, or when
     preemptions push the run past them), SimulationStopped when should_stop() returns True
-    (asked every STOP_CHECK_INTERVAL steps, and every few thousand requests handled)."""
+    (asked every STOP_CHECK_INTERVAL steps, and every few thousand requests handled). A workload
+    whose arrivals are in seconds runs timed, on `timing`'s step-time model."""
     check_config(cfg)
-    planned = workload.plan(requests, generator, should_stop)
+    planned = workload.plan(requests, generator, should_stop, chains, chain_block)
     check_bounds(cfg, workload.size(planned, cfg.block_size))
     check_snapshots(cfg, snapshot_steps)
-    sched = Scheduler(cfg, planned, should_stop)
+    timed = workload.is_timed(planned)
+    if timed and timing is None:
+        raise InvalidInput(
+            "gpu",
+            "arrivals in seconds need a step-time model: give the model and a GPU that has specs",
+        )
+    clock = Clock(timing.timer) if timed and timing is not None else None
+    concurrency = None
+    if clock is not None and timing is not None:
+        concurrency = generator.concurrency if generator is not None else timing.concurrency
+    sched = Scheduler(cfg, planned, should_stop, clock, concurrency)
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
     snapshots = sched.run(snapshot_steps, recorder.add)
@@ -274,7 +351,7 @@ def simulate(
                 "that ran at once).",
             )
         )
-    return SimResult(
+    figures = dict(
         steps=steps,
         requests=len(sched.reqs),
         completed=sched.completed,
@@ -300,3 +377,66 @@ def simulate(
         finish_order=tuple(sched.finish_order),
         snapshots=tuple(snapshots),
     )
+    if clock is None or timing is None:
+        return SimResult(**figures)  # type: ignore[arg-type]
+    latency, throughput, goodput = timed_figures(sched, timing.slo)
+    return TimedSimResult(
+        **figures,  # type: ignore[arg-type]
+        latency=latency,
+        throughput=throughput,
+        goodput=goodput,
+        peak_in_flight=_peak_in_flight(sched),
+        timing=timing.note,
+    )
+
+
+def _peak_in_flight(sched: Scheduler) -> int:
+    """The most requests sent and not yet finished at one time (a finish before a send at the same
+    instant: a closed loop's next request replaces the one that ended)."""
+    edges = sorted([(q.t_arrive, 1) for q in sched.reqs] + [(q.t_done, -1) for q in sched.reqs])
+    peak = now = 0
+    for _, change in edges:
+        now += change
+        peak = max(peak, now)
+    return peak
+
+
+def timed_figures(sched: Scheduler, slo: GoodputTargets | None) -> tuple[Latency, Throughput, Goodput | None]:
+    """What the requests saw, as vllm bench serve counts it (latency.py)."""
+    reqs = sched.reqs
+    queue = [q.t_sched - q.t_arrive for q in reqs]
+    ttft = [q.t_first - q.t_arrive for q in reqs]
+    e2e = [q.t_done - q.t_arrive for q in reqs]
+    tpot = [(q.t_done - q.t_first) / (q.output - 1) for q in reqs if q.output > 1]
+    start = min(q.t_arrive for q in reqs)
+    duration = max(q.t_done for q in reqs) - start
+    prompt = sum(q.prompt for q in reqs)
+    output = sum(q.output for q in reqs)
+    per_s = 1 / duration if duration > 0 else 0.0
+    latency = Latency(
+        queue_ms=distribution(queue),
+        ttft_ms=distribution(ttft),
+        tpot_ms=distribution(tpot),
+        itl_ms=sched.itl.distribution(),
+        e2e_ms=distribution(e2e),
+    )
+    throughput = Throughput(
+        duration_s=duration,
+        requests_per_s=len(reqs) * per_s,
+        output_tokens_per_s=output * per_s,
+        total_tokens_per_s=(prompt + output) * per_s,
+        input_tokens=prompt,
+        output_tokens=output,
+    )
+    if slo is None:
+        return latency, throughput, None
+    met = 0
+    for q, first, whole in zip(reqs, ttft, e2e, strict=True):
+        per_token = (q.t_done - q.t_first) / (q.output - 1) if q.output > 1 else 0.0
+        if (
+            (slo.ttft_ms is None or first * 1000 <= slo.ttft_ms)
+            and (slo.tpot_ms is None or per_token * 1000 <= slo.tpot_ms)
+            and (slo.e2e_ms is None or whole * 1000 <= slo.e2e_ms)
+        ):
+            met += 1
+    return latency, throughput, Goodput(slo, met, met / len(reqs), met * per_s)
