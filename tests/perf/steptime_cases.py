@@ -25,6 +25,7 @@ def model(
     max_num_batched_tokens: int = 8192,
     eager: bool = False,
     async_scheduling: bool = True,
+    mode: str = "full_and_piecewise",
 ) -> StepModel:
     specs = REGISTRY.gpu_specs(gpu)
     sizes = capture_sizes(
@@ -44,4 +45,5 @@ def model(
         kv_cache_dtype=kv,
         cudagraph_sizes=() if eager else sizes,
         async_scheduling=async_scheduling,
+        cudagraph_mode=mode,
     )

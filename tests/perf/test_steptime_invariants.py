@@ -22,6 +22,7 @@ CASES = [
 case = st.sampled_from(CASES)
 requests = st.integers(1, 600)
 per_request = st.integers(1, 40_000)
+MODES = ("full_and_piecewise", "piecewise", "full_decode_only", "full", "none")
 RATIO = 1 + 1e-12  # floats: "never faster" up to an ulp
 
 
@@ -33,9 +34,9 @@ def test_more_decode_context_never_makes_a_step_faster(c, n, ctx, more):
 
 
 @settings(max_examples=150, deadline=None)
-@given(case, requests, per_request)
-def test_more_decode_requests_never_make_a_step_faster(c, n, ctx):
-    m = model(*c)
+@given(case, requests, per_request, st.sampled_from(MODES))
+def test_more_decode_requests_never_make_a_step_faster(c, n, ctx, mode):
+    m = model(*c, mode=mode)
     assert m.seconds(Batch(n, n * ctx, 0, 0, 0)) <= m.seconds(Batch(n + 1, (n + 1) * ctx, 0, 0, 0)) * RATIO
 
 
@@ -70,10 +71,10 @@ def test_a_dense_decode_step_is_never_faster_than_reading_the_weights(c, n, ctx)
 
 
 @settings(max_examples=300, deadline=None)
-@given(case, requests, per_request, st.integers(0, 10_000_000), st.booleans(), st.booleans())
-def test_decode_line_is_seconds_in_closed_form_on_its_whole_range(c, n, ctx, probe, eager, sync):
+@given(case, requests, per_request, st.integers(0, 10_000_000), st.sampled_from(MODES), st.booleans())
+def test_decode_line_is_seconds_in_closed_form_on_its_whole_range(c, n, ctx, probe, mode, sync):
     name, gpu, tp, weights = c
-    m = model(name, gpu, tp, weights, eager=eager, async_scheduling=not sync)
+    m = model(name, gpu, tp, weights, mode=mode, async_scheduling=not sync)
     context = n * ctx
     a, b, until = m.decode_line(n, context)
     assert until >= context
@@ -105,6 +106,14 @@ def test_eager_pays_launches_a_full_graph_does_not():
     graphs, eager = model("llama-3.1-8b", "h100-sxm-80gb"), model("llama-3.1-8b", "h100-sxm-80gb", eager=True)
     b = Batch(1, 512, 0, 0, 0)
     assert eager.seconds(b) > graphs.seconds(b)
+
+
+def test_a_piecewise_decode_pays_its_launches_where_a_full_graph_pays_none():
+    full, piecewise = (
+        model("llama-3.1-8b", "h100-sxm-80gb", mode=m) for m in ("full_and_piecewise", "piecewise")
+    )
+    b = Batch(4, 4 * 512, 0, 0, 0)
+    assert piecewise.seconds(b) - full.seconds(b) == pytest.approx(32 * 3 * 5e-6, rel=1e-9)
 
 
 def test_a_decode_batch_pads_to_its_graph_size():

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import msgspec
 
+from ..engine.cudagraphs import FULL as FULL_GRAPH
+from ..engine.cudagraphs import NONE, PIECEWISE, ROUTINES
 from ..engine.dtypes import MODEL_DTYPES, attention_cell_bytes, mla_cell_bytes, resolve_kv_dtype
 from ..errors import InvalidInput
 from ..ledger import Step
@@ -107,6 +109,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     layers: int
     hbm_bytes_per_s: float
     sizes: tuple[int, ...]  # CUDA-graph capture sizes (empty: eager)
+    decode_graph: str  # the routine a uniform decode batch runs: full, piecewise or none
+    mixed_graph: str  # the routine any other batch runs
     async_scheduling: bool
     host: HostPrior
     ledger: tuple[Step, ...]
@@ -126,10 +130,10 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     def decode_line(self, n: int, context: int) -> tuple[float, float, int]:
         """A step of n decoding requests (nothing else) with Σ context = `context`: (a, b, until)
         such that seconds(Batch(n, c, 0, 0, 0)) == a + b·c exactly for every c in [context, until]."""
-        largest = self.sizes[-1] if self.sizes else 0
-        full_graph = n <= largest
-        m = self.sizes[bisect_left(self.sizes, n)] if full_graph else n
-        gpu = self._tokens(m, full_graph) + self._head(n)
+        largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
+        graphed = n <= largest
+        m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
+        gpu = self._tokens(m, graphed) + self._head(n)
         f = self.full
         gpu += f.decode_const + f.decode_per_request * m
         slope, until = f.decode_per_ctx, UNBOUNDED
@@ -143,8 +147,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
                 slope, until = slope + s.decode_per_ctx, cap
             else:
                 gpu += s.decode_per_ctx * cap
-        if not full_graph:
-            gpu += self._launches(False)
+        gpu += self._launches(self.decode_graph if graphed else NONE)
         host = self.host.cpu_seconds(n)
         if self.async_scheduling:
             a, floor_s = gpu + self.host.exposed_async_s, host
@@ -180,8 +183,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
 
     def _mixed(self, n: int, ctx: int, pr: int, pt: int, pc: int) -> float:
         tokens = n + pt
-        largest = self.sizes[-1] if self.sizes else 0
-        graphed = tokens <= largest  # piecewise graphs; the linear layers see the padded count
+        largest = self.sizes[-1] if self.sizes and self.mixed_graph != NONE else 0
+        graphed = tokens <= largest  # the linear layers see the padded count
         m = self.sizes[bisect_left(self.sizes, tokens)] if graphed else tokens
         gpu = self._tokens(m, graphed) + self._head(n + pr)
         # Causal work of the chunks: Σ c·(p + c/2) = area − Σc²/2, Σc² read as (Σc)²/requests
@@ -196,17 +199,21 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             if pr:
                 w = work if not t.window else min(work, pt * t.window)
                 gpu += t.prefill_const + t.prefill_per_token * pt + t.prefill_per_work * w
-        gpu += self._launches(graphed)
+        gpu += self._launches(self.mixed_graph if graphed else NONE)
         host = self.host.cpu_seconds(n + pr)
         if self.async_scheduling:
             return max(gpu + self.host.exposed_async_s, host)
         return host + gpu
 
-    def _launches(self, piecewise: bool) -> float:
+    def _launches(self, routine: str) -> float:
+        """Kernel launches a step: none for a full graph, a few a layer piecewise, all eager."""
+        if routine == FULL_GRAPH:
+            return 0.0
+        host = self.host
         per_layer = (
-            self.host.piecewise_launches_per_layer if piecewise else self.host.eager_launches_per_layer
+            host.piecewise_launches_per_layer if routine == PIECEWISE else host.eager_launches_per_layer
         )
-        return self.layers * per_layer * self.host.launch_s
+        return self.layers * per_layer * host.launch_s
 
     def _tokens(self, m: int, graphed: bool) -> float:
         """What scales with the step's (padded) token count: linear layers, MoE, all-reduces, the
@@ -366,13 +373,15 @@ def step_model(
     kv_cache_dtype: str,
     cudagraph_sizes: tuple[int, ...],
     async_scheduling: bool,
+    cudagraph_mode: str = "full_and_piecewise",
     expert_weights_dtype: str | None = None,
     data_parallel: int = 1,
     expert_parallel: bool = False,
     host: HostPrior = HOST_PRIOR,
 ) -> StepModel:
     """The step-time model of `geometry` on `gpu` (specs from its preset) with the fitted tables.
-    cudagraph_sizes: the capture sizes in force (core/engine/cudagraphs.py), empty under eager."""
+    cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
+    capture_sizes, cudagraph_mode); no sizes or mode "none" is eager."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -433,16 +442,18 @@ def step_model(
         mkey, mbytes = _MOE_DTYPES.get(edtype, ("bfloat16", _WEIGHT_ONLY.get(edtype, 2.0)))
         if mkey not in table.moe:
             mkey = "bfloat16"
-        moe = table.moe[mkey]
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
-        moe_read = f"{edtype} experts priced on the {mkey} MoE table"
+        if mkey in table.moe:
+            moe = table.moe[mkey]
+            moe_read = f"{edtype} experts priced on the {mkey} MoE table"
+        else:  # no MoE measurements on this GPU (A100's tables): the experts as one bf16 GEMM
+            moe = _bucket(table.gemm["bfloat16"].buckets, moe_nk)
+            moe_read = f"{edtype} experts priced as a bf16 GEMM (no MoE table on {gpu.aic_system})"
 
     # Attention: per layer kind, folded over its layers.
     kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
-    akey = "bfloat16" if kv in MODEL_DTYPES else "fp8"
-    if akey not in table.decode_attention:
-        raise InvalidInput("kv_cache_dtype", f"no {akey} attention tables on {gpu.aic_system}")
+    akey = "bfloat16" if kv in MODEL_DTYPES or "fp8" not in table.decode_attention else "fp8"
     dec, pre = table.decode_attention[akey], table.prefill_attention[akey]
     if geometry.is_mla:
         latent = geometry.mla_latent_dim
@@ -476,6 +487,9 @@ def step_model(
         graph_curve = eager_curve = None
 
     sizes = tuple(sorted(set(cudagraph_sizes)))
+    if cudagraph_mode not in ROUTINES:
+        raise InvalidInput("cudagraph_mode", f"must be one of {', '.join(ROUTINES)}")
+    decode_graph, mixed_graph = ROUTINES[cudagraph_mode] if sizes else (NONE, NONE)
     ledger = _ledger(
         geometry,
         gpu,
@@ -489,6 +503,7 @@ def step_model(
         akey,
         moe_read,
         sizes,
+        cudagraph_mode if sizes else NONE,
         async_scheduling,
         host,
     )
@@ -513,6 +528,8 @@ def step_model(
         layers=layers,
         hbm_bytes_per_s=bw,
         sizes=sizes,
+        decode_graph=decode_graph,
+        mixed_graph=mixed_graph,
         async_scheduling=async_scheduling,
         host=host,
         ledger=ledger,
@@ -556,6 +573,7 @@ def _ledger(
     akey: str,
     moe_read: str,
     sizes: tuple[int, ...],
+    mode: str,
     async_scheduling: bool,
     host: HostPrior,
 ) -> tuple[Step, ...]:
@@ -616,8 +634,8 @@ def _ledger(
             "decode-only batches ≤ the largest size pad to the next capture size (full graph); mixed "
             "batches ≤ it run piecewise graphs (linear layers padded); larger ones and eager pad nothing "
             "and pay per-kernel launches",
-            {"capture sizes": len(sizes), "largest": sizes[-1] if sizes else 0},
-            "eager" if not sizes else "full_and_piecewise",
+            {"capture sizes": len(sizes), "largest": sizes[-1] if sizes else 0, "mode": mode},
+            mode,
             "",
             SRC_GRAPHS,
         ),
