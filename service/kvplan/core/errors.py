@@ -10,6 +10,7 @@ Hierarchy (HTTP status as the API answers it):
         InvalidConfig             a Hugging Face config.json that cannot be interpreted      400
         InvalidDistribution       a workload length distribution that contradicts itself     400
                                   (also a ValueError, so msgspec names its JSON path)
+        NoGpuSpecs                a timed simulation on a GPU without step-time specs        400
       UnknownName                 a name outside a closed set (engine profile, dtype)        400
         UnknownPreset             a model or GPU preset id the registry does not hold        404
         UnknownDeployment         a deployment the deployments file does not hold            404
@@ -132,3 +133,20 @@ class SimulationStopped(WorkStopped):
 class PoolExhausted(Exception):
     """Fewer free blocks than asked for (sim/blockpool.py `allocate`; the argument is how many);
     the scheduler preempts or waits before it asks, so this reaching a caller is a defect."""
+
+
+class NoGpuSpecs(InvalidInput):
+    """A timed simulation on a GPU preset without peak figures (gpus.toml [gpu.specs]): kvplan
+    does not guess a GPU's speed. Names the GPUs that have them."""
+
+    gpu: str
+    with_specs: tuple[str, ...]
+
+    def __init__(self, gpu: str, with_specs: tuple[str, ...], field: str = "gpu") -> None:
+        super().__init__(
+            field,
+            f"GPU {gpu!r} has no specs for the step-time model (peak FLOP/s, memory bandwidth); "
+            f"timed simulations run on: {', '.join(with_specs)}",
+        )
+        self.gpu = gpu
+        self.with_specs = with_specs

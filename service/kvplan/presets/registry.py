@@ -4,7 +4,9 @@ then hands plain values to `kvplan.core.model.geometry`.
 Layout of a presets directory (built-in: `presets/data`; extra: $KVPLAN_EXTRA_PRESETS):
     models/*.json   {"id", "name", "hf_repo", "aliases", "params": {...}, "config": {config.json}}
     gpus.toml       [[gpu]] tables: id, name, vendor, memory_bytes, memory_source, nominal,
-                    and optionally vllm_memory_bytes, vllm_memory_source
+                    and optionally vllm_memory_bytes, vllm_memory_source, and a [gpu.specs]
+                    table (core/perf/specs.py GpuSpecs) for the step-time model
+    perf/aic-*.json the step-time model's fitted tables (presets/perf.py reads them)
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from kvplan.core.errors import InvalidInput, UnknownPreset
+from kvplan.core.errors import InvalidInput, NoGpuSpecs, UnknownPreset
 from kvplan.core.hf.reader import from_hf_config
 from kvplan.core.model.geometry import Geometry
+from kvplan.core.perf.specs import GpuSpecs
 from kvplan.core.validate import integer
 
 BUILTIN_DIR = Path(__file__).parent / "data"
@@ -69,9 +72,10 @@ class GpuInfo(msgspec.Struct, kw_only=True):
 
 class GpuPreset(GpuInfo, frozen=True, kw_only=True):
     """A GPU preset: what the catalog shows of it (GpuInfo, with what vLLM sees of its memory)
-    and the file it came from."""
+    and the file it came from, with its peak figures for the step-time model (None: not timed)."""
 
     origin: str
+    specs: GpuSpecs | None = None
 
 
 class Registry:
@@ -97,6 +101,14 @@ class Registry:
                 field, "model preset", name, tuple(self.models), _suggest(name, self._model_index)
             )
         return self.models[mid]
+
+    def gpu_specs(self, name: str, field: str = "gpu") -> GpuSpecs:
+        """The step-time model's figures of a GPU preset; NoGpuSpecs (naming the GPUs that have
+        them) where gpus.toml gives none."""
+        preset = self.gpu(name, field)
+        if preset.specs is None:
+            raise NoGpuSpecs(preset.id, tuple(g.id for g in self.gpus.values() if g.specs), field)
+        return preset.specs
 
     def has_model(self, name: str) -> bool:
         return name.lower() in self._model_index
@@ -209,6 +221,12 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
         if seen is not None:
             reason = "must be an integer from 1 to memory_bytes"
             _count(seen, path, f"{where}.vllm_memory_bytes", reason, g["memory_bytes"])
+        specs = g.get("specs")
+        if specs is not None:
+            try:
+                specs = msgspec.convert(specs, GpuSpecs)
+            except msgspec.ValidationError as e:
+                raise PresetError(path, f"{where}.specs", str(e)) from None
         out.append(
             GpuPreset(
                 id=g["id"],
@@ -220,6 +238,7 @@ def _load_gpus(path: Path, raw: bytes) -> list[GpuPreset]:
                 origin=str(path),
                 vllm_memory_bytes=seen,
                 vllm_memory_source=str(g.get("vllm_memory_source", "")),
+                specs=specs,
             )
         )
     return out

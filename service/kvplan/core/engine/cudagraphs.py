@@ -24,6 +24,7 @@ _ROUTINES: dict[str, tuple[str, str]] = {
     "full_decode_only": (FULL, NONE),
     "full_and_piecewise": (FULL, PIECEWISE),
 }
+ROUTINES = _ROUTINES  # read by the step-time model (core/perf/steptime.py)
 # Each optimization level's cudagraph_mode (OPTIMIZATION_LEVEL_00 … 03); -O2 is vLLM's default.
 LEVEL_MODES = {0: NONE, 1: PIECEWISE, 2: "full_and_piecewise", 3: "full_and_piecewise"}
 DEFAULT_LEVEL = 2
@@ -119,4 +120,4 @@ def graphs(mode: str, sizes: tuple[int, ...], max_num_seqs: int, decode_query_le
     return Graphs(mode=mode, sizes=sizes, mixed_graphs=mixed, decode_graphs=decode)
 
 
-__all__ = ["Graphs", "capture_sizes", "cudagraph_mode", "graphs"]
+__all__ = ["ROUTINES", "Graphs", "capture_sizes", "cudagraph_mode", "graphs"]

@@ -1,0 +1,87 @@
+"""The fitted step-time tables (presets/data/perf/aic-*.json, written by tests/perf/fit_aic.py):
+their types, and decoding them from bytes. The presets layer reads the file once and hands the
+value in; the core does no I/O."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Residual(msgspec.Struct, frozen=True, gc=False):
+    """How well a fit reproduces the table rows it was fitted on (absolute % error)."""
+
+    rows: int
+    median_abs_pct: float
+    p90_abs_pct: float
+
+
+class Roofline(msgspec.Struct, frozen=True, gc=False):
+    """t(m, n·k) = t0 + max(τ(m)·n·k, bytes/(BW·η_mem)), τ linear between the measured m (s per n·k)
+    and proportional to m beyond the last; `nk_min`: the weight sizes this bucket was fitted on."""
+
+    t0_s: float
+    eta_mem: float
+    m: tuple[int, ...]
+    s_per_nk: tuple[float, ...]
+    nk_min: int = 0
+
+
+class GemmFit(msgspec.Struct, frozen=True, gc=False):
+    buckets: tuple[Roofline, ...]
+    fit: Residual
+
+
+class MoeFit(Roofline, frozen=True, gc=False):
+    fit: Residual | None = None
+
+
+class DecodeFit(msgspec.Struct, frozen=True, gc=False):
+    """t = t0 + s_per_request·batch + s_per_kv_byte·KV bytes read + s_per_flop·4·Σctx·H·d."""
+
+    t0_s: float
+    s_per_request: float
+    s_per_kv_byte: float
+    s_per_flop: float
+    fit: Residual
+
+
+class PrefillFit(msgspec.Struct, frozen=True, gc=False):
+    """t = t0 + s_per_flop·causal FLOPs + s_per_token_dim·tokens·(H + 2·KVH)·d."""
+
+    t0_s: float
+    s_per_flop: float
+    s_per_token_dim: float
+    fit: Residual
+
+
+class Curve(msgspec.Struct, frozen=True, gc=False):
+    """Measured all-reduce latency by message size (bf16 elements), non-decreasing."""
+
+    elements: tuple[int, ...]
+    seconds: tuple[float, ...]
+
+
+class SystemCoeffs(msgspec.Struct, frozen=True, gc=False):
+    vllm_version: str
+    gemm: dict[str, GemmFit]
+    decode_attention: dict[str, DecodeFit]
+    prefill_attention: dict[str, PrefillFit]
+    allreduce: dict[str, dict[str, Curve]]  # backend (vllm_graph / vllm_eager) → GPUs → curve
+    moe: dict[str, MoeFit]
+
+
+class Coefficients(msgspec.Struct, frozen=True, gc=False):
+    aic_version: str
+    wheel: str
+    wheel_sha256: str
+    units: str
+    systems: dict[str, SystemCoeffs]
+
+    @property
+    def provenance(self) -> str:
+        return f"AIConfigurator {self.aic_version} ({self.wheel}, sha256 {self.wheel_sha256[:12]}…), fitted"
+
+
+def decode_coefficients(raw: bytes) -> Coefficients:
+    """The fitted tables from their JSON (a malformed file raises msgspec.ValidationError)."""
+    return msgspec.json.decode(raw, type=Coefficients)

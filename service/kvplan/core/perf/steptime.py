@@ -1,0 +1,677 @@
+"""How long one engine step takes (docs/steptime.md): the physics of the step (FLOPs and bytes from
+the model's geometry, the dtypes and the layout) priced by coefficients fitted on AIConfigurator's
+vLLM kernel tables (coeffs.py), plus a committed prior for the host's costs.
+
+Built once per simulation (`step_model`), called once per simulated step (`StepModel.seconds`):
+everything that depends only on the model, GPU and layout is folded at build into a few per-step
+coefficients, and the token-dependent parts are memoised by (padded) token count, so a call is a
+handful of float operations and dict look-ups, no loop over layers."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from math import floor, log
+from typing import NamedTuple
+
+import msgspec
+
+from ..engine.cudagraphs import FULL as FULL_GRAPH
+from ..engine.cudagraphs import NONE, PIECEWISE, ROUTINES
+from ..engine.dtypes import MODEL_DTYPES, attention_cell_bytes, mla_cell_bytes, resolve_kv_dtype
+from ..errors import InvalidInput
+from ..ledger import Step
+from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
+from .coeffs import Coefficients, Curve, DecodeFit, PrefillFit, Roofline, SystemCoeffs
+from .specs import GpuSpecs
+
+UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
+SRC_GRAPHS = "vllm/config/vllm.py (_set_cudagraph_sizes), vllm/v1/cudagraph_dispatcher.py"
+SRC_ASYNC = "vllm/v1/core/sched/async_scheduler.py; vllm/config/vllm.py (async_scheduling resolved True)"
+DOC = "docs/steptime.md"
+
+
+class Batch(NamedTuple):
+    decode_requests: int  # requests sampling one token this step (no prefill work)
+    decode_context: int  # Σ over them of their KV length this step (tokens attended)
+    prefill_requests: int  # requests with a prefill chunk this step
+    prefill_tokens: int  # Σ of the chunks' new tokens
+    prefill_context: int  # Σ over chunks of chunk × (tokens cached before it + chunk)  (attention area)
+
+
+class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """The host's costs: a PRIOR, committed by judgement and not fitted on any measurement (least of
+    all silicon_sample.csv, the validation set). vLLM V1 keeps a persistent batch and prepares only
+    the changes each step; its scheduler, input preparation and output processing run on the CPU
+    once a step and per scheduled request (vLLM blog "vLLM V1: A Major Upgrade to vLLM's Core
+    Architecture", 2025-01-27). With async scheduling (v1/core/sched/async_scheduler.py) step N+1 is
+    scheduled while step N runs on the GPU, so the host's time hides behind the GPU's but for a
+    small exposed hand-off (the sampled tokens' copy back): T = max(GPU + exposed, host); without it
+    T = host + GPU. Kernel launches add to the GPU's time (the gaps between kernels a launch leaves,
+    and the fusions torch.compile would have made): a full CUDA graph is one launch, counted as none;
+    a piecewise graph launches its pieces and the attention between them, a few a layer; eager
+    launches every kernel (PyTorch dispatch + cudaLaunchKernel, a few µs each)."""
+
+    step_s: float = 0.8e-3  # scheduler + input preparation + output processing, once a step
+    per_request_s: float = 10e-6  # the same, per scheduled request
+    exposed_async_s: float = 0.1e-3  # what async scheduling leaves exposed a step
+    launch_s: float = 5e-6  # one kernel (or graph piece) launched from Python
+    eager_launches_per_layer: int = 12  # norms, QKV, RoPE, cache write, attention, O, 2 all-reduces, MLP
+    piecewise_launches_per_layer: int = 3  # the graph piece, the attention and its cache write
+
+    def cpu_seconds(self, requests: int) -> float:
+        return self.step_s + self.per_request_s * requests
+
+
+HOST_PRIOR = HostPrior()
+
+
+class _AttnTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """Attention of all layers of one window, folded: seconds = const (when any request of the kind)
+    + per_request·n + per_ctx·Σctx (decode); const + per_token·tokens + per_work·work (prefill)."""
+
+    window: int  # 0: full attention
+    decode_const: float
+    decode_per_request: float
+    decode_per_ctx: float
+    prefill_const: float
+    prefill_per_token: float
+    prefill_per_work: float
+
+
+class _Gemm(msgspec.Struct, frozen=True, gc=False):
+    fit: Roofline
+    n: int
+    k: int
+    weight_bytes: float
+    count: int  # layers it runs in
+
+
+class StepModel(msgspec.Struct, frozen=True, kw_only=True):
+    """One model on one GPU layout: batch → seconds. Built by `step_model`."""
+
+    gemms: tuple[_Gemm, ...]
+    lm_head: _Gemm
+    moe: Roofline | None
+    moe_layers: int
+    moe_nk: int  # top-k × an expert's weights (n·k of the GEMM form), per GPU
+    moe_expert_bytes: float  # one expert's weights per GPU
+    experts: int
+    top_k: int
+    hidden: int
+    allreduces: int  # a step (2 a decoder layer with TP > 1)
+    allreduce_graph: Curve | None
+    allreduce_eager: Curve | None
+    p2p_transfers: int  # pipeline stages − 1
+    p2p_latency_s: float
+    p2p_bytes_per_s: float
+    full: _AttnTerms
+    sliding: _AttnTerms | None
+    layers: int
+    hbm_bytes_per_s: float
+    sizes: tuple[int, ...]  # CUDA-graph capture sizes (empty: eager)
+    decode_graph: str  # the routine a uniform decode batch runs: full, piecewise or none
+    mixed_graph: str  # the routine any other batch runs
+    async_scheduling: bool
+    host: HostPrior
+    ledger: tuple[Step, ...]
+    # The model's measured error on silicon (median abs % of TPOT), once validated; the caller fills it.
+    validation_error_pct: float | None = None
+    _memo: dict[int, float] = msgspec.field(default_factory=dict)
+
+    def seconds(self, batch: Batch) -> float:
+        n, ctx, pr, pt, pc = batch
+        if pr == 0 and pt == 0:
+            if n == 0:
+                return 0.0
+            a, b, _ = self.decode_line(n, ctx)
+            return a + b * ctx
+        return self._mixed(n, ctx, pr, pt, pc)
+
+    def decode_line(self, n: int, context: int) -> tuple[float, float, int]:
+        """A step of n decoding requests (nothing else) with Σ context = `context`: (a, b, until)
+        such that seconds(Batch(n, c, 0, 0, 0)) == a + b·c exactly for every c in [context, until]."""
+        largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
+        graphed = n <= largest
+        m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
+        gpu = self._tokens(m, graphed) + self._head(n)
+        f = self.full
+        gpu += f.decode_const + f.decode_per_request * m
+        slope, until = f.decode_per_ctx, UNBOUNDED
+        s = self.sliding
+        if s is not None:
+            gpu += s.decode_const + s.decode_per_request * m
+            cap = (
+                n * s.window
+            )  # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side
+            if context <= cap:
+                slope, until = slope + s.decode_per_ctx, cap
+            else:
+                gpu += s.decode_per_ctx * cap
+        gpu += self._launches(self.decode_graph if graphed else NONE)
+        host = self.host.cpu_seconds(n)
+        if self.async_scheduling:
+            a, floor_s = gpu + self.host.exposed_async_s, host
+        else:
+            a, floor_s = gpu + host, 0.0
+        if a + slope * context >= floor_s:
+            return a, slope, until
+        if slope > 0:  # the floor holds up to the last c where the line is still below it
+            c = max(context, floor((floor_s - a) / slope))
+            while a + slope * (c + 1) < floor_s:
+                c += 1
+            while c > context and a + slope * c >= floor_s:
+                c -= 1
+            until = min(until, c)
+        return floor_s, 0.0, until
+
+    def explain(self) -> tuple[Step, ...]:
+        if self.validation_error_pct is None:
+            return self.ledger
+        return (
+            *self.ledger,
+            Step(
+                "step-time validation error",
+                "median |modelled − measured| ÷ measured TPOT on silicon_sample.csv's vLLM rows",
+                {},
+                self.validation_error_pct,
+                "%",
+                "docs/validation-steptime.md",
+            ),
+        )
+
+    # --- the parts -------------------------------------------------------------------------------
+
+    def _mixed(self, n: int, ctx: int, pr: int, pt: int, pc: int) -> float:
+        tokens = n + pt
+        largest = self.sizes[-1] if self.sizes and self.mixed_graph != NONE else 0
+        graphed = tokens <= largest  # the linear layers see the padded count
+        m = self.sizes[bisect_left(self.sizes, tokens)] if graphed else tokens
+        gpu = self._tokens(m, graphed) + self._head(n + pr)
+        # Causal work of the chunks: Σ c·(p + c/2) = area − Σc²/2, Σc² read as (Σc)²/requests
+        # (exact for one chunk, the usual case under chunked prefill).
+        work = max(0.0, pc - pt * pt / (2 * pr)) if pr else 0.0
+        for t in (self.full, self.sliding):
+            if t is None:
+                continue
+            if n:
+                c = ctx if not t.window else min(ctx, n * t.window)
+                gpu += t.decode_const + t.decode_per_request * n + t.decode_per_ctx * c
+            if pr:
+                w = work if not t.window else min(work, pt * t.window)
+                gpu += t.prefill_const + t.prefill_per_token * pt + t.prefill_per_work * w
+        gpu += self._launches(self.mixed_graph if graphed else NONE)
+        host = self.host.cpu_seconds(n + pr)
+        if self.async_scheduling:
+            return max(gpu + self.host.exposed_async_s, host)
+        return host + gpu
+
+    def _launches(self, routine: str) -> float:
+        """Kernel launches a step: none for a full graph, a few a layer piecewise, all eager."""
+        if routine == FULL_GRAPH:
+            return 0.0
+        host = self.host
+        per_layer = (
+            host.piecewise_launches_per_layer if routine == PIECEWISE else host.eager_launches_per_layer
+        )
+        return self.layers * per_layer * host.launch_s
+
+    def _tokens(self, m: int, graphed: bool) -> float:
+        """What scales with the step's (padded) token count: linear layers, MoE, all-reduces, the
+        pipeline's hand-offs. Memoised by (m, graph or eager all-reduce)."""
+        key = 2 * m + graphed
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        t = sum(g.count * _gemm_s(g, m, self.hbm_bytes_per_s) for g in self.gemms)
+        if self.moe is not None:
+            t += self.moe_layers * moe_seconds(
+                self.moe,
+                m,
+                self.moe_nk,
+                self.moe_expert_bytes,
+                self.experts,
+                self.top_k,
+                self.hidden,
+                self.hbm_bytes_per_s,
+            )
+        curve = self.allreduce_graph if graphed else self.allreduce_eager
+        if self.allreduces and curve is not None:
+            t += self.allreduces * _interp_loglog(curve, m * self.hidden)
+        if self.p2p_transfers:
+            t += self.p2p_transfers * (self.p2p_latency_s + 2 * m * self.hidden / self.p2p_bytes_per_s)
+        self._memo[key] = t
+        return t
+
+    def _head(self, sampled: int) -> float:
+        """The LM head on the rows sampled (outside the graphs). Memoised by its negated count."""
+        if sampled == 0:
+            return 0.0
+        key = -sampled
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = _gemm_s(self.lm_head, sampled, self.hbm_bytes_per_s)
+        return hit
+
+
+def _tau(r: Roofline, m: float) -> float:
+    """Seconds per n·k at m tokens: linear between the measured m, proportional beyond the last."""
+    ms, taus = r.m, r.s_per_nk
+    if m >= ms[-1]:
+        return taus[-1] * m / ms[-1]
+    i = bisect_left(ms, m)
+    if i == 0 or ms[i] == m:
+        return taus[i]
+    m0, m1 = ms[i - 1], ms[i]
+    return taus[i - 1] + (taus[i] - taus[i - 1]) * (m - m0) / (m1 - m0)
+
+
+def _gemm_s(g: _Gemm, m: int, bw: float) -> float:
+    r = g.fit
+    nbytes = g.n * g.k * g.weight_bytes + 2 * (m * g.k + m * g.n)
+    return r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))
+
+
+def moe_seconds(
+    fit: Roofline, m: int, nk: int, expert_bytes: float, experts: int, top_k: int, hidden: int, bw: float
+) -> float:
+    """One MoE layer of m tokens: the GEMM form over top-k experts' weights (nk), its bytes those of
+    the distinct experts m tokens touch under balanced routing, E·(1 − (1 − k/E)^m)."""
+    touched = experts * (1 - (1 - top_k / experts) ** m)
+    nbytes = touched * expert_bytes + 2 * m * hidden * (1 + top_k)
+    return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
+
+
+def gemm_seconds(fit: Roofline, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
+    """One GEMM of m tokens by an n × k weight (the fit's roofline)."""
+    return _gemm_s(_Gemm(fit, n, k, weight_bytes, 1), m, bw)
+
+
+def _interp_loglog(c: Curve, x: float) -> float:
+    xs, ys = c.elements, c.seconds
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1] * x / xs[-1]  # bandwidth-bound beyond the last measurement
+    i = bisect_left(xs, x)
+    if xs[i] == x:
+        return ys[i]
+    f = (log(x) - log(xs[i - 1])) / (log(xs[i]) - log(xs[i - 1]))
+    return float(ys[i - 1] * (ys[i] / ys[i - 1]) ** f)
+
+
+# --- building ---------------------------------------------------------------------------------------
+
+# kvplan's weight dtypes → (AIC GEMM table, bytes a weight); "weight-only" dtypes (4-bit AWQ/GPTQ,
+# MXFP4, int8) run as bf16 compute over a memory-bound read of their packed weights.
+_GEMM_DTYPES: dict[str, tuple[str, float]] = {
+    "bfloat16": ("bfloat16", 2.0),
+    "float16": ("bfloat16", 2.0),
+    "float32": ("bfloat16", 4.0),
+    "fp8": ("fp8", 1.0),
+    "fp8_e4m3": ("fp8", 1.0),
+    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
+    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
+    "fp4": ("nvfp4", 0.5 + 1 / 16),
+}
+_WEIGHT_ONLY: dict[str, float] = {
+    "int4": 0.5 + 2 / 128,
+    "w4a16": 0.5 + 2 / 128,
+    "awq": 0.5 + 2 / 128,
+    "gptq": 0.5 + 2 / 128,
+    "mxfp4": 0.5 + 1 / 32,
+    "int8": 1.0 + 2 / 128,
+    "w8a16": 1.0 + 2 / 128,
+}
+_MOE_DTYPES: dict[str, tuple[str, float]] = {
+    "bfloat16": ("bfloat16", 2.0),
+    "float16": ("bfloat16", 2.0),
+    "fp8": ("fp8", 1.0),
+    "fp8_e4m3": ("fp8", 1.0),
+    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
+    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
+    "fp4": ("nvfp4", 0.5 + 1 / 16),
+    "mxfp4": ("w4a16_mxfp4", 0.5 + 1 / 32),
+    "int4": ("int4_wo", 0.5 + 2 / 128),
+    "w4a16": ("int4_wo", 0.5 + 2 / 128),
+    "awq": ("int4_wo", 0.5 + 2 / 128),
+    "gptq": ("int4_wo", 0.5 + 2 / 128),
+}
+_MODELLED_KINDS = frozenset({FULL, SLIDING, CHUNKED, MLA})
+
+
+def _route(dtype: str, table: SystemCoeffs, field: str) -> tuple[str, float, str]:
+    """(the GEMM table priced, bytes a weight, how it was read) for a weights dtype."""
+    if dtype in _GEMM_DTYPES:
+        key, wbytes = _GEMM_DTYPES[dtype]
+        if key in table.gemm:
+            return key, wbytes, key
+        if key == "fp8_block" and "fp8" in table.gemm:
+            return "fp8", wbytes, "fp8 (no fp8_block table on this GPU)"
+        return "bfloat16", wbytes, f"{dtype} weights read, bf16 compute (no {key} kernels on this GPU)"
+    if dtype in _WEIGHT_ONLY:
+        return "bfloat16", _WEIGHT_ONLY[dtype], f"{dtype}: weight-only, memory-bound read, bf16 compute"
+    valid = ", ".join([*_GEMM_DTYPES, *_WEIGHT_ONLY])
+    raise InvalidInput(field, f"the step-time model prices {valid}; got {dtype!r}")
+
+
+def _bucket(fits: tuple[Roofline, ...], nk: int) -> Roofline:
+    chosen = fits[0]
+    for r in fits:
+        if r.nk_min <= nk:
+            chosen = r
+    return chosen
+
+
+def step_model(
+    geometry: Geometry,
+    gpu: GpuSpecs,
+    coeffs: Coefficients,
+    *,
+    tensor_parallel: int,
+    pipeline_parallel: int,
+    weights_dtype: str,
+    kv_cache_dtype: str,
+    cudagraph_sizes: tuple[int, ...],
+    async_scheduling: bool,
+    cudagraph_mode: str = "full_and_piecewise",
+    expert_weights_dtype: str | None = None,
+    data_parallel: int = 1,
+    expert_parallel: bool = False,
+    host: HostPrior = HOST_PRIOR,
+) -> StepModel:
+    """The step-time model of `geometry` on `gpu` (specs from its preset) with the fitted tables.
+    cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
+    capture_sizes, cudagraph_mode); no sizes or mode "none" is eager."""
+    tp, pp = tensor_parallel, pipeline_parallel
+    if data_parallel != 1:
+        raise InvalidInput(
+            "data_parallel_size", "the step-time model times one engine: give DP 1 (each DP rank steps alone)"
+        )
+    if expert_parallel:
+        raise InvalidInput("enable_expert_parallel", "expert parallelism is not in the step-time model")
+    table = coeffs.systems.get(gpu.aic_system)
+    if table is None:
+        raise InvalidInput("gpu", f"no fitted step-time tables for {gpu.aic_system!r}")
+    shape = geometry.shape
+    if shape is None:
+        raise InvalidInput("model", "the step-time model needs the model's config (hidden size, vocabulary)")
+    params = geometry.params_total
+    if params is None:
+        raise InvalidInput("model", "the step-time model needs the model's parameter count")
+    kinds = set(geometry.layer_pattern)
+    if not kinds <= _MODELLED_KINDS or geometry.dsv4 is not None:
+        other = ", ".join(sorted(KIND_NAMES[k] for k in kinds - _MODELLED_KINDS)) or "DeepSeek-V4 caches"
+        raise InvalidInput("model", f"the step-time model does not price {other} layers")
+    h, vocab, layers = shape.hidden_size, shape.vocab_size, geometry.decoder_layer_count
+    heads, kv_heads, d = geometry.num_attention_heads, geometry.num_kv_heads, geometry.head_dim
+    heads_g, kv_g = max(1, heads // tp), max(1, kv_heads // tp)
+    bw = float(gpu.hbm_bytes_per_s)
+
+    # Linear layers: the dense parameters a layer (all but routed experts, embedding, LM head).
+    key, wbytes, read_as = _route(weights_dtype, table, "weights_dtype")
+    fits = table.gemm[key].buckets
+    experts = shape.num_experts
+    expert_params = geometry.params_expert or 0
+    dense = (params - expert_params - 2 * vocab * h) / layers
+    if dense <= 0:
+        raise InvalidInput(
+            "model", "its parameter count leaves no dense weights beside embedding and LM head"
+        )
+    attn = h * d * (2 * heads + 2 * kv_heads)
+    scale = min(1.0, dense / attn)  # MLA's low-rank projections hold fewer than the GQA formula says
+    inter = max(0.0, dense - attn) / (3 * h)
+    shapes = [((heads_g + 2 * kv_g) * d, h, scale), (h, heads_g * d, scale)]
+    if inter >= 1:
+        shapes += [(round(2 * inter / tp), h, 1.0), (h, round(inter / tp), 1.0)]
+    gemms = tuple(
+        _Gemm(_bucket(fits, n * k), max(1, round(n * s)), k, wbytes, layers) for n, k, s in shapes if n * k
+    )
+    bf16 = table.gemm["bfloat16"].buckets
+    lm_n = -(-vocab // tp)
+    lm_head = _Gemm(_bucket(bf16, lm_n * h), lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
+
+    # MoE: the routed experts' layers, from the expert parameter count.
+    moe: Roofline | None = None
+    moe_layers = moe_nk = 0
+    moe_bytes = 0.0
+    moe_read = ""
+    if experts and expert_params and shape.moe_intermediate_size:
+        per_expert = 3 * h * shape.moe_intermediate_size
+        moe_layers = max(1, round(expert_params / (experts * per_expert)))
+        edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
+        mkey, mbytes = _MOE_DTYPES.get(edtype, ("bfloat16", _WEIGHT_ONLY.get(edtype, 2.0)))
+        if mkey not in table.moe:
+            mkey = "bfloat16"
+        moe_nk = shape.experts_per_token * per_expert // tp
+        moe_bytes = per_expert / tp * mbytes
+        if mkey in table.moe:
+            moe = table.moe[mkey]
+            moe_read = f"{edtype} experts priced on the {mkey} MoE table"
+        else:  # no MoE measurements on this GPU (A100's tables): the experts as one bf16 GEMM
+            moe = _bucket(table.gemm["bfloat16"].buckets, moe_nk)
+            moe_read = f"{edtype} experts priced as a bf16 GEMM (no MoE table on {gpu.aic_system})"
+
+    # Attention: per layer kind, folded over its layers.
+    kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
+    akey = "bfloat16" if kv in MODEL_DTYPES or "fp8" not in table.decode_attention else "fp8"
+    dec, pre = table.decode_attention[akey], table.prefill_attention[akey]
+    if geometry.is_mla:
+        latent = geometry.mla_latent_dim
+        cell = mla_cell_bytes(kv, latent, geometry.index_head_dim is not None)
+        qk = (geometry.qk_nope_head_dim or 0) + (geometry.qk_rope_head_dim or 0) or d
+        full = _attn(geometry.layer_pattern.count(MLA), 0, cell, heads_g, latent, qk, 3 * heads_g, dec, pre)
+        sliding = None
+    else:
+        fd, fkv = geometry.full_head_dim or d, max(1, (geometry.full_kv_heads or kv_heads) // tp)
+        full_cell = fkv * attention_cell_bytes(kv, fd, fd)
+        full = _attn(
+            geometry.layer_pattern.count(FULL), 0, full_cell, heads_g, fd, fd, heads_g + 2 * fkv, dec, pre
+        )
+        window = geometry.sliding_window or geometry.attention_chunk_size or 0
+        n_slide = geometry.layer_pattern.count(SLIDING) + geometry.layer_pattern.count(CHUNKED)
+        cell = kv_g * attention_cell_bytes(kv, d, geometry.v_head_dim or d)
+        sliding = (
+            _attn(n_slide, window, cell, heads_g, d, d, heads_g + 2 * kv_g, dec, pre) if n_slide else None
+        )
+
+    if tp > 1:
+        graph_curve = table.allreduce.get("vllm_graph", {}).get(str(tp))
+        eager_curve = table.allreduce.get("vllm_eager", {}).get(str(tp)) or graph_curve
+        if graph_curve is None or eager_curve is None:
+            measured = sorted({int(g) for c in table.allreduce.values() for g in c})
+            raise InvalidInput(
+                "tensor_parallel_size",
+                f"{gpu.aic_system}'s all-reduce was measured on {measured} GPUs, not {tp}",
+            )
+    else:
+        graph_curve = eager_curve = None
+
+    sizes = tuple(sorted(set(cudagraph_sizes)))
+    if cudagraph_mode not in ROUTINES:
+        raise InvalidInput("cudagraph_mode", f"must be one of {', '.join(ROUTINES)}")
+    decode_graph, mixed_graph = ROUTINES[cudagraph_mode] if sizes else (NONE, NONE)
+    ledger = _ledger(
+        geometry,
+        gpu,
+        coeffs,
+        table,
+        tp,
+        pp,
+        weights_dtype,
+        read_as,
+        kv,
+        akey,
+        moe_read,
+        sizes,
+        cudagraph_mode if sizes else NONE,
+        async_scheduling,
+        host,
+    )
+    return StepModel(
+        gemms=gemms,
+        lm_head=lm_head,
+        moe=moe,
+        moe_layers=moe_layers,
+        moe_nk=moe_nk,
+        moe_expert_bytes=moe_bytes,
+        experts=experts,
+        top_k=shape.experts_per_token,
+        hidden=h,
+        allreduces=2 * layers if tp > 1 else 0,
+        allreduce_graph=graph_curve,
+        allreduce_eager=eager_curve,
+        p2p_transfers=pp - 1,
+        p2p_latency_s=gpu.p2p_latency_s,
+        p2p_bytes_per_s=float(gpu.intra_node_bytes_per_s),
+        full=full,
+        sliding=sliding,
+        layers=layers,
+        hbm_bytes_per_s=bw,
+        sizes=sizes,
+        decode_graph=decode_graph,
+        mixed_graph=mixed_graph,
+        async_scheduling=async_scheduling,
+        host=host,
+        ledger=ledger,
+    )
+
+
+def _attn(
+    count: int,
+    window: int,
+    cell_bytes: int,
+    heads: int,
+    dim: int,
+    prefill_dim: int,
+    token_heads: int,
+    dec: DecodeFit,
+    pre: PrefillFit,
+) -> _AttnTerms:
+    """One kind's attention over `count` layers: KV bytes read a context token are `cell_bytes`
+    (a layer, this GPU's KV heads); FLOPs 4·H·d a (query, key) pair."""
+    return _AttnTerms(
+        window=window,
+        decode_const=count * dec.t0_s,
+        decode_per_request=count * dec.s_per_request,
+        decode_per_ctx=count * (dec.s_per_kv_byte * cell_bytes + dec.s_per_flop * 4 * heads * dim),
+        prefill_const=count * pre.t0_s,
+        prefill_per_token=count * pre.s_per_token_dim * token_heads * prefill_dim,
+        prefill_per_work=count * pre.s_per_flop * 4 * heads * prefill_dim,
+    )
+
+
+def _ledger(
+    geometry: Geometry,
+    gpu: GpuSpecs,
+    coeffs: Coefficients,
+    table: SystemCoeffs,
+    tp: int,
+    pp: int,
+    weights_dtype: str,
+    read_as: str,
+    kv: str,
+    akey: str,
+    moe_read: str,
+    sizes: tuple[int, ...],
+    mode: str,
+    async_scheduling: bool,
+    host: HostPrior,
+) -> tuple[Step, ...]:
+    """What the model is and what it was built from, as ledger steps (explain()): its formula, the
+    GPU's figures, the dtypes and layout it priced, the graphs, the host prior and the fits."""
+    gemm = table.gemm
+    residual = {f"gemm {k} median abs %": v.fit.median_abs_pct for k, v in gemm.items()}
+    residual |= {
+        f"decode attention {k} median abs %": v.fit.median_abs_pct for k, v in table.decode_attention.items()
+    }
+    residual |= {
+        f"prefill attention {k} median abs %": v.fit.median_abs_pct
+        for k, v in table.prefill_attention.items()
+    }
+    return (
+        Step(
+            "step-time model",
+            "T = host ⊕ Σ_layers(linear + attention(decode, prefill) + MoE + 2 all-reduces) + LM head + "
+            "(PP − 1) hand-offs; linear = t0 + max(τ(m̃)·n·k, bytes ÷ (η·HBM)); m̃ the padded token count",
+            {"layers": geometry.decoder_layer_count, "pipeline stages summed": pp},
+            "roofline, fitted",
+            "s",
+            DOC,
+        ),
+        Step(
+            "GPU specs",
+            "peak dense FLOP/s and HBM bandwidth the roofline divides by",
+            {
+                "aic_system": gpu.aic_system,
+                "hbm_bytes_per_s": gpu.hbm_bytes_per_s,
+                "bf16_flops": gpu.bf16_flops,
+                "fp8_flops": gpu.fp8_flops,
+                "fp4_flops": gpu.fp4_flops,
+                "intra_node_bytes_per_s": gpu.intra_node_bytes_per_s,
+            },
+            gpu.aic_system,
+            "",
+            gpu.source,
+        ),
+        Step(
+            "step-time dtypes and layout",
+            "GEMM table by weights dtype; attention table by KV dtype; TP shards heads and weights",
+            {
+                "weights_dtype": weights_dtype,
+                "gemm": read_as,
+                "moe": moe_read or None,
+                "kv_cache_dtype": kv,
+                "attention table": akey,
+                "tensor_parallel": tp,
+                "pipeline_parallel": pp,
+            },
+            read_as,
+            "",
+            DOC,
+        ),
+        Step(
+            "CUDA graphs in the step time",
+            "decode-only batches ≤ the largest size pad to the next capture size (full graph); mixed "
+            "batches ≤ it run piecewise graphs (linear layers padded); larger ones and eager pad nothing "
+            "and pay per-kernel launches",
+            {"capture sizes": len(sizes), "largest": sizes[-1] if sizes else 0, "mode": mode},
+            mode,
+            "",
+            SRC_GRAPHS,
+        ),
+        Step(
+            "host overhead (prior)",
+            "async: max(GPU + exposed, step + per_request·n); else step + per_request·n + GPU; "
+            "kernel launches add to the GPU's time",
+            {
+                "async_scheduling": async_scheduling,
+                "step_s": host.step_s,
+                "per_request_s": host.per_request_s,
+                "exposed_async_s": host.exposed_async_s,
+                "launch_s": host.launch_s,
+            },
+            "prior, not fitted",
+            "s",
+            SRC_ASYNC,
+        ),
+        Step(
+            "fitted tables",
+            "coefficients fitted on AIConfigurator's vLLM kernel tables (presets/data/perf/PROVENANCE.md)",
+            {"vllm tables": table.vllm_version, **residual},
+            coeffs.provenance,
+            "",
+            "tests/perf/fit_aic.py",
+        ),
+    )
+
+
+__all__ = [
+    "HOST_PRIOR",
+    "UNBOUNDED",
+    "Batch",
+    "HostPrior",
+    "StepModel",
+    "gemm_seconds",
+    "moe_seconds",
+    "step_model",
+]

@@ -1,0 +1,429 @@
+"""Offline fit of kvplan's step-time coefficients on AIConfigurator 0.12.0's vLLM kernel tables.
+
+Run by hand (never imported by the service or the test suite; needs pandas + pyarrow):
+
+    /tmp/aicvenv/bin/python tests/perf/fit_aic.py /work/tools/aic/core/aiconfigurator_core/systems
+
+Writes service/kvplan/presets/data/perf/aic-0.12.0.json (the fitted tables),
+service/kvplan/presets/data/perf/PROVENANCE.md (what was read, how it was changed, the residuals)
+and tests/perf/data/aic_sample.json (a few hundred of the fitted rows, the test data that checks
+the runtime model reproduces them). systems/silicon_sample.csv is the validation set: it is never
+read here.
+
+Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
+- GEMM (per dtype): t = t0 + max(τ(m)·n·k, bytes/(BW·η_m)); τ(m) = 2m/(F·η_c(m)) is a table over
+  the measured m (made non-decreasing, so more tokens are never faster), bytes = n·k·w + 2(mk + mn).
+- decode attention (per KV dtype): t = b0 + b_req·batch + b_byte·KV bytes read + b_flop·FLOPs.
+- prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
+- all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
+- MoE (per dtype, balanced routing, no EP/TP inside the MoE): the GEMM form with n·k the experts'
+  weights, τ over the token count, bytes = the distinct experts touched (expected for m tokens × top-k).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+AIC_VERSION = "0.12.0"
+WHEEL = "aiconfigurator_core-0.12.0-cp311-abi3-manylinux_2_28_x86_64.whl"
+WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4"
+SYSTEMS = (
+    "h100_sxm",
+    "h200_sxm",
+    "b200_sxm",
+    "b300_sxm",
+    "gb200",
+    "gb300",
+    "a100_sxm",
+    "l40s",
+    "rtx_pro_6000_server",
+)
+ROOT = Path(__file__).resolve().parents[2]
+OUT_DIR = ROOT / "service/kvplan/presets/data/perf"
+SAMPLE = ROOT / "tests/perf/data/aic_sample.json"
+WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
+MOE_WEIGHT_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
+KV_BYTES = {"bfloat16": 2, "fp8": 1}
+MIN_NK = 1 << 20
+# Weight-size buckets (n·k) fitted apart: a kernel's efficiency at one m depends on the shape too.
+NK_EDGES = (
+    MIN_NK,
+    1 << 24,
+    1 << 26,
+    1 << 28,
+    1 << 62,
+)  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
+ETAS = np.geomspace(0.01, 1.5, 160)
+rng = np.random.default_rng(28)
+
+
+def flat_yaml(text: str) -> dict[str, str]:
+    """The `section.key: value` pairs of AIC's simple YAML files (no PyYAML in the fit's venv)."""
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip() or ":" not in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        key, _, value = line.strip().partition(":")
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join([*(k for _, k in stack), key])
+        if value.strip():
+            out[path] = value.strip()
+        else:
+            stack.append((indent, key))
+    return out
+
+
+def current_vllm(text: str, system: str) -> str:
+    """query_versions.yaml's current vLLM slot for a system (its override, else the default)."""
+    for pattern in (
+        rf"^  {system}:\n(?:    .*\n)*?    vllm: {{current: \"([^\"]+)\"",
+        r'^  vllm: {current: "([^"]+)"',
+    ):
+        hit = re.search(pattern, text, re.M)
+        if hit:
+            return hit.group(1)
+    raise ValueError("no vLLM version in query_versions.yaml")
+
+
+def version_dir(base: Path, current: str) -> Path:
+    """AIC's backward fill: the current version's folder, else the newest older one."""
+    have = sorted((p for p in base.iterdir() if p.is_dir()), key=lambda p: tuple(map(int, p.name.split("."))))
+    cur = tuple(map(int, current.split(".")))
+    older = [p for p in have if tuple(map(int, p.name.split("."))) <= cur]
+    return older[-1] if older else have[0]
+
+
+def residuals(pred: np.ndarray, meas: np.ndarray) -> dict[str, float]:
+    err = np.abs(pred / meas - 1.0) * 100
+    return {
+        "rows": len(meas),
+        "median_abs_pct": round(float(np.median(err)), 2),
+        "p90_abs_pct": round(float(np.percentile(err, 90)), 2),
+    }
+
+
+def sample(df: pd.DataFrame, n: int, cols: list[str]) -> list[dict[str, object]]:
+    """n rows spread over the table, for the runtime test (a stable seed)."""
+    take = df.sample(n=min(n, len(df)), random_state=28)
+    return [
+        {c: (v.item() if hasattr(v, "item") else v) for c, v in zip(cols, row, strict=True)}
+        for row in take[cols].itertuples(index=False)
+    ]
+
+
+def roofline_fit(
+    m: np.ndarray, nk: np.ndarray, nbytes: np.ndarray, t: np.ndarray, flops_peak: float, bw: float
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """t0 and η_m from the memory-bound rows (smallest m), then η_c for each m by a grid search
+    that minimises the median |log(pred/t)| of that m's rows; τ(m) made non-decreasing."""
+    small = m <= np.unique(m)[min(3, len(np.unique(m)) - 1)]
+    x, y, w = nbytes[small], t[small], 1.0 / t[small]
+    a = np.vstack([np.ones_like(x), x]).T * w[:, None]
+    (t0, slope), *_ = np.linalg.lstsq(a, y * w, rcond=None)
+    t0 = float(min(max(t0, 0.0), np.min(t) * 0.95))
+    slope = float(max(slope, 1e-18))
+    eta_m = 1.0 / (slope * bw)
+    ms = np.unique(m)
+    taus = []
+    for mv in ms:
+        sel = m == mv
+        mem = t0 + nbytes[sel] / (bw * eta_m)
+        comp = 2.0 * mv * nk[sel][None, :] / (flops_peak * ETAS[:, None])
+        pred = t0 + np.maximum(comp, mem[None, :] - t0)
+        err = np.median(np.abs(np.log(pred / t[sel][None, :])), axis=1)
+        best = ETAS[int(np.argmin(err[::-1]) * -1 + len(ETAS) - 1)]  # ties: the highest η
+        taus.append(2.0 * mv / (flops_peak * best))
+    tau = np.maximum.accumulate(np.array(taus))
+    return t0, eta_m, ms.astype(float), tau
+
+
+def roofline_predict(
+    m: np.ndarray,
+    nk: np.ndarray,
+    nbytes: np.ndarray,
+    t0: float,
+    eta_m: float,
+    bw: float,
+    ms: np.ndarray,
+    tau: np.ndarray,
+) -> np.ndarray:
+    tm = np.interp(m, ms, tau, right=np.nan)
+    over = m > ms[-1]
+    tm[over] = tau[-1] * m[over] / ms[-1]
+    return t0 + np.maximum(tm * nk, nbytes / (bw * eta_m))
+
+
+def fit_gemm(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
+    df = pd.read_parquet(path)
+    df = df.groupby(["gemm_dtype", "m", "n", "k"], as_index=False)["latency"].min()  # the fastest kernel
+    out: dict[str, object] = {}
+    for dtype, g in df.groupby("gemm_dtype"):
+        peak = gpu["fp4" if dtype == "nvfp4" else "fp8" if dtype.startswith("fp8") else "bf16"]
+        if dtype not in WEIGHT_BYTES or not peak:
+            continue
+        g = g[g.n * g.k >= MIN_NK]
+        if len(g) < 20:
+            continue
+        m, n, k = (g[c].to_numpy(float) for c in ("m", "n", "k"))
+        t = g.latency.to_numpy() / 1e3
+        nbytes = n * k * WEIGHT_BYTES[dtype] + 2 * (m * k + m * n)
+        pred = np.zeros_like(t)
+        buckets = []
+        for lo, hi in pairwise(NK_EDGES):
+            sel = (n * k >= lo) & (n * k < hi)
+            if sel.sum() < 20:
+                continue
+            t0, eta_m, ms, tau = roofline_fit(m[sel], (n * k)[sel], nbytes[sel], t[sel], peak, gpu["bw"])
+            pred[sel] = roofline_predict(m[sel], (n * k)[sel], nbytes[sel], t0, eta_m, gpu["bw"], ms, tau)
+            buckets.append(
+                {
+                    "nk_min": int(lo),
+                    "t0_s": t0,
+                    "eta_mem": round(eta_m, 5),
+                    "m": [int(x) for x in ms],
+                    "s_per_nk": [float(f"{x:.6g}") for x in tau],
+                }
+            )
+        out[dtype] = {"buckets": buckets, "fit": residuals(pred, t)}
+        for row in sample(g.assign(t=t), 6, ["m", "n", "k", "t"]):
+            samples.append({"family": "gemm", "dtype": dtype, **row})
+    return out
+
+
+def _kv_frame(path: Path) -> pd.DataFrame:
+    df = pd.read_parquet(path)
+    if "window_size" not in df:
+        df["window_size"] = 0
+    df = df[(df.window_size == 0) & (df.kv_cache_dtype.isin(list(KV_BYTES)))]
+    keys = ["kv_cache_dtype", "batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim"]
+    return df.groupby(keys, as_index=False)["latency"].min()
+
+
+def weighted_fit(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Least squares on relative error, coefficients kept non-negative (dropped and refitted)."""
+    keep = np.ones(x.shape[1], bool)
+    while True:
+        a = x[:, keep] / t[:, None]
+        coef, *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+        if (coef >= 0).all():
+            full = np.zeros(x.shape[1])
+            full[keep] = coef
+            return full
+        keep[np.flatnonzero(keep)[np.argmin(coef)]] = False
+
+
+def fit_decode(path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
+    df = _kv_frame(path)
+    out: dict[str, object] = {}
+    for dtype, g in df.groupby("kv_cache_dtype"):
+        b, ctx = g.batch_size.to_numpy(float), (g.isl + g.step).to_numpy(float)
+        kvh, h, d = (g[c].to_numpy(float) for c in ("num_key_value_heads", "num_heads", "head_dim"))
+        kv_bytes = b * ctx * kvh * d * 2 * KV_BYTES[dtype]
+        flops = 4 * b * ctx * h * d
+        x = np.vstack([np.ones_like(b), b, kv_bytes, flops]).T
+        t = g.latency.to_numpy() / 1e3
+        c = weighted_fit(x, t)
+        out[dtype] = {
+            "t0_s": c[0],
+            "s_per_request": c[1],
+            "s_per_kv_byte": c[2],
+            "s_per_flop": c[3],
+            "fit": residuals(x @ c, t),
+        }
+        cols = ["batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim", "t"]
+        for row in sample(g.assign(t=t), 6, cols):
+            samples.append({"family": "decode_attention", "dtype": dtype, **row})
+    return out
+
+
+def fit_prefill(path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
+    df = _kv_frame(path)
+    out: dict[str, object] = {}
+    for dtype, g in df.groupby("kv_cache_dtype"):
+        b, s = g.batch_size.to_numpy(float), g.isl.to_numpy(float)
+        kvh, h, d = (g[c].to_numpy(float) for c in ("num_key_value_heads", "num_heads", "head_dim"))
+        flops = 4 * h * d * b * s * s / 2  # causal: each token attends to the ones before it
+        tok = b * s * (h + 2 * kvh) * d
+        x = np.vstack([np.ones_like(b), flops, tok]).T
+        t = g.latency.to_numpy() / 1e3
+        c = weighted_fit(x, t)
+        out[dtype] = {"t0_s": c[0], "s_per_flop": c[1], "s_per_token_dim": c[2], "fit": residuals(x @ c, t)}
+        cols = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "t"]
+        for row in sample(g.assign(t=t), 6, cols):
+            samples.append({"family": "prefill_attention", "dtype": dtype, **row})
+    return out
+
+
+def fit_allreduce(path: Path) -> dict[str, object]:
+    df = pd.read_parquet(path)
+    out: dict[str, dict[str, object]] = {}
+    for (backend, gpus), g in df.groupby(["backend", "num_gpus"]):
+        g = g.groupby("message_size", as_index=False)["latency"].min().sort_values("message_size")
+        lat = np.maximum.accumulate(g.latency.to_numpy() / 1e3)  # a longer message is never faster
+        out.setdefault(str(backend), {})[str(int(gpus))] = {
+            "elements": [int(x) for x in g.message_size],
+            "seconds": [float(f"{x:.6g}") for x in lat],
+        }
+    return out
+
+
+def expected_experts(tokens: np.ndarray, topk: np.ndarray, experts: np.ndarray) -> np.ndarray:
+    """Distinct experts that m tokens × top-k touch under uniform routing: E·(1 − (1 − k/E)^m)."""
+    return experts * (1 - (1 - topk / experts) ** tokens)
+
+
+def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
+    df = pd.read_parquet(path)
+    df = df[(df.distribution == "balanced") & (df.moe_tp_size == 1) & (df.moe_ep_size == 1)]
+    df = df.groupby(
+        ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts"], as_index=False
+    )["latency"].min()
+    out: dict[str, object] = {}
+    for dtype, g in df.groupby("moe_dtype"):
+        if dtype not in MOE_WEIGHT_BYTES or len(g) < 20:
+            continue
+        peak = gpu["fp4" if dtype == "nvfp4" else "fp8" if dtype.startswith("fp8") else "bf16"] or gpu["bf16"]
+        m, h, i, k, e = (
+            g[c].to_numpy(float) for c in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts")
+        )
+        expert = 3 * h * i  # gate, up and down projections of one expert
+        nk = k * expert  # FLOPs = 2 · m · (top-k · expert): the GEMM form with n·k = k·expert
+        nbytes = expected_experts(m, k, e) * expert * MOE_WEIGHT_BYTES[dtype] + 2 * m * h * (1 + k)
+        t = g.latency.to_numpy() / 1e3
+        t0, eta_m, ms, tau = roofline_fit(m, nk, nbytes, t, peak, gpu["bw"])
+        pred = roofline_predict(m, nk, nbytes, t0, eta_m, gpu["bw"], ms, tau)
+        out[dtype] = {
+            "t0_s": t0,
+            "eta_mem": round(eta_m, 5),
+            "m": [int(x) for x in ms],
+            "s_per_nk": [float(f"{x:.6g}") for x in tau],
+            "fit": residuals(pred, t),
+        }
+        cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "t"]
+        for row in sample(g.assign(t=t), 3, cols):
+            samples.append({"family": "moe", "dtype": dtype, **row})
+    return out
+
+
+def rounded(v: object) -> object:
+    """Floats to 6 significant digits (the fits are nowhere near that good), recursively."""
+    if isinstance(v, dict):
+        return {k: rounded(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [rounded(x) for x in v]
+    if isinstance(v, float | np.floating):
+        return float(f"{float(v):.6g}")
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def main(systems: Path) -> None:
+    versions = (systems / "query_versions.yaml").read_text()
+    result: dict[str, object] = {
+        "aic_version": AIC_VERSION,
+        "wheel": WHEEL,
+        "wheel_sha256": WHEEL_SHA256,
+        "units": "seconds per call of one layer on one GPU; shapes after tensor parallelism",
+        "systems": {},
+    }
+    tables: list[tuple[str, str, int]] = []
+    samples: list[dict[str, object]] = []
+    for system in SYSTEMS:
+        spec = flat_yaml((systems / f"{system}.yaml").read_text())
+        gpu = {
+            "bw": float(spec["gpu.mem_bw"]),
+            "bf16": float(spec["gpu.bfloat16_tc_flops"]),
+            "fp8": float(spec.get("gpu.fp8_tc_flops", 0)),
+            "fp4": float(spec.get("gpu.fp4_tc_flops", 0)),
+        }
+        current = current_vllm(versions, system)
+        data = systems / "data" / system
+        paths = {
+            "gemm": version_dir(data / "gemm/vllm", current) / "gemm_perf.parquet",
+            "decode": version_dir(data / "attention/vllm", current) / "generation_attention_perf.parquet",
+            "prefill": version_dir(data / "attention/vllm", current) / "context_attention_perf.parquet",
+            "allreduce": version_dir(data / "comm/vllm", current) / "custom_allreduce_perf.parquet",
+            "moe": version_dir(data / "moe/vllm", current) / "moe_perf.parquet",
+        }
+        for p in paths.values():
+            tables.append((system, str(p.relative_to(systems)), len(pd.read_parquet(p, columns=["latency"]))))
+        before = len(samples)
+        entry = {
+            "vllm_version": current,
+            "gemm": fit_gemm(paths["gemm"], gpu, samples),
+            "decode_attention": fit_decode(paths["decode"], samples),
+            "prefill_attention": fit_prefill(paths["prefill"], samples),
+            "allreduce": fit_allreduce(paths["allreduce"]),
+            "moe": fit_moe(paths["moe"], gpu, samples),
+        }
+        for s in samples[before:]:
+            s["system"] = system
+        result["systems"][system] = entry  # type: ignore[index]
+        print(system, "done", file=sys.stderr)
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(rounded(result), sort_keys=True, separators=(",", ":")) + "\n"
+    (OUT_DIR / f"aic-{AIC_VERSION}.json").write_text(text)
+    SAMPLE.parent.mkdir(parents=True, exist_ok=True)
+    SAMPLE.write_text("[\n" + ",\n".join(json.dumps(rounded(x)) for x in samples) + "\n]\n")
+    write_provenance(result, tables, hashlib.sha256(text.encode()).hexdigest())
+
+
+def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int]], digest: str) -> None:
+    lines = [
+        "# Provenance of the step-time coefficients (aic-0.12.0.json)",
+        "",
+        f"Derived from NVIDIA AIConfigurator {AIC_VERSION}: wheel `{WHEEL}`, sha256 `{WHEEL_SHA256}`,",
+        "its `aiconfigurator_core/systems/` data (GPU specs in `systems/<gpu>.yaml`, kernel tables in",
+        "`systems/data/<gpu>/<family>/vllm/<version>/*.parquet`, version per `systems/query_versions.yaml`",
+        "with AIC's backward fill to the newest older folder).",
+        "",
+        "**Licence and attribution.** AIConfigurator is Copyright (c) 2025-2026 NVIDIA CORPORATION &",
+        "AFFILIATES, licensed under the Apache License 2.0 (wheel METADATA `License-Expression:",
+        "Apache-2.0`; SPDX headers in the YAMLs). **Changes:** no table is copied. The measured latencies",
+        "were reduced by `tests/perf/fit_aic.py` to fitted coefficients (roofline efficiencies by token",
+        "count, affine attention coefficients); the all-reduce curves keep the measured points (the",
+        "fastest kernel per message size, made non-decreasing). GPU peak figures in gpus.toml are AIC's.",
+        "`systems/silicon_sample.csv` (end-to-end measurements) was not read: it is the validation set.",
+        "",
+        f"sha256 of aic-0.12.0.json as written: `{digest}`.",
+        "",
+        "## Tables read",
+        "",
+        "| system | table | rows |",
+        "|---|---|---|",
+        *(f"| {s} | `{p}` | {n:,} |" for s, p, n in tables),
+        "",
+        "## Residuals on the rows fitted",
+        "",
+        "Absolute % error of the fitted form against the table rows it was fitted on (GEMM: weights of at",
+        "least 1024 × 1024; attention: no sliding window; MoE: balanced routing, no TP/EP inside the MoE;",
+        "the fastest kernel where a table measures several for one shape).",
+        "",
+        "| system | family | dtype | rows | median abs % | p90 abs % |",
+        "|---|---|---|---|---|---|",
+    ]
+    for system, entry in result["systems"].items():  # type: ignore[attr-defined]
+        for family in ("gemm", "decode_attention", "prefill_attention", "moe"):
+            for dtype, c in entry[family].items():
+                f = c["fit"]
+                row = (system, family, dtype, f"{f['rows']:,}", f["median_abs_pct"], f["p90_abs_pct"])
+                lines.append("| " + " | ".join(map(str, row)) + " |")
+    lines.append("")
+    (OUT_DIR / "PROVENANCE.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/tools/aic/core/aiconfigurator_core/systems"))

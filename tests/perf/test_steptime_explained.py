@@ -1,0 +1,84 @@
+"""The step-time model says what it is and what it priced, and refuses what it does not model."""
+
+from __future__ import annotations
+
+import pytest
+from msgspec.structs import replace
+
+from kvplan.core.errors import InvalidInput
+from kvplan.core.model.geometry import make_geometry
+from kvplan.core.perf.steptime import step_model
+from kvplan.presets.perf import load_coefficients
+from tests.perf.steptime_cases import REGISTRY, model
+
+H100 = REGISTRY.gpu_specs("h100-sxm-80gb")
+
+
+def build(name: str = "llama-3.1-8b", **kw):
+    args = {
+        "tensor_parallel": 1,
+        "pipeline_parallel": 1,
+        "weights_dtype": "bfloat16",
+        "kv_cache_dtype": "auto",
+        "cudagraph_sizes": (1, 2, 4, 8),
+        "async_scheduling": True,
+    } | kw
+    return step_model(REGISTRY.model(name).geometry, H100, load_coefficients(), **args)
+
+
+def test_explain_names_the_gpu_figures_the_dtypes_the_graphs_the_prior_and_the_fits():
+    steps = {s.name: s for s in model("llama-3.1-70b", "h100-sxm-80gb", 4, "fp8").explain()}
+    assert steps["GPU specs"].inputs["fp8_flops"] == 1_978 * 10**12
+    assert steps["step-time dtypes and layout"].inputs["gemm"] == "fp8"
+    assert steps["CUDA graphs in the step time"].inputs["largest"] == 512
+    assert steps["host overhead (prior)"].value == "prior, not fitted"
+    assert "AIConfigurator 0.12.0" in str(steps["fitted tables"].value)
+    assert "step-time validation error" not in steps
+
+
+def test_the_validation_error_shows_once_the_caller_fills_it():
+    m = replace(model("qwen3-32b", "h100-sxm-80gb"), validation_error_pct=7.5)
+    assert m.explain()[-1].name == "step-time validation error" and m.explain()[-1].value == 7.5
+
+
+def test_awq_weights_are_a_memory_bound_read_of_four_bits():
+    steps = {s.name: s for s in build(weights_dtype="int4").explain()}
+    assert "weight-only" in str(steps["step-time dtypes and layout"].inputs["gemm"])
+
+
+@pytest.mark.parametrize(
+    ("kw", "field"),
+    [
+        ({"data_parallel": 2}, "data_parallel_size"),
+        ({"expert_parallel": True}, "enable_expert_parallel"),
+        ({"weights_dtype": "int3"}, "weights_dtype"),
+        ({"tensor_parallel": 16}, "tensor_parallel_size"),
+    ],
+)
+def test_what_it_does_not_model_is_refused_naming_the_field(kw, field):
+    with pytest.raises(InvalidInput) as e:
+        build(**kw)
+    assert e.value.field == field
+
+
+def test_mamba_layers_are_refused():
+    with pytest.raises(InvalidInput, match="mamba"):
+        build("jamba-1.5-mini")
+
+
+def test_an_inline_geometry_without_its_config_is_refused():
+    g = make_geometry(
+        name="x", num_layers=2, num_attention_heads=8, num_kv_heads=8, head_dim=64, params_total=10**9
+    )
+    with pytest.raises(InvalidInput, match="hidden size"):
+        step_model(
+            g,
+            H100,
+            load_coefficients(),
+            tensor_parallel=1,
+            pipeline_parallel=1,
+            weights_dtype="bfloat16",
+            kv_cache_dtype="auto",
+            cudagraph_sizes=(),
+            async_scheduling=True,
+        )
