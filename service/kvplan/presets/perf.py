@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from functools import cache
+
+import msgspec
 from pathlib import Path
 
 from kvplan.core.perf.coeffs import Coefficients, decode_coefficients
@@ -15,3 +17,42 @@ AIC_TABLES = "aic-0.12.0.json"
 def load_coefficients(name: str = AIC_TABLES) -> Coefficients:
     """The fitted tables of presets/data/perf/<name> (PROVENANCE.md says how they were made)."""
     return decode_coefficients((PERF_DIR / name).read_bytes())
+
+
+VALIDATION = "validation.json"
+
+
+class GpuValidation(msgspec.Struct, frozen=True):
+    """One GPU's closed-loop runs against silicon_sample.csv (tests/perf/validate_silicon.py)."""
+
+    rows: int
+    tpot_median_abs_pct: float
+    ttft_median_abs_pct: float
+
+
+class Validation(msgspec.Struct, frozen=True):
+    source: str
+    gpus: dict[str, GpuValidation]
+
+    def summary(self, system: str) -> str:
+        v = self.gpus.get(system)
+        if v is None:
+            return (
+                f"no measured runs on this GPU in {self.source}: the step-time model is unvalidated here "
+                "(docs/validation-steptime.md lists the GPUs that have them)"
+            )
+        return (
+            f"on {v.rows:,} measured closed-loop runs on this GPU ({self.source}), the median absolute "
+            f"error was {v.tpot_median_abs_pct:.1f} % for mean TPOT and {v.ttft_median_abs_pct:.1f} % for mean "
+            "TTFT (docs/validation-steptime.md)"
+        )
+
+
+@cache
+def load_validation() -> Validation:
+    """The step-time model's measured error per GPU (presets/data/perf/validation.json); empty
+    until tests/perf/validate_silicon.py has written it."""
+    path = PERF_DIR / VALIDATION
+    if not path.exists():
+        return Validation(source="silicon_sample.csv of AIConfigurator 0.12.0", gpus={})
+    return msgspec.json.decode(path.read_bytes(), type=Validation)

@@ -10,6 +10,7 @@ from kvplan.core.budget.capacity import captured_graphs
 from kvplan.core.budget.defaults import resolve_settings
 from kvplan.core.errors import InvalidInput
 from kvplan.core.perf.steptime import step_model
+from kvplan.core.perf.weights import gemm_dtype
 from kvplan.core.sim.simulate import GoodputTargets, Timing, TimingNote
 from kvplan.presets import Registry
 from kvplan.presets.perf import AIC_TABLES, load_coefficients, load_validation
@@ -52,7 +53,7 @@ def timing_for(
         load_coefficients(),
         tensor_parallel=b.tensor_parallel_size,
         pipeline_parallel=b.pipeline_parallel_size,
-        weights_dtype=inp.weight_dtype or inp.geometry.weight_dtype or inp.geometry.dtype,
+        weights_dtype=gemm_dtype(inp.geometry, inp.weight_dtype),
         kv_cache_dtype=b.per_token.kv_cache_dtype,
         cudagraph_sizes=graphs.sizes,
         async_scheduling=inp.async_scheduling is not False,

@@ -1,0 +1,254 @@
+"""The step-time model against measured vLLM runs: `python -m tests.perf.validate_silicon`.
+
+The rows are AIConfigurator 0.12.0's systems/silicon_sample.csv, its vLLM aggregated runs
+(tests/perf/data/silicon_vllm_agg.csv: `vllm bench serve`-style closed loops at a fixed input
+and output length and a concurrency, each row a measured mean TTFT and TPOT). They were kept out
+of the fit (tests/perf/fit_aic.py reads kernel tables only) and no constant was chosen by them.
+
+Each row the presets can express is simulated as the bench ran it: `concurrency` requests in
+flight, each sent when one finishes, all of the row's lengths, WAVES × concurrency requests, on
+the model, GPU, tensor parallel size and precision of the row, everything else vLLM 0.33's
+defaults. The simulated mean TTFT and TPOT are compared with the measured ones. Writes
+docs/validation-steptime.md (per GPU, per model, per concurrency, and the rows left out with the
+reason) and presets/data/perf/validation.json (the per-GPU summary every timed answer quotes).
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from kvplan.core.errors import KvplanError
+from kvplan.core.sim.simulate import TimedSimResult
+from kvplan.presets.perf import PERF_DIR, VALIDATION, GpuValidation, Validation
+from kvplan.presets.registry import load_registry
+from kvplan.schemas import SimulateRequest
+from kvplan.services.answers import simulate_answer
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = Path(__file__).parent / "data" / "silicon_vllm_agg.csv"
+DOC = ROOT / "docs" / "validation-steptime.md"
+NUM_PROMPTS = 1000  # vllm bench serve --num-prompts default (vllm/benchmarks/serve.py)
+SOURCE = "silicon_sample.csv of AIConfigurator 0.12.0"
+
+GPUS = {"h100_sxm": "h100-sxm-80gb", "h200_sxm": "h200-141gb", "b200_sxm": "b200-180gb", "b300_sxm": "b300-288gb"}
+# Hub model → (kvplan preset, --quantization by the row's precision: "" is the checkpoint's own).
+MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
+    "meta-llama/Llama-3.1-70B": ("llama-3.1-70b", {"fp8": "fp8", "fp4": "modelopt_fp4", "": None}),
+    "Qwen/Qwen3-32B": ("qwen3-32b", {"": None, "fp8": "fp8"}),
+    "nvidia/Llama-3.1-8B-Instruct-FP8": ("llama-3.1-8b", {"fp8": "modelopt"}),
+    "Qwen/Qwen3-235B-A22B-FP8": ("qwen3-235b-a22b", {"fp8": "fp8"}),
+    "openai/gpt-oss-120b": ("gpt-oss-120b", {"fp4": None}),
+}
+THRESHOLDS = {"tpot": 10.0, "ttft": 15.0}  # issue #28: median absolute error, %
+
+
+class Row(NamedTuple):
+    id: str
+    gpu: str
+    system: str
+    model: str
+    preset: str
+    quantization: str | None
+    tp: int
+    isl: int
+    osl: int
+    concurrency: int
+    ttft_ms: float
+    tpot_ms: float
+
+
+class Outcome(NamedTuple):
+    row: Row
+    ttft_ms: float
+    tpot_ms: float
+
+    @property
+    def ttft_err(self) -> float:
+        return (self.ttft_ms - self.row.ttft_ms) / self.row.ttft_ms * 100
+
+    @property
+    def tpot_err(self) -> float:
+        return (self.tpot_ms - self.row.tpot_ms) / self.row.tpot_ms * 100
+
+
+def read_rows() -> tuple[list[Row], list[tuple[dict[str, str], str]]]:
+    """The rows the presets express, and the others with the reason they are left out."""
+    rows: list[Row] = []
+    out: list[tuple[dict[str, str], str]] = []
+    for r in csv.DictReader(ROWS.open()):
+        model = MODELS.get(r["model_path"])
+        reason = None
+        if r["system"] not in GPUS:
+            reason = f"no kvplan GPU preset for {r['system']}"
+        elif model is None:
+            reason = "no kvplan preset for this model"
+        elif r["precision"] not in model[1]:
+            reason = f"precision {r['precision'] or 'bf16'} not expressed for this model"
+        elif (r["attention_dp_size"] or "1") != "1":
+            reason = "attention data parallel (one engine per DP rank) is not in the step-time model"
+        elif (r["moe_ep_size"] or "1") not in ("0", "1"):
+            reason = "expert parallel is not in the step-time model"
+        elif (r["pp_size"] or "1") != "1":
+            reason = "pipeline parallel micro-batching is not in the step-time model"
+        if reason is not None or model is None:
+            out.append((r, reason or ""))
+            continue
+        rows.append(
+            Row(
+                id=r["id"],
+                gpu=GPUS[r["system"]],
+                system=r["system"],
+                model=r["model_path"],
+                preset=model[0],
+                quantization=model[1][r["precision"]],
+                tp=int(r["tp_size"]),
+                isl=int(r["isl"]),
+                osl=int(r["osl"]),
+                concurrency=int(r["batch_size"]),
+                ttft_ms=float(r["silicon_ttft_ms"]),
+                tpot_ms=float(r["silicon_tpot_ms"]),
+            )
+        )
+    return rows, out
+
+
+def simulate_row(registry: Any, row: Row) -> Outcome:
+    body: dict[str, Any] = {
+        "model": row.preset,
+        "gpu": row.gpu,
+        "tensor_parallel_size": row.tp,
+        "workload": {
+            "generator": {
+                "count": max(NUM_PROMPTS, row.concurrency),
+                "concurrency": row.concurrency,
+                "prompt": {"kind": "fixed", "value": row.isl},
+                "output": {"kind": "fixed", "value": row.osl},
+            }
+        },
+    }
+    if row.quantization is not None:
+        body["quantization"] = row.quantization
+    req = msgspec.convert(body, SimulateRequest)
+    result, _ = simulate_answer(registry, req)
+    assert isinstance(result, TimedSimResult)
+    return Outcome(row, result.latency.ttft_ms.mean, result.latency.tpot_ms.mean)
+
+
+def run(rows: list[Row]) -> tuple[list[Outcome], list[tuple[Row, str]]]:
+    registry = load_registry()
+    done: list[Outcome] = []
+    failed: list[tuple[Row, str]] = []
+    for i, row in enumerate(rows):
+        try:
+            done.append(simulate_row(registry, row))
+        except KvplanError as e:
+            failed.append((row, str(e)))
+        if i % 50 == 0:
+            print(f"{i}/{len(rows)}", file=sys.stderr)
+    return done, failed
+
+
+def _median_abs(values: list[float]) -> float:
+    return statistics.median(abs(v) for v in values) if values else float("nan")
+
+
+def summary(done: list[Outcome]) -> Validation:
+    by_gpu: dict[str, list[Outcome]] = defaultdict(list)
+    for o in done:
+        by_gpu[o.row.system].append(o)
+    return Validation(
+        source=SOURCE,
+        gpus={
+            system: GpuValidation(
+                rows=len(os),
+                tpot_median_abs_pct=round(_median_abs([o.tpot_err for o in os]), 1),
+                ttft_median_abs_pct=round(_median_abs([o.ttft_err for o in os]), 1),
+            )
+            for system, os in sorted(by_gpu.items())
+        },
+    )
+
+
+def _table(title: str, groups: dict[Any, list[Outcome]], key_names: tuple[str, ...]) -> list[str]:
+    head = " | ".join(key_names)
+    lines = [f"### {title}", "", f"| {head} | rows | TPOT median abs % | TTFT median abs % | TPOT bias % | TTFT bias % |"]
+    lines.append("|" + "---|" * (len(key_names) + 5))
+    for key, os in sorted(groups.items()):
+        cells = key if isinstance(key, tuple) else (key,)
+        lines.append(
+            "| "
+            + " | ".join(str(c) for c in cells)
+            + f" | {len(os)} | {_median_abs([o.tpot_err for o in os]):.1f} | {_median_abs([o.ttft_err for o in os]):.1f}"
+            + f" | {statistics.median(o.tpot_err for o in os):+.1f} | {statistics.median(o.ttft_err for o in os):+.1f} |"
+        )
+    return [*lines, ""]
+
+
+def document(done: list[Outcome], left: list[tuple[dict[str, str], str]], failed: list[tuple[Row, str]]) -> str:
+    tpot, ttft = _median_abs([o.tpot_err for o in done]), _median_abs([o.ttft_err for o in done])
+    by_gpu: dict[Any, list[Outcome]] = defaultdict(list)
+    by_model: dict[Any, list[Outcome]] = defaultdict(list)
+    by_conc: dict[Any, list[Outcome]] = defaultdict(list)
+    for o in done:
+        by_gpu[o.row.system].append(o)
+        by_model[(o.row.system, o.row.model, o.row.quantization or "own", o.row.tp)].append(o)
+        by_conc[(o.row.system, o.row.concurrency)].append(o)
+    reasons: dict[str, int] = defaultdict(int)
+    for _, reason in left:
+        reasons[reason] += 1
+    out = [
+        "# The step-time model against measured vLLM runs",
+        "",
+        "Generated by `python -m tests.perf.validate_silicon`; do not edit. The measured runs are the vLLM",
+        f"aggregated rows of {SOURCE} (Apache-2.0, NVIDIA), kept out of the step-time fit: no",
+        "coefficient or prior was chosen by them. Each row is simulated as it was measured: a closed loop",
+        f"of `concurrency` requests in flight, {NUM_PROMPTS} requests (vllm bench serve's default) of the row's fixed input and",
+        "output lengths, on the row's GPU, model, tensor parallel size and precision, with vLLM 0.33's",
+        "defaults for everything else (the rows ran vLLM 0.11–0.19: the differences are part of the error).",
+        "",
+        f"**All {len(done)} rows: median absolute error {tpot:.1f} % for mean TPOT (target ≤ "
+        f"{THRESHOLDS['tpot']:.0f} %), {ttft:.1f} % for mean TTFT (target ≤ {THRESHOLDS['ttft']:.0f} %).**",
+        "Bias is the median signed error (positive: the model is slower than the silicon).",
+        "",
+        *_table("Per GPU", by_gpu, ("GPU",)),
+        *_table("Per GPU and model", by_model, ("GPU", "model", "quantization", "TP")),
+        *_table("Per GPU and concurrency", by_conc, ("GPU", "concurrency")),
+        "### Rows left out",
+        "",
+        "| reason | rows |",
+        "|---|---|",
+        *[f"| {reason} | {n} |" for reason, n in sorted(reasons.items(), key=lambda x: -x[1])],
+        *[f"| refused: {reason} | 1 |" for _, reason in failed],
+        "",
+        "### Every row",
+        "",
+        "| id | sim TTFT ms | silicon TTFT ms | err % | sim TPOT ms | silicon TPOT ms | err % |",
+        "|---|---|---|---|---|---|---|",
+        *[
+            f"| {o.row.id} | {o.ttft_ms:,.1f} | {o.row.ttft_ms:,.1f} | {o.ttft_err:+.1f} | {o.tpot_ms:.2f} | "
+            f"{o.row.tpot_ms:.2f} | {o.tpot_err:+.1f} |"
+            for o in sorted(done, key=lambda o: o.row.id)
+        ],
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main() -> None:
+    rows, left = read_rows()
+    done, failed = run(rows)
+    DOC.write_text(document(done, left, failed))
+    (PERF_DIR / VALIDATION).write_bytes(msgspec.json.format(msgspec.json.encode(summary(done)), indent=2) + b"\n")
+    tpot, ttft = _median_abs([o.tpot_err for o in done]), _median_abs([o.ttft_err for o in done])
+    print(f"{len(done)} rows; TPOT median |err| {tpot:.1f} %, TTFT {ttft:.1f} %; left out {len(left)}, refused {len(failed)}")
+
+
+if __name__ == "__main__":
+    main()
