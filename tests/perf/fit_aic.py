@@ -11,8 +11,9 @@ the runtime model reproduces them). systems/silicon_sample.csv is the validation
 read here.
 
 Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
-- GEMM (per dtype): t = t0 + max(τ(m)·n·k, bytes/(BW·η_m)); τ(m) = 2m/(F·η_c(m)) is a table over
-  the measured m (made non-decreasing, so more tokens are never faster), bytes = n·k·w + 2(mk + mn).
+- GEMM (per dtype, per n·k bucket): t = [t0 + max(τ(m)·n·k, bytes/(BW·η_m))]·f(n)·g(k); τ(m) =
+  2m/(F·η_c(m)) is a table over the measured m (made non-decreasing, so more tokens are never
+  faster), bytes = n·k·w + 2(mk + mn); f, g are shape corrections by log2(n) and log2(k).
 - decode attention (per KV dtype): t = b0 + b_req·batch + b_byte·KV bytes read + b_flop·FLOPs.
 - prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from itertools import pairwise
@@ -52,17 +54,12 @@ SAMPLE = ROOT / "tests/perf/data/aic_sample.json"
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
 MOE_WEIGHT_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
-MIN_NK = 1 << 20
+MIN_NK = 1 << 20  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
 # Weight-size buckets (n·k) fitted apart: a kernel's efficiency at one m depends on the shape too.
-NK_EDGES = (
-    MIN_NK,
-    1 << 24,
-    1 << 26,
-    1 << 28,
-    1 << 62,
-)  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
+NK_EDGES = (MIN_NK, 1 << 24, 1 << 26, 1 << 28, 1 << 62)
+LOG2_MIN, LOG2_MAX = 5, 17  # the shape corrections' range of log2(n) and log2(k), clipped
 ETAS = np.geomspace(0.01, 1.5, 160)
-rng = np.random.default_rng(28)
+LOG2_MIN, LOG2_MAX = 5, 17  # the shape corrections' range of log2(n) and log2(k), clipped
 
 
 def flat_yaml(text: str) -> dict[str, str]:
@@ -196,10 +193,38 @@ def fit_gemm(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]
                     "s_per_nk": [float(f"{x:.6g}") for x in tau],
                 }
             )
-        out[dtype] = {"buckets": buckets, "fit": residuals(pred, t)}
+        n_factor, k_factor = shape_factors(np.log(t / pred), n, k)
+        pred *= np.exp(n_factor[log2_bucket(n)] + k_factor[log2_bucket(k)])
+        out[dtype] = {
+            "buckets": buckets,
+            "log2_min": LOG2_MIN,
+            "n_factor": [float(f"{math.exp(x):.5g}") for x in n_factor],
+            "k_factor": [float(f"{math.exp(x):.5g}") for x in k_factor],
+            "fit": residuals(pred, t),
+        }
         for row in sample(g.assign(t=t), 6, ["m", "n", "k", "t"]):
             samples.append({"family": "gemm", "dtype": dtype, **row})
     return out
+
+
+def log2_bucket(x: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(np.log2(x)).astype(int), LOG2_MIN, LOG2_MAX) - LOG2_MIN
+
+
+def shape_factors(r: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Multiplicative corrections by log2(n) and log2(k) (the kernels' tiling favours some shapes):
+    alternating medians of the log residual, n then k, a few rounds."""
+    bn, bk = log2_bucket(n), log2_bucket(k)
+    size = LOG2_MAX - LOG2_MIN + 1
+    cn, ck = np.zeros(size), np.zeros(size)
+    for _ in range(5):
+        for v in range(size):
+            if (sel := bn == v).any():
+                cn[v] = np.median(r[sel] - ck[bk[sel]])
+        for v in range(size):
+            if (sel := bk == v).any():
+                ck[v] = np.median(r[sel] - cn[bn[sel]])
+    return cn, ck
 
 
 def _kv_frame(path: Path) -> pd.DataFrame:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.perf.steptime import _attn, _bucket, gemm_seconds, moe_seconds
+from kvplan.core.perf.steptime import _attn, gemm_seconds, moe_seconds
 from kvplan.presets.perf import PERF_DIR, load_coefficients
 from tests.perf.steptime_cases import REGISTRY
 
@@ -38,9 +38,7 @@ def modelled(row: dict[str, float | str]) -> float:
     dtype, bw = str(row["dtype"]), BW[str(row["system"])]
     if row["family"] == "gemm":
         n, k = int(row["n"]), int(row["k"])
-        return gemm_seconds(
-            _bucket(table.gemm[dtype].buckets, n * k), int(row["m"]), n, k, WEIGHT_BYTES[dtype], bw
-        )
+        return gemm_seconds(table.gemm[dtype], int(row["m"]), n, k, WEIGHT_BYTES[dtype], bw)
     if row["family"] == "moe":
         h, i, k = int(row["hidden_size"]), int(row["inter_size"]), int(row["topk"])
         fit = table.moe[dtype]

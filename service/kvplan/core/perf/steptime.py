@@ -21,7 +21,7 @@ from ..engine.dtypes import MODEL_DTYPES, attention_cell_bytes, mla_cell_bytes, 
 from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
-from .coeffs import Coefficients, Curve, DecodeFit, PrefillFit, Roofline, SystemCoeffs
+from .coeffs import Coefficients, Curve, DecodeFit, GemmFit, PrefillFit, Roofline, SystemCoeffs
 from .specs import GpuSpecs
 
 UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
@@ -84,6 +84,7 @@ class _Gemm(msgspec.Struct, frozen=True, gc=False):
     k: int
     weight_bytes: float
     count: int  # layers it runs in
+    scale: float = 1.0  # the fit's shape factor for n × k
 
 
 class StepModel(msgspec.Struct, frozen=True, kw_only=True):
@@ -268,7 +269,7 @@ def _tau(r: Roofline, m: float) -> float:
 def _gemm_s(g: _Gemm, m: int, bw: float) -> float:
     r = g.fit
     nbytes = g.n * g.k * g.weight_bytes + 2 * (m * g.k + m * g.n)
-    return r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))
+    return (r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))) * g.scale
 
 
 def moe_seconds(
@@ -281,9 +282,13 @@ def moe_seconds(
     return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
 
 
-def gemm_seconds(fit: Roofline, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
-    """One GEMM of m tokens by an n × k weight (the fit's roofline)."""
-    return _gemm_s(_Gemm(fit, n, k, weight_bytes, 1), m, bw)
+def gemm_seconds(fit: GemmFit, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
+    """One GEMM of m tokens by an n × k weight (the fit's roofline and shape factor)."""
+    return _gemm_s(_gemm(fit, n, k, weight_bytes, 1), m, bw)
+
+
+def _gemm(fit: GemmFit, n: int, k: int, weight_bytes: float, count: int) -> _Gemm:
+    return _Gemm(fit.roofline(n * k), n, k, weight_bytes, count, fit.shape_factor(n, k))
 
 
 def _interp_loglog(c: Curve, x: float) -> float:
@@ -354,14 +359,6 @@ def _route(dtype: str, table: SystemCoeffs, field: str) -> tuple[str, float, str
     raise InvalidInput(field, f"the step-time model prices {valid}; got {dtype!r}")
 
 
-def _bucket(fits: tuple[Roofline, ...], nk: int) -> Roofline:
-    chosen = fits[0]
-    for r in fits:
-        if r.nk_min <= nk:
-            chosen = r
-    return chosen
-
-
 def step_model(
     geometry: Geometry,
     gpu: GpuSpecs,
@@ -409,7 +406,7 @@ def step_model(
 
     # Linear layers: the dense parameters a layer (all but routed experts, embedding, LM head).
     key, wbytes, read_as = _route(weights_dtype, table, "weights_dtype")
-    fits = table.gemm[key].buckets
+    fits = table.gemm[key]
     experts = shape.num_experts
     expert_params = geometry.params_expert or 0
     dense = (params - expert_params - 2 * vocab * h) / layers
@@ -423,12 +420,10 @@ def step_model(
     shapes = [((heads_g + 2 * kv_g) * d, h, scale), (h, heads_g * d, scale)]
     if inter >= 1:
         shapes += [(round(2 * inter / tp), h, 1.0), (h, round(inter / tp), 1.0)]
-    gemms = tuple(
-        _Gemm(_bucket(fits, n * k), max(1, round(n * s)), k, wbytes, layers) for n, k, s in shapes if n * k
-    )
-    bf16 = table.gemm["bfloat16"].buckets
+    gemms = tuple(_gemm(fits, max(1, round(n * s)), k, wbytes, layers) for n, k, s in shapes if n * k)
+    bf16 = table.gemm["bfloat16"]
     lm_n = -(-vocab // tp)
-    lm_head = _Gemm(_bucket(bf16, lm_n * h), lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
+    lm_head = _gemm(bf16, lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
 
     # MoE: the routed experts' layers, from the expert parameter count.
     moe: Roofline | None = None
@@ -448,7 +443,7 @@ def step_model(
             moe = table.moe[mkey]
             moe_read = f"{edtype} experts priced on the {mkey} MoE table"
         else:  # no MoE measurements on this GPU (A100's tables): the experts as one bf16 GEMM
-            moe = _bucket(table.gemm["bfloat16"].buckets, moe_nk)
+            moe = table.gemm["bfloat16"].roofline(moe_nk)
             moe_read = f"{edtype} experts priced as a bf16 GEMM (no MoE table on {gpu.aic_system})"
 
     # Attention: per layer kind, folded over its layers.
