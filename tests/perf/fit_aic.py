@@ -19,6 +19,8 @@ Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
 - MoE (per dtype, balanced routing, no EP/TP inside the MoE): the GEMM form with n·k the experts'
   weights, τ over the token count, bytes = the distinct experts touched (expected for m tokens × top-k).
+- MLA (DeepSeek-V3's attention module, projections included, per KV dtype × projection dtype):
+  affine in batch, Σctx (decode) and tokens, causal work (prefill), each with a per-head term.
 """
 
 from __future__ import annotations
@@ -273,6 +275,41 @@ def fit_decode(path: Path, samples: list[dict[str, object]]) -> dict[str, object
     return out
 
 
+def fit_mla(gen_path: Path, ctx_path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
+    """DeepSeek-V3's whole MLA attention module (projections + attention, one layer, h query heads
+    a GPU), per KV dtype and projection GEMM dtype. Decode: t = t0 + (r + r_h·h)·batch +
+    (c + c_h·h)·Σctx; prefill: t = t0 + (k + k_h·h)·tokens + w_h·h·causal work (Σ isl²/2)."""
+    out: dict[str, dict[str, object]] = {}
+    keys = ["kv_cache_dtype", "gemm_type", "num_heads", "batch_size", "isl", "step"]
+    gen = pd.read_parquet(gen_path).groupby(keys, as_index=False)["latency"].min()
+    ctx = pd.read_parquet(ctx_path).groupby(keys, as_index=False)["latency"].min()
+    for (kv, gemm), g in gen.groupby(["kv_cache_dtype", "gemm_type"]):
+        c = ctx[(ctx.kv_cache_dtype == kv) & (ctx.gemm_type == gemm)]
+        if len(g) < 20 or len(c) < 20:
+            continue
+        b, h = g.batch_size.to_numpy(float), g.num_heads.to_numpy(float)
+        sctx = b * (g.isl + g.step).to_numpy(float)
+        x = np.vstack([np.ones_like(b), b, b * h, sctx, sctx * h]).T
+        t = g.latency.to_numpy() / 1e3
+        dc = weighted_fit(x, t)
+        cb, ch, cs = c.batch_size.to_numpy(float), c.num_heads.to_numpy(float), c.isl.to_numpy(float)
+        tok, work = cb * cs, cb * cs * cs / 2
+        cx = np.vstack([np.ones_like(cb), tok, tok * ch, work * ch]).T
+        ct = c.latency.to_numpy() / 1e3
+        pc = weighted_fit(cx, ct)
+        out[f"{kv}/{gemm}"] = {
+            "decode": [float(v) for v in dc],
+            "decode_fit": residuals(x @ dc, t),
+            "prefill": [float(v) for v in pc],
+            "prefill_fit": residuals(cx @ pc, ct),
+        }
+        for row in sample(g.assign(t=t), 3, ["num_heads", "batch_size", "isl", "step", "t"]):
+            samples.append({"family": "mla_decode", "dtype": f"{kv}/{gemm}", **row})
+        for row in sample(c.assign(t=ct), 3, ["num_heads", "batch_size", "isl", "t"]):
+            samples.append({"family": "mla_prefill", "dtype": f"{kv}/{gemm}", **row})
+    return out
+
+
 def fit_prefill(path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
     df = _kv_frame(path)
     out: dict[str, object] = {}
@@ -383,6 +420,12 @@ def main(systems: Path) -> None:
             "allreduce": version_dir(data / "comm/vllm", current) / "custom_allreduce_perf.parquet",
             "moe": version_dir(data / "moe/vllm", current) / "moe_perf.parquet",
         }
+        if (data / "mla/vllm").is_dir():
+            mla = version_dir(data / "mla/vllm", current)
+            paths |= {
+                "mla_decode": mla / "mla_generation_module_perf.parquet",
+                "mla_prefill": mla / "mla_context_module_perf.parquet",
+            }
         for p in paths.values():
             tables.append((system, str(p.relative_to(systems)), len(pd.read_parquet(p, columns=["latency"]))))
         before = len(samples)
@@ -393,6 +436,9 @@ def main(systems: Path) -> None:
             "prefill_attention": fit_prefill(paths["prefill"], samples),
             "allreduce": fit_allreduce(paths["allreduce"]),
             "moe": fit_moe(paths["moe"], gpu, samples),
+            "mla": fit_mla(paths["mla_decode"], paths["mla_prefill"], samples)
+            if "mla_decode" in paths
+            else {},
         }
         for s in samples[before:]:
             s["system"] = system
@@ -435,6 +481,7 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "",
         "Absolute % error of the fitted form against the table rows it was fitted on (GEMM: weights of at",
         "least 1024 × 1024; attention: no sliding window; MoE: balanced routing, no TP/EP inside the MoE;",
+        "MLA: DeepSeek-V3's attention module, dtype given as KV dtype / projection GEMM dtype;",
         "the fastest kernel where a table measures several for one shape).",
         "",
         "| system | family | dtype | rows | median abs % | p90 abs % |",
@@ -445,6 +492,18 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
             for dtype, c in entry[family].items():
                 f = c["fit"]
                 row = (system, family, dtype, f"{f['rows']:,}", f["median_abs_pct"], f["p90_abs_pct"])
+                lines.append("| " + " | ".join(map(str, row)) + " |")
+        for dtype, c in entry["mla"].items():
+            for family in ("decode", "prefill"):
+                f = c[f"{family}_fit"]
+                row = (
+                    system,
+                    f"mla_{family}",
+                    dtype,
+                    f"{f['rows']:,}",
+                    f["median_abs_pct"],
+                    f["p90_abs_pct"],
+                )
                 lines.append("| " + " | ".join(map(str, row)) + " |")
     lines.append("")
     (OUT_DIR / "PROVENANCE.md").write_text("\n".join(lines))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.perf.steptime import _attn, gemm_seconds, moe_seconds
+from kvplan.core.perf.steptime import _attn, _mla_terms, gemm_seconds, moe_seconds
 from kvplan.presets.perf import PERF_DIR, load_coefficients
 from tests.perf.steptime_cases import REGISTRY
 
@@ -19,6 +19,7 @@ COEFFS = load_coefficients()
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
 MOE_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
+FAMILIES = ("gemm", "decode_attention", "prefill_attention", "moe", "mla_decode", "mla_prefill")
 BW = {g.specs.aic_system: float(g.specs.hbm_bytes_per_s) for g in REGISTRY.gpus.values() if g.specs}
 
 
@@ -52,6 +53,13 @@ def modelled(row: dict[str, float | str]) -> float:
             h,
             bw,
         )
+    if str(row["family"]).startswith("mla"):
+        mla = _mla_terms(1, int(row["num_heads"]), table.mla[dtype])
+        b, isl = int(row["batch_size"]), int(row["isl"])
+        if row["family"] == "mla_decode":
+            ctx = b * (isl + int(row["step"]))
+            return mla.decode_const + mla.decode_per_request * b + mla.decode_per_ctx * ctx
+        return mla.prefill_const + mla.prefill_per_token * b * isl + mla.prefill_per_work * b * isl * isl / 2
     heads, kvh, d, b = (int(row[c]) for c in ("num_heads", "num_key_value_heads", "head_dim", "batch_size"))
     terms = _attn(
         1,
@@ -82,7 +90,7 @@ def errors() -> dict[tuple[str, str, str], list[float]]:
 def test_the_sample_covers_every_gpu_with_specs_and_each_fitted_family():
     systems = {r["system"] for r in ROWS}
     assert systems == set(BW) == set(COEFFS.systems)
-    assert {r["family"] for r in ROWS} == {"gemm", "decode_attention", "prefill_attention", "moe"}
+    assert {r["family"] for r in ROWS} == set(FAMILIES)
     assert 300 <= len(ROWS) <= 1000
 
 
@@ -96,7 +104,7 @@ def test_sampled_rows_fall_within_the_stated_p90_about_nine_times_in_ten():
     assert within / total >= 0.85  # 90 % by construction on the full tables; a sample wobbles
 
 
-@pytest.mark.parametrize("family", ["gemm", "decode_attention", "prefill_attention", "moe"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_each_familys_sampled_median_error_is_near_the_stated_median(family):
     limits, errs = stated(), errors()
     sampled = statistics.median(e for key, es in errs.items() if key[1] == family for e in es)

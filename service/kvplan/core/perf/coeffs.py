@@ -78,6 +78,17 @@ class PrefillFit(msgspec.Struct, frozen=True, gc=False):
     fit: Residual
 
 
+class MlaFit(msgspec.Struct, frozen=True, gc=False):
+    """DeepSeek-V3's MLA attention module, projections included, a layer with h query heads a GPU.
+    decode (t0, r, r_h, c, c_h): t = t0 + (r + r_h·h)·batch + (c + c_h·h)·Σctx;
+    prefill (t0, k, k_h, w_h): t = t0 + (k + k_h·h)·tokens + w_h·h·causal work."""
+
+    decode: tuple[float, float, float, float, float]
+    decode_fit: Residual
+    prefill: tuple[float, float, float, float]
+    prefill_fit: Residual
+
+
 class Curve(msgspec.Struct, frozen=True, gc=False):
     """Measured all-reduce latency by message size (bf16 elements), non-decreasing."""
 
@@ -92,6 +103,7 @@ class SystemCoeffs(msgspec.Struct, frozen=True, gc=False):
     prefill_attention: dict[str, PrefillFit]
     allreduce: dict[str, dict[str, Curve]]  # backend (vllm_graph / vllm_eager) → GPUs → curve
     moe: dict[str, MoeFit]
+    mla: dict[str, MlaFit] = {}  # "<kv dtype>/<projection GEMM dtype>"
 
 
 class Coefficients(msgspec.Struct, frozen=True, gc=False):
