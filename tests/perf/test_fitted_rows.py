@@ -3,6 +3,7 @@ tests/perf/data/aic_sample.json, written by fit_aic.py) within the residuals PRO
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
@@ -120,3 +121,8 @@ def test_provenance_names_the_wheel_its_hash_and_the_licence():
 
 def test_the_fitted_tables_stay_small():
     assert (PERF_DIR / "aic-0.12.0.json").stat().st_size < 300_000
+
+
+def test_provenance_states_the_hash_of_the_tables_shipped():
+    digest = hashlib.sha256((PERF_DIR / "aic-0.12.0.json").read_bytes()).hexdigest()
+    assert f"`{digest}`" in (PERF_DIR / "PROVENANCE.md").read_text()

@@ -147,9 +147,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         s = self.sliding
         if s is not None:
             gpu += s.decode_const + s.decode_per_request * m
-            cap = (
-                n * s.window
-            )  # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side
+            # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side of it
+            cap = n * s.window
             if context <= cap:
                 slope, until = slope + s.decode_per_ctx, cap
             else:
