@@ -11,19 +11,23 @@ the runtime model reproduces them). systems/silicon_sample.csv is the validation
 read here.
 
 Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
-- GEMM (per dtype): t = t0 + max(τ(m)·n·k, bytes/(BW·η_m)); τ(m) = 2m/(F·η_c(m)) is a table over
-  the measured m (made non-decreasing, so more tokens are never faster), bytes = n·k·w + 2(mk + mn).
+- GEMM (per dtype, per n·k bucket): t = [t0 + max(τ(m)·n·k, bytes/(BW·η_m))]·f(n)·g(k); τ(m) =
+  2m/(F·η_c(m)) is a table over the measured m (made non-decreasing, so more tokens are never
+  faster), bytes = n·k·w + 2(mk + mn); f, g are shape corrections by log2(n) and log2(k).
 - decode attention (per KV dtype): t = b0 + b_req·batch + b_byte·KV bytes read + b_flop·FLOPs.
 - prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
 - MoE (per dtype, balanced routing, no EP/TP inside the MoE): the GEMM form with n·k the experts'
   weights, τ over the token count, bytes = the distinct experts touched (expected for m tokens × top-k).
+- MLA (DeepSeek-V3's attention module, projections included, per KV dtype × projection dtype):
+  affine in batch, Σctx (decode) and tokens, causal work (prefill), each with a per-head term.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from itertools import pairwise
@@ -52,17 +56,12 @@ SAMPLE = ROOT / "tests/perf/data/aic_sample.json"
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
 MOE_WEIGHT_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
-MIN_NK = 1 << 20
+MIN_NK = 1 << 20  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
 # Weight-size buckets (n·k) fitted apart: a kernel's efficiency at one m depends on the shape too.
-NK_EDGES = (
-    MIN_NK,
-    1 << 24,
-    1 << 26,
-    1 << 28,
-    1 << 62,
-)  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
+NK_EDGES = (MIN_NK, 1 << 24, 1 << 26, 1 << 28, 1 << 62)
+LOG2_MIN, LOG2_MAX = 5, 17  # the shape corrections' range of log2(n) and log2(k), clipped
 ETAS = np.geomspace(0.01, 1.5, 160)
-rng = np.random.default_rng(28)
+LOG2_MIN, LOG2_MAX = 5, 17  # the shape corrections' range of log2(n) and log2(k), clipped
 
 
 def flat_yaml(text: str) -> dict[str, str]:
@@ -196,10 +195,38 @@ def fit_gemm(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]
                     "s_per_nk": [float(f"{x:.6g}") for x in tau],
                 }
             )
-        out[dtype] = {"buckets": buckets, "fit": residuals(pred, t)}
+        n_factor, k_factor = shape_factors(np.log(t / pred), n, k)
+        pred *= np.exp(n_factor[log2_bucket(n)] + k_factor[log2_bucket(k)])
+        out[dtype] = {
+            "buckets": buckets,
+            "log2_min": LOG2_MIN,
+            "n_factor": [float(f"{math.exp(x):.5g}") for x in n_factor],
+            "k_factor": [float(f"{math.exp(x):.5g}") for x in k_factor],
+            "fit": residuals(pred, t),
+        }
         for row in sample(g.assign(t=t), 6, ["m", "n", "k", "t"]):
             samples.append({"family": "gemm", "dtype": dtype, **row})
     return out
+
+
+def log2_bucket(x: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(np.log2(x)).astype(int), LOG2_MIN, LOG2_MAX) - LOG2_MIN
+
+
+def shape_factors(r: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Multiplicative corrections by log2(n) and log2(k) (the kernels' tiling favours some shapes):
+    alternating medians of the log residual, n then k, a few rounds."""
+    bn, bk = log2_bucket(n), log2_bucket(k)
+    size = LOG2_MAX - LOG2_MIN + 1
+    cn, ck = np.zeros(size), np.zeros(size)
+    for _ in range(5):
+        for v in range(size):
+            if (sel := bn == v).any():
+                cn[v] = np.median(r[sel] - ck[bk[sel]])
+        for v in range(size):
+            if (sel := bk == v).any():
+                ck[v] = np.median(r[sel] - cn[bn[sel]])
+    return cn, ck
 
 
 def _kv_frame(path: Path) -> pd.DataFrame:
@@ -245,6 +272,41 @@ def fit_decode(path: Path, samples: list[dict[str, object]]) -> dict[str, object
         cols = ["batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim", "t"]
         for row in sample(g.assign(t=t), 6, cols):
             samples.append({"family": "decode_attention", "dtype": dtype, **row})
+    return out
+
+
+def fit_mla(gen_path: Path, ctx_path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
+    """DeepSeek-V3's whole MLA attention module (projections + attention, one layer, h query heads
+    a GPU), per KV dtype and projection GEMM dtype. Decode: t = t0 + (r + r_h·h)·batch +
+    (c + c_h·h)·Σctx; prefill: t = t0 + (k + k_h·h)·tokens + w_h·h·causal work (Σ isl²/2)."""
+    out: dict[str, dict[str, object]] = {}
+    keys = ["kv_cache_dtype", "gemm_type", "num_heads", "batch_size", "isl", "step"]
+    gen = pd.read_parquet(gen_path).groupby(keys, as_index=False)["latency"].min()
+    ctx = pd.read_parquet(ctx_path).groupby(keys, as_index=False)["latency"].min()
+    for (kv, gemm), g in gen.groupby(["kv_cache_dtype", "gemm_type"]):
+        c = ctx[(ctx.kv_cache_dtype == kv) & (ctx.gemm_type == gemm)]
+        if len(g) < 20 or len(c) < 20:
+            continue
+        b, h = g.batch_size.to_numpy(float), g.num_heads.to_numpy(float)
+        sctx = b * (g.isl + g.step).to_numpy(float)
+        x = np.vstack([np.ones_like(b), b, b * h, sctx, sctx * h]).T
+        t = g.latency.to_numpy() / 1e3
+        dc = weighted_fit(x, t)
+        cb, ch, cs = c.batch_size.to_numpy(float), c.num_heads.to_numpy(float), c.isl.to_numpy(float)
+        tok, work = cb * cs, cb * cs * cs / 2
+        cx = np.vstack([np.ones_like(cb), tok, tok * ch, work * ch]).T
+        ct = c.latency.to_numpy() / 1e3
+        pc = weighted_fit(cx, ct)
+        out[f"{kv}/{gemm}"] = {
+            "decode": [float(v) for v in dc],
+            "decode_fit": residuals(x @ dc, t),
+            "prefill": [float(v) for v in pc],
+            "prefill_fit": residuals(cx @ pc, ct),
+        }
+        for row in sample(g.assign(t=t), 3, ["num_heads", "batch_size", "isl", "step", "t"]):
+            samples.append({"family": "mla_decode", "dtype": f"{kv}/{gemm}", **row})
+        for row in sample(c.assign(t=ct), 3, ["num_heads", "batch_size", "isl", "t"]):
+            samples.append({"family": "mla_prefill", "dtype": f"{kv}/{gemm}", **row})
     return out
 
 
@@ -358,6 +420,12 @@ def main(systems: Path) -> None:
             "allreduce": version_dir(data / "comm/vllm", current) / "custom_allreduce_perf.parquet",
             "moe": version_dir(data / "moe/vllm", current) / "moe_perf.parquet",
         }
+        if (data / "mla/vllm").is_dir():
+            mla = version_dir(data / "mla/vllm", current)
+            paths |= {
+                "mla_decode": mla / "mla_generation_module_perf.parquet",
+                "mla_prefill": mla / "mla_context_module_perf.parquet",
+            }
         for p in paths.values():
             tables.append((system, str(p.relative_to(systems)), len(pd.read_parquet(p, columns=["latency"]))))
         before = len(samples)
@@ -368,6 +436,9 @@ def main(systems: Path) -> None:
             "prefill_attention": fit_prefill(paths["prefill"], samples),
             "allreduce": fit_allreduce(paths["allreduce"]),
             "moe": fit_moe(paths["moe"], gpu, samples),
+            "mla": fit_mla(paths["mla_decode"], paths["mla_prefill"], samples)
+            if "mla_decode" in paths
+            else {},
         }
         for s in samples[before:]:
             s["system"] = system
@@ -394,8 +465,9 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "AFFILIATES, licensed under the Apache License 2.0 (wheel METADATA `License-Expression:",
         "Apache-2.0`; SPDX headers in the YAMLs). **Changes:** no table is copied. The measured latencies",
         "were reduced by `tests/perf/fit_aic.py` to fitted coefficients (roofline efficiencies by token",
-        "count, affine attention coefficients); the all-reduce curves keep the measured points (the",
-        "fastest kernel per message size, made non-decreasing). GPU peak figures in gpus.toml are AIC's.",
+        "count and weight size with shape factors for GEMMs and MoE, affine coefficients for attention",
+        "and DeepSeek-V3's MLA module); the all-reduce curves keep the measured points (the fastest",
+        "kernel per message size, made non-decreasing). GPU peak figures in gpus.toml are AIC's.",
         "`systems/silicon_sample.csv` (end-to-end measurements) was not read: it is the validation set.",
         "",
         f"sha256 of aic-0.12.0.json as written: `{digest}`.",
@@ -410,6 +482,7 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "",
         "Absolute % error of the fitted form against the table rows it was fitted on (GEMM: weights of at",
         "least 1024 × 1024; attention: no sliding window; MoE: balanced routing, no TP/EP inside the MoE;",
+        "MLA: DeepSeek-V3's attention module, dtype given as KV dtype / projection GEMM dtype;",
         "the fastest kernel where a table measures several for one shape).",
         "",
         "| system | family | dtype | rows | median abs % | p90 abs % |",
@@ -420,6 +493,18 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
             for dtype, c in entry[family].items():
                 f = c["fit"]
                 row = (system, family, dtype, f"{f['rows']:,}", f["median_abs_pct"], f["p90_abs_pct"])
+                lines.append("| " + " | ".join(map(str, row)) + " |")
+        for dtype, c in entry["mla"].items():
+            for family in ("decode", "prefill"):
+                f = c[f"{family}_fit"]
+                row = (
+                    system,
+                    f"mla_{family}",
+                    dtype,
+                    f"{f['rows']:,}",
+                    f["median_abs_pct"],
+                    f["p90_abs_pct"],
+                )
                 lines.append("| " + " | ".join(map(str, row)) + " |")
     lines.append("")
     (OUT_DIR / "PROVENANCE.md").write_text("\n".join(lines))

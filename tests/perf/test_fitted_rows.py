@@ -3,6 +3,7 @@ tests/perf/data/aic_sample.json, written by fit_aic.py) within the residuals PRO
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.perf.steptime import _attn, _bucket, gemm_seconds, moe_seconds
+from kvplan.core.perf.steptime import _attn, _mla_terms, gemm_seconds, moe_seconds
 from kvplan.presets.perf import PERF_DIR, load_coefficients
 from tests.perf.steptime_cases import REGISTRY
 
@@ -19,6 +20,7 @@ COEFFS = load_coefficients()
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
 MOE_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
+FAMILIES = ("gemm", "decode_attention", "prefill_attention", "moe", "mla_decode", "mla_prefill")
 BW = {g.specs.aic_system: float(g.specs.hbm_bytes_per_s) for g in REGISTRY.gpus.values() if g.specs}
 
 
@@ -38,9 +40,7 @@ def modelled(row: dict[str, float | str]) -> float:
     dtype, bw = str(row["dtype"]), BW[str(row["system"])]
     if row["family"] == "gemm":
         n, k = int(row["n"]), int(row["k"])
-        return gemm_seconds(
-            _bucket(table.gemm[dtype].buckets, n * k), int(row["m"]), n, k, WEIGHT_BYTES[dtype], bw
-        )
+        return gemm_seconds(table.gemm[dtype], int(row["m"]), n, k, WEIGHT_BYTES[dtype], bw)
     if row["family"] == "moe":
         h, i, k = int(row["hidden_size"]), int(row["inter_size"]), int(row["topk"])
         fit = table.moe[dtype]
@@ -54,6 +54,13 @@ def modelled(row: dict[str, float | str]) -> float:
             h,
             bw,
         )
+    if str(row["family"]).startswith("mla"):
+        mla = _mla_terms(1, int(row["num_heads"]), table.mla[dtype])
+        b, isl = int(row["batch_size"]), int(row["isl"])
+        if row["family"] == "mla_decode":
+            ctx = b * (isl + int(row["step"]))
+            return mla.decode_const + mla.decode_per_request * b + mla.decode_per_ctx * ctx
+        return mla.prefill_const + mla.prefill_per_token * b * isl + mla.prefill_per_work * b * isl * isl / 2
     heads, kvh, d, b = (int(row[c]) for c in ("num_heads", "num_key_value_heads", "head_dim", "batch_size"))
     terms = _attn(
         1,
@@ -84,7 +91,7 @@ def errors() -> dict[tuple[str, str, str], list[float]]:
 def test_the_sample_covers_every_gpu_with_specs_and_each_fitted_family():
     systems = {r["system"] for r in ROWS}
     assert systems == set(BW) == set(COEFFS.systems)
-    assert {r["family"] for r in ROWS} == {"gemm", "decode_attention", "prefill_attention", "moe"}
+    assert {r["family"] for r in ROWS} == set(FAMILIES)
     assert 300 <= len(ROWS) <= 1000
 
 
@@ -98,7 +105,7 @@ def test_sampled_rows_fall_within_the_stated_p90_about_nine_times_in_ten():
     assert within / total >= 0.85  # 90 % by construction on the full tables; a sample wobbles
 
 
-@pytest.mark.parametrize("family", ["gemm", "decode_attention", "prefill_attention", "moe"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_each_familys_sampled_median_error_is_near_the_stated_median(family):
     limits, errs = stated(), errors()
     sampled = statistics.median(e for key, es in errs.items() if key[1] == family for e in es)
@@ -114,3 +121,8 @@ def test_provenance_names_the_wheel_its_hash_and_the_licence():
 
 def test_the_fitted_tables_stay_small():
     assert (PERF_DIR / "aic-0.12.0.json").stat().st_size < 300_000
+
+
+def test_provenance_states_the_hash_of_the_tables_shipped():
+    digest = hashlib.sha256((PERF_DIR / "aic-0.12.0.json").read_bytes()).hexdigest()
+    assert f"`{digest}`" in (PERF_DIR / "PROVENANCE.md").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.core.errors import InvalidInput, NoGpuSpecs
+from kvplan.presets import PresetError, load_registry
 from kvplan.presets.perf import load_coefficients
 from tests.perf.steptime_cases import REGISTRY
 
@@ -55,3 +56,11 @@ def test_a_gpu_without_specs_raises_no_gpu_specs_naming_it(gpu):
     assert isinstance(e.value, InvalidInput) and e.value.field == "gpu" and e.value.gpu == gpu
     assert gpu in e.value.reason and "h100-sxm-80gb" in e.value.reason
     assert set(e.value.with_specs) == set(TIMED)
+
+
+def test_a_malformed_specs_table_stops_start_up_naming_it(tmp_path):
+    (tmp_path / "gpus.toml").write_text(
+        '[[gpu]]\nid = "x"\nname = "X"\nmemory_bytes = 1024\n[gpu.specs]\naic_system = "h100_sxm"\n'
+    )
+    with pytest.raises(PresetError, match=r"gpu\[0\]\.specs"):
+        load_registry(tmp_path)

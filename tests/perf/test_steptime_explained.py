@@ -41,6 +41,19 @@ def test_the_validation_error_shows_once_the_caller_fills_it():
     assert m.explain()[-1].name == "step-time validation error" and m.explain()[-1].value == 7.5
 
 
+@pytest.mark.parametrize("name", ["deepseek-v3", "kimi-k2"])
+def test_deepseek_v3_shaped_mla_is_priced_on_aics_mla_module(name):
+    m = model(name, "h200-141gb", 8, "fp8")
+    steps = {s.name: s for s in m.explain()}
+    assert steps["step-time dtypes and layout"].inputs["attention table"] == "MLA module bfloat16/fp8_block"
+    assert len(m.gemms) == 2  # the MLP's; the module holds the attention projections
+
+
+def test_other_mla_models_are_priced_on_their_latent_width():
+    steps = {s.name: s for s in model("deepseek-v2-lite", "h100-sxm-80gb").explain()}
+    assert steps["step-time dtypes and layout"].inputs["attention table"] == "bfloat16"
+
+
 def test_awq_weights_are_a_memory_bound_read_of_four_bits():
     steps = {s.name: s for s in build(weights_dtype="int4").explain()}
     assert "weight-only" in str(steps["step-time dtypes and layout"].inputs["gemm"])

@@ -4,6 +4,8 @@ value in; the core does no I/O."""
 
 from __future__ import annotations
 
+from math import log2
+
 import msgspec
 
 
@@ -27,8 +29,30 @@ class Roofline(msgspec.Struct, frozen=True, gc=False):
 
 
 class GemmFit(msgspec.Struct, frozen=True, gc=False):
+    """A dtype's GEMMs: a roofline per weight-size bucket, times shape factors by log2(n), log2(k)."""
+
     buckets: tuple[Roofline, ...]
     fit: Residual
+    log2_min: int = 0
+    n_factor: tuple[float, ...] = ()
+    k_factor: tuple[float, ...] = ()
+
+    def roofline(self, nk: int) -> Roofline:
+        """The bucket fitted on weights of this size (the largest whose nk_min it reaches)."""
+        chosen = self.buckets[0]
+        for r in self.buckets:
+            if r.nk_min <= nk:
+                chosen = r
+        return chosen
+
+    def shape_factor(self, n: int, k: int) -> float:
+        """f(n)·g(k), log2 rounded to the nearest and clipped to the factors' range."""
+        if not self.n_factor:
+            return 1.0
+        top = len(self.n_factor) - 1
+        i = min(max(round(log2(n)) - self.log2_min, 0), top)
+        j = min(max(round(log2(k)) - self.log2_min, 0), top)
+        return self.n_factor[i] * self.k_factor[j]
 
 
 class MoeFit(Roofline, frozen=True, gc=False):
@@ -54,6 +78,17 @@ class PrefillFit(msgspec.Struct, frozen=True, gc=False):
     fit: Residual
 
 
+class MlaFit(msgspec.Struct, frozen=True, gc=False):
+    """DeepSeek-V3's MLA attention module, projections included, a layer with h query heads a GPU.
+    decode (t0, r, r_h, c, c_h): t = t0 + (r + r_h·h)·batch + (c + c_h·h)·Σctx;
+    prefill (t0, k, k_h, w_h): t = t0 + (k + k_h·h)·tokens + w_h·h·causal work."""
+
+    decode: tuple[float, float, float, float, float]
+    decode_fit: Residual
+    prefill: tuple[float, float, float, float]
+    prefill_fit: Residual
+
+
 class Curve(msgspec.Struct, frozen=True, gc=False):
     """Measured all-reduce latency by message size (bf16 elements), non-decreasing."""
 
@@ -68,6 +103,7 @@ class SystemCoeffs(msgspec.Struct, frozen=True, gc=False):
     prefill_attention: dict[str, PrefillFit]
     allreduce: dict[str, dict[str, Curve]]  # backend (vllm_graph / vllm_eager) → GPUs → curve
     moe: dict[str, MoeFit]
+    mla: dict[str, MlaFit] = {}  # "<kv dtype>/<projection GEMM dtype>"
 
 
 class Coefficients(msgspec.Struct, frozen=True, gc=False):

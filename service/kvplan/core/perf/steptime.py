@@ -17,11 +17,17 @@ import msgspec
 
 from ..engine.cudagraphs import FULL as FULL_GRAPH
 from ..engine.cudagraphs import NONE, PIECEWISE, ROUTINES
-from ..engine.dtypes import MODEL_DTYPES, attention_cell_bytes, mla_cell_bytes, resolve_kv_dtype
+from ..engine.dtypes import (
+    FP8_PER_TENSOR,
+    MODEL_DTYPES,
+    attention_cell_bytes,
+    mla_cell_bytes,
+    resolve_kv_dtype,
+)
 from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
-from .coeffs import Coefficients, Curve, DecodeFit, PrefillFit, Roofline, SystemCoeffs
+from .coeffs import Coefficients, Curve, DecodeFit, GemmFit, MlaFit, PrefillFit, Roofline, SystemCoeffs
 from .specs import GpuSpecs
 
 UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
@@ -84,6 +90,7 @@ class _Gemm(msgspec.Struct, frozen=True, gc=False):
     k: int
     weight_bytes: float
     count: int  # layers it runs in
+    scale: float = 1.0  # the fit's shape factor for n × k
 
 
 class StepModel(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,9 +147,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         s = self.sliding
         if s is not None:
             gpu += s.decode_const + s.decode_per_request * m
-            cap = (
-                n * s.window
-            )  # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side
+            # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side of it
+            cap = n * s.window
             if context <= cap:
                 slope, until = slope + s.decode_per_ctx, cap
             else:
@@ -268,7 +274,7 @@ def _tau(r: Roofline, m: float) -> float:
 def _gemm_s(g: _Gemm, m: int, bw: float) -> float:
     r = g.fit
     nbytes = g.n * g.k * g.weight_bytes + 2 * (m * g.k + m * g.n)
-    return r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))
+    return (r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))) * g.scale
 
 
 def moe_seconds(
@@ -281,9 +287,13 @@ def moe_seconds(
     return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
 
 
-def gemm_seconds(fit: Roofline, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
-    """One GEMM of m tokens by an n × k weight (the fit's roofline)."""
-    return _gemm_s(_Gemm(fit, n, k, weight_bytes, 1), m, bw)
+def gemm_seconds(fit: GemmFit, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
+    """One GEMM of m tokens by an n × k weight (the fit's roofline and shape factor)."""
+    return _gemm_s(_gemm(fit, n, k, weight_bytes, 1), m, bw)
+
+
+def _gemm(fit: GemmFit, n: int, k: int, weight_bytes: float, count: int) -> _Gemm:
+    return _Gemm(fit.roofline(n * k), n, k, weight_bytes, count, fit.shape_factor(n, k))
 
 
 def _interp_loglog(c: Curve, x: float) -> float:
@@ -354,14 +364,6 @@ def _route(dtype: str, table: SystemCoeffs, field: str) -> tuple[str, float, str
     raise InvalidInput(field, f"the step-time model prices {valid}; got {dtype!r}")
 
 
-def _bucket(fits: tuple[Roofline, ...], nk: int) -> Roofline:
-    chosen = fits[0]
-    for r in fits:
-        if r.nk_min <= nk:
-            chosen = r
-    return chosen
-
-
 def step_model(
     geometry: Geometry,
     gpu: GpuSpecs,
@@ -409,7 +411,7 @@ def step_model(
 
     # Linear layers: the dense parameters a layer (all but routed experts, embedding, LM head).
     key, wbytes, read_as = _route(weights_dtype, table, "weights_dtype")
-    fits = table.gemm[key].buckets
+    fits = table.gemm[key]
     experts = shape.num_experts
     expert_params = geometry.params_expert or 0
     dense = (params - expert_params - 2 * vocab * h) / layers
@@ -417,18 +419,18 @@ def step_model(
         raise InvalidInput(
             "model", "its parameter count leaves no dense weights beside embedding and LM head"
         )
-    attn = h * d * (2 * heads + 2 * kv_heads)
+    mla_fit, mla_key = _mla_module(geometry, table, key, kv_cache_dtype)
+    attn = _mla_params(geometry) if mla_fit else h * d * (2 * heads + 2 * kv_heads)
     scale = min(1.0, dense / attn)  # MLA's low-rank projections hold fewer than the GQA formula says
     inter = max(0.0, dense - attn) / (3 * h)
-    shapes = [((heads_g + 2 * kv_g) * d, h, scale), (h, heads_g * d, scale)]
+    # Attention projections, unless the MLA module (which holds them) prices the attention.
+    shapes = [] if mla_fit else [((heads_g + 2 * kv_g) * d, h, scale), (h, heads_g * d, scale)]
     if inter >= 1:
         shapes += [(round(2 * inter / tp), h, 1.0), (h, round(inter / tp), 1.0)]
-    gemms = tuple(
-        _Gemm(_bucket(fits, n * k), max(1, round(n * s)), k, wbytes, layers) for n, k, s in shapes if n * k
-    )
-    bf16 = table.gemm["bfloat16"].buckets
+    gemms = tuple(_gemm(fits, max(1, round(n * s)), k, wbytes, layers) for n, k, s in shapes if n * k)
+    bf16 = table.gemm["bfloat16"]
     lm_n = -(-vocab // tp)
-    lm_head = _Gemm(_bucket(bf16, lm_n * h), lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
+    lm_head = _gemm(bf16, lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
 
     # MoE: the routed experts' layers, from the expert parameter count.
     moe: Roofline | None = None
@@ -440,6 +442,8 @@ def step_model(
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
         mkey, mbytes = _MOE_DTYPES.get(edtype, ("bfloat16", _WEIGHT_ONLY.get(edtype, 2.0)))
+        if mkey == "fp8" and "fp8_block" in table.moe:
+            mkey = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
         if mkey not in table.moe:
             mkey = "bfloat16"
         moe_nk = shape.experts_per_token * per_expert // tp
@@ -448,14 +452,17 @@ def step_model(
             moe = table.moe[mkey]
             moe_read = f"{edtype} experts priced on the {mkey} MoE table"
         else:  # no MoE measurements on this GPU (A100's tables): the experts as one bf16 GEMM
-            moe = _bucket(table.gemm["bfloat16"].buckets, moe_nk)
+            moe = table.gemm["bfloat16"].roofline(moe_nk)
             moe_read = f"{edtype} experts priced as a bf16 GEMM (no MoE table on {gpu.aic_system})"
 
     # Attention: per layer kind, folded over its layers.
     kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     akey = "bfloat16" if kv in MODEL_DTYPES or "fp8" not in table.decode_attention else "fp8"
     dec, pre = table.decode_attention[akey], table.prefill_attention[akey]
-    if geometry.is_mla:
+    if mla_fit is not None:
+        full, sliding = _mla_terms(geometry.layer_pattern.count(MLA), heads_g, mla_fit), None
+        akey = f"MLA module {mla_key}"
+    elif geometry.is_mla:
         latent = geometry.mla_latent_dim
         cell = mla_cell_bytes(kv, latent, geometry.index_head_dim is not None)
         qk = (geometry.qk_nope_head_dim or 0) + (geometry.qk_rope_head_dim or 0) or d
@@ -533,6 +540,67 @@ def step_model(
         async_scheduling=async_scheduling,
         host=host,
         ledger=ledger,
+    )
+
+
+# DeepSeek-V3's MLA dims (hidden, kv_lora_rank, qk_rope, qk_nope, v head; q_lora_rank 1536 is not
+# in the geometry), the shape AIC measured its MLA module on; other MLA models (and DeepSeek-V3.2's
+# sparse attention) are priced on their latent width over the GQA fits.
+_DSV3_MLA = (7168, 512, 64, 128, 128)
+
+
+def _mla_module(
+    geometry: Geometry, table: SystemCoeffs, gemm_key: str, kv_cache_dtype: str
+) -> tuple[MlaFit | None, str]:
+    """The MLA module fit for a DeepSeek-V3-shaped MLA model (not sparse), by its KV dtype and
+    projection dtype (fp8 checkpoints of this family are block-quantized); else (None, "")."""
+    shape = geometry.shape
+    dims = (
+        shape.hidden_size if shape else 0,
+        geometry.kv_lora_rank,
+        geometry.qk_rope_head_dim,
+        geometry.qk_nope_head_dim,
+        geometry.mla_v_head_dim,
+    )
+    if dims != _DSV3_MLA or geometry.index_head_dim is not None or set(geometry.layer_pattern) != {MLA}:
+        return None, ""
+    kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
+    kv_key = "bfloat16" if kv in MODEL_DTYPES else "fp8" if kv in FP8_PER_TENSOR or kv == "fp8_ds_mla" else ""
+    gemm = {"bfloat16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block", "nvfp4": "nvfp4"}.get(
+        gemm_key
+    )
+    key = f"{kv_key}/{gemm}"
+    fit = table.mla.get(key)
+    return (fit, key) if fit is not None else (None, "")
+
+
+def _mla_params(geometry: Geometry) -> float:
+    """DeepSeek-V3's attention projections a layer: q_a, q_b, kv_a (latent + rope), kv_b, o."""
+    shape = geometry.shape
+    h = shape.hidden_size if shape else 0
+    heads = geometry.num_attention_heads
+    q_lora = 1536
+    return float(
+        h * q_lora
+        + q_lora * heads * (128 + 64)
+        + h * (512 + 64)
+        + 512 * heads * (128 + 128)
+        + heads * 128 * h
+    )
+
+
+def _mla_terms(count: int, heads: int, fit: MlaFit) -> _AttnTerms:
+    """The MLA module over `count` layers with `heads` query heads a GPU."""
+    t0, r, rh, c, ch = fit.decode
+    p0, k, kh, wh = fit.prefill
+    return _AttnTerms(
+        window=0,
+        decode_const=count * t0,
+        decode_per_request=count * (r + rh * heads),
+        decode_per_ctx=count * (c + ch * heads),
+        prefill_const=count * p0,
+        prefill_per_token=count * (k + kh * heads),
+        prefill_per_work=count * wh * heads,
     )
 
 
