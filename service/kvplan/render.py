@@ -445,7 +445,10 @@ def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> s
         ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens per finished request"),
     ]
     if isinstance(r, TimedSimResult):
-        return "\n".join([head, "", *_rows(rows + _timed_rows(r)), *_timing_note(r), *_warnings(r.warnings)]) + "\n"
+        return (
+            "\n".join([head, "", *_rows(rows + _timed_rows(r)), *_timing_note(r), *_warnings(r.warnings)])
+            + "\n"
+        )
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
 
 
@@ -471,7 +474,11 @@ def _timed_rows(r: TimedSimResult) -> list[tuple[str, str]]:
     if r.goodput is not None:
         g = r.goodput
         rows.append(
-            ("goodput", f"{g.requests_met:,} of {r.requests:,} met every target ({g.share_met:.1%}): {g.requests_per_s:,.2f}/s")
+            (
+                "goodput",
+                f"{g.requests_met:,} of {r.requests:,} met every target ({g.share_met:.1%}): "
+                f"{g.requests_per_s:,.2f}/s",
+            )
         )
     return rows
 

@@ -60,7 +60,13 @@ def cfg(blocks: int = 400, seqs: int = 16, budget: int = 256) -> SimConfig:
     return SimConfig(num_blocks=blocks, block_size=16, max_num_seqs=seqs, max_num_batched_tokens=budget)
 
 
-def run(sched_type: type[Scheduler], c: SimConfig, requests: list[SimRequest], timer: LinearTimer, k: int | None = None) -> Scheduler:
+def run(
+    sched_type: type[Scheduler],
+    c: SimConfig,
+    requests: list[SimRequest],
+    timer: LinearTimer,
+    k: int | None = None,
+) -> Scheduler:
     planned = workload.plan(requests, None)
     s = sched_type(c, planned, None, Clock(timer), k)
     s.run()
@@ -109,7 +115,10 @@ def test_a_small_pool_preempts_the_same_requests_timed_or_not(requests):
     slow = run(EveryStep, small, requests, LinearTimer())
     assert fast.finish_order == slow.finish_order and fast.preemptions == slow.preemptions
     # All arriving at once, timed and untimed runs are the same schedule.
-    at_once = [SimRequest(arrival_time=0.0, prompt_tokens=r.prompt_tokens, output_tokens=r.output_tokens) for r in requests]
+    at_once = [
+        SimRequest(arrival_time=0.0, prompt_tokens=r.prompt_tokens, output_tokens=r.output_tokens)
+        for r in requests
+    ]
     timed = run(Scheduler, small, at_once, LinearTimer())
     plain = Scheduler(small, workload.plan(untimed, None))
     plain.run()
@@ -153,7 +162,11 @@ def test_an_arrival_waits_for_the_first_step_that_starts_after_it():
 
 
 @given(
-    st.floats(1e-4, 1e-1), st.floats(0, 1e-5), st.integers(1, 300), st.integers(0, 10**6), st.integers(1, 5000),
+    st.floats(1e-4, 1e-1),
+    st.floats(0, 1e-5),
+    st.integers(1, 300),
+    st.integers(0, 10**6),
+    st.integers(1, 5000),
     st.floats(0, 1.0),
 )
 def test_the_first_step_reaching_a_time_is_found_exactly(a, b, n, c0, k, share):
@@ -166,8 +179,14 @@ def test_the_first_step_reaching_a_time_is_found_exactly(a, b, n, c0, k, share):
 
 
 def test_simulate_answers_latency_and_throughput_when_timed():
-    g = Generator(count=200, arrival_rate_per_s=20.0, prompt=Uniform(low=50, high=400), output=Fixed(value=40))
-    r = simulate(cfg(blocks=2000, seqs=64, budget=512), generator=g, timing=Timing(LinearTimer(), NOTE, slo=GoodputTargets(ttft_ms=50)))
+    g = Generator(
+        count=200, arrival_rate_per_s=20.0, prompt=Uniform(low=50, high=400), output=Fixed(value=40)
+    )
+    r = simulate(
+        cfg(blocks=2000, seqs=64, budget=512),
+        generator=g,
+        timing=Timing(LinearTimer(), NOTE, slo=GoodputTargets(ttft_ms=50)),
+    )
     assert isinstance(r, TimedSimResult)
     assert r.completed == 200
     lat = r.latency
@@ -204,7 +223,11 @@ def test_timed_generators_draw_the_same_lengths_at_every_rate():
     fast = workload.generate(Generator(arrival_rate_per_s=50.0, **kw))
     loop = workload.generate(Generator(concurrency=4, **kw))
     lengths = [(r.prompt_tokens, r.output_tokens) for r in slow]
-    assert lengths == [(r.prompt_tokens, r.output_tokens) for r in fast] == [(r.prompt_tokens, r.output_tokens) for r in loop]
+    assert (
+        lengths
+        == [(r.prompt_tokens, r.output_tokens) for r in fast]
+        == [(r.prompt_tokens, r.output_tokens) for r in loop]
+    )
     assert [r.arrival_time for r in fast] == pytest.approx([r.arrival_time / 50 for r in slow])
     assert {r.arrival_time for r in loop} == {0.0}
 

@@ -41,10 +41,13 @@ def mooncake_rows() -> list[tuple[int, int, int, list[int]]]:
 
 
 def mooncake_jsonl() -> bytes:
-    return "".join(
-        f'{{"timestamp": {t}, "input_length": {i}, "output_length": {o}, "hash_ids": [{", ".join(map(str, h))}]}}\n'
-        for t, i, o, h in mooncake_rows()
-    ).encode()
+    lines = []
+    for t, i, o, h in mooncake_rows():
+        ids = ", ".join(map(str, h))
+        lines.append(
+            f'{{"timestamp": {t}, "input_length": {i}, "output_length": {o}, "hash_ids": [{ids}]}}\n'
+        )
+    return "".join(lines).encode()
 
 
 def unbounded_hit_rate() -> float:

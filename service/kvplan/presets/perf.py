@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 import msgspec
-from pathlib import Path
 
 from kvplan.core.perf.coeffs import Coefficients, decode_coefficients
 
@@ -43,7 +43,8 @@ class Validation(msgspec.Struct, frozen=True):
             )
         return (
             f"on {v.rows:,} measured closed-loop runs on this GPU ({self.source}), the median absolute "
-            f"error was {v.tpot_median_abs_pct:.1f} % for mean TPOT and {v.ttft_median_abs_pct:.1f} % for mean "
+            f"error was {v.tpot_median_abs_pct:.1f} % for mean TPOT and "
+            f"{v.ttft_median_abs_pct:.1f} % for mean "
             "TTFT (docs/validation-steptime.md)"
         )
 

@@ -22,7 +22,6 @@ from kvplan.core.validate import Input
 
 from .common import settings_but, takes
 
-
 Concurrency = Annotated[
     int,
     Meta(
@@ -110,4 +109,6 @@ class SimulateTraceQuery(Input):
     ] = ()
     goodput: GoodputTargets | None = None
     concurrency: Concurrency | None = None
-    time_scale: Annotated[float, Meta(gt=0, le=MAX_TIME_SCALE, description="× the trace's arrival times")] = 1.0
+    time_scale: Annotated[float, Meta(gt=0, le=MAX_TIME_SCALE, description="× the trace's arrival times")] = (
+        1.0
+    )

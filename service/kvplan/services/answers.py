@@ -132,18 +132,28 @@ def simulate_answer(
     run it timed, on the step-time model of the model and GPU (services/timing.py)."""
     cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
     w = req.workload
-    timed = (generator is not None and generator.timed) or bool(requests and requests[0].arrival_time is not None)
+    timed = (generator is not None and generator.timed) or bool(
+        requests and requests[0].arrival_time is not None
+    )
     concurrency = generator.concurrency if generator is not None else w.concurrency
     timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
     if not timed and (w.concurrency is not None or req.goodput is not None):
         field = "workload.concurrency" if w.concurrency is not None else "goodput"
-        raise InvalidInput(field, "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)")
+        raise InvalidInput(
+            field, "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)"
+        )
     chains = trace.chains if trace is not None else None
     block = trace.chain_block if trace is not None else 0
     result: SimResult = _timed(
         observe,
         lambda: simulate(
-            cfg, requests, generator, req.snapshot_steps, should_stop=should_stop, timing=timing, chains=chains,
+            cfg,
+            requests,
+            generator,
+            req.snapshot_steps,
+            should_stop=should_stop,
+            timing=timing,
+            chains=chains,
             chain_block=block,
         ),
     )

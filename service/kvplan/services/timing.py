@@ -40,9 +40,13 @@ def timing_for(
     """The step-time model and note for req's model, GPU and settings. A 4xx naming the field
     when the request lacks the model or the GPU, or the GPU has no specs."""
     if req.model is None:
-        raise InvalidInput("model", "a timed simulation (arrivals in seconds) needs the model: its steps are timed")
+        raise InvalidInput(
+            "model", "a timed simulation (arrivals in seconds) needs the model: its steps are timed"
+        )
     if req.gpu is None:
-        raise InvalidInput("gpu", "a timed simulation (arrivals in seconds) needs the GPU: its steps are timed")
+        raise InvalidInput(
+            "gpu", "a timed simulation (arrivals in seconds) needs the GPU: its steps are timed"
+        )
     specs = registry.gpu_specs(req.gpu)
     inp, _, _ = budget_input(registry, BudgetRequest(**_same_named(req, BudgetRequest)), ref=ref)
     b = compute_budget(inp)

@@ -10,12 +10,12 @@ from litestar import Request, Response, post
 from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.core.sim.traces import Trace, TraceReader
 from kvplan.render import simulation_text
-from kvplan.services.vllm_bench import vllm_bench_json
 from kvplan.schemas import SimulateRequest
 from kvplan.schemas.simulate import SimulateTraceQuery, SimWorkload, decode_simulate_request
 from kvplan.services.answers import encode_answer, simulate_answer
 from kvplan.services.models import model_ref
 from kvplan.services.query import decode_pairs
+from kvplan.services.vllm_bench import vllm_bench_json
 
 from .. import metrics
 from ..errors import ApiError
@@ -36,7 +36,7 @@ FORMATS = ("json", "text", "vllm-bench")
 
 
 def _kind(content_type: str, head: bytes) -> str:
-    """"json", "csv" or "jsonl": by the media type, else by the body's first line."""
+    """ "json", "csv" or "jsonl": by the media type, else by the body's first line."""
     media = content_type.split(";")[0].strip().lower()
     if media == CSV:
         return "csv"
@@ -98,7 +98,9 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
                     title="Request Entity Too Large",
                 )
         if not body.strip():
-            raise ApiError(400, "The request body is empty; send a JSON object or a trace.", title="Empty body")
+            raise ApiError(
+                400, "The request body is empty; send a JSON object or a trace.", title="Empty body"
+            )
         req = decode_simulate_request(body)
     else:
         pairs = [(k, v) for k, v in query_pairs(request.scope["query_string"]) if k != "format"]

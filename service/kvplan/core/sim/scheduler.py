@@ -268,7 +268,7 @@ class Scheduler:
                 raise SimulationStopped(f"stopped while queueing the requests, {i:,} of {len(planned):,}")
             self._add(p)
         self.waiting: deque[_Request] = deque()
-        self.waiting_heap: list[tuple[int, int, int]] = []  # priority policy: (priority, arrival order, id)
+        self.waiting_heap: list[tuple[int, float, int]] = []  # priority policy: (priority, arrival order, id)
         self.running: dict[int, _Request] = {}  # admission order
         self.prefilling: dict[int, _Request] = {}
         self.events: list[tuple[int, int, int, int]] = []  # (step, seq, version, id)
@@ -333,7 +333,9 @@ class Scheduler:
                 keys += [((pid << KEY_BITS | j) << 2) | 1 for j in range(lo, shared)]
             else:
                 chain, cb = q.chain, q.chain_block
-                keys += [((chain[((j + 1) * bs - 1) // cb] << KEY_BITS | j) << 2) | 2 for j in range(lo, shared)]
+                keys += [
+                    ((chain[((j + 1) * bs - 1) // cb] << KEY_BITS | j) << 2) | 2 for j in range(lo, shared)
+                ]
             lo = shared
         own = q.id << KEY_BITS
         keys += [(own | j) << 2 for j in range(lo, n)]
@@ -668,7 +670,7 @@ class Scheduler:
         if self.events:
             cands.append(self.events[0][0])
         if self.arrivals:
-            cands.append(self.arrivals[0][0])
+            cands.append(int(self.arrivals[0][0]))  # a step: this is the untimed loop
         if not cands:
             return None
         return max(self.t + 1, min(cands))
@@ -678,7 +680,9 @@ class Scheduler:
         arrival joins at the first step that starts at or after it; the decode-only steps before
         are summed by the clock (and their gaps go to the ITL histogram)."""
         t, end = self.t, self.step_end
-        if self.prefilling or (self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs):
+        if self.prefilling or (
+            self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs
+        ):
             return t + 1, end
         arrival = self.arrivals[0][0] if self.arrivals else None
         if not self.running:  # idle until the next arrival
@@ -740,10 +744,17 @@ class Scheduler:
             self.visited += 1
             if observe is not None:
                 if clock is None:
-                    observe(self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting)
+                    observe(
+                        self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting
+                    )
                 else:
                     observe(
-                        self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting, clock.now
+                        self.t,
+                        self.pool.in_use,
+                        self.pool.cached_free,
+                        len(self.running),
+                        self.n_waiting,
+                        clock.now,
                     )
             if clock is None:
                 nxt = self.next_step()

@@ -9,7 +9,6 @@ figures, a bounded series of the pool over time, snapshots, and the preemption w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
 from typing import Annotated, NamedTuple
 
 import msgspec
@@ -32,7 +31,7 @@ from ..limits import (
 from ..units import cdiv
 from . import workload
 from .clock import Clock, StepTimer
-from .latency import Distribution, Latency, Throughput, distribution
+from .latency import Latency, Throughput, distribution
 from .scheduler import (
     Scheduler,
     SimConfig,
@@ -77,7 +76,7 @@ SERIES_EXACT_RECORDS = 1 << 16
 SERIES_FOLD_BINS = 4096
 
 # step, blocks used, cached free blocks, running, waiting[, seconds at the step's start]
-Record = tuple[float, ...]
+Record = tuple[int, int, int, int, int] | tuple[int, int, int, int, int, float]
 
 
 class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
@@ -195,8 +194,15 @@ class SeriesRecorder:
         self.first = 0
         self.width = 1
 
-    def add(self, *r: float) -> None:
-        """One step: (step, blocks used, cached free, running, waiting[, seconds])."""
+    def add(
+        self, step: int, used: int, cached: int, running: int, waiting: int, time_s: float | None = None
+    ) -> None:
+        """One step (and, timed, the seconds at which it started)."""
+        r: Record = (
+            (step, used, cached, running, waiting)
+            if time_s is None
+            else (step, used, cached, running, waiting, time_s)
+        )
         if self.bins is None:
             self.records.append(r)
             if len(self.records) > SERIES_EXACT_RECORDS:
@@ -229,8 +235,7 @@ class SeriesRecorder:
     def series(self) -> tuple[SeriesPoint, ...]:
         records = self.records if self.bins is None else [self.bins[k] for k in sorted(self.bins)]
         return tuple(
-            (TimedSeriesPoint if len(r) == 6 else SeriesPoint)(*r)  # type: ignore[arg-type]
-            for r in _busiest(records, MAX_SERIES)
+            (TimedSeriesPoint if len(r) == 6 else SeriesPoint)(*r) for r in _busiest(records, MAX_SERIES)
         )
 
 

@@ -72,7 +72,9 @@ def _stamp_seconds(text: str, line: int) -> float:
         raise InvalidInput(_field(line, "TIMESTAMP"), f"{text[:40]!r} is not a date") from None
     if int(h) > 23 or int(mi) > 59 or int(s) > 60:
         raise InvalidInput(_field(line, "TIMESTAMP"), f"{text[:40]!r} is not a time of day")
-    return days * 86400 + int(h) * 3600 + int(mi) * 60 + int(s) + (int(frac) / 10 ** len(frac) if frac else 0.0)
+    return (
+        days * 86400 + int(h) * 3600 + int(mi) * 60 + int(s) + (int(frac) / 10 ** len(frac) if frac else 0.0)
+    )
 
 
 def _tokens(value: Any, line: int, column: str) -> int:
@@ -149,7 +151,9 @@ class TraceReader:
                 )
             return
         if len(cells) != 3:
-            raise InvalidInput(_field(line, "row"), f"{len(cells)} columns; the trace has 3: {','.join(AZURE_HEADER)}")
+            raise InvalidInput(
+                _field(line, "row"), f"{len(cells)} columns; the trace has 3: {','.join(AZURE_HEADER)}"
+            )
         when = _stamp_seconds(cells[0], line)
         self._add(
             line,
@@ -183,7 +187,8 @@ class TraceReader:
         if len(row.hash_ids) > -(-prompt // MOONCAKE_BLOCK):
             raise InvalidInput(
                 _field(line, "hash_ids"),
-                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a {MOONCAKE_BLOCK}-token block",
+                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a "
+                f"{MOONCAKE_BLOCK}-token block",
             )
         node, chain = -1, []
         for h in row.hash_ids:
@@ -201,14 +206,20 @@ class TraceReader:
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise InvalidInput(_field(line, _path(e)), _reason(e)) from None
         if r.arrival_time is None:
-            raise InvalidInput(_field(line, "arrival_time"), "each request of a trace gives its arrival_time (seconds)")
+            raise InvalidInput(
+                _field(line, "arrival_time"), "each request of a trace gives its arrival_time (seconds)"
+            )
         if not 0 <= r.prefix_tokens <= r.prompt_tokens:
             raise InvalidInput(_field(line, "prefix_tokens"), "must be between 0 and prompt_tokens")
         self._add(line, "arrival_time", r.arrival_time, r.prompt_tokens, r.output_tokens, r)
 
-    def _add(self, line: int, column: str, when: float, prompt: int, output: int, r: SimRequest | None = None) -> None:
+    def _add(
+        self, line: int, column: str, when: float, prompt: int, output: int, r: SimRequest | None = None
+    ) -> None:
         if len(self.requests) >= MAX_REQUESTS:
-            raise InvalidInput("trace", f"more than {MAX_REQUESTS:,} requests (line {line}): simulate a part of it")
+            raise InvalidInput(
+                "trace", f"more than {MAX_REQUESTS:,} requests (line {line}): simulate a part of it"
+            )
         if self.first is None:
             self.first = when
         elif when < self.last:
@@ -220,7 +231,9 @@ class TraceReader:
         self.last = when
         at = (when - self.first) * self.time_scale
         if at > MAX_ARRIVAL_TIME:
-            raise InvalidInput(_field(line, column), f"arrives {at:,.0f} s after the first row: at most {MAX_ARRIVAL_TIME:g}")
+            raise InvalidInput(
+                _field(line, column), f"arrives {at:,.0f} s after the first row: at most {MAX_ARRIVAL_TIME:g}"
+            )
         if r is None:
             self.requests.append(SimRequest(arrival_time=at, prompt_tokens=prompt, output_tokens=output))
         else:

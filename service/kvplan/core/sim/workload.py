@@ -139,7 +139,9 @@ class Generator(WorkloadStruct, frozen=True, kw_only=True):
     steps (arrival_rate), or in seconds (arrival_rate_per_s, concurrency: a timed simulation)."""
 
     count: Annotated[int, Meta(ge=1, le=MAX_REQUESTS)]
-    arrival_rate: Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE, description="requests a step")] | None = None
+    arrival_rate: Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE, description="requests a step")] | None = (
+        None
+    )
     arrival_rate_per_s: (
         Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE_PER_S, description="requests a second (Poisson)")]
         | None
@@ -363,7 +365,9 @@ def generate(g: Generator, should_stop: ShouldStop = None) -> list[SimRequest]:
                 )
             )
         else:
-            out.append(SimRequest(arrival_step=step, arrival_time=time, prompt_tokens=prompt, output_tokens=output))
+            out.append(
+                SimRequest(arrival_step=step, arrival_time=time, prompt_tokens=prompt, output_tokens=output)
+            )
     return out
 
 
