@@ -1,0 +1,139 @@
+"""Timed simulations through the API: arrivals in seconds, closed loops, the two public traces as
+bodies, and the answer in vllm bench serve's --save-result names."""
+
+from __future__ import annotations
+
+import pytest
+from litestar.testing import TestClient
+
+from tests.sim.traces import azure_csv, mooncake_jsonl, unbounded_hit_rate
+
+POOL = "model=llama-3.1-8b&gpu=h100-sxm-80gb"
+GENERATOR = {
+    "count": 300,
+    "prompt": {"kind": "uniform", "low": 200, "high": 2000},
+    "output": {"kind": "uniform", "low": 20, "high": 400},
+}
+
+
+def timed(client: TestClient, generator: dict[str, object], **extra: object) -> dict[str, object]:
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": generator}, **extra}
+    r = client.post("/v1/simulate", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_poisson_rate_per_second_answers_latency_and_throughput(client: TestClient) -> None:
+    a = timed(client, {**GENERATOR, "arrival_rate_per_s": 5.0})
+    lat = a["latency"]
+    assert set(lat) == {"queue_ms", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
+    for d in lat.values():
+        assert set(d) >= {"mean", "p50", "p90", "p99"}
+        assert 0 <= d["p50"] <= d["p90"] <= d["p99"]
+    t = a["throughput"]
+    assert t["requests_per_s"] == pytest.approx(300 / t["duration_s"])
+    assert a["completed"] == 300 and "time_s" in a["series"][0]
+    assert "exact" in a["timing"]["exact"] and "modelled" in a["timing"]["modelled"]
+
+
+def test_a_higher_rate_never_lowers_the_latency_of_the_same_requests(client: TestClient) -> None:
+    slow = timed(client, {**GENERATOR, "arrival_rate_per_s": 1.0})
+    fast = timed(client, {**GENERATOR, "arrival_rate_per_s": 50.0})
+    assert fast["latency"]["e2e_ms"]["mean"] > slow["latency"]["e2e_ms"]["mean"]
+    assert fast["throughput"]["requests_per_s"] > slow["throughput"]["requests_per_s"]
+
+
+def test_a_closed_loop_keeps_at_most_its_concurrency_in_flight(client: TestClient) -> None:
+    a = timed(client, {**GENERATOR, "concurrency": 8})
+    assert a["peak_in_flight"] == 8
+    assert a["peak_running"] <= 8
+
+
+def test_listed_requests_with_arrival_times_run_timed_with_goodput(client: TestClient) -> None:
+    requests = [{"arrival_time": 0.1 * i, "prompt_tokens": 500, "output_tokens": 50} for i in range(20)]
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "workload": {"requests": requests},
+        "goodput": {"ttft_ms": 1e6, "tpot_ms": 1e6},
+    }
+    r = client.post("/v1/simulate", json=body)
+    assert r.status_code == 200, r.text
+    g = r.json()["goodput"]
+    assert g["requests_met"] == 20 and g["share_met"] == 1.0
+
+
+def test_the_answer_in_vllm_bench_names(client: TestClient) -> None:
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    b = client.post("/v1/simulate?format=vllm-bench", json=body).json()
+    for name in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+        assert isinstance(b[name], float), name
+    assert b["completed"] == b["num_prompts"] == 300 and b["max_concurrency"] == 4
+    assert b["request_throughput"] == pytest.approx(300 / b["duration"])
+
+
+def test_vllm_bench_names_need_a_timed_simulation(client: TestClient) -> None:
+    body = {"num_blocks": 100, "block_size": 16, "workload": {"requests": [{"prompt_tokens": 5, "output_tokens": 5}]}}
+    r = client.post("/v1/simulate?format=vllm-bench", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "format"
+
+
+def test_the_text_answer_says_what_is_exact_and_what_is_modelled(client: TestClient) -> None:
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    text = client.post("/v1/simulate?format=text", json=body).text
+    for words in ("time to first token", "time per output token", "throughput", "Exact:", "Modelled:", "Validation:"):
+        assert words in text
+
+
+def test_a_gpu_without_specs_is_refused_naming_the_gpu(client: TestClient) -> None:
+    body = {"model": "llama-3.1-8b", "gpu": "mi300x-192gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    r = client.post("/v1/simulate", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "gpu"
+    assert "h100-sxm-80gb" in r.json()["detail"]  # it says which GPUs have specs
+
+
+def test_the_whole_azure_conversation_trace_replays(client: TestClient) -> None:
+    r = client.post(f"/v1/simulate?{POOL}", content=azure_csv(), headers={"content-type": "text/csv"})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["requests"] == a["completed"] == 19_366
+    assert a["throughput"]["duration_s"] > 3_500  # 58 minutes of arrivals
+
+
+def test_the_whole_mooncake_trace_replays_with_its_hash_chains(client: TestClient) -> None:
+    r = client.post(
+        f"/v1/simulate?{POOL}&tensor_parallel_size=4",
+        content=mooncake_jsonl(),
+        headers={"content-type": "application/x-ndjson"},
+    )
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["requests"] == a["completed"] == 12_031
+    # Shared chains hit; the GPU's pool (2.1M tokens here) turns over long before a conversation's
+    # next turn in most cases, so it keeps far less than an unbounded cache's 36.6 % of blocks.
+    assert 0.05 < a["cache_hit_rate_blocks"] < unbounded_hit_rate()
+
+
+def test_a_trace_sent_as_curl_sends_files_is_sniffed(client: TestClient) -> None:
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:200])
+    r = client.post(f"/v1/simulate?{POOL}", content=head, headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 200, r.text
+    assert r.json()["requests"] == 199
+
+
+def test_a_requests_jsonl_trace_keeps_its_prefixes(client: TestClient) -> None:
+    lines = [
+        f'{{"arrival_time": {0.05 * i}, "prompt_tokens": 1200, "output_tokens": 20, "prefix_id": "sys", '
+        f'"prefix_tokens": 1024}}'
+        for i in range(40)
+    ]
+    r = client.post(f"/v1/simulate?{POOL}", content="\n".join(lines), headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200, r.text
+    assert r.json()["cache_hit_tokens"] > 0
+
+
+def test_time_scale_stretches_a_trace(client: TestClient) -> None:
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:300])
+    one = client.post(f"/v1/simulate?{POOL}", content=head, headers={"content-type": "text/csv"}).json()
+    two = client.post(f"/v1/simulate?{POOL}&time_scale=2", content=head, headers={"content-type": "text/csv"}).json()
+    assert two["throughput"]["requests_per_s"] < one["throughput"]["requests_per_s"]
