@@ -64,29 +64,59 @@ def test_listed_requests_with_arrival_times_run_timed_with_goodput(client: TestC
 
 
 def test_the_answer_in_vllm_bench_names(client: TestClient) -> None:
-    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "workload": {"generator": {**GENERATOR, "concurrency": 4}},
+    }
     b = client.post("/v1/simulate?format=vllm-bench", json=body).json()
-    for name in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+    for name in (
+        "mean_ttft_ms",
+        "median_ttft_ms",
+        "p99_ttft_ms",
+        "mean_tpot_ms",
+        "p99_itl_ms",
+        "mean_e2el_ms",
+    ):
         assert isinstance(b[name], float), name
     assert b["completed"] == b["num_prompts"] == 300 and b["max_concurrency"] == 4
     assert b["request_throughput"] == pytest.approx(300 / b["duration"])
 
 
 def test_vllm_bench_names_need_a_timed_simulation(client: TestClient) -> None:
-    body = {"num_blocks": 100, "block_size": 16, "workload": {"requests": [{"prompt_tokens": 5, "output_tokens": 5}]}}
+    body = {
+        "num_blocks": 100,
+        "block_size": 16,
+        "workload": {"requests": [{"prompt_tokens": 5, "output_tokens": 5}]},
+    }
     r = client.post("/v1/simulate?format=vllm-bench", json=body)
     assert r.status_code == 400 and r.json()["field"] == "format"
 
 
 def test_the_text_answer_says_what_is_exact_and_what_is_modelled(client: TestClient) -> None:
-    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "workload": {"generator": {**GENERATOR, "concurrency": 4}},
+    }
     text = client.post("/v1/simulate?format=text", json=body).text
-    for words in ("time to first token", "time per output token", "throughput", "Exact:", "Modelled:", "Validation:"):
+    for words in (
+        "time to first token",
+        "time per output token",
+        "throughput",
+        "Exact:",
+        "Modelled:",
+        "Validation:",
+    ):
         assert words in text
 
 
 def test_a_gpu_without_specs_is_refused_naming_the_gpu(client: TestClient) -> None:
-    body = {"model": "llama-3.1-8b", "gpu": "mi300x-192gb", "workload": {"generator": {**GENERATOR, "concurrency": 4}}}
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "mi300x-192gb",
+        "workload": {"generator": {**GENERATOR, "concurrency": 4}},
+    }
     r = client.post("/v1/simulate", json=body)
     assert r.status_code == 400 and r.json()["field"] == "gpu"
     assert "h100-sxm-80gb" in r.json()["detail"]  # it says which GPUs have specs
@@ -116,7 +146,9 @@ def test_the_whole_mooncake_trace_replays_with_its_hash_chains(client: TestClien
 
 def test_a_trace_sent_as_curl_sends_files_is_sniffed(client: TestClient) -> None:
     head = b"\r\n".join(azure_csv().split(b"\r\n")[:200])
-    r = client.post(f"/v1/simulate?{POOL}", content=head, headers={"content-type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        f"/v1/simulate?{POOL}", content=head, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert r.status_code == 200, r.text
     assert r.json()["requests"] == 199
 
@@ -127,7 +159,9 @@ def test_a_requests_jsonl_trace_keeps_its_prefixes(client: TestClient) -> None:
         f'"prefix_tokens": 1024}}'
         for i in range(40)
     ]
-    r = client.post(f"/v1/simulate?{POOL}", content="\n".join(lines), headers={"content-type": "application/x-ndjson"})
+    r = client.post(
+        f"/v1/simulate?{POOL}", content="\n".join(lines), headers={"content-type": "application/x-ndjson"}
+    )
     assert r.status_code == 200, r.text
     assert r.json()["cache_hit_tokens"] > 0
 
@@ -135,5 +169,7 @@ def test_a_requests_jsonl_trace_keeps_its_prefixes(client: TestClient) -> None:
 def test_time_scale_stretches_a_trace(client: TestClient) -> None:
     head = b"\r\n".join(azure_csv().split(b"\r\n")[:300])
     one = client.post(f"/v1/simulate?{POOL}", content=head, headers={"content-type": "text/csv"}).json()
-    two = client.post(f"/v1/simulate?{POOL}&time_scale=2", content=head, headers={"content-type": "text/csv"}).json()
+    two = client.post(
+        f"/v1/simulate?{POOL}&time_scale=2", content=head, headers={"content-type": "text/csv"}
+    ).json()
     assert two["throughput"]["requests_per_s"] < one["throughput"]["requests_per_s"]

@@ -36,6 +36,7 @@ from kvplan.schemas import (
 )
 from kvplan.schemas.common import FIELDS
 from kvplan.schemas.reconcile import ReconcileOverrides
+from kvplan.schemas.simulate import SimulateTraceQuery
 
 REQUESTS = [PerTokenRequest, BudgetRequest, FleetRequest, FleetQuery, SimulateRequest, ReconcileOverrides]
 # Settings a request requires (the core's are all optional).
@@ -120,12 +121,8 @@ TAKERS = {
     BudgetRequest: set(),
     FleetRequest: {"workload", "fleet", "layouts"},
     FleetQuery: {"count"},
-    SimulateRequest: {
-        "workload",
-        "num_blocks",
-        "scheduling_policy",
-        "snapshot_steps",
-    },
+    SimulateRequest: {"workload"},
+    SimulateTraceQuery: set(),
     ReconcileOverrides: {"hf_config"},
     FleetGpu: {"count"},
     LayoutSpec: {"data_parallel_attention"},
@@ -134,6 +131,7 @@ TAKERS = {
 # A field a request takes optional (None by default) or required where the table has it otherwise.
 FLIPPED = {
     (SimulateRequest, "model"),
+    (SimulateTraceQuery, "model"),
     (FleetQuery, "gpu"),
     (FleetGpu, "gpu"),
     (FleetQuery, "context_tokens"),

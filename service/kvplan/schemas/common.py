@@ -12,6 +12,7 @@ from msgspec import NODEFAULT, Meta
 from kvplan.core.budget.types import ENGINE_SETTINGS, EngineSettings, Tokens, WeightDtype
 from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.limits import (
+    MAX_ARRIVAL_STEP,
     MAX_BATCH,
     MAX_BYTES,
     MAX_COST_PER_HOUR,
@@ -21,19 +22,24 @@ from kvplan.core.limits import (
     MAX_HEAD_DIM,
     MAX_HEADS,
     MAX_HIDDEN_SIZE,
+    MAX_IN_FLIGHT,
     MAX_LAYERS,
     MAX_LAYOUTS,
     MAX_MIX,
     MAX_NAME_LENGTH,
+    MAX_NUM_BLOCKS,
     MAX_PARAMS,
     MAX_SHARE,
+    MAX_SNAPSHOTS,
     MAX_STATE_BYTES,
     MAX_SWEEP_VALUES_LENGTH,
+    MAX_TIME_SCALE,
     MAX_TOKENS,
 )
 from kvplan.core.model.geometry import QsaCaches
 from kvplan.core.model.mamba import MambaState, Mixer
 from kvplan.core.model.quant import QUANTIZATION_ARGS
+from kvplan.core.sim.simulate import GoodputTargets
 from kvplan.core.validate import Input
 
 # Each field is declared once. A request type names the fields it takes (`takes`) from one table
@@ -316,6 +322,27 @@ ModelField = Annotated[
 ]
 
 
+SnapshotSteps = Annotated[
+    tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
+    Meta(
+        max_length=MAX_SNAPSHOTS,
+        description="steps after which to return the pool: block tables, ref_cnt, free queue",
+    ),
+]
+Concurrency = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_IN_FLIGHT,
+        description="timed: requests in flight at most, as vllm bench serve --max-concurrency (the "
+        "next is sent when one finishes)",
+    ),
+]
+TimeScale = Annotated[
+    float, Meta(gt=0, le=MAX_TIME_SCALE, description="× a trace's arrival times (2: half the rate)")
+]
+
+
 # Each field a request takes, declared once (type with bounds and description, and default): the
 # engine settings as the core declares them (kvplan.core.budget.types.EngineSettings), then those
 # of the requests themselves. A request type names the ones it takes (`takes`).
@@ -329,6 +356,13 @@ FIELDS |= {
     "engine": (EngineId | None, None),
     "gpus_per_node": (GpusPerNode, 8),
     "cost_per_hour": (CostPerHour | None, None),
+    # A simulation's pool, policy, snapshots and timed options (/v1/simulate, its trace query).
+    "num_blocks": (Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None, None),
+    "scheduling_policy": (Literal["fcfs", "priority"], "fcfs"),
+    "snapshot_steps": (SnapshotSteps, ()),
+    "goodput": (GoodputTargets | None, None),
+    "concurrency": (Concurrency | None, None),
+    "time_scale": (TimeScale, 1.0),
     # The draft model inline (the service resolves it as it resolves `model`'s hf_config).
     "speculative_hf_config": (
         Annotated[

@@ -8,29 +8,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from kvplan.core.limits import (
-    MAX_ARRIVAL_STEP,
-    MAX_IN_FLIGHT,
-    MAX_LISTED_REQUESTS,
-    MAX_NUM_BLOCKS,
-    MAX_SNAPSHOTS,
-    MAX_TIME_SCALE,
-)
-from kvplan.core.sim.simulate import GoodputTargets
+from kvplan.core.limits import MAX_LISTED_REQUESTS
 from kvplan.core.sim.workload import Generator, SimRequest
 from kvplan.core.validate import Input
 
-from .common import settings_but, takes
-
-Concurrency = Annotated[
-    int,
-    Meta(
-        ge=1,
-        le=MAX_IN_FLIGHT,
-        description="timed: requests in flight at most, as vllm bench serve --max-concurrency (the "
-        "next is sent when one finishes)",
-    ),
-]
+from .common import Concurrency, settings_but, takes
 
 
 class SimWorkload(Input):
@@ -52,16 +34,6 @@ class SimulateRequest(Input):
     workload whose arrivals are in seconds runs timed, on the model and GPU's step-time model."""
 
     workload: SimWorkload
-    goodput: GoodputTargets | None = None
-    num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
-    scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
-    snapshot_steps: Annotated[
-        tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
-        Meta(
-            max_length=MAX_SNAPSHOTS,
-            description="steps after which to return the pool: block tables, ref_cnt, free queue",
-        ),
-    ] = ()
 
 
 _decoder = msgspec.json.Decoder(SimulateRequest)
@@ -100,15 +72,3 @@ def _member(obj: Any, key: str) -> Any:
 class SimulateTraceQuery(Input):
     """The query of a trace body: the pool (as SimulateRequest's), a closed loop's concurrency,
     and time_scale, which stretches the trace's arrival times (2: half the rate)."""
-
-    num_blocks: Annotated[int, Meta(ge=2, le=MAX_NUM_BLOCKS)] | None = None
-    scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
-    snapshot_steps: Annotated[
-        tuple[Annotated[int, Meta(ge=0, le=MAX_ARRIVAL_STEP)], ...],
-        Meta(max_length=MAX_SNAPSHOTS, description="steps after which to return the pool"),
-    ] = ()
-    goodput: GoodputTargets | None = None
-    concurrency: Concurrency | None = None
-    time_scale: Annotated[float, Meta(gt=0, le=MAX_TIME_SCALE, description="× the trace's arrival times")] = (
-        1.0
-    )

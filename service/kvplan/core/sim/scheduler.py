@@ -204,6 +204,7 @@ class _Request:
     )
 
     def __init__(self, rid: int, p: Planned) -> None:
+        """Request `rid` as planned, not arrived: no blocks, nothing computed or generated."""
         r = p.request
         self.id = rid
         self.planned = p

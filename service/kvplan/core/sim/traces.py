@@ -216,6 +216,8 @@ class TraceReader:
     def _add(
         self, line: int, column: str, when: float, prompt: int, output: int, r: SimRequest | None = None
     ) -> None:
+        """Keep one row as a request arriving (when − first row) × time_scale seconds in: rows in
+        arrival order, within the request and time limits."""
         if len(self.requests) >= MAX_REQUESTS:
             raise InvalidInput(
                 "trace", f"more than {MAX_REQUESTS:,} requests (line {line}): simulate a part of it"
