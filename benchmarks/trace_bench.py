@@ -45,7 +45,12 @@ def untimed(body: bytes, csv: bool, step_s: float) -> bytes:
         for r in trace.requests
     ]
     return msgspec.json.encode(
-        {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "tensor_parallel_size": 4, "workload": {"requests": rows}}
+        {
+            "model": "llama-3.1-8b",
+            "gpu": "h100-sxm-80gb",
+            "tensor_parallel_size": 4,
+            "workload": {"requests": rows},
+        }
     )
 
 

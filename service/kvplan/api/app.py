@@ -29,6 +29,7 @@ from .openapi import (
     openapi_config,
 )
 from .routes.calc import budget_batch, budget_get, budget_post, per_token_get, per_token_post, plan_post
+from .routes.capacity import capacity_post
 from .routes.catalog import get_gpu, get_model, list_engines, list_gpus, list_models, resolve_config
 from .routes.deployments import ROUTES as DEPLOYMENT_ROUTES
 from .routes.fleet import fleet_get, fleet_post, sweep_get
@@ -48,6 +49,7 @@ ROUTES: list[Any] = [
     fleet_get,
     sweep_get,
     simulate_post,
+    capacity_post,
     reconcile_post,
     *DEPLOYMENT_ROUTES,
     list_models,

@@ -37,6 +37,8 @@ ShouldStop = Callable[[], bool]
 #   simulate       3,000,000 blocks handed out (MAX_BLOCK_EVENTS): 2,100 requests      5.3 s     16 s
 #                  of 1,400 tokens in blocks of 1; 1M steps (MAX_SIMULATED_STEPS)
 #                  3.3 s; 100,000 requests (MAX_REQUESTS) arriving at once 1.7 s
+#   capacity       MAX_SEARCH_STEPS (4,000,000) steps over at most MAX_SEARCH_POINTS    ~10 s    30 s
+#                  simulations (measured: see benchmarks/README.md, capacity)
 #   budget_batch   1,000 inline 596-layer configs (MAX_BATCH, MAX_BATCH_LAYER_PASSES)  1.0 s      5 s
 #   sweep          200 points (MAX_SWEEP_POINTS) of a 4,096-layer model (MAX_LAYERS)   1.2 s      5 s
 #   reconcile      an 8 MiB start-up log (MAX_LOG_BYTES) read; each of the route's     1.1 s      5 s
@@ -51,6 +53,7 @@ ShouldStop = Callable[[], bool]
 #   resolve        the same config                                                     0.02 s     3 s
 ROUTE_DEADLINES: dict[str, float] = {
     "simulate": 16.0,
+    "capacity": 30.0,
     "budget_batch": 5.0,
     "sweep": 5.0,
     "reconcile": 5.0,

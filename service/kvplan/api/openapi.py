@@ -22,7 +22,9 @@ from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.logs.reconcile import Reconciliation
-from kvplan.core.sim.simulate import SimResult
+from kvplan.core.sim.latency import Latency, Throughput
+from kvplan.core.sim.simulate import Goodput, SimResult, TimingNote
+from kvplan.core.traffic.search import RateSearch
 from kvplan.schemas import (
     BatchRequest,
     BatchRequestDoc,
@@ -34,6 +36,7 @@ from kvplan.schemas import (
     SimulateRequest,
     SweepQuery,
 )
+from kvplan.schemas.capacity import CapacityRequest
 from kvplan.schemas.deployments import ReplicasRequest
 from kvplan.schemas.plan import PlanRequest
 from kvplan.schemas.reconcile import ReconcileRequest
@@ -81,7 +84,9 @@ class SweepAnswer(Sweep, kw_only=True):
 
 
 class SimulateAnswer(SimResult, kw_only=True):
-    """A simulation with the pool it ran on and the labels that make it reproducible."""
+    """A simulation with the pool it ran on and the labels that make it reproducible. A timed one
+    (arrivals in seconds) adds latency, throughput, goodput, peak_in_flight, waiting_s and timing,
+    and its series points add time_s."""
 
     engine: str
     registry_version: str
@@ -89,6 +94,29 @@ class SimulateAnswer(SimResult, kw_only=True):
     num_blocks: int
     max_num_seqs: int
     max_num_batched_tokens: int
+    latency: Latency | None = None
+    throughput: Throughput | None = None
+    goodput: Goodput | None = None
+    peak_in_flight: int | None = None
+    waiting_s: dict[str, float] | None = None
+    timing: TimingNote | None = None
+    concurrency: int | None = None
+    request_rate: float | None = None
+    trace: str | None = None
+
+
+class CapacityAnswer(RateSearch, kw_only=True):
+    """A capacity search with the replica it ran on and the labels that make it reproducible."""
+
+    model: str
+    gpu: str | None
+    engine: str
+    registry_version: str
+    pool: str
+    num_blocks: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    timing: TimingNote
 
 
 class BatchItem(msgspec.Struct, omit_defaults=True):
@@ -111,13 +139,14 @@ _REQUEST_TYPES: dict[type, str] = {
     FleetQuery: "FleetQuery",
     SweepQuery: "SweepQuery",
     SimulateRequest: "SimulateRequest",
+    CapacityRequest: "CapacityRequest",
     ReconcileRequest: "ReconcileRequest",
     ReplicasRequest: "ReplicasRequest",
     PlanRequest: "PlanRequest",
 }
 _schemas, REQUEST_COMPONENTS = msgspec.json.schema_components(
     [PerTokenRequest, BudgetRequest, BatchRequestDoc, FleetRequest, FleetQuery, SweepQuery, SimulateRequest,
-     ReconcileRequest, ReplicasRequest, PlanRequest],
+     CapacityRequest, ReconcileRequest, ReplicasRequest, PlanRequest],
     ref_template=REF,
 )  # fmt: skip
 
@@ -325,6 +354,7 @@ _SWEEP_FORMAT = Parameter(
 )
 _ANSWERS = {
     "simulate": SimulateAnswer,
+    "capacity": CapacityAnswer,
     "budget": BudgetAnswer,
     "plan": PlanAnswer,
     "per_token": PerTokenAnswer,

@@ -128,6 +128,11 @@ MAX_TRACE_BYTES = 64 << 20
 MAX_TRACE_LINE_BYTES = 1 << 20
 # A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
 MAX_TIME_SCALE = 1e6
+# A capacity search (core/traffic/search.py): at most this many simulations, and their work
+# together (simulations × one simulation's step bound) at most MAX_SEARCH_STEPS, checked before
+# the first runs.
+MAX_SEARCH_POINTS = 40
+MAX_SEARCH_STEPS = 4_000_000
 # A latency target: a day, in milliseconds.
 MAX_SLO_MS = 86_400_000.0
 # Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.

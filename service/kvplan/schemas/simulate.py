@@ -3,7 +3,7 @@ own (kvplan.core.sim.workload): their constraints are the validation, here and i
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta

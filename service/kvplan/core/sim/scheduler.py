@@ -259,6 +259,8 @@ class Scheduler:
         self.in_flight = 0
         self.itl = GapHistogram()
         self.step_end = 0.0  # timed: when the step being run ends
+        self.wait_reason = ""  # timed: why requests wait after the step's admissions (_wait_reason)
+        self.waited: dict[str, float] = {}  # timed: seconds requests waited, by that reason
         self.prefix_numbers: dict[str, int] = {}
         self.reqs: list[_Request] = []
         self.arrivals: list[tuple[float, int]] = []  # heap of (step or seconds, request id)
@@ -604,6 +606,7 @@ class Scheduler:
                 budget -= used
         if self.clock is not None:
             self._time_step()
+            self.wait_reason = self._wait_reason(budget)
         # End of step: requests that sampled their last token finish.
         for q in self.finish_now:
             n += 1
@@ -622,6 +625,16 @@ class Scheduler:
                 f"stopped at simulated step {self.t:,}, {self.completed:,} of {len(self.reqs):,} "
                 "requests done",
             )
+
+    def _wait_reason(self, budget: int) -> str:
+        """Why requests still wait after this step's admissions (timed runs: what binds)."""
+        if not self.n_waiting:
+            return ""
+        if len(self.running) >= self.cfg.max_num_seqs:
+            return "max_num_seqs"
+        if self.preempted_now or self.blocked:
+            return "kv_capacity"
+        return "max_num_batched_tokens"
 
     def _time_step(self) -> None:
         """Timed: the step's duration from its batch; the tokens it samples get their times."""
@@ -760,7 +773,10 @@ class Scheduler:
             if clock is None:
                 nxt = self.next_step()
             else:
+                start = clock.now
                 nxt, clock.now = self._next_timed(clock)
+                if self.wait_reason:  # the reason holds until the next visited step
+                    self.waited[self.wait_reason] = self.waited.get(self.wait_reason, 0.0) + clock.now - start
             if nxt is None:
                 if self.running or self.n_waiting:
                     # Every request fits the pool alone, so an idle pool admits the queue's head.

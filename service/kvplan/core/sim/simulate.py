@@ -164,6 +164,9 @@ class TimedSimResult(SimResult, frozen=True, kw_only=True):
     throughput: Throughput
     goodput: Goodput | None
     peak_in_flight: int  # requests sent and not finished, at most at once (the client's view)
+    # Seconds during which requests waited in the queue, by what kept the head out: the KV pool
+    # (a preemption or no blocks for it), max_num_seqs, or the step's token budget.
+    waiting_s: dict[str, float]
     timing: TimingNote
 
 
@@ -391,6 +394,7 @@ def simulate(
         throughput=throughput,
         goodput=goodput,
         peak_in_flight=_peak_in_flight(sched),
+        waiting_s=dict(sorted(sched.waited.items())),
         timing=timing.note,
     )
 

@@ -1,0 +1,40 @@
+"""Wire schema of POST /v1/capacity: a replica (every /v1/budget input), a workload's shape
+without its rate, latency targets, and how closely to search."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from msgspec import Meta
+
+from kvplan.core.limits import MAX_ARRIVAL_RATE_PER_S, MAX_SEARCH_POINTS
+from kvplan.core.traffic.shape import WorkloadShape
+from kvplan.core.traffic.slo import Slo
+from kvplan.core.validate import Input
+
+from .common import settings_but, takes
+
+
+class SearchOptions(Input):
+    """How closely the rate is searched (core/traffic/search.py)."""
+
+    tolerance: Annotated[
+        float, Meta(ge=0.001, le=0.5, description="relative: the answer is within this share of the limit")
+    ] = 0.02
+    max_points: Annotated[int, Meta(ge=4, le=MAX_SEARCH_POINTS, description="simulations at most")] = 20
+    first_rate_per_s: (
+        Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE_PER_S, description="where the search starts")] | None
+    ) = None
+
+
+@takes(
+    "workload slo model gpu",
+    *settings_but("context_tokens", "target_concurrency"),
+    "quantization engine num_blocks scheduling_policy search",
+)
+class CapacityRequest(Input):
+    """The highest request rate one replica sustains while meeting every latency target."""
+
+    workload: WorkloadShape
+    slo: Slo
+    search: SearchOptions = SearchOptions()

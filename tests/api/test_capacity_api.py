@@ -1,0 +1,101 @@
+"""POST /v1/capacity: one replica's sustainable rate under latency targets, checked against
+/v1/simulate itself at the rate found and just above it, on several workload shapes."""
+
+from __future__ import annotations
+
+import pytest
+from litestar.testing import TestClient
+
+from kvplan.core.traffic.slo import METRICS, STATS
+
+REPLICA = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb"}
+SHAPES = {
+    "chat": {
+        "count": 400,
+        "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.6},
+        "output": {"kind": "lognormal", "mean": 200, "sigma": 0.6},
+    },
+    "long prompts, shared system prompt": {
+        "count": 300,
+        "prompt": {"kind": "uniform", "low": 2000, "high": 6000},
+        "output": {"kind": "fixed", "value": 100},
+        "system_prompt_share": 0.7,
+        "system_prompt_tokens": 1024,
+    },
+    "decode heavy": {
+        "count": 300,
+        "prompt": {"kind": "fixed", "value": 200},
+        "output": {"kind": "uniform", "low": 500, "high": 1500},
+    },
+}
+SLOS = {
+    "chat": {"ttft_p90_ms": 400, "tpot_p99_ms": 40},
+    "long prompts, shared system prompt": {"ttft_p99_ms": 3000},
+    "decode heavy": {"itl_p99_ms": 12, "e2e_p90_ms": 60000},
+}
+
+
+def met(latency: dict[str, dict[str, float]], slo: dict[str, float]) -> bool:
+    for field, limit in slo.items():
+        metric, stat, _ = field.split("_")
+        assert metric in METRICS and stat in STATS
+        if latency[f"{metric}_ms"][stat] > limit:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_rate_found_meets_the_targets_and_the_rate_just_above_does_not(
+    client: TestClient, shape: str
+) -> None:
+    body = {**REPLICA, "workload": SHAPES[shape], "slo": SLOS[shape]}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 200, r.text
+    a = r.json()
+    rate, tol = a["max_rate_per_s"], a["tolerance"]
+    assert rate > 0 and a["binding"]["constraint"] in (
+        "kv_capacity",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "compute",
+    )
+    rates = [p["rate_per_s"] for p in a["curve"]]
+    assert rates == sorted(rates) and rate in rates
+    for at, should_meet in ((rate, True), (rate * (1 + tol), False)):
+        sim = {**REPLICA, "workload": {"generator": {**SHAPES[shape], "arrival_rate_per_s": at}}}
+        s = client.post("/v1/simulate", json=sim)
+        assert s.status_code == 200, s.text
+        assert met(s.json()["latency"], SLOS[shape]) is should_meet, (shape, at)
+
+
+def test_a_workload_too_short_to_load_the_replica_says_so(client: TestClient) -> None:
+    body = {**REPLICA, "workload": {**SHAPES["decode heavy"], "count": 20}, "slo": {"e2e_p99_ms": 600000}}
+    a = client.post("/v1/capacity", json=body).json()
+    assert a["above_max"] is None and "arrive as one burst" in a["reason"]
+
+
+def test_targets_no_rate_meets_are_answered_with_the_reason(client: TestClient) -> None:
+    body = {**REPLICA, "workload": SHAPES["chat"], "slo": {"ttft_p50_ms": 1}}
+    r = client.post("/v1/capacity?format=text", json=body)
+    assert r.status_code == 200, r.text
+    assert "no rate meets every target" in r.text and "ttft_p50_ms" in r.text
+
+
+def test_contradictory_targets_are_a_400_naming_the_target(client: TestClient) -> None:
+    body = {**REPLICA, "workload": SHAPES["chat"], "slo": {"tpot_p50_ms": 50, "tpot_p99_ms": 20}}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "slo.tpot_p99_ms"
+
+
+def test_a_search_past_the_work_bound_is_refused_before_it_runs(client: TestClient) -> None:
+    huge = {**SHAPES["decode heavy"], "count": 100_000}
+    body = {**REPLICA, "workload": huge, "slo": {"ttft_p90_ms": 500}, "search": {"max_points": 40}}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "workload.count"
+    assert "exceeds the limit" in r.json()["detail"]
+
+
+def test_a_workload_with_its_own_rate_is_refused(client: TestClient) -> None:
+    body = {**REPLICA, "workload": {**SHAPES["chat"], "arrival_rate_per_s": 3}, "slo": {"ttft_p90_ms": 500}}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 400 and "arrival_rate_per_s" in r.json()["detail"]
