@@ -19,7 +19,8 @@ def _build(lat: Latency) -> TimedSimResult:
 
     ints = (
         "steps requests completed preemptions recomputed_tokens prompt_tokens cache_hit_tokens "
-        "cache_hit_blocks cache_lookup_blocks usable_blocks block_size peak_blocks_in_use peak_running formula_concurrency "
+        "cache_hit_blocks cache_lookup_blocks usable_blocks block_size peak_blocks_in_use peak_running "
+        "formula_concurrency "
         "formula_context_tokens peak_in_flight"
     )
     base = dict.fromkeys(ints.split(), 0)
