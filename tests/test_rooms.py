@@ -12,7 +12,7 @@ CORE = SERVICE / "core"
 # What every room of core/ may use: errors, warnings, the ledger, limits, units, the one integer
 # rule and the bounded memo.
 GROUND_FLOOR = {"errors", "warnings", "ledger", "limits", "units", "validate", "memo"}
-ROOMS = {"engine", "model", "hf", "kv", "budget", "fleet", "sim", "logs", "autoscale", "perf"}
+ROOMS = {"engine", "model", "hf", "kv", "budget", "fleet", "sim", "logs", "autoscale", "perf", "traffic"}
 MAX_FILE_LINES = 800
 LONG_FUNCTION_LINES = 25
 

@@ -34,11 +34,20 @@ from kvplan.schemas import (
     SimulateRequest,
     Workload,
 )
+from kvplan.schemas.capacity import CapacityRequest
 from kvplan.schemas.common import FIELDS
 from kvplan.schemas.reconcile import ReconcileOverrides
 from kvplan.schemas.simulate import SimulateTraceQuery
 
-REQUESTS = [PerTokenRequest, BudgetRequest, FleetRequest, FleetQuery, SimulateRequest, ReconcileOverrides]
+REQUESTS = [
+    PerTokenRequest,
+    BudgetRequest,
+    FleetRequest,
+    FleetQuery,
+    SimulateRequest,
+    CapacityRequest,
+    ReconcileOverrides,
+]
 # Settings a request requires (the core's are all optional).
 REQUIRED = {(FleetQuery, "context_tokens")}
 # Requests whose every setting is optional with no default of its own: None is "what the log says".
@@ -52,6 +61,7 @@ STATED_OTHERWISE = {
     FleetRequest: {"gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size", "context_tokens"},
     FleetQuery: {"gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size"},
     SimulateRequest: {"context_tokens", "target_concurrency"},
+    CapacityRequest: {"context_tokens", "target_concurrency"},  # its workload gives the lengths
     ReconcileOverrides: set(),
 }
 # Structs of the wire modules that are not decoded from a caller (an answer).
@@ -119,7 +129,8 @@ def test_every_wire_struct_a_caller_sends_takes_its_options_from_the_one_base():
 TAKERS = {
     PerTokenRequest: set(),
     BudgetRequest: set(),
-    FleetRequest: {"workload", "fleet", "layouts"},
+    FleetRequest: {"workload", "fleet", "layouts", "target_rate", "traffic"},
+    CapacityRequest: {"workload", "search"},
     FleetQuery: {"count"},
     SimulateRequest: {"workload"},
     SimulateTraceQuery: set(),
@@ -132,6 +143,7 @@ TAKERS = {
 FLIPPED = {
     (SimulateRequest, "model"),
     (SimulateTraceQuery, "model"),
+    (CapacityRequest, "slo"),
     (FleetQuery, "gpu"),
     (FleetGpu, "gpu"),
     (FleetQuery, "context_tokens"),

@@ -57,6 +57,7 @@ OPERATIONS = [
     "POST /v1/fleet",
     "GET /v1/sweep",
     "POST /v1/simulate",
+    "POST /v1/capacity",
     "GET /v1/deployments",
     "GET /v1/deployments/{namespace}/{name}",
     "POST /v1/deployments/{namespace}/{name}/replicas",

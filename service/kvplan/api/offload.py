@@ -39,6 +39,7 @@ ShouldStop = Callable[[], bool]
 #                  3.3 s; 100,000 requests (MAX_REQUESTS) arriving at once 1.7 s
 #   capacity       MAX_SEARCH_STEPS (4,000,000) steps over at most MAX_SEARCH_POINTS    ~10 s    30 s
 #                  simulations (measured: see benchmarks/README.md, capacity)
+#   fleet_traffic  MAX_FLEET_SEARCH_STEPS (12,000,000) over a search a layout          ~30 s    60 s
 #   budget_batch   1,000 inline 596-layer configs (MAX_BATCH, MAX_BATCH_LAYER_PASSES)  1.0 s      5 s
 #   sweep          200 points (MAX_SWEEP_POINTS) of a 4,096-layer model (MAX_LAYERS)   1.2 s      5 s
 #   reconcile      an 8 MiB start-up log (MAX_LOG_BYTES) read; each of the route's     1.1 s      5 s
@@ -54,6 +55,7 @@ ShouldStop = Callable[[], bool]
 ROUTE_DEADLINES: dict[str, float] = {
     "simulate": 16.0,
     "capacity": 30.0,
+    "fleet_traffic": 60.0,
     "budget_batch": 5.0,
     "sweep": 5.0,
     "reconcile": 5.0,

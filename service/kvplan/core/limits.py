@@ -133,6 +133,8 @@ MAX_TIME_SCALE = 1e6
 # the first runs.
 MAX_SEARCH_POINTS = 40
 MAX_SEARCH_STEPS = 4_000_000
+# A fleet by traffic: a search a GPU type × layout, all of them together.
+MAX_FLEET_SEARCH_STEPS = 12_000_000
 # A latency target: a day, in milliseconds.
 MAX_SLO_MS = 86_400_000.0
 # Conversation turns: each turn re-sends the history, so the tokens grow with turns squared.

@@ -9,7 +9,6 @@ from msgspec import Meta
 
 from kvplan.core.limits import MAX_ARRIVAL_RATE_PER_S, MAX_SEARCH_POINTS
 from kvplan.core.traffic.shape import WorkloadShape
-from kvplan.core.traffic.slo import Slo
 from kvplan.core.validate import Input
 
 from .common import settings_but, takes
@@ -28,7 +27,7 @@ class SearchOptions(Input):
 
 
 @takes(
-    "workload slo model gpu",
+    "workload slo! model gpu",
     *settings_but("context_tokens", "target_concurrency"),
     "quantization engine num_blocks scheduling_policy search",
 )
@@ -36,5 +35,4 @@ class CapacityRequest(Input):
     """The highest request rate one replica sustains while meeting every latency target."""
 
     workload: WorkloadShape
-    slo: Slo
     search: SearchOptions = SearchOptions()

@@ -12,6 +12,7 @@ from msgspec import NODEFAULT, Meta
 from kvplan.core.budget.types import ENGINE_SETTINGS, EngineSettings, Tokens, WeightDtype
 from kvplan.core.engine.profiles import PROFILES
 from kvplan.core.limits import (
+    MAX_ARRIVAL_RATE_PER_S,
     MAX_ARRIVAL_STEP,
     MAX_BATCH,
     MAX_BYTES,
@@ -40,6 +41,8 @@ from kvplan.core.model.geometry import QsaCaches
 from kvplan.core.model.mamba import MambaState, Mixer
 from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.sim.simulate import GoodputTargets
+from kvplan.core.traffic.shape import WorkloadShape
+from kvplan.core.traffic.slo import Slo
 from kvplan.core.validate import Input
 
 # Each field is declared once. A request type names the fields it takes (`takes`) from one table
@@ -363,6 +366,8 @@ FIELDS |= {
     "goodput": (GoodputTargets | None, None),
     "concurrency": (Concurrency | None, None),
     "time_scale": (TimeScale, 1.0),
+    # Latency targets (a capacity search's, a fleet's by traffic).
+    "slo": (Slo | None, None),
     # The draft model inline (the service resolves it as it resolves `model`'s hf_config).
     "speculative_hf_config": (
         Annotated[
@@ -466,13 +471,22 @@ def settings_but(*owned: str) -> tuple[str, ...]:
 _FLEET_OWNS = ("gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size", "context_tokens")
 
 
-@takes("model workload fleet layouts", *settings_but(*_FLEET_OWNS), "quantization engine")
+@takes(
+    "model workload fleet layouts", *settings_but(*_FLEET_OWNS), "quantization engine target_rate slo traffic"
+)
 class FleetRequest(Input):
-    """Which layout of which GPU type serves how many requests, and what a target takes."""
+    """Which layout of which GPU type serves how many requests, and what a target takes: a
+    concurrency (target_concurrency), or a request rate under latency targets (target_rate, slo and
+    the traffic's shape: each layout's sustainable rate is searched by simulation)."""
 
     workload: Workload
     fleet: Annotated[list[FleetGpu], Meta(min_length=1, max_length=MAX_FLEET_TYPES)]
     layouts: Annotated[list[LayoutSpec], Meta(min_length=1, max_length=MAX_LAYOUTS)] | None = None
+    target_rate: (
+        Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE_PER_S, description="requests a second to serve")]
+        | None
+    ) = None
+    traffic: WorkloadShape | None = None
 
 
 @takes(

@@ -101,6 +101,14 @@ def fleet_answer(
         ref = model_ref(registry, req.model)
     inp = fleet_input(registry, req, ref)
     plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp, should_stop))
+    if req.target_rate is not None or req.slo is not None or req.traffic is not None:
+        if req.target_rate is None:
+            raise InvalidInput(
+                "target_rate", "slo and traffic size a fleet for a request rate: give target_rate"
+            )
+        from .capacity import fleet_by_traffic  # the traffic path: a search a layout
+
+        plan = fleet_by_traffic(registry, req, plan, ref, should_stop)
     label = ref.name if isinstance(ref, Preset) else inp.template.geometry.name
     return plan, {"model": label, "registry_version": registry.version}
 

@@ -6,20 +6,63 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from kvplan.core.errors import InvalidInput
-from kvplan.core.limits import MAX_SEARCH_STEPS
+from kvplan.core.fleet.types import FleetPlan
+from kvplan.core.limits import MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
 from kvplan.core.sim import workload
-from kvplan.core.sim.scheduler import step_bound
-from kvplan.core.sim.simulate import TimedSimResult, simulate
-from kvplan.core.traffic.search import RateSearch, sustainable_rate
-from kvplan.core.traffic.slo import targets
+from kvplan.core.sim.scheduler import SimConfig, step_bound
+from kvplan.core.sim.simulate import TimedSimResult, Timing, check_fits, simulate
+from kvplan.core.traffic.fleet import FleetByTraffic, plan_traffic
+from kvplan.core.traffic.search import METHOD, RateSearch, sustainable_rate
+from kvplan.core.traffic.shape import WorkloadShape
+from kvplan.core.traffic.slo import Slo, targets
 from kvplan.presets import Registry
-from kvplan.schemas.capacity import CapacityRequest
+from kvplan.schemas import FleetRequest
+from kvplan.schemas.capacity import CapacityRequest, SearchOptions
 from kvplan.schemas.simulate import SimulateRequest, SimWorkload
 
 from .models import ModelRef
 from .scenarios import _same_named, simulation_input
 from .timing import timing_for
+
+
+class Replica:
+    """One replica's timed simulator: its pool, step-time model, and the work one run may take."""
+
+    def __init__(
+        self, registry: Registry, sim: SimulateRequest, shape: WorkloadShape, ref: ModelRef | None
+    ) -> None:
+        self.shape = shape
+        self.cfg: SimConfig
+        self.cfg, _, _, self.pool, self.engine = simulation_input(registry, sim, ref)
+        self.timing: Timing = timing_for(registry, sim, ref, None, None)
+        planned = workload.plan(None, shape.at(1.0))
+        check_fits(self.cfg, planned, self.cfg.num_blocks - 1)  # every request fits the pool alone
+        self.steps, _ = step_bound(self.cfg, workload.size(planned, self.cfg.block_size))
+
+    def search(self, slo: Slo, options: SearchOptions, should_stop: Callable[[], bool] | None) -> RateSearch:
+        def run(rate: float) -> TimedSimResult:
+            result = simulate(
+                self.cfg, generator=self.shape.at(rate), should_stop=should_stop, timing=self.timing
+            )
+            assert isinstance(result, TimedSimResult)
+            return result
+
+        return sustainable_rate(
+            run,
+            slo,
+            tolerance=options.tolerance,
+            max_points=options.max_points,
+            first_rate=options.first_rate_per_s or 1.0,
+        )
+
+
+def _simulation(req: Any, shape: WorkloadShape, **given: Any) -> SimulateRequest:
+    """The SimulateRequest of a replica: req's model and settings, the shape at rate 1."""
+    same = {k: v for k, v in _same_named(req, SimulateRequest).items() if k != "workload"}
+    return SimulateRequest(workload=SimWorkload(generator=shape.at(1.0)), **{**same, **given})
 
 
 def capacity_answer(
@@ -30,43 +73,85 @@ def capacity_answer(
 ) -> tuple[RateSearch, dict[str, Any]]:
     """The search and the labels of the replica it ran on. The search's work (simulations × one
     simulation's step bound) is refused before any runs when it exceeds MAX_SEARCH_STEPS."""
+    assert req.slo is not None  # required on this request (takes "slo!")
     targets(req.slo)  # contradictions and an empty slo are 4xx before any work
-    shape = req.workload
-    sim = SimulateRequest(
-        workload=SimWorkload(generator=shape.at(1.0)),
-        **{k: v for k, v in _same_named(req, SimulateRequest).items() if k != "workload"},
-    )
-    cfg, _, _, pool, engine = simulation_input(registry, sim, ref)
-    timing = timing_for(registry, sim, ref, None, None)
-    planned = workload.plan(None, shape.at(1.0), should_stop)
-    steps, _ = step_bound(cfg, workload.size(planned, cfg.block_size))
+    replica = Replica(registry, _simulation(req, req.workload), req.workload, ref)
     points = req.search.max_points
-    if steps * points > MAX_SEARCH_STEPS:
+    if replica.steps * points > MAX_SEARCH_STEPS:
         raise InvalidInput(
             "workload.count",
-            f"a search of up to {points} simulations of up to {steps:,} steps each ({steps * points:,}) "
-            f"exceeds the limit of {MAX_SEARCH_STEPS:,} steps: give fewer requests (count) or fewer "
-            "search.max_points",
+            f"a search of up to {points} simulations of up to {replica.steps:,} steps each "
+            f"({replica.steps * points:,}) exceeds the limit of {MAX_SEARCH_STEPS:,} steps: give fewer "
+            "requests (count) or fewer search.max_points",
         )
-
-    def run(rate: float) -> TimedSimResult:
-        result = simulate(cfg, generator=shape.at(rate), should_stop=should_stop, timing=timing)
-        assert isinstance(result, TimedSimResult)
-        return result
-
-    first = req.search.first_rate_per_s or 1.0
-    search = sustainable_rate(
-        run, req.slo, tolerance=req.search.tolerance, max_points=points, first_rate=first
-    )
+    search = replica.search(req.slo, req.search, should_stop)
     labels = {
         "model": req.model if isinstance(req.model, str) else "inline",
         "gpu": req.gpu,
-        "engine": engine,
+        "engine": replica.engine,
         "registry_version": registry.version,
-        "pool": pool,
-        "num_blocks": cfg.num_blocks,
-        "max_num_seqs": cfg.max_num_seqs,
-        "max_num_batched_tokens": cfg.max_num_batched_tokens,
-        "timing": timing.note,
+        "pool": replica.pool,
+        "num_blocks": replica.cfg.num_blocks,
+        "max_num_seqs": replica.cfg.max_num_seqs,
+        "max_num_batched_tokens": replica.cfg.max_num_batched_tokens,
+        "timing": replica.timing.note,
     }
     return search, labels
+
+
+def fleet_by_traffic(
+    registry: Registry,
+    req: FleetRequest,
+    plan: FleetPlan,
+    ref: ModelRef | None,
+    should_stop: Callable[[], bool] | None = None,
+) -> FleetByTraffic:
+    """The fleet plan with, for req.target_rate, each feasible layout's sustainable rate (a
+    search each), the replicas each needs and the cheapest mix. All the searches' work is
+    bounded before the first runs (MAX_FLEET_SEARCH_STEPS)."""
+    if req.slo is None or req.traffic is None:
+        missing = "slo" if req.slo is None else "traffic"
+        raise InvalidInput(
+            missing, "target_rate needs slo (latency targets) and traffic (the workload's shape)"
+        )
+    if req.target_concurrency is not None:
+        raise InvalidInput("target_rate", "give target_concurrency or target_rate, not both")
+    target = req.target_rate
+    assert target is not None
+    targets(req.slo)
+    options = SearchOptions()
+    replicas: dict[tuple[str, str], Replica] = {}
+    refused: dict[tuple[str, str], str] = {}
+    for t in plan.gpu_types:
+        for p in t.layouts:
+            if not p.feasible:
+                continue
+            if p.layout.data_parallel_attention:
+                refused[(p.gpu, p.name)] = "data-parallel attention is not in the step-time model"
+                continue
+            sim = _simulation(
+                req,
+                req.traffic,
+                gpu=p.gpu,
+                tensor_parallel_size=p.layout.tensor_parallel_size,
+                pipeline_parallel_size=p.layout.pipeline_parallel_size,
+            )
+            try:
+                replicas[(p.gpu, p.name)] = Replica(registry, sim, req.traffic, ref)
+            except InvalidInput as e:  # a layout the simulator or the step-time model cannot run
+                refused[(p.gpu, p.name)] = str(e)
+    work = sum(r.steps for r in replicas.values()) * options.max_points
+    if work > MAX_FLEET_SEARCH_STEPS:
+        raise InvalidInput(
+            "traffic.count",
+            f"{len(replicas)} layouts × up to {options.max_points} simulations of the traffic is up to "
+            f"{work:,} steps, over the limit of {MAX_FLEET_SEARCH_STEPS:,}: give fewer requests "
+            "(traffic.count), fewer GPU types or the layouts to try (layouts)",
+        )
+    searches = {key: r.search(req.slo, options, should_stop) for key, r in replicas.items()}
+    prices = [next((g.cost_per_hour for g in req.fleet if g.gpu == t.gpu), None) for t in plan.gpu_types]
+    traffic = plan_traffic(target, plan.gpu_types, prices, searches, METHOD)
+    if refused:
+        notes = "; ".join(f"{gpu} {name}: {why}" for (gpu, name), why in refused.items())
+        traffic = msgspec.structs.replace(traffic, method=f"{traffic.method}. Not searched: {notes}")
+    return FleetByTraffic(**msgspec.structs.asdict(plan), traffic=traffic)

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Request, Response, post
 
-from kvplan.render import capacity_text
+from kvplan.render_traffic import capacity_text
 from kvplan.schemas.capacity import CapacityRequest
 from kvplan.services.answers import encode_answer
 from kvplan.services.capacity import capacity_answer

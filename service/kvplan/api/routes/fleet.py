@@ -29,9 +29,11 @@ async def _fleet(request: Request[Any, Any, Any], req: FleetRequest) -> Response
     fmt = answer_format(request)
     ref = model_ref(reg, req.model)
     await prefetch(reg, [ref])
+    # Sizing for a request rate searches each layout's sustainable rate: its own deadline.
+    heavy = "fleet" if req.target_rate is None else "fleet_traffic"
     plan, labels = await run_heavy(
         request,
-        "fleet",
+        heavy,
         lambda stop: counted("fleet", lambda: fleet_answer(reg, req, _core_fleet.observe, ref, stop)),
     )
     count_warnings(tuple(w.code for w in plan.warnings))

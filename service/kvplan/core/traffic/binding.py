@@ -4,12 +4,9 @@ the sustainable rate: where its requests waited, and which target it missed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
 
-if TYPE_CHECKING:
-    from .search import RatePoint
+from .point import RatePoint
 
 CONSTRAINTS = ("kv_capacity", "max_num_seqs", "max_num_batched_tokens", "compute")
 WORDS = {

@@ -22,28 +22,16 @@ import msgspec
 
 from ..errors import InvalidInput
 from ..limits import MAX_ARRIVAL_RATE_PER_S
-from ..sim.latency import Latency, Throughput
 from ..sim.simulate import TimedSimResult
 from .binding import Binding, binding
-from .slo import Check, Slo, check
+from .point import RatePoint, point
+from .slo import Slo
 
 # The rate a search starts at when the caller gives no hint, requests a second.
 FIRST_RATE = 1.0
 # The lowest rate a search tries: below it a replica is idle between requests, and a target
 # missed there is missed at every rate.
 MIN_RATE = 1e-4
-
-
-class RatePoint(msgspec.Struct, frozen=True, kw_only=True):
-    """One simulated rate: the latency it gave and whether every target held."""
-
-    rate_per_s: float
-    meets: bool
-    latency: Latency
-    throughput: Throughput
-    checks: tuple[Check, ...]
-    preemptions: int
-    waiting_s: dict[str, float]
 
 
 class RateSearch(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,19 +47,6 @@ class RateSearch(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Simulate = Callable[[float], TimedSimResult]
-
-
-def _point(rate: float, result: TimedSimResult, slo: Slo) -> RatePoint:
-    checks = check(slo, result.latency)
-    return RatePoint(
-        rate_per_s=rate,
-        meets=all(c.met for c in checks),
-        latency=result.latency,
-        throughput=result.throughput,
-        checks=checks,
-        preemptions=result.preemptions,
-        waiting_s=result.waiting_s,
-    )
 
 
 def sustainable_rate(
@@ -92,7 +67,7 @@ def sustainable_rate(
         if rate not in seen:
             if len(seen) >= max_points:
                 raise _Exhausted
-            seen[rate] = _point(rate, simulate(rate), slo)
+            seen[rate] = point(rate, simulate(rate), slo)
         return seen[rate]
 
     lo: float | None = None  # highest rate known to meet

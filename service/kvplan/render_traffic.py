@@ -1,0 +1,54 @@
+"""Capacity under traffic as text, for a terminal (the rest of the text answers: render.py)."""
+
+from __future__ import annotations
+
+from kvplan.core.sim.simulate import TimingNote
+from kvplan.core.traffic.search import RateSearch
+from kvplan.render import _ms, _rows
+
+
+def capacity_text(s: RateSearch, labels: dict[str, object]) -> str:
+    """A capacity search for a terminal: the sustainable rate, what binds, the latency there, and
+    the curve the search simulated."""
+    head = (
+        f"kvplan capacity · {labels.get('model')} on {labels.get('gpu')} · pool {labels.get('pool')} · "
+        f"engine {labels.get('engine')} · registry {labels.get('registry_version')}"
+    )
+    if s.max_rate_per_s == 0:
+        rows = [("sustainable rate", "none: " + s.reason)]
+    else:
+        rows = [
+            (
+                "sustainable rate",
+                f"{s.max_rate_per_s:,.3g} requests/s (every target met; at "
+                f"{s.max_rate_per_s * (1 + s.tolerance):,.3g}/s one is missed: tolerance {s.tolerance:.1%})",
+            )
+        ]
+        if s.reason:
+            rows.append(("note", s.reason))
+    rows.append(("binds first", s.binding.why))
+    at = s.at_max if s.at_max is not None else s.above_max
+    if at is not None:
+        rows += [
+            (
+                "at that rate",
+                ", ".join(f"{c.target} {c.value_ms:,.1f} ms (≤ {c.limit_ms:,.1f})" for c in at.checks),
+            ),
+            ("time to first token", _ms(at.latency.ttft_ms)),
+            ("time per output token", _ms(at.latency.tpot_ms)),
+            ("end-to-end latency", _ms(at.latency.e2e_ms)),
+            ("throughput", f"{at.throughput.output_tokens_per_s:,.0f} output tokens/s"),
+        ]
+    rows.append(("search", f"{s.points} simulations; {s.method}"))
+    curve = [
+        f"  {p.rate_per_s:10.4g}/s  {'meets' if p.meets else 'misses':6}  "
+        + "  ".join(f"{c.target} {c.value_ms:,.1f}" for c in p.checks)
+        for p in s.curve
+    ]
+    note = labels.get("timing")
+    tail = (
+        ["", f"Modelled: {note.modelled}.", f"Validation: {note.validation}."]
+        if isinstance(note, TimingNote)
+        else []
+    )
+    return "\n".join([head, "", *_rows(rows), "", "latency against rate:", *curve, *tail]) + "\n"

@@ -1,0 +1,78 @@
+"""/v1/fleet sized for a request rate under latency targets: each layout's sustainable rate,
+the replicas it needs, the cheapest mix; a concurrency target answers as before."""
+
+from __future__ import annotations
+
+import math
+
+from litestar.testing import TestClient
+
+TRAFFIC = {
+    "count": 200,
+    "prompt": {"kind": "lognormal", "mean": 1200, "sigma": 0.5},
+    "output": {"kind": "lognormal", "mean": 200, "sigma": 0.5},
+}
+FLEET = {
+    "model": "llama-3.1-8b",
+    "workload": {"context_tokens": 4096},
+    "fleet": [
+        {"gpu": "h100-sxm-80gb", "count": 16, "cost_per_hour": 2.5},
+        {"gpu": "l40s-48gb", "count": 16, "cost_per_hour": 0.9},
+    ],
+    "layouts": [{"tensor_parallel_size": 1}, {"tensor_parallel_size": 2}],
+}
+
+
+def test_a_rate_target_sizes_each_layout_by_its_sustainable_rate(client: TestClient) -> None:
+    body = {**FLEET, "target_rate": 20, "slo": {"ttft_p90_ms": 800, "tpot_p99_ms": 50}, "traffic": TRAFFIC}
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 200, r.text
+    t = r.json()["traffic"]
+    assert t["target_rate_per_s"] == 20
+    assert {(x["gpu"], x["layout"]) for x in t["layouts"]} <= {
+        (g, f"TP{tp}") for g in ("h100-sxm-80gb", "l40s-48gb") for tp in (1, 2)
+    }
+    for x in t["layouts"]:
+        if x["max_rate_per_s"] > 0:
+            assert x["replicas_needed"] == math.ceil(20 / x["max_rate_per_s"])
+            assert x["gpus_needed"] == x["replicas_needed"] * x["gpus_per_replica"]
+        assert x["binding"]["constraint"] in (
+            "kv_capacity",
+            "max_num_seqs",
+            "max_num_batched_tokens",
+            "compute",
+        )
+    mix = t["cheapest_mix"]
+    assert mix["rate_per_s"] >= 20
+    assert mix["cost_per_hour"] == sum(p["cost_per_hour"] for p in mix["parts"])
+
+
+def test_a_concurrency_target_answers_without_traffic(client: TestClient) -> None:
+    r = client.post("/v1/fleet", json={**FLEET, "target_concurrency": 100})
+    assert r.status_code == 200 and "traffic" not in r.json()
+
+
+def test_a_rate_target_needs_targets_and_a_shape(client: TestClient) -> None:
+    r = client.post("/v1/fleet", json={**FLEET, "target_rate": 20, "traffic": TRAFFIC})
+    assert r.status_code == 400 and r.json()["field"] == "slo"
+    r = client.post("/v1/fleet", json={**FLEET, "slo": {"ttft_p90_ms": 500}, "traffic": TRAFFIC})
+    assert r.status_code == 400 and r.json()["field"] == "target_rate"
+
+
+def test_both_targets_at_once_are_refused(client: TestClient) -> None:
+    body = {
+        **FLEET,
+        "target_rate": 5,
+        "target_concurrency": 10,
+        "slo": {"ttft_p90_ms": 500},
+        "traffic": TRAFFIC,
+    }
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "target_rate"
+
+
+def test_a_fleet_search_past_its_work_bound_is_refused_before_it_runs(client: TestClient) -> None:
+    huge = {**TRAFFIC, "count": 100_000}
+    body = {**FLEET, "target_rate": 5, "slo": {"ttft_p90_ms": 500}, "traffic": huge}
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "traffic.count"
