@@ -71,6 +71,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/fleet_bench.py
 	$(BIN)/python benchmarks/sim_bench.py
 	$(BIN)/python benchmarks/trace_bench.py
+	$(BIN)/python benchmarks/capacity_bench.py
 	$(BIN)/python benchmarks/http_bench.py --server uvicorn
 	$(BIN)/python benchmarks/deployments_bench.py
 	$(BIN)/python benchmarks/compare_http.py --against $(AGAINST)
