@@ -14,7 +14,6 @@ from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import NOT_MODELLED, Reconciliation
-from kvplan.core.sim.latency import Distribution
 from kvplan.core.sim.simulate import SimResult, TimedSimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
@@ -38,10 +37,11 @@ def _count(n: int, noun: str) -> str:
 DEFAULT_WIDTH = 100
 
 
-def _rows(rows: Iterable[tuple[str, str]], width: int = DEFAULT_WIDTH) -> list[str]:
-    """Label and value, the values aligned and wrapped under their own column."""
+def _rows(rows: Iterable[tuple[str, str]], width: int = DEFAULT_WIDTH, key: int = 0) -> list[str]:
+    """Label and value, the values aligned and wrapped under their own column (at least `key`
+    columns of label, so sections of one answer align)."""
     rows = list(rows)
-    key = max(len(k) for k, _ in rows)
+    key = max(key, *(len(k) for k, _ in rows))
     indent = " " * (key + 4)
     out = []
     for k, v in rows:
@@ -445,47 +445,57 @@ def simulation_text(r: SimResult, labels: dict[str, object], registry: str) -> s
         ("tail waste", f"{r.tail_waste_tokens_mean:,.1f} tokens per finished request"),
     ]
     if isinstance(r, TimedSimResult):
-        return (
-            "\n".join([head, "", *_rows(rows + _timed_rows(r)), *_timing_note(r), *_warnings(r.warnings)])
-            + "\n"
-        )
+        rows.append(("requests in flight", f"peak {r.peak_in_flight:,} (sent and not yet finished)"))
+        exact = ["exact: vLLM 0.33's scheduler, step for step", *_rows(rows, key=_LABEL)]
+        return "\n".join([head, "", *exact, "", *_timed_lines(r), *_warnings(r.warnings)]) + "\n"
     return "\n".join([head, "", *_rows(rows), *_warnings(r.warnings)]) + "\n"
 
 
-def _ms(d: Distribution) -> str:
-    return f"mean {d.mean:,.1f} · p50 {d.p50:,.1f} · p90 {d.p90:,.1f} · p99 {d.p99:,.1f} ms"
+def _duration(ms: float) -> str:
+    """Milliseconds as a person reads them: ms under ten seconds, seconds from there."""
+    return f"{ms / 1000:,.1f} s" if ms >= 10_000 else f"{ms:,.2f} ms" if ms < 10 else f"{ms:,.1f} ms"
 
 
-def _timed_rows(r: TimedSimResult) -> list[tuple[str, str]]:
-    """What the requests saw in time, as vllm bench serve reports it."""
-    lat, t = r.latency, r.throughput
+# The latencies as vllm bench serve reports them, in the order a request meets them.
+_LATENCY_ROWS = (
+    ("queue_ms", "queued before first step"),
+    ("ttft_ms", "time to first token"),
+    ("tpot_ms", "time per output token"),
+    ("itl_ms", "inter-token latency"),
+    ("e2e_ms", "end-to-end latency"),
+)
+_LABEL = max(len(name) for _, name in _LATENCY_ROWS)
+_STATS = ("mean", "p50", "p90", "p99")
+
+
+def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
+    """What the requests saw in time: a latency table (mean, p50, p90, p99), the step-time model's
+    measured error right under it, throughput and goodput, then which figures are exact and which
+    modelled, wrapped for a terminal."""
+    lat, t, n = r.latency, r.throughput, r.timing
+    cells = [
+        (name, [_duration(getattr(getattr(lat, key), p)) for p in _STATS]) for key, name in _LATENCY_ROWS
+    ]
+    col = max(len(c) for _, row in cells for c in row) + 2
+    table = [("latency per request", _STATS), *cells]
+    out = ["modelled: every duration is a sum of step times from kvplan's step-time model"]
+    out += [f"  {name.ljust(_LABEL)}" + "".join(c.rjust(col) for c in row) for name, row in table]
     rows = [
-        ("time to first token", _ms(lat.ttft_ms)),
-        ("time per output token", _ms(lat.tpot_ms)),
-        ("inter-token latency", _ms(lat.itl_ms)),
-        ("end-to-end latency", _ms(lat.e2e_ms)),
-        ("queued before first step", _ms(lat.queue_ms)),
+        ("model's error", n.validation),
         (
             "throughput",
             f"{t.requests_per_s:,.2f} requests/s · {t.output_tokens_per_s:,.0f} output tokens/s · "
-            f"{t.total_tokens_per_s:,.0f} tokens/s, over {t.duration_s:,.1f} s",
+            f"{t.total_tokens_per_s:,.0f} tokens/s in all, over {t.duration_s:,.1f} s",
         ),
     ]
-    if r.goodput is not None:
-        g = r.goodput
-        rows.append(
-            (
-                "goodput",
-                f"{g.requests_met:,} of {r.requests:,} met every target ({g.share_met:.1%}): "
-                f"{g.requests_per_s:,.2f}/s",
-            )
-        )
-    return rows
-
-
-def _timing_note(r: TimedSimResult) -> list[str]:
-    n = r.timing
-    return ["", f"Exact: {n.exact}.", f"Modelled: {n.modelled}.", f"Validation: {n.validation}."]
+    if (g := r.goodput) is not None:
+        named = (("TTFT", g.targets.ttft_ms), ("TPOT", g.targets.tpot_ms), ("end-to-end", g.targets.e2e_ms))
+        met = ", ".join(f"{name} ≤ {_duration(v)}" for name, v in named if v is not None)
+        share = f"{g.requests_met:,} of {r.requests:,} ({g.share_met:.1%}) met {met}"
+        rows.append(("goodput", f"{g.requests_per_s:,.2f} requests/s: {share}"))
+    note = [f"{text[:1].upper()}{text[1:]}." for text in (n.exact, n.modelled)]
+    wrapped = [line for text in note for line in textwrap.wrap(text, width, break_on_hyphens=False)]
+    return [*out, *_rows(rows, width, _LABEL), "", *wrapped]
 
 
 def _decimals(r: Reconciliation, figure: str, line: int) -> int:

@@ -124,6 +124,7 @@ function readState() {
   s.stage = String(stage);
   if (ledgerOpen) s.ledger = "1";
   s.target = $("fleet-target").value;
+  Object.assign(s, simState());
   const fleet = fleetParam();
   if (fleet !== null) s.fleet = fleet;
   return s;
@@ -140,6 +141,7 @@ function writeState(s) {
   for (const k of FIELDS) if (s[k] !== undefined && s[k] !== null) $(k).value = String(s[k]);
   if (s.q) queryHeads = Number(s.q);
   if (s.target !== undefined) $("fleet-target").value = s.target;
+  for (const [k, id] of Object.entries(SIM_PARAMS)) if (s[k] !== undefined) $(id).value = s[k];
   if (s.fleet !== undefined) applyFleetParam(s.fleet);
   $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value))));
   $("Hkv").disabled = $("f").value === "1";
@@ -1011,6 +1013,325 @@ async function reconcileLog() {
     if (e.field === "overrides.model") { $("reconcile-model").setAttribute("aria-invalid", "true"); }
   }
 }
+// -- a simulation in time ---------------------------------------------------------------------
+// POST /v1/simulate on the pool the controls above describe: a seeded generator (a rate or a
+// closed loop) as JSON, or a trace file as the body with the pool in the query. The answer's
+// latency, throughput and goodput are drawn, the pool over time charted, and beside the latency
+// the note saying which figures are exact and how far the step-time model was off where measured.
+const SIM_LATENCY = [["queue_ms", "queued before the first step"], ["ttft_ms", "time to first token"],
+  ["tpot_ms", "time per output token"], ["itl_ms", "inter-token latency"], ["e2e_ms", "end-to-end"]];
+const SIM_SHORT = { queue_ms: "queue", ttft_ms: "TTFT", tpot_ms: "TPOT", itl_ms: "ITL", e2e_ms: "end-to-end" };
+// A refusal names the control to change: the request's field by the label the page shows it by.
+const SIM_CONTROLS = {
+  model: "Model", gpu: "GPU", "workload.generator.arrival_rate_per_s": "requests per second",
+  "workload.generator.concurrency": "requests in flight", "workload.generator.count": "requests in all",
+  "workload.generator.prompt.value": "prompt tokens each", "workload.generator.output.value": "output tokens each",
+  "workload.concurrency": "requests in flight at most", concurrency: "requests in flight at most",
+  time_scale: "stretch arrival times ×", "goodput.ttft_ms": "time to first token at most, ms",
+  "goodput.tpot_ms": "time per output token at most, ms", "goodput.e2e_ms": "end-to-end latency at most, ms",
+};
+const SIM_INPUTS = {
+  "workload.generator.arrival_rate_per_s": "sim-rate", "workload.generator.concurrency": "sim-concurrency",
+  "workload.generator.count": "sim-count", "workload.generator.prompt.value": "sim-prompt",
+  "workload.generator.output.value": "sim-output", "workload.concurrency": "sim-trace-concurrency",
+  concurrency: "sim-trace-concurrency", time_scale: "sim-time-scale", "goodput.ttft_ms": "sim-slo-ttft",
+  "goodput.tpot_ms": "sim-slo-tpot", "goodput.e2e_ms": "sim-slo-e2e",
+};
+function simError(e) {
+  const field = e.field || "";
+  let text = String(e.message || e);
+  if (field && text.startsWith(field + ": ")) text = text.slice(field.length + 2);
+  const row = /^trace\[line (\d+)\](?:\.(.+))?$/.exec(field);  // a trace's row and column, in words
+  if (row) return "The trace, line " + fmtInt(Number(row[1])) + (row[2] ? ", column " + row[2] : "") + ": " + plain(text);
+  if (field.startsWith("trace")) return "The trace: " + plain(text);
+  if (SIM_CONTROLS[field]) return "“" + SIM_CONTROLS[field] + "”: " + plain(text);
+  return sentence(plain(text));
+}
+// The simulation's inputs in the URL, each only where it differs from the page's default (a trace
+// is never in it: it may be large, or private).
+const SIM_PARAMS = { sim: "sim-source", rate: "sim-rate", inflight: "sim-concurrency", n: "sim-count", prompt: "sim-prompt",
+  output: "sim-output", ttft: "sim-slo-ttft", tpot: "sim-slo-tpot", e2e: "sim-slo-e2e", scale: "sim-time-scale",
+  trace_inflight: "sim-trace-concurrency" };
+function simState() {
+  const s = {};
+  for (const [k, id] of Object.entries(SIM_PARAMS)) {
+    const el = $(id);
+    if (el.value !== (el.tagName === "SELECT" ? el.options[0].value : el.defaultValue)) s[k] = el.value;
+  }
+  return s;
+}
+function simSource() { return $("sim-source").value; }
+function showSimSource() {
+  const src = simSource();
+  $("sim-generator").hidden = src === "trace";
+  $("sim-trace").hidden = src !== "trace";
+  $("sim-rate-row").hidden = src !== "rate";
+  $("sim-concurrency-row").hidden = src !== "concurrency";
+}
+// The pool: the budget's inputs less the context (a simulation's requests give their own lengths).
+function simPool() {
+  const pool = budgetBody();
+  delete pool.context_tokens;
+  return pool;
+}
+function simTargets() {
+  const t = {};
+  for (const [k, id] of [["ttft_ms", "sim-slo-ttft"], ["tpot_ms", "sim-slo-tpot"], ["e2e_ms", "sim-slo-e2e"]]) {
+    if ($(id).value !== "") t[k] = Number($(id).value);
+  }
+  return Object.keys(t).length ? t : undefined;
+}
+function simGenerator() {
+  const g = { count: Number($("sim-count").value),
+              prompt: { kind: "fixed", value: Number($("sim-prompt").value) },
+              output: { kind: "fixed", value: Number($("sim-output").value) } };
+  if (simSource() === "rate") g.arrival_rate_per_s = Number($("sim-rate").value);
+  else g.concurrency = Number($("sim-concurrency").value);
+  return g;
+}
+// A trace's media type from its first line: Azure's CSV opens with its header, the rest is JSONL.
+function traceType(head) {
+  return /^\s*(\ufeff)?TIMESTAMP/.test(head) ? "text/csv" : "application/x-ndjson";
+}
+async function simTraceRequest() {
+  const file = $("sim-trace-file").files[0];
+  const body = file || $("sim-trace-text").value;
+  const head = file ? await file.slice(0, 256).text() : body;
+  if (!file && !body.trim()) throw Object.assign(new Error("choose a trace file or paste one"), { field: "trace" });
+  const q = flatten({ ...simPool(), goodput: simTargets() });
+  if ($("sim-trace-concurrency").value !== "") q.append("concurrency", $("sim-trace-concurrency").value);
+  if ($("sim-time-scale").value !== "" && Number($("sim-time-scale").value) !== 1) q.append("time_scale", $("sim-time-scale").value);
+  return { path: "/v1/simulate?" + q.toString(), options: { method: "POST", body, headers: { "Content-Type": traceType(head), Accept: "application/json" } },
+           what: file ? file.name : "the pasted trace" };
+}
+let simSeq = 0;
+async function runSimulation() {
+  const mine = ++simSeq;
+  const err = $("sim-error");
+  err.hidden = true;
+  $("sim-warnings").hidden = true;
+  for (const el of document.querySelectorAll("#sim-form [aria-invalid]")) el.removeAttribute("aria-invalid");
+  const status = $("sim-status");
+  try {
+    let req;
+    if (simSource() === "trace") req = await simTraceRequest();
+    else {
+      const body = { ...simPool(), goodput: simTargets(), workload: { generator: simGenerator() } };
+      req = { path: "/v1/simulate", options: { method: "POST", body: JSON.stringify(body) }, what: plural(body.workload.generator.count, "request") };
+    }
+    status.textContent = "simulating " + req.what + " …";
+    const r = await api(req.path, req.options);
+    if (mine !== simSeq) return;
+    renderSimulation(r);
+  } catch (e) {
+    if (mine !== simSeq) return;
+    // A refusal (4xx) is an error, in red, naming the control (or the trace's line) to change.
+    status.textContent = "";
+    $("sim-result").hidden = true;
+    err.textContent = simError(e);
+    err.dataset.field = e.field || "";
+    err.hidden = false;
+    const input = $(SIM_INPUTS[e.field] || (String(e.field || "").startsWith("trace") ? "sim-trace-text" : ""));
+    if (input) input.setAttribute("aria-invalid", "true");
+  }
+}
+// Milliseconds as people read them: ms below ten seconds, seconds above.
+function fmtMs(ms) {
+  if (ms >= 10000) return (ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 }) + " s";
+  return ms.toLocaleString("en-US", { maximumFractionDigits: ms < 10 ? 2 : 1, minimumFractionDigits: ms < 10 ? 2 : 1 }) + " ms";
+}
+function fmtRate(x, digits = 2) { return x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }); }
+function renderSimulation(r) {
+  const timed = !!r.latency;
+  $("sim-result").hidden = false;
+  const who = (r.model ? r.model + " on " + (r.gpu || "the pool") + " · " : "") + r.pool;
+  $("sim-status").textContent = who + " · " + fmtInt(r.completed) + " of " + plural(r.requests, "request") + " completed in " +
+    plural(r.steps, "step") + (timed ? ", over " + fmtRate(r.throughput.duration_s, 1) + " s modelled" : "") + ".";
+  const warn = $("sim-warnings");
+  warn.replaceChildren();
+  for (const w of r.warnings || []) warn.append(noteEl(w));
+  warn.hidden = !warn.children.length;
+  for (const el of document.querySelectorAll("#sim-result .sim-latency, #sim-latency-chart")) el.hidden = !timed;
+  if (timed) {
+    renderSimLatency(r.latency);
+    renderLatencyChart(r.latency);
+    const n = r.timing;
+    setText("sim-validation", "The model's error: " + n.validation + ".");
+    setText("sim-exact", sentence(n.exact) + ".");
+    setText("sim-modelled", sentence(n.modelled.replace("time_s", "the time axis")) + ".");  // the page's words, not a field's
+    $("sim-exact").title = n.step_time_model;
+  }
+  const t = r.throughput;
+  setText("sim-out-rps", timed ? fmtRate(t.requests_per_s) : "—");
+  setText("sim-out-rps-x", timed ? fmtInt(Math.round(t.total_tokens_per_s)) + " tokens/s in all · modelled" : "needs arrivals in seconds");
+  setText("sim-out-otps", timed ? fmtInt(Math.round(t.output_tokens_per_s)) : "—");
+  setText("sim-out-otps-x", timed ? fmtInt(t.output_tokens) + " output tokens over " + fmtRate(t.duration_s, 1) + " s · modelled" : "");
+  $("sim-row-goodput").hidden = !r.goodput;
+  if (r.goodput) {
+    const g = r.goodput;
+    const targets = Object.entries(g.targets).filter(([, v]) => v != null)
+      .map(([k, v]) => ({ ttft_ms: "TTFT", tpot_ms: "TPOT", e2e_ms: "end-to-end" }[k] + " ≤ " + fmtMs(v)));
+    setText("sim-out-goodput", fmtRate(g.requests_per_s) + " requests/s");
+    setText("sim-out-goodput-x", fmtInt(g.requests_met) + " of " + fmtInt(r.requests) + " (" + (100 * g.share_met).toFixed(1) + "%) met " + targets.join(", ") + " · modelled");
+  }
+  setText("sim-out-completed", fmtInt(r.completed) + " of " + fmtInt(r.requests));
+  setText("sim-out-completed-x", plural(r.steps, "step") + " · at most " + fmtInt(timed ? r.peak_in_flight : r.peak_running) + (timed ? " in flight" : " running") + " · exact");
+  setText("sim-out-preemptions", fmtInt(r.preemptions));
+  setText("sim-out-preemptions-x", fmtInt(r.recomputed_tokens) + " tokens thrown away and recomputed · prefix cache " + (100 * r.cache_hit_rate_tokens).toFixed(1) + "% of prompt tokens · exact");
+  setText("sim-out-blocks", "peak " + fmtInt(r.peak_blocks_in_use));
+  setText("sim-out-blocks-x", "mean " + fmtRate(r.mean_blocks_in_use, 1) + " of " + fmtInt(r.usable_blocks) + " usable, " + r.block_size + " tokens each · exact");
+  renderTimeChart(r);
+}
+function renderSimLatency(lat) {
+  const tbody = $("sim-latency-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const [key, name] of SIM_LATENCY) {
+    const d = lat[key];
+    const tr = tbody.insertRow();
+    tr.dataset.metric = key;
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = name;
+    tr.append(th);
+    for (const v of [d.mean, d.p50, d.p90, d.p99]) tr.insertCell().textContent = fmtMs(v);
+  }
+}
+// An SVG drawing helper: elements appended to `svg`, attributes and text set.
+function svgDraw(svg) {
+  const ns = "http://www.w3.org/2000/svg";
+  return (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+}
+function svgTitle(el, text) {
+  el.append(Object.assign(document.createElementNS("http://www.w3.org/2000/svg", "title"), { textContent: text }));
+}
+// Each latency a row on a log scale of milliseconds: a box from p50 to p90, a whisker to p99, the
+// mean a dot. A zero (no queue) sits at the scale's left end.
+function renderLatencyChart(lat) {
+  const svg = $("sim-latency-chart");
+  svg.replaceChildren();
+  const el = svgDraw(svg);
+  const fs = parseFloat(getComputedStyle(svg).getPropertyValue("--chart-font")) || 13;
+  const values = SIM_LATENCY.flatMap(([k]) => ["mean", "p50", "p90", "p99"].map((p) => lat[k][p])).filter((v) => v > 0);
+  const lo = 10 ** Math.floor(Math.log10(Math.min(...values, 1)));
+  const hi = 10 ** Math.ceil(Math.log10(Math.max(...values, lo * 10)));
+  // Short names on the chart (the table gives the long ones), measured for the left margin.
+  const names = SIM_LATENCY.map(([k]) => SIM_SHORT[k]);
+  const probe = el("text", { class: "tick" }, names.reduce((a, b) => (b.length > a.length ? b : a)));
+  const labelW = Math.ceil(probe.getComputedTextLength()) + 14;
+  probe.remove();
+  const W = 640, left = labelW, right = 24, top = Math.ceil(fs * 2.4), rowH = Math.max(26, fs * 2.1);
+  const bottom = Math.ceil(fs * 3.4 + 6), H = top + rowH * names.length + bottom;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const X = (ms) => left + (W - left - right) * (Math.log10(Math.max(ms, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo));
+  const decades = Math.round(Math.log10(hi / lo));
+  let lastLabel = -Infinity;
+  for (let i = 0; i <= decades; i++) {
+    const v = lo * 10 ** i, x = X(v);
+    el("line", { x1: x, y1: top, x2: x, y2: H - bottom, class: i === 0 ? "axis" : "grid" });
+    if (x - lastLabel >= fs * 4) { el("text", { x, y: H - bottom + fs * 1.3 + 2, class: "tick", "text-anchor": "middle" }, v >= 1000 ? fmtInt(v / 1000) + " s" : (v < 1 ? String(+v.toPrecision(1)) : fmtInt(v)) + " ms"); lastLabel = x; }
+  }
+  el("text", { x: (left + W - right) / 2, y: H - fs * 0.4, class: "axis-label", "text-anchor": "middle" }, "per request, modelled (log scale)");
+  SIM_LATENCY.forEach(([key, long], i) => {
+    const d = lat[key], y = top + rowH * i + rowH / 2, h = rowH * 0.5, name = SIM_SHORT[key];
+    el("text", { x: left - 8, y: y + fs * 0.35, class: "tick", "text-anchor": "end" }, name);
+    const g = el("g", { class: "whisker", "data-metric": key });
+    const draw = svgDraw(g);
+    draw("line", { x1: X(d.p50), y1: y, x2: X(d.p99), y2: y, class: "whisker-line" });
+    draw("line", { x1: X(d.p99), y1: y - h / 2, x2: X(d.p99), y2: y + h / 2, class: "whisker-line" });
+    draw("rect", { x: X(d.p50), y: y - h / 2, width: Math.max(2, X(d.p90) - X(d.p50)), height: h, class: "box" });
+    draw("circle", { cx: X(d.mean), cy: y, r: 4, class: "mean" });
+    svgTitle(g, long + ": mean " + fmtMs(d.mean) + ", p50 " + fmtMs(d.p50) + ", p90 " + fmtMs(d.p90) + ", p99 " + fmtMs(d.p99));
+  });
+  // The legend above the plot.
+  let lx = left;
+  const ly = top - fs * 0.9;
+  const items = [["box", "p50 to p90"], ["whisker-line", "to p99"], ["mean", "mean"]];
+  for (const [cls, text] of items) {
+    if (cls === "box") el("rect", { x: lx, y: ly - fs * 0.75, width: 18, height: fs * 0.8, class: cls });
+    else if (cls === "mean") el("circle", { cx: lx + 9, cy: ly - fs * 0.35, r: 4, class: cls });
+    else el("line", { x1: lx, y1: ly - fs * 0.35, x2: lx + 18, y2: ly - fs * 0.35, class: cls });
+    const t = el("text", { x: lx + 24, y: ly, class: "legend" }, text);
+    lx += 24 + t.getComputedTextLength() + fs * 1.5;
+  }
+}
+// Two panels on one time axis: KV blocks in use against the usable blocks; running and waiting
+// requests. An untimed run (no time_s) is drawn against steps.
+function renderTimeChart(r) {
+  const svg = $("sim-time-chart");
+  svg.replaceChildren();
+  const el = svgDraw(svg);
+  const pts = r.series || [];
+  const timed = pts.length > 0 && pts[0].time_s !== undefined;
+  const at = (p) => (timed ? p.time_s : p.step);
+  renderSeriesTable(pts, timed);
+  if (!pts.length) return;
+  const fs = parseFloat(getComputedStyle(svg).getPropertyValue("--chart-font")) || 13;
+  const x1 = Math.max(at(pts[pts.length - 1]), 1e-9);
+  const xstep = niceStep(x1, 5), xmax = Math.ceil(x1 / xstep) * xstep;
+  const bmax = Math.max(r.usable_blocks, 1);
+  const rmax = Math.max(...pts.map((p) => Math.max(p.running, p.waiting)), 1);
+  const rstep = niceStep(rmax, 3), rtop = Math.ceil(rmax / rstep) * rstep;
+  const bstep = niceStep(bmax, 3), btop = Math.ceil(bmax / bstep) * bstep;
+  const tickChars = Math.max(fmtInt(btop).length, fmtInt(rtop).length);
+  const W = 640, left = Math.ceil(fs * 1.6 + 10 + tickChars * fs * 0.62), right = 24;
+  const top = Math.ceil(fs * 2.4), panel = 120, gap = Math.ceil(fs * 3), bottom = Math.ceil(fs * 3.4 + 6);
+  const H = top + panel * 2 + gap + bottom;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const X = (v) => left + (W - left - right) * v / xmax;
+  const panels = [
+    { y0: top, max: btop, step: bstep, label: "KV blocks", lines: [["blocks", "blocks_used", "KV blocks in use"]] },
+    { y0: top + panel + gap, max: rtop, step: rstep, label: "requests", lines: [["running", "running", "running"], ["waiting", "waiting", "waiting"]] },
+  ];
+  for (const pn of panels) {
+    const Y = (v) => pn.y0 + panel - panel * v / pn.max;
+    for (let v = 0; v <= pn.max + 1e-9; v += pn.step) {
+      el("line", { x1: left, y1: Y(v), x2: W - right, y2: Y(v), class: v === 0 ? "axis" : "grid" });
+      el("text", { x: left - 8, y: Y(v) + fs * 0.35, class: "tick", "text-anchor": "end" }, fmtInt(v));
+    }
+    el("line", { x1: left, y1: pn.y0, x2: left, y2: pn.y0 + panel, class: "axis" });
+    const mid = pn.y0 + panel / 2, yl = fs * 0.9;
+    el("text", { x: yl, y: mid, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 ${yl} ${mid})` }, pn.label);
+    if (pn.label === "KV blocks") {
+      el("line", { x1: left, y1: Y(r.usable_blocks), x2: W - right, y2: Y(r.usable_blocks), class: "capacity" });
+    }
+    for (const [cls, key] of pn.lines) {
+      el("polyline", { points: pts.map((p) => X(at(p)).toFixed(1) + "," + Y(p[key]).toFixed(1)).join(" "), class: "series " + cls, "data-series": key });
+    }
+    // Legend above the panel, entries placed after the one before is measured.
+    let lx = left + 4;
+    const ly = pn.y0 - fs * 0.6;
+    const entries = pn.lines.map(([cls, , name]) => [cls, name]);
+    if (pn.label === "KV blocks") entries.push(["capacity", fmtInt(r.usable_blocks) + " usable (exact)"]);
+    for (const [cls, name] of entries) {
+      el("line", { x1: lx, y1: ly - fs * 0.3, x2: lx + 24, y2: ly - fs * 0.3, class: cls === "capacity" ? "capacity" : "series " + cls });
+      const t = el("text", { x: lx + 28, y: ly, class: "legend" }, name);
+      lx += 28 + t.getComputedTextLength() + fs * 1.5;
+    }
+  }
+  const base = top + panel * 2 + gap;
+  let lastLabel = -Infinity;
+  for (let v = 0; v <= xmax + 1e-9; v += xstep) {
+    const x = X(v);
+    el("line", { x1: x, y1: base, x2: x, y2: base + 4, class: "axis" });
+    if (x - lastLabel >= fs * 3.6) { el("text", { x, y: base + fs * 1.3 + 4, class: "tick", "text-anchor": "middle" }, fmtInt(+v.toPrecision(6))); lastLabel = x; }
+  }
+  el("text", { x: (left + W - right) / 2, y: H - fs * 0.4, class: "axis-label", "text-anchor": "middle" },
+     timed ? "seconds from the start of the run (modelled)" : "engine steps");
+}
+function renderSeriesTable(pts, timed) {
+  const tbody = $("sim-series-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const p of pts) {
+    const tr = tbody.insertRow();
+    for (const v of [timed ? p.time_s.toFixed(3) : "—", fmtInt(p.step), fmtInt(p.blocks_used), fmtInt(p.running), fmtInt(p.waiting)]) tr.insertCell().textContent = v;
+  }
+}
 async function init() {
   const [models, gpuList, engines] = await Promise.all([api("/v1/models"), api("/v1/gpus"), api("/v1/engines")]);
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
@@ -1060,6 +1381,13 @@ async function init() {
   $("fleet-target").addEventListener("input", scheduleFleet);
   $("fleet-types-table").addEventListener("input", scheduleFleet);
   $("reconcile-form").addEventListener("submit", (e) => { e.preventDefault(); reconcileLog(); });
+  $("sim-form").addEventListener("submit", (e) => { e.preventDefault(); runSimulation(); });
+  $("sim-source").addEventListener("input", showSimSource);
+  $("sim-form").addEventListener("input", (e) => { if (e.target.type !== "file" && e.target.tagName !== "TEXTAREA") saveUrl(); });
+  // One trace at a time: a file chosen clears what was pasted, and a paste the file.
+  $("sim-trace-file").addEventListener("change", () => { if ($("sim-trace-file").files.length) $("sim-trace-text").value = ""; });
+  $("sim-trace-text").addEventListener("input", () => { $("sim-trace-file").value = ""; });
+  showSimSource();
   $("model").addEventListener("input", async () => {
     const id = $("model").value;
     if (id) await loadModel(id);
