@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from kvplan.core.sim.simulate import TimingNote
 from kvplan.core.traffic.search import RateSearch
-from kvplan.render import _ms, _rows
+from kvplan.core.sim.latency import Distribution
+from kvplan.render import _duration, _rows
+
+
+def _ms(d: Distribution) -> str:
+    return " · ".join(f"{stat} {_duration(getattr(d, stat))}" for stat in ("mean", "p50", "p90", "p99"))
 
 
 def capacity_text(s: RateSearch, labels: dict[str, object]) -> str:

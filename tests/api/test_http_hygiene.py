@@ -177,8 +177,12 @@ def test_text_answers_name_their_charset_once(http, path):
     assert content_type.count("charset") == 1, content_type
 
 
+# /v1/simulate also reads traces (CSV, JSONL, and curl's form-urlencoded/octet-stream/text sniffed).
+JSON_ONLY = [p for p in POST_ROUTES if p != "/v1/simulate"]
+
+
 @pytest.mark.parametrize("content_type", NOT_JSON)
-@pytest.mark.parametrize("path", POST_ROUTES)
+@pytest.mark.parametrize("path", JSON_ONLY)
 def test_a_body_that_is_not_json_gets_415_on_each_post_route(http, path, content_type):
     r = http.post(path, content=b'{"model": "llama-3-8b"}', headers={"content-type": content_type})
     assert r.status_code == 415, r.text
@@ -186,6 +190,19 @@ def test_a_body_that_is_not_json_gets_415_on_each_post_route(http, path, content
     assert problem["status"] == 415
     assert "application/json" in problem["detail"]
     assert r.headers["accept"] == "application/json"
+
+
+@pytest.mark.parametrize("content_type", ["application/xml", "multipart/form-data; boundary=x", "text/json"])
+def test_simulate_reads_traces_and_json_and_names_them_on_415(http, content_type):
+    r = http.post(
+        "/v1/simulate",
+        content=b"TIMESTAMP,ContextTokens,GeneratedTokens",
+        headers={"content-type": content_type},
+    )
+    assert r.status_code == 415
+    assert {"application/json", "text/csv", "application/x-ndjson"} <= {
+        t.strip() for t in r.headers["accept"].split(",")
+    }
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "x-gzip"])
