@@ -96,7 +96,7 @@ class Curve(msgspec.Struct, frozen=True, gc=False):
     seconds: tuple[float, ...]
 
 
-class SystemCoeffs(msgspec.Struct, frozen=True, gc=False):
+class SystemCoeffs(msgspec.Struct, frozen=True):
     vllm_version: str
     gemm: dict[str, GemmFit]
     decode_attention: dict[str, DecodeFit]
@@ -106,7 +106,7 @@ class SystemCoeffs(msgspec.Struct, frozen=True, gc=False):
     mla: dict[str, MlaFit] = {}  # "<kv dtype>/<projection GEMM dtype>"
 
 
-class Coefficients(msgspec.Struct, frozen=True, gc=False):
+class Coefficients(msgspec.Struct, frozen=True):
     aic_version: str
     wheel: str
     wheel_sha256: str
