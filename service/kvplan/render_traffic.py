@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from kvplan.core.sim.latency import Distribution
 from kvplan.core.sim.simulate import TimingNote
 from kvplan.core.traffic.search import RateSearch
-from kvplan.core.sim.latency import Distribution
+from kvplan.core.traffic.sweep import CapacitySweep
 from kvplan.render import _duration, _rows
 
 
@@ -12,9 +13,11 @@ def _ms(d: Distribution) -> str:
     return " · ".join(f"{stat} {_duration(getattr(d, stat))}" for stat in ("mean", "p50", "p90", "p99"))
 
 
-def capacity_text(s: RateSearch, labels: dict[str, object]) -> str:
+def capacity_text(s: RateSearch | CapacitySweep, labels: dict[str, object]) -> str:
     """A capacity search for a terminal: the sustainable rate, what binds, the latency there, and
     the curve the search simulated."""
+    if isinstance(s, CapacitySweep):
+        return _sweep_text(s, labels)
     head = (
         f"kvplan capacity · {labels.get('model')} on {labels.get('gpu')} · pool {labels.get('pool')} · "
         f"engine {labels.get('engine')} · registry {labels.get('registry_version')}"
@@ -57,3 +60,24 @@ def capacity_text(s: RateSearch, labels: dict[str, object]) -> str:
         else []
     )
     return "\n".join([head, "", *_rows(rows), "", "latency against rate:", *curve, *tail]) + "\n"
+
+
+def _sweep_text(s: CapacitySweep, labels: dict[str, object]) -> str:
+    """Every combination tried, most requests a second per GPU first."""
+    head = (
+        f"kvplan capacity · {labels.get('model')} on {labels.get('gpu')} · engine {labels.get('engine')} · "
+        f"registry {labels.get('registry_version')} · settings ranked by sustainable requests/s per GPU"
+    )
+    lines = [head, ""]
+    for v in s.variants:
+        settings = ", ".join(f"{k} {x:g}" for k, x in v.settings.items())
+        rate = (
+            f"{v.max_rate_per_s:8.3g}/s {v.rate_per_gpu_per_s:8.3g}/s a GPU"
+            if v.max_rate_per_s
+            else "  none meets"
+        )
+        why = f"binds: {v.binding.constraint}" if v.binding is not None else f"not run: {v.reason}"
+        lines.append(f"  {settings:60} {rate}   {why}")
+    if s.best is not None:
+        lines += ["", "best: " + ", ".join(f"{k} {x:g}" for k, x in s.best.settings.items())]
+    return "\n".join(lines) + "\n"

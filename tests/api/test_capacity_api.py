@@ -99,3 +99,30 @@ def test_a_workload_with_its_own_rate_is_refused(client: TestClient) -> None:
     body = {**REPLICA, "workload": {**SHAPES["chat"], "arrival_rate_per_s": 3}, "slo": {"ttft_p90_ms": 500}}
     r = client.post("/v1/capacity", json=body)
     assert r.status_code == 400 and "arrival_rate_per_s" in r.json()["detail"]
+
+
+def test_vary_ranks_the_settings_by_sustainable_rate_per_gpu(client: TestClient) -> None:
+    body = {
+        **REPLICA,
+        "workload": SHAPES["chat"],
+        "slo": SLOS["chat"],
+        "vary": {"max_num_seqs": [8, 256], "tensor_parallel_size": [1, 2]},
+    }
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 200, r.text
+    a = r.json()
+    per_gpu = [v["rate_per_gpu_per_s"] for v in a["variants"] if v["max_rate_per_s"] > 0]
+    assert per_gpu == sorted(per_gpu, reverse=True) and len(a["variants"]) == 4
+    assert a["best"] == a["variants"][0]
+    eight = next(v for v in a["variants"] if v["settings"] == {"max_num_seqs": 8, "tensor_parallel_size": 1})
+    assert eight["binding"]["constraint"] == "max_num_seqs"  # 8 running slots bind first
+
+
+def test_vary_with_too_many_combinations_is_refused(client: TestClient) -> None:
+    many = {
+        "max_num_seqs": [8, 16, 32, 64, 128, 256],
+        "max_num_batched_tokens": [512, 1024, 2048, 4096, 8192, 16384],
+    }
+    body = {**REPLICA, "workload": SHAPES["chat"], "slo": SLOS["chat"], "vary": many}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "vary"

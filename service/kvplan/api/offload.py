@@ -40,6 +40,7 @@ ShouldStop = Callable[[], bool]
 #   capacity       MAX_SEARCH_STEPS (4,000,000) steps over at most MAX_SEARCH_POINTS    ~10 s    30 s
 #                  simulations (measured: see benchmarks/README.md, capacity)
 #   fleet_traffic  MAX_FLEET_SEARCH_STEPS (12,000,000) over a search a layout          ~30 s    60 s
+#   capacity_sweep the same bound over a search a combination of settings (vary)      ~30 s    60 s
 #   budget_batch   1,000 inline 596-layer configs (MAX_BATCH, MAX_BATCH_LAYER_PASSES)  1.0 s      5 s
 #   sweep          200 points (MAX_SWEEP_POINTS) of a 4,096-layer model (MAX_LAYERS)   1.2 s      5 s
 #   reconcile      an 8 MiB start-up log (MAX_LOG_BYTES) read; each of the route's     1.1 s      5 s
@@ -56,6 +57,7 @@ ROUTE_DEADLINES: dict[str, float] = {
     "simulate": 16.0,
     "capacity": 30.0,
     "fleet_traffic": 60.0,
+    "capacity_sweep": 60.0,
     "budget_batch": 5.0,
     "sweep": 5.0,
     "reconcile": 5.0,

@@ -133,7 +133,9 @@ MAX_TIME_SCALE = 1e6
 # the first runs.
 MAX_SEARCH_POINTS = 40
 MAX_SEARCH_STEPS = 4_000_000
-# A fleet by traffic: a search a GPU type × layout, all of them together.
+# A capacity search over settings (`vary`): combinations searched at most.
+MAX_CAPACITY_VARIANTS = 32
+# A fleet by traffic, or a capacity search over settings: all the searches together.
 MAX_FLEET_SEARCH_STEPS = 12_000_000
 # A latency target: a day, in milliseconds.
 MAX_SLO_MS = 86_400_000.0

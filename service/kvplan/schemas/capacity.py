@@ -7,7 +7,8 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from kvplan.core.limits import MAX_ARRIVAL_RATE_PER_S, MAX_SEARCH_POINTS
+from kvplan.core.budget.types import Tokens
+from kvplan.core.limits import MAX_ARRIVAL_RATE_PER_S, MAX_NUM_SEQS, MAX_SEARCH_POINTS
 from kvplan.core.traffic.shape import WorkloadShape
 from kvplan.core.validate import Input
 
@@ -26,13 +27,31 @@ class SearchOptions(Input):
     ) = None
 
 
+class Vary(Input):
+    """Settings to try, each a list: every combination is searched (at most MAX_CAPACITY_VARIANTS)."""
+
+    # (MAX_CAPACITY_VARIANTS is checked on the product of the lists, in the service.)
+
+    max_num_seqs: (
+        Annotated[list[Annotated[int, Meta(ge=1, le=MAX_NUM_SEQS)]], Meta(min_length=1, max_length=16)] | None
+    ) = None
+    max_num_batched_tokens: Annotated[list[Tokens], Meta(min_length=1, max_length=16)] | None = None
+    gpu_memory_utilization: (
+        Annotated[list[Annotated[float, Meta(gt=0, le=1)]], Meta(min_length=1, max_length=16)] | None
+    ) = None
+    tensor_parallel_size: (
+        Annotated[list[Annotated[int, Meta(ge=1, le=64)]], Meta(min_length=1, max_length=8)] | None
+    ) = None
+
+
 @takes(
     "workload slo! model gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine num_blocks scheduling_policy search",
+    "quantization engine num_blocks scheduling_policy search vary",
 )
 class CapacityRequest(Input):
     """The highest request rate one replica sustains while meeting every latency target."""
 
     workload: WorkloadShape
     search: SearchOptions = SearchOptions()
+    vary: Vary | None = None

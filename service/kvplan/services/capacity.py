@@ -3,6 +3,7 @@ workload's shape at searched rates (core/traffic/search.py) on the timed simulat
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,7 @@ import msgspec
 
 from kvplan.core.errors import InvalidInput
 from kvplan.core.fleet.types import FleetPlan
-from kvplan.core.limits import MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
+from kvplan.core.limits import MAX_CAPACITY_VARIANTS, MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
 from kvplan.core.sim import workload
 from kvplan.core.sim.scheduler import SimConfig, step_bound
 from kvplan.core.sim.simulate import TimedSimResult, Timing, check_fits, simulate
@@ -18,6 +19,7 @@ from kvplan.core.traffic.fleet import FleetByTraffic, plan_traffic
 from kvplan.core.traffic.search import METHOD, RateSearch, sustainable_rate
 from kvplan.core.traffic.shape import WorkloadShape
 from kvplan.core.traffic.slo import Slo, targets
+from kvplan.core.traffic.sweep import CapacitySweep, rank
 from kvplan.presets import Registry
 from kvplan.schemas import FleetRequest
 from kvplan.schemas.capacity import CapacityRequest, SearchOptions
@@ -65,16 +67,66 @@ def _simulation(req: Any, shape: WorkloadShape, **given: Any) -> SimulateRequest
     return SimulateRequest(workload=SimWorkload(generator=shape.at(1.0)), **{**same, **given})
 
 
+VARIED = ("max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "tensor_parallel_size")
+
+
+def capacity_sweep(
+    registry: Registry, req: CapacityRequest, should_stop: Callable[[], bool] | None, ref: ModelRef | None
+) -> tuple[CapacitySweep, Replica]:
+    """A search for each combination of req.vary's settings, all their work bounded before the
+    first runs; ranked by sustainable requests a second per GPU. A combination the pool or the
+    step-time model cannot run is listed with the reason. Also a replica that ran (for labels)."""
+    assert req.slo is not None and req.vary is not None
+    lists = [(name, getattr(req.vary, name)) for name in VARIED if getattr(req.vary, name) is not None]
+    if not lists:
+        raise InvalidInput("vary", f"give one or more of {', '.join(VARIED)}, each a list of values")
+    names = [n for n, _ in lists]
+    combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*(v for _, v in lists))]
+    if len(combos) > MAX_CAPACITY_VARIANTS:
+        raise InvalidInput(
+            "vary", f"{len(combos)} combinations; at most {MAX_CAPACITY_VARIANTS}: try fewer values"
+        )
+    replicas: list[tuple[dict[str, Any], int, Replica]] = []
+    refused: list[tuple[dict[str, Any], int, str]] = []
+    for combo in combos:
+        sim = _simulation(req, req.workload, **combo)
+        gpus = (sim.tensor_parallel_size or 1) * (sim.pipeline_parallel_size or 1)
+        try:
+            replicas.append((combo, gpus, Replica(registry, sim, req.workload, ref)))
+        except InvalidInput as e:
+            refused.append((combo, gpus, str(e)))
+    if not replicas:
+        raise InvalidInput("vary", f"no combination runs: {_words(refused[0][0])}: {refused[0][2]}")
+    work = sum(r.steps for _, _, r in replicas) * req.search.max_points
+    if work > MAX_FLEET_SEARCH_STEPS:
+        raise InvalidInput(
+            "vary",
+            f"{len(combos)} combinations × up to {req.search.max_points} simulations is up to "
+            f"{work:,} steps, over the limit of {MAX_FLEET_SEARCH_STEPS:,}: try fewer values or fewer "
+            "requests (workload.count)",
+        )
+    done = [(combo, gpus, r.search(req.slo, req.search, should_stop)) for combo, gpus, r in replicas]
+    return rank(done, refused, req.search.tolerance, METHOD), replicas[0][2]
+
+
+def _words(combo: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in combo.items())
+
+
 def capacity_answer(
     registry: Registry,
     req: CapacityRequest,
     should_stop: Callable[[], bool] | None = None,
     ref: ModelRef | None = None,
-) -> tuple[RateSearch, dict[str, Any]]:
-    """The search and the labels of the replica it ran on. The search's work (simulations × one
-    simulation's step bound) is refused before any runs when it exceeds MAX_SEARCH_STEPS."""
+) -> tuple[RateSearch | CapacitySweep, dict[str, Any]]:
+    """The search (with `vary`: a search a combination of settings, ranked) and the labels of the
+    replica it ran on. The search's work (simulations × one simulation's step bound) is refused
+    before any runs when it exceeds MAX_SEARCH_STEPS."""
     assert req.slo is not None  # required on this request (takes "slo!")
     targets(req.slo)  # contradictions and an empty slo are 4xx before any work
+    if req.vary is not None:
+        sweep, ran = capacity_sweep(registry, req, should_stop, ref)
+        return sweep, _labels(registry, req, ran)
     replica = Replica(registry, _simulation(req, req.workload), req.workload, ref)
     points = req.search.max_points
     if replica.steps * points > MAX_SEARCH_STEPS:
@@ -84,8 +136,11 @@ def capacity_answer(
             f"({replica.steps * points:,}) exceeds the limit of {MAX_SEARCH_STEPS:,} steps: give fewer "
             "requests (count) or fewer search.max_points",
         )
-    search = replica.search(req.slo, req.search, should_stop)
-    labels = {
+    return replica.search(req.slo, req.search, should_stop), _labels(registry, req, replica)
+
+
+def _labels(registry: Registry, req: CapacityRequest, replica: Replica) -> dict[str, Any]:
+    return {
         "model": req.model if isinstance(req.model, str) else "inline",
         "gpu": req.gpu,
         "engine": replica.engine,
@@ -96,7 +151,6 @@ def capacity_answer(
         "max_num_batched_tokens": replica.cfg.max_num_batched_tokens,
         "timing": replica.timing.note,
     }
-    return search, labels
 
 
 def fleet_by_traffic(

@@ -34,8 +34,9 @@ async def capacity_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     req = decoder(CapacityRequest).decode(body)
     ref = model_ref(reg, req.model)
     await prefetch(reg, [ref])
+    heavy = "capacity" if req.vary is None else "capacity_sweep"  # a search a combination: its own deadline
     search, labels = await run_heavy(
-        request, "capacity", lambda stop: counted("capacity", lambda: capacity_answer(reg, req, stop, ref))
+        request, heavy, lambda stop: counted("capacity", lambda: capacity_answer(reg, req, stop, ref))
     )
     if fmt == "text":
         return answer(capacity_text(search, labels), True)
