@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, post
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 
 from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.core.sim.traces import Trace, TraceReader
@@ -44,8 +46,8 @@ def _kind(content_type: str, head: bytes) -> str:
         return "jsonl"
     if media not in SNIFFED:
         return "json"
-    first = head.lstrip().split(b"\n", 1)[0].strip()
-    if first.lstrip(b"\xef\xbb\xbf").startswith(b"TIMESTAMP"):
+    first = head.lstrip().split(b"\n", 1)[0].strip().removeprefix(b"\xef\xbb\xbf")
+    if first.lstrip(b"\xef\xbb\xbf").lstrip(b'"').lower().startswith(b"timestamp"):  # Azure's, BurstGPT's
         return "csv"
     try:
         row = msgspec.json.decode(first)
@@ -54,9 +56,26 @@ def _kind(content_type: str, head: bytes) -> str:
     return "jsonl" if isinstance(row, dict) and ("input_length" in row or "prompt_tokens" in row) else "json"
 
 
-async def _read(request: Request[Any, Any, Any], limit: int) -> tuple[bytes, Any]:
+async def _bounded(request: Request[Any, Any, Any]) -> AsyncIterator[bytes]:
+    """The body as it streams; past MAX_TRACE_BYTES (declared, or as it comes) a 413 saying so."""
+    try:
+        async for chunk in request.stream():
+            yield chunk
+    except RequestEntityTooLarge:
+        declared = request.headers.get("content-length", "")
+        size = f"{int(declared):,} bytes" if declared.isdigit() else "over the limit"
+        raise ApiError(
+            413,
+            f"The body is {size}: a trace is at most {MAX_TRACE_BYTES:,} bytes "
+            f"({MAX_TRACE_BYTES >> 20} MiB); simulate a part of it.",
+            field="body",
+            title="Request Entity Too Large",
+        ) from None
+
+
+async def _read(request: Request[Any, Any, Any], limit: int) -> tuple[bytes, AsyncIterator[bytes]]:
     """The body's first chunk(s), up to a line, and the rest of the stream."""
-    stream = request.stream()
+    stream = _bounded(request)
     head = b""
     async for chunk in stream:
         head += chunk
