@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,6 +26,7 @@ from kvplan.core.limits import (
 from tests.live import Server, connect, start_server
 
 POOL = "/v1/simulate?model=llama-3.1-8b&gpu=h100-sxm-80gb"
+REAL = Path(__file__).parents[1] / "sim" / "data" / "real"
 CSV = "text/csv"
 JSONL = "application/x-ndjson"
 AZURE = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
@@ -503,3 +505,28 @@ def test_decreasing_timestamps_and_a_wrong_header_on_a_real_server_keep_healthz_
     with Healthz(live):
         r = httpx.post(live.url + POOL, content=body.encode(), headers={"content-type": media.decode()})
     assert r.status_code == 400 and "goes back in time" in r.json()["detail"]
+
+
+def test_a_qwen_bailian_trace_is_read_in_seconds_with_16_token_hash_blocks(client):
+    # alibaba-edu/qwen-bailian-usagetraces-anon README: timestamp in seconds, 16 tokens a hash id.
+    turn1 = {"chat_id": 159, "parent_chat_id": -1, "timestamp": 61.114, "input_length": 521,
+             "output_length": 132, "type": "text", "turn": 1, "hash_ids": list(range(33))}  # fmt: skip
+    turn2 = {**turn1, "chat_id": 160, "parent_chat_id": 159, "timestamp": 62.5, "input_length": 700,
+             "turn": 2, "hash_ids": [*range(33), *range(100, 111)]}  # fmt: skip
+    body = json.dumps(turn1) + "\n" + json.dumps(turn2) + "\n"
+    r = post_trace(client, body, JSONL)
+    assert r.status_code == 200, r.text[:400]
+    answer = r.json()
+    assert answer["trace"] == "bailian-jsonl" and answer["completed"] == 2
+    assert answer["cache_hit_tokens"] == 512  # turn 2 reuses turn 1's 32 full 16-token blocks
+    too_many = {**turn1, "hash_ids": list(range(34))}
+    refused(post_trace(client, json.dumps(too_many) + "\n", JSONL), "trace[line 1].hash_ids", "16-token")
+
+
+def test_a_hash_chain_shorter_than_its_prompt_is_answered_not_a_500(client):
+    # aiperf's Bailian example: a 400-token follow-up names 2 of its 25 16-token blocks. Its
+    # tokens past the chain are its own (it was a 500: an index past the chain's end).
+    body = (REAL / "bailian-aiperf-example.jsonl").read_bytes()
+    r = post_trace(client, body, JSONL)
+    assert r.status_code == 200, r.text[:400]
+    assert r.json()["completed"] == 2

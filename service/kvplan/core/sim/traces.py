@@ -9,6 +9,9 @@
 - Mooncake's JSONL (kvcache-ai/Mooncake FAST25-release/traces): `timestamp` in milliseconds,
   `input_length`, `output_length`, and `hash_ids`, one id a 512-token block of the prompt, each
   naming that block's content and everything before it.
+- Alibaba's Qwen-Bailian JSONL (alibaba-edu/qwen-bailian-usagetraces-anon): Mooncake's fields
+  with `chat_id`, `parent_chat_id`, `turn` and `type`, but `timestamp` in seconds and a hash id
+  per 16-token block. Each turn is replayed at its recorded time.
 - A plain JSONL of the simulator's own requests: `{"arrival_time": s, "prompt_tokens",
   "output_tokens", "prefix_id", "prefix_tokens", "priority"}`.
 
@@ -35,7 +38,10 @@ from .workload import SimRequest
 AZURE_HEADER = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 BURSTGPT_COLUMNS = ("Timestamp", "Request tokens", "Response tokens")  # the ones read
 MOONCAKE_BLOCK = 512  # tokens a Mooncake hash id stands for
-FORMATS = ("azure-csv", "burstgpt-csv", "mooncake-jsonl", "requests-jsonl")
+BAILIAN_BLOCK = 16  # tokens a Qwen-Bailian hash id stands for
+# Hash-chained JSONL formats: (tokens a hash id stands for, seconds a timestamp unit is).
+CHAINED = {"mooncake-jsonl": (MOONCAKE_BLOCK, 1e-3), "bailian-jsonl": (BAILIAN_BLOCK, 1.0)}
+FORMATS = ("azure-csv", "burstgpt-csv", "mooncake-jsonl", "bailian-jsonl", "requests-jsonl")
 _STAMP = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$"
 )
@@ -157,8 +163,9 @@ class TraceReader:
             raise InvalidInput(
                 "trace", "no requests in the body" + (" after its header" if self.format else "")
             )
-        chains = self.chains if self.format == "mooncake-jsonl" else None
-        return Trace(self.requests, chains, MOONCAKE_BLOCK if chains else 0, self.format)
+        chained = CHAINED.get(self.format)
+        chains = self.chains if chained else None
+        return Trace(self.requests, chains, chained[0] if chained else 0, self.format)
 
     # -- one line ----------------------------------------------------------------------------
     def _line(self, raw: bytes) -> None:
@@ -224,8 +231,9 @@ class TraceReader:
             if not isinstance(keys, dict):
                 raise InvalidInput(_field(line, "json"), "each line is one JSON object")
             mooncake = "input_length" in keys or "timestamp" in keys
-            self.format = "mooncake-jsonl" if mooncake else "requests-jsonl"
-        if self.format == "mooncake-jsonl":
+            bailian = "chat_id" in keys and "parent_chat_id" in keys
+            self.format = "bailian-jsonl" if bailian else "mooncake-jsonl" if mooncake else "requests-jsonl"
+        if self.format in CHAINED:
             self._mooncake_row(text, line)
         else:
             self._request_row(text, line)
@@ -235,15 +243,16 @@ class TraceReader:
             row = _mooncake.decode(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise InvalidInput(_field(line, _path(e)), _reason(e)) from None
+        block, unit = CHAINED[self.format]
         if row.timestamp < 0:
-            raise InvalidInput(_field(line, "timestamp"), f"{row.timestamp:g} ms: a time is at least 0")
+            raise InvalidInput(_field(line, "timestamp"), f"{row.timestamp:g}: a time is at least 0")
         prompt = _tokens(row.input_length, line, "input_length")
         output = _tokens(row.output_length, line, "output_length")
-        if len(row.hash_ids) > -(-prompt // MOONCAKE_BLOCK):
+        if len(row.hash_ids) > -(-prompt // block):
             raise InvalidInput(
                 _field(line, "hash_ids"),
-                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a "
-                f"{MOONCAKE_BLOCK}-token block",
+                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a {block}-token block "
+                f"({self.format})",
             )
         node, chain = -1, []
         for h in row.hash_ids:
@@ -252,7 +261,7 @@ class TraceReader:
             if node < 0:
                 node = self.nodes[key] = len(self.nodes)
             chain.append(node)
-        self._add(line, "timestamp", row.timestamp / 1000, prompt, output)
+        self._add(line, "timestamp", row.timestamp * unit, prompt, output)
         self.chains.append(tuple(chain))
 
     def _request_row(self, text: bytes, line: int) -> None:
