@@ -6,10 +6,13 @@ worst run, are checked on a real server below (the `live` fixture)."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import socket
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -307,14 +310,11 @@ def test_non_finite_numbers_in_a_json_workload_are_a_400_never_a_500(client, lit
     assert "[...]" not in (r.json().get("field") or "") + r.json()["detail"]
 
 
-def test_conversations_in_a_closed_loop_are_answered_or_refused_never_a_500(client):
+def test_conversations_in_a_closed_loop_are_a_400_naming_the_generator(client):
     body = {**TIMED, "workload": {"generator": {"count": 20, "concurrency": 4, "prompt": fixed(100),
             "output": fixed(10), "conversations": {"share": 1.0, "turns": 3, "user_tokens": 20,
             "think_time_s": 0.5}}}}  # fmt: skip
-    r = client.post("/v1/simulate", json=body)
-    assert r.status_code in (200, 400), r.text[:300]
-    if r.status_code == 400:
-        assert r.json()["field"].startswith("workload.generator")
+    refused(client.post("/v1/simulate", json=body), "workload.generator", "conversations")
 
 
 # -- a real server: bodies too large to send whole, /healthz throughout ------------------------
@@ -530,3 +530,19 @@ def test_a_hash_chain_shorter_than_its_prompt_is_answered_not_a_500(client):
     r = post_trace(client, body, JSONL)
     assert r.status_code == 200, r.text[:400]
     assert r.json()["completed"] == 2
+
+
+@pytest.mark.parametrize("packed", ["gzip", "zip"])
+@pytest.mark.parametrize("media", [CSV, "application/octet-stream", "application/x-www-form-urlencoded"])
+def test_a_compressed_trace_file_is_a_415_saying_so_not_malformed_json(client, packed, media):
+    text = (AZURE + ROW).encode()
+    if packed == "gzip":
+        data = gzip.compress(text)
+    else:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            z.writestr("trace.csv", text)
+        data = buffer.getvalue()
+    r = post_trace(client, data, media)
+    assert r.status_code == 415, r.text[:300]
+    assert r.json()["field"] == "body" and f"{packed}-compressed" in r.json()["detail"]

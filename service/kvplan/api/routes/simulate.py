@@ -35,6 +35,14 @@ JSONL = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 SNIFFED = ("application/x-www-form-urlencoded", "application/octet-stream", "text/plain")
 SIMULATE_MEDIA_TYPES = ("application/json", CSV, *JSONL, *SNIFFED)
 FORMATS = ("json", "text", "vllm-bench")
+# A trace file sent compressed (`curl --data-binary @trace.csv.gz`): named, not read as JSON.
+COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"PK\x03\x04": "zip",
+    b"\xfd7zXZ": "xz",
+    b"(\xb5/\xfd": "zstd",
+    b"BZh": "bzip2",
+}
 
 
 def _kind(content_type: str, head: bytes) -> str:
@@ -103,6 +111,15 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     reg = registry_of(request)
     max_json = request.app.state.settings.max_body_bytes
     head, stream = await _read(request, max_json)
+    packed = next((name for magic, name in COMPRESSED.items() if head.startswith(magic)), None)
+    if packed is not None:
+        raise ApiError(
+            415,
+            f"The body is {packed}-compressed data: send the trace uncompressed "
+            f"(e.g. curl --data-binary @<(zcat trace.csv.gz)).",
+            field="body",
+            title="Unsupported Media Type",
+        )
     kind = _kind(request.headers.get("content-type", ""), head)
     trace: Trace | None = None
     if kind == "json":
