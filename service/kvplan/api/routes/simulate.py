@@ -35,7 +35,7 @@ JSONL = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 SNIFFED = ("application/x-www-form-urlencoded", "application/octet-stream", "text/plain")
 SIMULATE_MEDIA_TYPES = ("application/json", CSV, *JSONL, *SNIFFED)
 FORMATS = ("json", "text", "vllm-bench")
-# A trace file sent compressed (`curl --data-binary @trace.csv.gz`): named, not read as JSON.
+# A trace file sent compressed (curl --data-binary @trace.csv.gz): named, not read as JSON.
 COMPRESSED = {
     b"\x1f\x8b": "gzip",
     b"PK\x03\x04": "zip",
@@ -115,8 +115,8 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     if packed is not None:
         raise ApiError(
             415,
-            f"The body is {packed}-compressed data: send the trace uncompressed "
-            f"(e.g. curl --data-binary @<(zcat trace.csv.gz)).",
+            f"The body is {packed}-compressed data: send the trace uncompressed, e.g. "
+            f"zcat trace.csv.gz | curl --data-binary @- -H 'Content-Type: text/csv' ….",
             field="body",
             title="Unsupported Media Type",
         )
