@@ -400,9 +400,11 @@ def _stream(
     first: bytes = b"",
     declared: int | None = None,
     seconds: float = 60,
+    pause: float = 0.0,
 ) -> tuple[bytes, int]:
-    """A body that keeps coming (`first`, then `piece` again and again), chunked or of a `declared`
-    Content-Length, until the server answers: the answer and the bytes sent by then."""
+    """A body that keeps coming (`first`, then `piece` again and again, `pause` seconds apart),
+    chunked or of a `declared` Content-Length, until the server answers: the answer and the bytes
+    sent by then."""
     sent = 0
     framing = (
         b"Content-Length: %d\r\n" % declared if declared is not None else b"Transfer-Encoding: chunked\r\n"
@@ -421,7 +423,10 @@ def _stream(
             try:
                 n = s.send(pending)
                 sent += n
-                pending = pending[n:] or chunk
+                pending = pending[n:]
+                if not pending:
+                    pending = chunk
+                    time.sleep(pause)
             except BlockingIOError:
                 time.sleep(0.001)
             except OSError:
@@ -546,3 +551,32 @@ def test_a_compressed_trace_file_is_a_415_saying_so_not_malformed_json(client, p
     r = post_trace(client, data, media)
     assert r.status_code == 415, r.text[:300]
     assert r.json()["field"] == "body" and f"{packed}-compressed" in r.json()["detail"]
+
+
+@pytest.fixture(scope="module")
+def strict() -> Iterator[Server]:
+    """A server with short body bounds, to see a trace upload held to them."""
+    s = start_server(
+        workers=1,
+        env={
+            "KVPLAN_STREAMED_BODY_TIMEOUT_SECONDS": "3",
+            "KVPLAN_BODY_RATE_GRACE_SECONDS": "1",
+            "KVPLAN_BODY_MIN_BYTES_PER_SECOND": "4096",
+        },
+    )
+    yield s
+    s.stop()
+
+
+@pytest.mark.parametrize("declared", [5 << 20, None])
+def test_a_trace_trickled_in_is_a_408_at_the_streamed_routes_bound(strict, declared):
+    # Declared past max_body_bytes (1 MiB), a trace upload was not timed at all before
+    # /v1/simulate joined the streamed routes: now it is held to their rate and total time.
+    with Healthz(strict):
+        t0 = time.monotonic()
+        answer, _ = _stream(
+            strict, b"text/csv", ROW.encode(), first=AZURE.encode(), declared=declared, seconds=10, pause=0.05
+        )
+        took = time.monotonic() - t0
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+    assert took < 5
