@@ -239,6 +239,8 @@ class TraceReader:
             self._request_row(text, line)
 
     def _mooncake_row(self, text: bytes, line: int) -> None:
+        """Keep a hash-chained row (Mooncake's, Qwen-Bailian's): its request, and its chain as
+        interned nodes, so requests share exactly the blocks their chains agree on."""
         try:
             row = _mooncake.decode(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
