@@ -109,8 +109,10 @@ def _trickle_then_read(s: socket.socket, piece: bytes, every: float, until: floa
 
 def test_the_streamed_routes_table_agrees_with_the_routes():
     from kvplan.api.routes.reconcile import reconcile_post
+    from kvplan.api.routes.simulate import simulate_post
 
     assert STREAMED_ROUTES[b"/v1/reconcile"] == reconcile_post.request_max_body_size
+    assert STREAMED_ROUTES[b"/v1/simulate"] == simulate_post.request_max_body_size
 
 
 def test_a_body_past_its_total_time_gets_408_and_a_closed_connection(live):

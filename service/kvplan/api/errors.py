@@ -203,6 +203,10 @@ def _from_msgspec(message: str) -> Problem:
     path = (m.group(1) or None) if m else None
     if m:
         message = message[: m.start()]
+    if path is not None and "[...]" in path:  # msgspec's path when it read the body untyped: no names
+        path = None
+    if message == "Number out of range":
+        message = "a number out of range: JSON numbers here are finite (1e400 is not)"
     field = path
     if message.startswith(_NAMED) and message.count("`") >= 2:
         key = message[message.index("`") + 1 : message.rindex("`")]  # the key may hold backticks

@@ -21,6 +21,7 @@ from kvplan.core.engine.command import Command
 from kvplan.core.fleet.sweep import Sweep
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.kv.pertoken import PerToken
+from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.core.logs.reconcile import Reconciliation
 from kvplan.core.sim.latency import Latency, Throughput
 from kvplan.core.sim.simulate import Goodput, SimResult, TimingNote
@@ -544,6 +545,10 @@ def doc(name: str, t: type, method: str) -> dict[str, Any]:
         404: _problem("unknown model or GPU preset, with close matches"),
         413: _problem("the body is over the limit (about 1 MiB)"),
     }
+    if name == "simulate":
+        responses[413] = _problem(
+            f"a JSON workload over about 1 MiB, or a trace over {MAX_TRACE_BYTES:,} bytes (named)"
+        )
     if method == "get":
         responses[304] = ResponseSpec(
             data_container=None, description="not modified (If-None-Match)", generate_examples=False

@@ -55,7 +55,7 @@ from typing import Any
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from kvplan.core.limits import MAX_LOG_BYTES
+from kvplan.core.limits import MAX_LOG_BYTES, MAX_TRACE_BYTES
 
 from . import metrics
 from .hygiene import REFUSED
@@ -82,12 +82,15 @@ class BodyBound:
     """How a route's request body must arrive: whole within `seconds` of its head, at `min_rate`
     bytes a second on average once `grace` seconds have passed (0: no rate bound). `max_bytes` is
     the route's body size limit (Litestar's request_max_body_size for it): a declared body above it
-    is answered 413 and discarded, so it is not held and not counted against the budget."""
+    is answered 413 and discarded, so it is not held and not counted against the budget. `holds` is
+    the most of a body the worker holds at once, counted against the budget: the whole body, but for
+    a route that reads its body as it streams (READ_AS_IT_STREAMS)."""
 
     seconds: float
     min_rate: int
     grace: float
     max_bytes: int
+    holds: int
 
 
 @dataclass(frozen=True)
@@ -104,19 +107,33 @@ STREAMED_ROUTES: dict[bytes, int] = {
     # A pasted vLLM start-up log: routes/reconcile.py takes MAX_LOG_BYTES + 4 MiB of body
     # (tests/server/test_body_bounds.py checks the two agree).
     b"/v1/reconcile": MAX_LOG_BYTES + 4 * MiB,
+    # A recorded trace: routes/simulate.py takes MAX_TRACE_BYTES of body.
+    b"/v1/simulate": MAX_TRACE_BYTES,
 }
 """Routes whose bodies are large or streamed by design, with their body size limit: they get
-`streamed_body_timeout_seconds` instead of `body_timeout_seconds` (trace uploads to /v1/simulate
-will join them here)."""
+`streamed_body_timeout_seconds` instead of `body_timeout_seconds`."""
+READ_AS_IT_STREAMS = frozenset({b"/v1/simulate"})
+"""Routes that read a large body as it streams, a line at a time, and keep none of it (a trace):
+uvicorn stops reading the socket while 64 KiB wait for the app, so such a body holds at most
+`max_body_bytes` (the JSON body the route also takes, which it holds whole) of the budget. Counting
+it whole refused a 40 MB trace, chunked, with a 503 "retry shortly" that never succeeds."""
 
 
 @cache
 def _limits() -> Limits:
     """The bounds, read from the environment once per worker process."""
     s = Settings()
-    body = BodyBound(s.body_timeout_seconds, s.body_min_rate, s.body_rate_grace_seconds, s.max_body_bytes)
+    body = BodyBound(
+        s.body_timeout_seconds, s.body_min_rate, s.body_rate_grace_seconds, s.max_body_bytes, s.max_body_bytes
+    )
     routes = {
-        path: BodyBound(s.streamed_body_timeout_seconds, s.body_min_rate, s.body_rate_grace_seconds, size)
+        path: BodyBound(
+            s.streamed_body_timeout_seconds,
+            s.body_min_rate,
+            s.body_rate_grace_seconds,
+            size,
+            min(size, s.max_body_bytes) if path in READ_AS_IT_STREAMS else size,
+        )
         for path, size in STREAMED_ROUTES.items()
     }
     return Limits(
@@ -254,11 +271,12 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # the answer on the wire is that 413, never a 408 of a body nobody wants.
         if chunked or 0 < length <= bound.max_bytes:
             if not chunked:
-                if _Budget.held + length > self.limits.budget:
+                held = min(length, bound.holds)
+                if _Budget.held + held > self.limits.budget:
                     self._reject(503, self._budget_detail(length), "body_budget", BUDGET_RETRY_SECONDS)
                     return
-                _Budget.held += length
-                self._held = length
+                _Budget.held += held
+                self._held = held
             self._body = bound
             self._body_start = self.loop.time()
             self._body_bytes = 0
@@ -273,12 +291,24 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             return
         if self._body is not None:
             self._body_bytes += len(body)
+            body_bound = self._body
+            if (
+                self._chunked
+                and body_bound.holds < body_bound.max_bytes
+                and self._body_bytes > body_bound.holds
+            ):
+                # A body read as it streams: its bytes past what it holds are not held (framing and
+                # trailers stay charged).
+                back = min(len(body), self._body_bytes - body_bound.holds, self._held)
+                _Budget.held -= back
+                self._held -= back
         super().on_body(body)
 
     def _charge(self, n: int) -> bool:
         """Count `n` bytes of a chunked body as they come off the wire, framing, chunk extensions and
         trailers included (uvicorn keeps every trailer, appended to the request's headers: 2.7 GB of
-        them took the worker to 3.4 GB of memory), against the worker's budget; True when refused."""
+        them took the worker to 3.4 GB of memory), against the worker's budget; True when refused.
+        Of the body's own bytes, on_body gives back what passes BodyBound.holds."""
         _Budget.held += n
         self._held += n
         if _Budget.held > self.limits.budget:

@@ -96,7 +96,8 @@ class Settings:
     streamed_body_timeout_seconds: float = field(
         default_factory=lambda: _float("KVPLAN_STREAMED_BODY_TIMEOUT_SECONDS", 120.0)
     )
-    """The same, for routes whose bodies are large by design (/v1/reconcile's pasted logs)."""
+    """The same, for routes whose bodies are large by design (/v1/reconcile's pasted logs,
+    /v1/simulate's traces)."""
     body_min_rate: int = field(default_factory=lambda: _int("KVPLAN_BODY_MIN_BYTES_PER_SECOND", 16 * KiB))
     """After its first `body_rate_grace_seconds`, a body still arriving must have come at least this
     fast on average since its head (bytes a second): else 408. 0 turns the rate bound off."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, post
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 
 from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.core.sim.traces import Trace, TraceReader
@@ -33,6 +35,14 @@ JSONL = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 SNIFFED = ("application/x-www-form-urlencoded", "application/octet-stream", "text/plain")
 SIMULATE_MEDIA_TYPES = ("application/json", CSV, *JSONL, *SNIFFED)
 FORMATS = ("json", "text", "vllm-bench")
+# A trace file sent compressed (curl --data-binary @trace.csv.gz): named, not read as JSON.
+COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"PK\x03\x04": "zip",
+    b"\xfd7zXZ": "xz",
+    b"(\xb5/\xfd": "zstd",
+    b"BZh": "bzip2",
+}
 
 
 def _kind(content_type: str, head: bytes) -> str:
@@ -44,8 +54,8 @@ def _kind(content_type: str, head: bytes) -> str:
         return "jsonl"
     if media not in SNIFFED:
         return "json"
-    first = head.lstrip().split(b"\n", 1)[0].strip()
-    if first.lstrip(b"\xef\xbb\xbf").startswith(b"TIMESTAMP"):
+    first = head.lstrip().split(b"\n", 1)[0].strip().removeprefix(b"\xef\xbb\xbf")
+    if first.lstrip(b"\xef\xbb\xbf").lstrip(b'"').lower().startswith(b"timestamp"):  # Azure's, BurstGPT's
         return "csv"
     try:
         row = msgspec.json.decode(first)
@@ -54,9 +64,26 @@ def _kind(content_type: str, head: bytes) -> str:
     return "jsonl" if isinstance(row, dict) and ("input_length" in row or "prompt_tokens" in row) else "json"
 
 
-async def _read(request: Request[Any, Any, Any], limit: int) -> tuple[bytes, Any]:
+async def _bounded(request: Request[Any, Any, Any]) -> AsyncIterator[bytes]:
+    """The body as it streams; past MAX_TRACE_BYTES (declared, or as it comes) a 413 saying so."""
+    try:
+        async for chunk in request.stream():
+            yield chunk
+    except RequestEntityTooLarge:
+        declared = request.headers.get("content-length", "")
+        size = f"{int(declared):,} bytes" if declared.isdigit() else "over the limit"
+        raise ApiError(
+            413,
+            f"The body is {size}: a trace is at most {MAX_TRACE_BYTES:,} bytes "
+            f"({MAX_TRACE_BYTES >> 20} MiB); simulate a part of it.",
+            field="body",
+            title="Request Entity Too Large",
+        ) from None
+
+
+async def _read(request: Request[Any, Any, Any], limit: int) -> tuple[bytes, AsyncIterator[bytes]]:
     """The body's first chunk(s), up to a line, and the rest of the stream."""
-    stream = request.stream()
+    stream = _bounded(request)
     head = b""
     async for chunk in stream:
         head += chunk
@@ -84,6 +111,15 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     reg = registry_of(request)
     max_json = request.app.state.settings.max_body_bytes
     head, stream = await _read(request, max_json)
+    packed = next((name for magic, name in COMPRESSED.items() if head.startswith(magic)), None)
+    if packed is not None:
+        raise ApiError(
+            415,
+            f"The body is {packed}-compressed data: send the trace uncompressed, e.g. "
+            f"zcat trace.csv.gz | curl --data-binary @- -H 'Content-Type: text/csv' ….",
+            field="body",
+            title="Unsupported Media Type",
+        )
     kind = _kind(request.headers.get("content-type", ""), head)
     trace: Trace | None = None
     if kind == "json":

@@ -1,10 +1,17 @@
 """Recorded traces, read as they stream in: the formats published traces come in.
 
 - Azure LLM inference trace CSV (Azure/AzurePublicDataset, 2023 and 2024): a header
-  `TIMESTAMP,ContextTokens,GeneratedTokens`, then `2023-11-16 18:15:46.6805900,374,44`.
+  `TIMESTAMP,ContextTokens,GeneratedTokens`, then `2023-11-16 18:15:46.6805900,374,44` (2023) or
+  `2024-05-10 00:00:00.009930+00:00,…` (2024: a UTC offset, which is applied).
+- BurstGPT's CSV (HPMLL/BurstGPT): `Timestamp,Model,Request tokens,Response tokens,Total tokens,
+  Log Type` (newer files add columns, ignored), `Timestamp` in seconds. A failed request is logged
+  with 0 response tokens: such a row is refused naming it (the `_without_fails` files have none).
 - Mooncake's JSONL (kvcache-ai/Mooncake FAST25-release/traces): `timestamp` in milliseconds,
   `input_length`, `output_length`, and `hash_ids`, one id a 512-token block of the prompt, each
   naming that block's content and everything before it.
+- Alibaba's Qwen-Bailian JSONL (alibaba-edu/qwen-bailian-usagetraces-anon): Mooncake's fields
+  with `chat_id`, `parent_chat_id`, `turn` and `type`, but `timestamp` in seconds and a hash id
+  per 16-token block. Each turn is replayed at its recorded time.
 - A plain JSONL of the simulator's own requests: `{"arrival_time": s, "prompt_tokens",
   "output_tokens", "prefix_id", "prefix_tokens", "priority"}`.
 
@@ -29,9 +36,17 @@ from ..limits import MAX_ARRIVAL_TIME, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, MAX
 from .workload import SimRequest
 
 AZURE_HEADER = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+BURSTGPT_COLUMNS = ("Timestamp", "Request tokens", "Response tokens")  # the ones read
 MOONCAKE_BLOCK = 512  # tokens a Mooncake hash id stands for
-FORMATS = ("azure-csv", "mooncake-jsonl", "requests-jsonl")
-_STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+BAILIAN_BLOCK = 16  # tokens a Qwen-Bailian hash id stands for
+# Hash-chained JSONL formats: (tokens a hash id stands for, seconds a timestamp unit is).
+CHAINED = {"mooncake-jsonl": (MOONCAKE_BLOCK, 1e-3), "bailian-jsonl": (BAILIAN_BLOCK, 1.0)}
+FORMATS = ("azure-csv", "burstgpt-csv", "mooncake-jsonl", "bailian-jsonl", "requests-jsonl")
+_STAMP = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$"
+)
+_SECONDS = re.compile(r"^\d{1,12}(?:\.\d{1,9})?$")
+_BOM = b"\xef\xbb\xbf"
 
 
 class Trace(NamedTuple):
@@ -60,12 +75,20 @@ def _field(line: int, column: str) -> str:
 
 
 def _stamp_seconds(text: str, line: int) -> float:
-    """Seconds since 0001-01-01 of a `YYYY-MM-DD HH:MM:SS[.fraction]` timestamp (Azure's seven
-    decimals kept: datetime would cut them to six)."""
+    """Seconds since 0001-01-01 UTC of a `YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]` timestamp
+    (Azure's seven decimals kept: datetime would cut them to six)."""
     m = _STAMP.match(text.strip())
     if m is None:
-        raise InvalidInput(_field(line, "TIMESTAMP"), f"{text[:40]!r} is not YYYY-MM-DD HH:MM:SS[.fraction]")
-    y, mo, d, h, mi, s, frac = m.groups()
+        raise InvalidInput(
+            _field(line, "TIMESTAMP"), f"{text[:40]!r} is not YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]"
+        )
+    y, mo, d, h, mi, s, frac, zone = m.groups()
+    offset = 0
+    if zone and zone != "Z":
+        hh, mm = int(zone[1:3]), int(zone[-2:])
+        if hh > 23 or mm > 59:
+            raise InvalidInput(_field(line, "TIMESTAMP"), f"{text[:40]!r}: {zone} is not a UTC offset")
+        offset = (1 if zone[0] == "+" else -1) * (hh * 3600 + mm * 60)
     try:
         days = datetime.date(int(y), int(mo), int(d)).toordinal()
     except ValueError:
@@ -73,8 +96,21 @@ def _stamp_seconds(text: str, line: int) -> float:
     if int(h) > 23 or int(mi) > 59 or int(s) > 60:
         raise InvalidInput(_field(line, "TIMESTAMP"), f"{text[:40]!r} is not a time of day")
     return (
-        days * 86400 + int(h) * 3600 + int(mi) * 60 + int(s) + (int(frac) / 10 ** len(frac) if frac else 0.0)
+        days * 86400
+        + int(h) * 3600
+        + int(mi) * 60
+        + int(s)
+        - offset
+        + (int(frac) / 10 ** len(frac) if frac else 0.0)
     )
+
+
+def _seconds(text: str, line: int, column: str) -> float:
+    """A timestamp given in seconds (BurstGPT's), a plain non-negative number."""
+    text = text.strip()
+    if not _SECONDS.match(text):
+        raise InvalidInput(_field(line, column), f"{text[:40]!r} is not a number of seconds (at least 0)")
+    return float(text)
 
 
 def _tokens(value: Any, line: int, column: str) -> int:
@@ -96,8 +132,10 @@ class TraceReader:
     def __init__(self, csv: bool, time_scale: float = 1.0) -> None:
         self.csv = csv
         self.time_scale = time_scale
-        self.format = "azure-csv" if csv else ""
-        self.header_seen = False
+        self.format = ""
+        self.columns: tuple[int, int, int] = (0, 1, 2)  # the time, prompt and output cells
+        self.width = 3  # cells a row has
+        self.header = ",".join(AZURE_HEADER)
         self.line = 0
         self.rest = b""
         self.first: float | None = None
@@ -107,6 +145,8 @@ class TraceReader:
         self.nodes: dict[tuple[int, int], int] = {}  # (parent node, hash id) → node
 
     def feed(self, chunk: bytes) -> None:
+        if self.line == 0 and not self.rest and chunk.startswith(_BOM):
+            chunk = chunk[len(_BOM) :]  # a byte order mark (Excel's CSV, Notepad's UTF-8)
         data = self.rest + chunk
         lines = data.split(b"\n")
         self.rest = lines.pop()
@@ -120,9 +160,12 @@ class TraceReader:
             self._line(self.rest)
         self.rest = b""
         if not self.requests:
-            raise InvalidInput("trace", "no requests in the body" + (" after its header" if self.csv else ""))
-        chains = self.chains if self.format == "mooncake-jsonl" else None
-        return Trace(self.requests, chains, MOONCAKE_BLOCK if chains else 0, self.format)
+            raise InvalidInput(
+                "trace", "no requests in the body" + (" after its header" if self.format else "")
+            )
+        chained = CHAINED.get(self.format)
+        chains = self.chains if chained else None
+        return Trace(self.requests, chains, chained[0] if chained else 0, self.format)
 
     # -- one line ----------------------------------------------------------------------------
     def _line(self, raw: bytes) -> None:
@@ -139,56 +182,79 @@ class TraceReader:
             self._jsonl(text, line)
 
     def _csv(self, text: bytes, line: int) -> None:
-        cells = text.decode("utf-8", "replace").lstrip("\ufeff").split(",")
-        if not self.header_seen:
-            self.header_seen = True
-            names = tuple(c.strip() for c in cells)
-            if names != AZURE_HEADER:
-                raise InvalidInput(
-                    _field(line, "header"),
-                    f"{','.join(names)[:80]!r}: an Azure LLM inference trace starts with "
-                    f"{','.join(AZURE_HEADER)}",
-                )
+        cells = [c.strip().strip('"').strip() for c in text.decode("utf-8", "replace").split(",")]
+        if not self.format:
+            self._header(cells, line)
             return
-        if len(cells) != 3:
+        if len(cells) != self.width:
             raise InvalidInput(
-                _field(line, "row"), f"{len(cells)} columns; the trace has 3: {','.join(AZURE_HEADER)}"
+                _field(line, "row"), f"{len(cells)} columns; the header has {self.width}: {self.header}"
             )
-        when = _stamp_seconds(cells[0], line)
-        self._add(
-            line,
-            "TIMESTAMP",
-            when,
-            _tokens(cells[1], line, "ContextTokens"),
-            _tokens(cells[2], line, "GeneratedTokens"),
-        )
+        t, p, o = self.columns
+        if self.format == "azure-csv":
+            names = AZURE_HEADER
+            when = _stamp_seconds(cells[t], line)
+        else:
+            names = BURSTGPT_COLUMNS
+            when = _seconds(cells[t], line, names[0])
+            if cells[o] == "0":
+                raise InvalidInput(
+                    _field(line, names[2]),
+                    "0: BurstGPT logs a failed request with 0 response tokens; replay "
+                    "BurstGPT_without_fails_*.csv, or drop those rows",
+                )
+        self._add(line, names[0], when, _tokens(cells[p], line, names[1]), _tokens(cells[o], line, names[2]))
+
+    def _header(self, cells: list[str], line: int) -> None:
+        """The CSV's first line names its format: Azure's three columns, or BurstGPT's."""
+        self.header = ",".join(cells)[:120]
+        self.width = len(cells)
+        if tuple(cells) == AZURE_HEADER:
+            self.format = "azure-csv"
+        elif all(c in cells for c in BURSTGPT_COLUMNS):
+            self.format = "burstgpt-csv"
+            t, p, o = (cells.index(c) for c in BURSTGPT_COLUMNS)
+            self.columns = (t, p, o)
+        else:
+            raise InvalidInput(
+                _field(line, "header"),
+                f"{self.header[:80]!r}: a trace CSV starts with Azure's header "
+                f"{','.join(AZURE_HEADER)}, or BurstGPT's (with the columns {', '.join(BURSTGPT_COLUMNS)})",
+            )
 
     def _jsonl(self, text: bytes, line: int) -> None:
         if not self.format:
             try:
                 keys = _any.decode(text)
             except msgspec.DecodeError as e:
-                raise InvalidInput(_field(line, "json"), f"not JSON: {e}") from None
+                raise InvalidInput(_field(line, "json"), _reason(e)) from None
             if not isinstance(keys, dict):
                 raise InvalidInput(_field(line, "json"), "each line is one JSON object")
-            self.format = "mooncake-jsonl" if "input_length" in keys else "requests-jsonl"
-        if self.format == "mooncake-jsonl":
+            mooncake = "input_length" in keys or "timestamp" in keys
+            bailian = "chat_id" in keys and "parent_chat_id" in keys
+            self.format = "bailian-jsonl" if bailian else "mooncake-jsonl" if mooncake else "requests-jsonl"
+        if self.format in CHAINED:
             self._mooncake_row(text, line)
         else:
             self._request_row(text, line)
 
     def _mooncake_row(self, text: bytes, line: int) -> None:
+        """Keep a hash-chained row (Mooncake's, Qwen-Bailian's): its request, and its chain as
+        interned nodes, so requests share exactly the blocks their chains agree on."""
         try:
             row = _mooncake.decode(text)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise InvalidInput(_field(line, _path(e)), _reason(e)) from None
+        block, unit = CHAINED[self.format]
+        if row.timestamp < 0:
+            raise InvalidInput(_field(line, "timestamp"), f"{row.timestamp:g}: a time is at least 0")
         prompt = _tokens(row.input_length, line, "input_length")
         output = _tokens(row.output_length, line, "output_length")
-        if len(row.hash_ids) > -(-prompt // MOONCAKE_BLOCK):
+        if len(row.hash_ids) > -(-prompt // block):
             raise InvalidInput(
                 _field(line, "hash_ids"),
-                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a "
-                f"{MOONCAKE_BLOCK}-token block",
+                f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a {block}-token block "
+                f"({self.format})",
             )
         node, chain = -1, []
         for h in row.hash_ids:
@@ -197,7 +263,7 @@ class TraceReader:
             if node < 0:
                 node = self.nodes[key] = len(self.nodes)
             chain.append(node)
-        self._add(line, "timestamp", row.timestamp / 1000, prompt, output)
+        self._add(line, "timestamp", row.timestamp * unit, prompt, output)
         self.chains.append(tuple(chain))
 
     def _request_row(self, text: bytes, line: int) -> None:
@@ -216,8 +282,8 @@ class TraceReader:
     def _add(
         self, line: int, column: str, when: float, prompt: int, output: int, r: SimRequest | None = None
     ) -> None:
-        """Keep one row as a request arriving (when − first row) × time_scale seconds in: rows in
-        arrival order, within the request and time limits."""
+        """Keep one row's request, its arrival counted from the first row's and scaled; refused
+        naming the row when it goes back in time, arrives past the limit or is one too many."""
         if len(self.requests) >= MAX_REQUESTS:
             raise InvalidInput(
                 "trace", f"more than {MAX_REQUESTS:,} requests (line {line}): simulate a part of it"
@@ -242,10 +308,20 @@ class TraceReader:
             self.requests.append(msgspec.structs.replace(r, arrival_time=at))
 
 
+_NAMED = ("Object missing required field", "Object contains unknown field")
+
+
 def _path(e: Exception) -> str:
-    path = str(e).rpartition(" - at `$")[2].rstrip("`").lstrip(".")
-    return path or "json"
+    """The column msgspec's message names: `… - at `$.input_length``, or a missing key's name."""
+    text = str(e)
+    if " - at `$" in text:
+        return text.rpartition(" - at `$")[2].rstrip("`").lstrip(".") or "json"
+    if text.startswith(_NAMED) and text.count("`") >= 2:
+        return text[text.index("`") + 1 : text.rindex("`")] or "json"
+    return "json"
 
 
 def _reason(e: Exception) -> str:
-    return str(e).rpartition(" - at `$")[0] or str(e)
+    reason = str(e).rpartition(" - at `$")[0] or str(e)
+    malformed = isinstance(e, msgspec.DecodeError) and not isinstance(e, msgspec.ValidationError)
+    return f"not JSON: {reason}" if malformed else reason

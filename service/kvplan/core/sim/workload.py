@@ -390,8 +390,10 @@ def plan(
     check_requests(requests)
     _stop_if_asked(should_stop, len(requests), "checking")
     if chains is not None:
+        # A chain may name fewer blocks than the prompt has (Qwen-Bailian's follow-up turns): the
+        # tokens past its last block are the request's own.
         return [
-            Planned(r, None, r.prompt_tokens if chain else 0, None, chain, chain_block)
+            Planned(r, None, min(r.prompt_tokens, len(chain) * chain_block), None, chain, chain_block)
             for r, chain in zip(requests, chains, strict=True)
         ]
     planned = [
