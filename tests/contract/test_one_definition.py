@@ -130,7 +130,7 @@ TAKERS = {
     PerTokenRequest: set(),
     BudgetRequest: set(),
     FleetRequest: {"workload", "fleet", "layouts", "target_rate", "traffic"},
-    CapacityRequest: {"workload", "search"},
+    CapacityRequest: {"workload", "search", "vary"},
     FleetQuery: {"count"},
     SimulateRequest: {"workload"},
     SimulateTraceQuery: set(),
