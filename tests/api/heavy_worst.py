@@ -247,7 +247,41 @@ def cases() -> dict[str, Case]:
             "/v1/models/resolve",
             {"json": deep["model"]["hf_config"]},
         ),
+        # /v1/capacity and /v1/fleet by traffic: searches at their work bounds (MAX_SEARCH_STEPS,
+        # MAX_FLEET_SEARCH_STEPS), each simulation asking should_stop() as /v1/simulate does.
+        "capacity: 40 simulations of 2,500 requests": (
+            "capacity",
+            "POST",
+            "/v1/capacity",
+            {"json": {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": _SHAPE,
+                      "slo": {"ttft_p90_ms": 500}, "search": {"max_points": 40, "tolerance": 0.001}}},
+        ),  # fmt: skip
+        "fleet_traffic: 5 GPU types × every layout": (
+            "fleet_traffic",
+            "POST",
+            "/v1/fleet",
+            {"json": {"model": "llama-3.1-8b", "workload": {"context_tokens": 4096},
+                      "fleet": [{"gpu": g, "count": 8} for g in ("h100-sxm-80gb", "h200-141gb", "b200-180gb",
+                                                                  "a100-80gb", "l40s-48gb")],
+                      "target_rate": 50, "slo": {"ttft_p90_ms": 500}, "traffic": {**_SHAPE, "count": 1000}}},
+        ),  # fmt: skip
+        "capacity_sweep: 32 combinations of settings": (
+            "capacity_sweep",
+            "POST",
+            "/v1/capacity",
+            {"json": {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {**_SHAPE, "count": 1000},
+                      "slo": {"ttft_p90_ms": 500},
+                      "vary": {"max_num_seqs": [16, 32, 64, 128, 256, 512, 1024, 2048],
+                               "tensor_parallel_size": [1, 2, 4, 8]}}},
+        ),  # fmt: skip
     }
+
+
+_SHAPE = {
+    "count": 2500,
+    "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.6},
+    "output": {"kind": "lognormal", "mean": 200, "sigma": 0.6},
+}
 
 
 def _log() -> str:

@@ -44,6 +44,9 @@ CASES = [
     ("plan: DeepSeek-V4.1 at 4,096 layers beside a command", 0.001, "after reading the model"),
     ("per_token: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the model"),
     ("resolve: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the config"),
+    ("capacity: 40 simulations of 2,500 requests", 0.5, "stopped at simulated step"),
+    ("fleet_traffic: 5 GPU types × every layout", 0.5, "stopped at simulated step"),
+    ("capacity_sweep: 32 combinations of settings", 0.5, "stopped at simulated step"),
 ]
 
 
@@ -127,6 +130,9 @@ def test_every_heavy_route_has_a_deadline_and_a_worst_case() -> None:
         "plan",
         "per_token",
         "resolve",
+        "capacity",
+        "capacity_sweep",
+        "fleet_traffic",
     }
     assert set(offload.ROUTE_DEADLINES) == routes
     assert {endpoint for endpoint, *_ in WORST.values()} == routes
