@@ -126,3 +126,18 @@ def test_vary_with_too_many_combinations_is_refused(client: TestClient) -> None:
     body = {**REPLICA, "workload": SHAPES["chat"], "slo": SLOS["chat"], "vary": many}
     r = client.post("/v1/capacity", json=body)
     assert r.status_code == 400 and r.json()["field"] == "vary"
+
+
+def test_a_trace_keeps_its_lengths_and_sharing_while_its_rate_is_searched(client: TestClient) -> None:
+    from tests.sim.traces import azure_csv
+
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:601])  # the header and 600 requests
+    r = client.post(
+        "/v1/capacity?model=llama-3.1-8b&gpu=h100-sxm-80gb&slo.ttft_p90_ms=300&slo.tpot_p99_ms=30",
+        content=head,
+        headers={"content-type": "text/csv"},
+    )
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["max_rate_per_s"] > 0 and a["above_max"]["meets"] is False
+    assert len(a["curve"]) == a["points"]

@@ -34,7 +34,7 @@ from kvplan.schemas import (
     SimulateRequest,
     Workload,
 )
-from kvplan.schemas.capacity import CapacityRequest
+from kvplan.schemas.capacity import CapacityRequest, CapacityTraceQuery
 from kvplan.schemas.common import FIELDS
 from kvplan.schemas.reconcile import ReconcileOverrides
 from kvplan.schemas.simulate import SimulateTraceQuery
@@ -131,6 +131,7 @@ TAKERS = {
     BudgetRequest: set(),
     FleetRequest: {"workload", "fleet", "layouts", "target_rate", "traffic"},
     CapacityRequest: {"workload", "search", "vary"},
+    CapacityTraceQuery: {"search", "vary"},
     FleetQuery: {"count"},
     SimulateRequest: {"workload"},
     SimulateTraceQuery: set(),
@@ -144,6 +145,7 @@ FLIPPED = {
     (SimulateRequest, "model"),
     (SimulateTraceQuery, "model"),
     (CapacityRequest, "slo"),
+    (CapacityTraceQuery, "slo"),
     (FleetQuery, "gpu"),
     (FleetGpu, "gpu"),
     (FleetQuery, "context_tokens"),

@@ -55,3 +55,16 @@ class CapacityRequest(Input):
     workload: WorkloadShape
     search: SearchOptions = SearchOptions()
     vary: Vary | None = None
+
+
+# A trace as the body: the replica, targets and search as query parameters (dotted: slo.ttft_p90_ms).
+@takes(
+    "slo! model gpu",
+    *settings_but("context_tokens", "target_concurrency"),
+    "quantization engine num_blocks scheduling_policy search vary",
+)
+class CapacityTraceQuery(Input):
+    """The query of a trace body: as CapacityRequest without its workload (the trace is it)."""
+
+    search: SearchOptions = SearchOptions()
+    vary: Vary | None = None

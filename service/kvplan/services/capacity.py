@@ -17,61 +17,85 @@ from kvplan.core.sim.scheduler import SimConfig, step_bound
 from kvplan.core.sim.simulate import TimedSimResult, Timing, check_fits, simulate
 from kvplan.core.traffic.fleet import FleetByTraffic, plan_traffic
 from kvplan.core.traffic.search import METHOD, RateSearch, sustainable_rate
-from kvplan.core.traffic.shape import WorkloadShape
+from kvplan.core.traffic.shape import TraceLoad, WorkloadShape
 from kvplan.core.traffic.slo import Slo, targets
 from kvplan.core.traffic.sweep import CapacitySweep, rank
 from kvplan.presets import Registry
 from kvplan.schemas import FleetRequest
-from kvplan.schemas.capacity import CapacityRequest, SearchOptions
+from kvplan.schemas.capacity import CapacityRequest, CapacityTraceQuery, SearchOptions
 from kvplan.schemas.simulate import SimulateRequest, SimWorkload
 
 from .models import ModelRef
 from .scenarios import _same_named, simulation_input
 from .timing import timing_for
 
+Load = WorkloadShape | TraceLoad
+
 
 class Replica:
-    """One replica's timed simulator: its pool, step-time model, and the work one run may take."""
+    """One replica's timed simulator: its pool, step-time model, the workload (a generator's shape,
+    or a trace whose rate is scaled), and the work one run may take."""
 
-    def __init__(
-        self, registry: Registry, sim: SimulateRequest, shape: WorkloadShape, ref: ModelRef | None
-    ) -> None:
-        self.shape = shape
+    def __init__(self, registry: Registry, sim: SimulateRequest, load: Load, ref: ModelRef | None) -> None:
+        self.load = load
         self.cfg: SimConfig
         self.cfg, _, _, self.pool, self.engine = simulation_input(registry, sim, ref)
         self.timing: Timing = timing_for(registry, sim, ref, None, None)
-        planned = workload.plan(None, shape.at(1.0))
+        if isinstance(load, TraceLoad):
+            load.rate  # noqa: B018 — a trace with no span is refused before any run
+            planned = workload.plan(list(load.requests), None, None, load.chains, load.chain_block)
+        else:
+            planned = workload.plan(None, load.at(1.0))
         check_fits(self.cfg, planned, self.cfg.num_blocks - 1)  # every request fits the pool alone
         self.steps, _ = step_bound(self.cfg, workload.size(planned, self.cfg.block_size))
 
-    def search(self, slo: Slo, options: SearchOptions, should_stop: Callable[[], bool] | None) -> RateSearch:
-        def run(rate: float) -> TimedSimResult:
+    def run(self, rate: float, should_stop: Callable[[], bool] | None) -> TimedSimResult:
+        load = self.load
+        if isinstance(load, TraceLoad):
             result = simulate(
-                self.cfg, generator=self.shape.at(rate), should_stop=should_stop, timing=self.timing
+                self.cfg,
+                load.at(rate),
+                should_stop=should_stop,
+                timing=self.timing,
+                chains=load.chains,
+                chain_block=load.chain_block,
             )
-            assert isinstance(result, TimedSimResult)
-            return result
+        else:
+            result = simulate(self.cfg, generator=load.at(rate), should_stop=should_stop, timing=self.timing)
+        assert isinstance(result, TimedSimResult)
+        return result
 
+    def search(self, slo: Slo, options: SearchOptions, should_stop: Callable[[], bool] | None) -> RateSearch:
+        first = options.first_rate_per_s or (self.load.rate if isinstance(self.load, TraceLoad) else 1.0)
         return sustainable_rate(
-            run,
+            lambda rate: self.run(rate, should_stop),
             slo,
             tolerance=options.tolerance,
             max_points=options.max_points,
-            first_rate=options.first_rate_per_s or 1.0,
+            first_rate=first,
         )
 
 
-def _simulation(req: Any, shape: WorkloadShape, **given: Any) -> SimulateRequest:
-    """The SimulateRequest of a replica: req's model and settings, the shape at rate 1."""
+def _simulation(req: Any, load: Load, **given: Any) -> SimulateRequest:
+    """The SimulateRequest of a replica: req's model and settings, the workload at rate 1."""
     same = {k: v for k, v in _same_named(req, SimulateRequest).items() if k != "workload"}
-    return SimulateRequest(workload=SimWorkload(generator=shape.at(1.0)), **{**same, **given})
+    work = (
+        SimWorkload(requests=list(load.requests))
+        if isinstance(load, TraceLoad)
+        else SimWorkload(generator=load.at(1.0))
+    )
+    return SimulateRequest(workload=work, **{**same, **given})
 
 
 VARIED = ("max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "tensor_parallel_size")
 
 
 def capacity_sweep(
-    registry: Registry, req: CapacityRequest, should_stop: Callable[[], bool] | None, ref: ModelRef | None
+    registry: Registry,
+    req: CapacityRequest | CapacityTraceQuery,
+    load: Load,
+    should_stop: Callable[[], bool] | None,
+    ref: ModelRef | None,
 ) -> tuple[CapacitySweep, Replica]:
     """A search for each combination of req.vary's settings, all their work bounded before the
     first runs; ranked by sustainable requests a second per GPU. A combination the pool or the
@@ -89,10 +113,10 @@ def capacity_sweep(
     replicas: list[tuple[dict[str, Any], int, Replica]] = []
     refused: list[tuple[dict[str, Any], int, str]] = []
     for combo in combos:
-        sim = _simulation(req, req.workload, **combo)
+        sim = _simulation(req, load, **combo)
         gpus = (sim.tensor_parallel_size or 1) * (sim.pipeline_parallel_size or 1)
         try:
-            replicas.append((combo, gpus, Replica(registry, sim, req.workload, ref)))
+            replicas.append((combo, gpus, Replica(registry, sim, load, ref)))
         except InvalidInput as e:
             refused.append((combo, gpus, str(e)))
     if not replicas:
@@ -115,23 +139,31 @@ def _words(combo: dict[str, Any]) -> str:
 
 def capacity_answer(
     registry: Registry,
-    req: CapacityRequest,
+    req: CapacityRequest | CapacityTraceQuery,
     should_stop: Callable[[], bool] | None = None,
     ref: ModelRef | None = None,
+    trace: TraceLoad | None = None,
 ) -> tuple[RateSearch | CapacitySweep, dict[str, Any]]:
     """The search (with `vary`: a search a combination of settings, ranked) and the labels of the
-    replica it ran on. The search's work (simulations × one simulation's step bound) is refused
-    before any runs when it exceeds MAX_SEARCH_STEPS."""
+    replica it ran on; the workload is req's shape, or a trace whose rate is scaled. The search's
+    work (simulations × one simulation's step bound) is refused before any runs when it exceeds
+    MAX_SEARCH_STEPS."""
     assert req.slo is not None  # required on this request (takes "slo!")
     targets(req.slo)  # contradictions and an empty slo are 4xx before any work
+    load: Load
+    if trace is not None:
+        load = trace
+    else:
+        assert isinstance(req, CapacityRequest)
+        load = req.workload
     if req.vary is not None:
-        sweep, ran = capacity_sweep(registry, req, should_stop, ref)
+        sweep, ran = capacity_sweep(registry, req, load, should_stop, ref)
         return sweep, _labels(registry, req, ran)
-    replica = Replica(registry, _simulation(req, req.workload), req.workload, ref)
+    replica = Replica(registry, _simulation(req, load), load, ref)
     points = req.search.max_points
     if replica.steps * points > MAX_SEARCH_STEPS:
         raise InvalidInput(
-            "workload.count",
+            "workload.count" if trace is None else "trace",
             f"a search of up to {points} simulations of up to {replica.steps:,} steps each "
             f"({replica.steps * points:,}) exceeds the limit of {MAX_SEARCH_STEPS:,} steps: give fewer "
             "requests (count) or fewer search.max_points",
@@ -139,7 +171,9 @@ def capacity_answer(
     return replica.search(req.slo, req.search, should_stop), _labels(registry, req, replica)
 
 
-def _labels(registry: Registry, req: CapacityRequest, replica: Replica) -> dict[str, Any]:
+def _labels(
+    registry: Registry, req: CapacityRequest | CapacityTraceQuery, replica: Replica
+) -> dict[str, Any]:
     return {
         "model": req.model if isinstance(req.model, str) else "inline",
         "gpu": req.gpu,
