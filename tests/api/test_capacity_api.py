@@ -79,6 +79,10 @@ def test_targets_no_rate_meets_are_answered_with_the_reason(client: TestClient) 
     r = client.post("/v1/capacity?format=text", json=body)
     assert r.status_code == 200, r.text
     assert "no rate meets every target" in r.text and "ttft_p50_ms" in r.text
+    # At the lowest rate the replica is idle: compute binds, and no batch grew to make it so.
+    words = " ".join(r.text.split())  # the rows wrap
+    assert "idle between requests; each request's own steps" in words and "batches grew" not in words
+    assert "(> 1.00 ms, missed)" in words  # the target at that rate, said as missed
 
 
 def test_contradictory_targets_are_a_400_naming_the_target(client: TestClient) -> None:

@@ -125,6 +125,7 @@ function readState() {
   if (ledgerOpen) s.ledger = "1";
   s.target = $("fleet-target").value;
   Object.assign(s, simState());
+  Object.assign(s, trafficState());
   const fleet = fleetParam();
   if (fleet !== null) s.fleet = fleet;
   return s;
@@ -142,6 +143,7 @@ function writeState(s) {
   if (s.q) queryHeads = Number(s.q);
   if (s.target !== undefined) $("fleet-target").value = s.target;
   for (const [k, id] of Object.entries(SIM_PARAMS)) if (s[k] !== undefined) $(id).value = s[k];
+  for (const [k, id] of Object.entries(TRAFFIC_PARAMS)) if (s[k] !== undefined) $(id).value = s[k];
   if (s.fleet !== undefined) applyFleetParam(s.fleet);
   $("Trange").value = String(Math.log2(Math.max(1, Number($("T").value))));
   $("Hkv").disabled = $("f").value === "1";
@@ -1332,6 +1334,344 @@ function renderSeriesTable(pts, timed) {
     for (const v of [timed ? p.time_s.toFixed(3) : "—", fmtInt(p.step), fmtInt(p.blocks_used), fmtInt(p.running), fmtInt(p.waiting)]) tr.insertCell().textContent = v;
   }
 }
+// -- traffic: the rate a replica sustains, and the replicas a rate needs ------------------------
+// POST /v1/capacity on the pool the controls above describe, for a workload's shape (its length
+// distributions and shared system prompt, no rate) and latency targets: the highest rate that
+// meets every target, what binds first, and each simulated rate's latency, charted against the
+// targets. Or POST /v1/fleet with a target rate: replicas per GPU type × layout, and the cheapest mix.
+const TRAFFIC_TARGETS = [["ttft_p90_ms", "traffic-ttft-p90"], ["tpot_p99_ms", "traffic-tpot-p99"],
+  ["itl_p99_ms", "traffic-itl-p99"], ["e2e_p99_ms", "traffic-e2e-p99"]];
+const SLO_METRICS = { queue: "queue time", ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "end-to-end" };
+const BINDING_WORDS = { kv_capacity: "the KV-cache pool", max_num_seqs: "running slots (max_num_seqs)",
+  max_num_batched_tokens: "the step's token budget", compute: "compute" };
+// A refusal names the control: the request's field (less "workload." or "traffic.") by its label.
+const TRAFFIC_CONTROLS = {
+  count: ["traffic-count", "requests simulated at each rate"],
+  "prompt.mean": ["traffic-prompt", "prompt tokens, mean"], "prompt.value": ["traffic-prompt", "prompt tokens, mean"],
+  "prompt.sigma": ["traffic-prompt-sigma", "prompt spread, σ of the log"],
+  "output.mean": ["traffic-output", "output tokens, mean"], "output.value": ["traffic-output", "output tokens, mean"],
+  "output.sigma": ["traffic-output-sigma", "output spread, σ of the log"],
+  system_prompt_share: ["traffic-share", "share of requests with the shared system prompt"],
+  system_prompt_tokens: ["traffic-system", "shared system prompt, tokens"],
+  target_rate: ["traffic-rate", "target requests per second"],
+  "slo.ttft_p90_ms": ["traffic-ttft-p90", "time to first token, p90 at most, ms"],
+  "slo.tpot_p99_ms": ["traffic-tpot-p99", "time per output token, p99 at most, ms"],
+  "slo.itl_p99_ms": ["traffic-itl-p99", "inter-token latency, p99 at most, ms"],
+  "slo.e2e_p99_ms": ["traffic-e2e-p99", "end-to-end latency, p99 at most, ms"],
+  slo: ["traffic-ttft-p90", "Latency targets"],
+  model: ["", "Model"], gpu: ["", "GPU"],
+};
+function trafficControl(field) {
+  return TRAFFIC_CONTROLS[String(field || "").replace(/^(workload|traffic)\./, "")];
+}
+// A target's field in words: ttft_p90_ms is "TTFT p90".
+function sloName(field) {
+  const m = /^(queue|ttft|tpot|itl|e2e)_(mean|p50|p90|p99)_ms$/.exec(field);
+  return m ? SLO_METRICS[m[1]] + " " + m[2] : field;
+}
+function sloWords(text) {
+  return text.replace(/\b(?:queue|ttft|tpot|itl|e2e)_(?:mean|p50|p90|p99)_ms\b/g, sloName)
+    .replace(/\bmax_rate_per_s\b/g, "the sustainable rate");
+}
+function trafficError(e) {
+  let text = String(e.message || e);
+  if (e.field && text.startsWith(e.field + ": ")) text = text.slice(e.field.length + 2);
+  const c = trafficControl(e.field);
+  text = sloWords(plain(text));
+  return c ? "“" + c[1] + "”: " + text : sentence(text);
+}
+// The traffic inputs in the URL, each only where it differs from the page's default.
+const TRAFFIC_PARAMS = { tmode: "traffic-mode", tn: "traffic-count", tpk: "traffic-prompt-kind", tpm: "traffic-prompt",
+  tps: "traffic-prompt-sigma", tok: "traffic-output-kind", tom: "traffic-output", tos: "traffic-output-sigma",
+  tshare: "traffic-share", tsys: "traffic-system", tttft: "traffic-ttft-p90", ttpot: "traffic-tpot-p99",
+  titl: "traffic-itl-p99", te2e: "traffic-e2e-p99", trate: "traffic-rate", tgpus: "traffic-gpus" };
+function trafficState() {
+  const s = {};
+  for (const [k, id] of Object.entries(TRAFFIC_PARAMS)) {
+    const el = $(id);
+    if (el.value !== (el.tagName === "SELECT" ? el.options[0].value : el.defaultValue)) s[k] = el.value;
+  }
+  return s;
+}
+function showTrafficInputs() {
+  $("traffic-fleet-inputs").hidden = $("traffic-mode").value !== "fleet";
+  $("traffic-prompt-sigma-row").hidden = $("traffic-prompt-kind").value !== "lognormal";
+  $("traffic-output-sigma-row").hidden = $("traffic-output-kind").value !== "lognormal";
+  $("traffic-go").textContent = $("traffic-mode").value === "fleet" ? "Size the fleet" : "Find the rate";
+}
+function trafficLength(which) {
+  const v = Number($("traffic-" + which).value);
+  return $("traffic-" + which + "-kind").value === "fixed" ? { kind: "fixed", value: v }
+    : { kind: "lognormal", mean: v, sigma: Number($("traffic-" + which + "-sigma").value) };
+}
+function trafficShape() {
+  const shape = { count: Number($("traffic-count").value), prompt: trafficLength("prompt"), output: trafficLength("output") };
+  const share = Number($("traffic-share").value || 0), tokens = Number($("traffic-system").value || 0);
+  if (share) shape.system_prompt_share = share;
+  if (tokens) shape.system_prompt_tokens = tokens;
+  return shape;
+}
+function trafficSlo() {
+  const slo = {};
+  for (const [field, id] of TRAFFIC_TARGETS) if ($(id).value !== "") slo[field] = Number($(id).value);
+  return slo;
+}
+// Requests a second as people read them: three significant figures, commas above a thousand.
+function fmtPerS(x) {
+  if (x >= 1000) return fmtInt(Math.round(x));
+  return x.toLocaleString("en-US", { maximumSignificantDigits: 3 });
+}
+let trafficSeq = 0;
+async function runTraffic() {
+  const mine = ++trafficSeq;
+  const err = $("traffic-error");
+  err.hidden = true;
+  $("traffic-reason").hidden = true;
+  for (const el of document.querySelectorAll("#traffic-form [aria-invalid]")) el.removeAttribute("aria-invalid");
+  const status = $("traffic-status");
+  const fleet = $("traffic-mode").value === "fleet";
+  try {
+    const pool = simPool();
+    let path, body;
+    if (fleet) {
+      body = fleetBody(budgetBody());
+      if ($("traffic-gpus").value === "chosen") {
+        if (!pool.gpu) throw Object.assign(new Error("choose a GPU above (or the fleet's GPU types) to size a fleet"), { field: "gpu" });
+        body.fleet = body.fleet.filter((g) => g.gpu === pool.gpu);
+      }
+      delete body.target_concurrency;
+      Object.assign(body, { target_rate: Number($("traffic-rate").value), slo: trafficSlo(), traffic: trafficShape() });
+      path = "/v1/fleet";
+      status.textContent = "searching each layout's rate on " + plural(body.fleet.length, "GPU type") + " …";
+    } else {
+      body = { ...pool, workload: trafficShape(), slo: trafficSlo() };
+      path = "/v1/capacity";
+      status.textContent = "simulating " + plural(body.workload.count, "request") + " at rising rates …";
+    }
+    const r = await api(path, { method: "POST", body: JSON.stringify(body) });
+    if (mine !== trafficSeq) return;
+    if (fleet) renderTrafficFleet(r); else renderCapacity(r, body.workload.count);
+  } catch (e) {
+    if (mine !== trafficSeq) return;
+    status.textContent = "";
+    $("traffic-result").hidden = true;
+    $("traffic-fleet-result").hidden = true;
+    err.textContent = trafficError(e);
+    err.dataset.field = e.field || "";
+    err.hidden = false;
+    const c = trafficControl(e.field);
+    if (c && c[0]) $(c[0]).setAttribute("aria-invalid", "true");
+  }
+}
+function showTrafficReason(text) {
+  const box = $("traffic-reason");
+  box.replaceChildren();
+  if (!text) { box.hidden = true; return; }
+  const p = document.createElement("p");
+  p.className = "notice";
+  p.textContent = sentence(sloWords(plain(text)));
+  box.append(p);
+  box.hidden = false;
+}
+function renderCapacity(s, count) {
+  $("traffic-fleet-result").hidden = true;
+  $("traffic-result").hidden = false;
+  const found = s.max_rate_per_s > 0;
+  $("traffic-status").textContent = s.model + " on " + (s.gpu || "the pool") + " · " + s.pool + " · " +
+    plural(count, "request") + " at each rate · " + plural(s.points, "simulation") + ".";
+  setText("traffic-out-rate", found ? fmtPerS(s.max_rate_per_s) + " requests/s" : "none");
+  $("traffic-out-rate").dataset.rate = String(s.max_rate_per_s);
+  setText("traffic-out-rate-x", found
+    ? "every target met; at " + fmtPerS(s.max_rate_per_s * (1 + s.tolerance)) + "/s one is missed (searched to " +
+      +(100 * s.tolerance).toFixed(1) + "%) · modelled"
+    : "no rate meets every target · modelled");
+  const b = s.binding;
+  setText("traffic-out-binding", BINDING_WORDS[b.constraint] || b.constraint);
+  $("traffic-out-binding").dataset.constraint = b.constraint;
+  setText("traffic-out-binding-x", sentence(sloWords(plain(b.why))));
+  showTrafficReason(s.reason);
+  // The targets at the rate and at the first rate above it that missed one.
+  const at = s.at_max, above = s.above_max;
+  setText("traffic-at-head", at ? "at " + fmtPerS(at.rate_per_s) + "/s" : "at the rate");
+  setText("traffic-above-head", above ? "at " + fmtPerS(above.rate_per_s) + "/s" : "just above");
+  const tbody = $("traffic-checks-table").tBodies[0];
+  tbody.replaceChildren();
+  const checks = (at || above).checks;
+  checks.forEach((c, i) => {
+    const tr = tbody.insertRow();
+    tr.dataset.target = c.target;
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = sloName(c.target);
+    tr.append(th);
+    tr.insertCell().textContent = fmtMs(c.limit_ms);
+    for (const p of [at, above]) {
+      const td = tr.insertCell();
+      if (!p) { td.textContent = "—"; continue; }
+      const k = p.checks[i];
+      td.textContent = fmtMs(k.value_ms) + (k.met ? " ✓" : " ✗ missed");
+      td.className = k.met ? "met" : "missed";
+    }
+  });
+  renderRateChart(s);
+  renderCurveTable(s);
+  setText("traffic-method", "How: " + sloWords(s.method.replace("max_rate_per_s", "the sustainable rate")) + ".");
+}
+// Ticks on a log axis: 1-2-5 a decade when the range is short, else one a decade.
+function logTicks(lo, hi) {
+  const out = [];
+  for (const mults of [[1, 2, 5], [1]]) {
+    out.length = 0;
+    for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k++) {
+      for (const m of mults) { const v = m * 10 ** k; if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v); }
+    }
+    if (out.length <= 7) break;
+  }
+  if (out.length > 7) return out.filter((_, i) => i % Math.ceil(out.length / 6) === 0);
+  return out;
+}
+function fmtTick(v, unit) {
+  if (unit === "ms") return v >= 1000 ? +(v / 1000).toPrecision(3) + " s" : +v.toPrecision(3) + " ms";
+  return (v < 1 ? String(+v.toPrecision(1)) : fmtInt(v)) + "/s";
+}
+// Each target's latency against the rate, both on log scales: a line a target through the
+// simulated rates, a filled point where it was met and a hollow one where missed, the target a
+// dashed line in its colour, and the sustainable rate a vertical line.
+function renderRateChart(s) {
+  const svg = $("traffic-chart");
+  svg.replaceChildren();
+  const el = svgDraw(svg);
+  const fs = parseFloat(getComputedStyle(svg).getPropertyValue("--chart-font")) || 13;
+  const pts = s.curve;
+  const targets = pts[0].checks.map((c) => c.target);
+  const rates = pts.map((p) => p.rate_per_s);
+  const values = pts.flatMap((p) => p.checks.map((c) => c.value_ms)).concat(pts[0].checks.map((c) => c.limit_ms)).filter((v) => v > 0);
+  let xlo = Math.min(...rates), xhi = Math.max(...rates);
+  if (xhi / xlo < 4) { xlo /= 1.5; xhi *= 1.5; }
+  const ylo = Math.min(...values) / 1.3, yhi = Math.max(...values) * 1.3;
+  // The legend first: its rows set the plot's top.
+  const W = 640, right = 24;
+  const legend = targets.map((t, i) => [i, sloName(t) + " ≤ " + fmtMs(pts[0].checks[i].limit_ms)]);
+  legend.push(["met", "every target met"], ["missed", "a target missed"]);
+  if (s.max_rate_per_s > 0) legend.push(["rate", "sustainable: " + fmtPerS(s.max_rate_per_s) + "/s"]);
+  let lx = 0, rows = 1;
+  const placed = [];
+  for (const [key, text] of legend) {
+    const probe = el("text", { class: "legend" }, text);
+    const w = 28 + probe.getComputedTextLength() + fs * 1.2;
+    probe.remove();
+    if (lx > 0 && lx + w > W - right - 8) { lx = 0; rows += 1; }
+    placed.push([key, text, lx, rows]);
+    lx += w;
+  }
+  const yTicks = logTicks(ylo, yhi), xTicks = logTicks(xlo, xhi);
+  const tickW = Math.max(...yTicks.map((v) => fmtTick(v, "ms").length)) * fs * 0.62;
+  const left = Math.ceil(fs * 1.6 + 10 + tickW);
+  const top = Math.ceil(fs * 1.6 * rows + fs * 1.6), plotH = 200, bottom = Math.ceil(fs * 3.4 + 6);
+  const H = top + plotH + bottom;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const X = (v) => left + (W - left - right) * (Math.log10(v) - Math.log10(xlo)) / (Math.log10(xhi) - Math.log10(xlo));
+  const Y = (v) => top + plotH - plotH * (Math.log10(Math.max(v, ylo)) - Math.log10(ylo)) / (Math.log10(yhi) - Math.log10(ylo));
+  for (const [key, text, x0, row] of placed) {
+    const x = left + x0, y = fs * 1.3 + (row - 1) * fs * 1.6;
+    if (typeof key === "number") el("line", { x1: x, y1: y - fs * 0.3, x2: x + 22, y2: y - fs * 0.3, class: "slo-line s" + key });
+    else if (key === "rate") el("line", { x1: x + 11, y1: y - fs * 0.9, x2: x + 11, y2: y + fs * 0.2, class: "capacity" });
+    else el("circle", { cx: x + 11, cy: y - fs * 0.3, r: 4, class: "rate-point " + key });
+    el("text", { x: x + 28, y, class: "legend" }, text);
+  }
+  for (const v of yTicks) {
+    el("line", { x1: left, y1: Y(v), x2: W - right, y2: Y(v), class: "grid" });
+    el("text", { x: left - 8, y: Y(v) + fs * 0.35, class: "tick", "text-anchor": "end" }, fmtTick(v, "ms"));
+  }
+  el("line", { x1: left, y1: top, x2: left, y2: top + plotH, class: "axis" });
+  el("line", { x1: left, y1: top + plotH, x2: W - right, y2: top + plotH, class: "axis" });
+  let lastLabel = -Infinity;
+  for (const v of xTicks) {
+    const x = X(v);
+    el("line", { x1: x, y1: top + plotH, x2: x, y2: top + plotH + 4, class: "axis" });
+    if (x - lastLabel >= fs * 4) { el("text", { x, y: top + plotH + fs * 1.3 + 4, class: "tick", "text-anchor": "middle" }, fmtTick(v, "rate")); lastLabel = x; }
+  }
+  const mid = top + plotH / 2, yl = fs * 0.9;
+  el("text", { x: yl, y: mid, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 ${yl} ${mid})` }, "latency");
+  el("text", { x: (left + W - right) / 2, y: H - fs * 0.4, class: "axis-label", "text-anchor": "middle" }, "requests per second (log scales; modelled)");
+  if (s.max_rate_per_s > 0) {
+    const x = X(s.max_rate_per_s);
+    const line = el("line", { x1: x, y1: top, x2: x, y2: top + plotH, class: "capacity", "data-rate": s.max_rate_per_s });
+    svgTitle(line, "sustainable: " + fmtPerS(s.max_rate_per_s) + " requests/s");
+  }
+  targets.forEach((t, i) => {
+    const limit = pts[0].checks[i].limit_ms;
+    const target = el("line", { x1: left, y1: Y(limit), x2: W - right, y2: Y(limit), class: "slo-line s" + i, "data-target": t });
+    svgTitle(target, sloName(t) + " target: " + fmtMs(limit));
+    const g = el("g", { class: "rate-series", "data-target": t });
+    const draw = svgDraw(g);
+    draw("polyline", { points: pts.map((p) => X(p.rate_per_s).toFixed(1) + "," + Y(p.checks[i].value_ms).toFixed(1)).join(" "), class: "series s" + i });
+    for (const p of pts) {
+      const c = p.checks[i];
+      const dot = draw("circle", { cx: X(p.rate_per_s), cy: Y(c.value_ms), r: 4, class: "rate-point s" + i + (p.meets ? " met" : " missed"), "data-rate": p.rate_per_s });
+      svgTitle(dot, fmtPerS(p.rate_per_s) + "/s: " + sloName(t) + " " + fmtMs(c.value_ms) + (c.met ? " (met)" : " (missed)"));
+    }
+  });
+}
+function renderCurveTable(s) {
+  const table = $("traffic-curve-table");
+  const targets = s.curve[0].checks.map((c) => c.target);
+  const head = table.tHead.rows[0];
+  head.replaceChildren();
+  for (const text of ["requests/s", "every target", ...targets.map(sloName)]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = text;
+    head.append(th);
+  }
+  const tbody = table.tBodies[0];
+  tbody.replaceChildren();
+  for (const p of s.curve) {
+    const tr = tbody.insertRow();
+    tr.dataset.meets = String(p.meets);
+    for (const v of [fmtPerS(p.rate_per_s), p.meets ? "met" : "missed", ...p.checks.map((c) => fmtMs(c.value_ms))]) tr.insertCell().textContent = v;
+  }
+}
+function renderTrafficFleet(f) {
+  $("traffic-result").hidden = true;
+  $("traffic-fleet-result").hidden = false;
+  const t = f.traffic;
+  const sized = t.layouts.filter((l) => l.replicas_needed != null).length;
+  $("traffic-status").textContent = f.model + " · " + fmtPerS(t.target_rate_per_s) + " requests/s · " +
+    plural(t.layouts.length, "layout") + " searched, " + sized + " meet the targets.";
+  showTrafficReason(sized ? "" : "No layout meets every target at any rate: " + (t.layouts[0] ? t.layouts[0].reason : ""));
+  const tbody = $("traffic-layouts-table").tBodies[0];
+  tbody.replaceChildren();
+  for (const l of t.layouts) {
+    const tr = tbody.insertRow();
+    tr.dataset.gpu = l.gpu;
+    tr.dataset.layout = l.layout;
+    const ok = l.replicas_needed != null;
+    const gpusText = ok ? fmtInt(l.gpus_needed) + (l.available ? "" : " · more than the fleet has") : "—";
+    for (const v of [l.gpu, l.layout, ok ? fmtPerS(l.max_rate_per_s) : "none", ok ? fmtInt(l.replicas_needed) : "no rate meets the targets",
+                     gpusText, fmtCost(l.cost_per_hour), BINDING_WORDS[l.binding.constraint] || l.binding.constraint]) tr.insertCell().textContent = v;
+    tr.cells[6].title = sentence(sloWords(plain(l.binding.why)));
+    if (l.reason) tr.cells[ok ? 2 : 3].title = sentence(sloWords(plain(l.reason)));
+  }
+  labelCells($("traffic-layouts-table"));
+  const m = t.cheapest_mix;
+  $("traffic-mix-box").hidden = !m;
+  if (m) {
+    setText("traffic-mix-target", fmtPerS(t.target_rate_per_s));
+    const body = $("traffic-mix-table").tBodies[0];
+    body.replaceChildren();
+    for (const p of m.parts) {
+      const tr = body.insertRow();
+      for (const v of [p.gpu, p.layout, fmtInt(p.replicas), fmtInt(p.gpus), fmtPerS(p.rate_per_s), fmtCost(p.cost_per_hour)]) tr.insertCell().textContent = v;
+    }
+    labelCells($("traffic-mix-table"));
+    setText("traffic-mix-rate", fmtPerS(m.rate_per_s));
+    setText("traffic-mix-cost", fmtCost(m.cost_per_hour));
+    setText("traffic-mix-how", (m.within_fleet ? "Within the fleet's GPUs" : "More GPUs than the fleet has: as many as each type would need") +
+      " · " + (m.method === "exact" ? "the cheapest, found exactly" : m.method) + " · one layout a GPU type, its cheapest per request/s.");
+  }
+  setText("traffic-fleet-method", "How: " + sloWords(plain(t.method)) + ".");
+}
 async function init() {
   const [models, gpuList, engines] = await Promise.all([api("/v1/models"), api("/v1/gpus"), api("/v1/engines")]);
   for (const m of models.models) $("model").append(new Option(m.id + " (" + m.attention + ")", m.id));
@@ -1388,6 +1728,9 @@ async function init() {
   $("sim-trace-file").addEventListener("change", () => { if ($("sim-trace-file").files.length) $("sim-trace-text").value = ""; });
   $("sim-trace-text").addEventListener("input", () => { $("sim-trace-file").value = ""; });
   showSimSource();
+  $("traffic-form").addEventListener("submit", (e) => { e.preventDefault(); runTraffic(); });
+  $("traffic-form").addEventListener("input", () => { showTrafficInputs(); saveUrl(); });
+  showTrafficInputs();
   $("model").addEventListener("input", async () => {
     const id = $("model").value;
     if (id) await loadModel(id);

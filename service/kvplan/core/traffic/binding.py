@@ -25,9 +25,17 @@ class Binding(msgspec.Struct, frozen=True, kw_only=True):
     why: str
 
 
-def binding(p: RatePoint) -> Binding:
+# Compute at a rate where the replica is idle between requests: no batch to grow.
+IDLE_WORDS = (
+    "compute: the targets are missed even with the replica idle between requests; "
+    "each request's own steps take that long"
+)
+
+
+def binding(p: RatePoint, *, idle: bool = False) -> Binding:
     """The constraint that binds at p: the wait reason that held longest, when requests waited a
-    meaningful share of the run; a preemption means the pool; else compute."""
+    meaningful share of the run; a preemption means the pool; else compute (`idle`: p is a rate at
+    which the replica is idle between requests, so no batch grew)."""
     missed = [c for c in p.checks if not c.met]
     # The target missed by the largest factor is the one that binds first.
     worst = max(missed, key=lambda c: c.value_ms / c.limit_ms) if missed else None
@@ -49,4 +57,5 @@ def binding(p: RatePoint) -> Binding:
         if worst is not None
         else "no target was missed"
     )
-    return Binding(constraint=constraint, target=target, why=f"{WORDS[constraint]}{share}. {missed_words}")
+    words = IDLE_WORDS if idle and constraint == "compute" else WORDS[constraint]
+    return Binding(constraint=constraint, target=target, why=f"{words}{share}. {missed_words}")

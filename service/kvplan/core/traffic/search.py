@@ -125,7 +125,7 @@ def sustainable_rate(
             method=METHOD,
             at_max=None,
             above_max=low,
-            binding=binding(low),
+            binding=binding(low, idle=low.rate_per_s <= MIN_RATE),
             curve=curve,
             points=len(seen),
             reason=reason
