@@ -253,27 +253,51 @@ def cases() -> dict[str, Case]:
             "capacity",
             "POST",
             "/v1/capacity",
-            {"json": {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": _SHAPE,
-                      "slo": {"ttft_p90_ms": 500}, "search": {"max_points": 40, "tolerance": 0.001}}},
-        ),  # fmt: skip
+            {
+                "json": {
+                    "model": "llama-3.1-8b",
+                    "gpu": "h100-sxm-80gb",
+                    "workload": _SHAPE,
+                    "slo": {"ttft_p90_ms": 500},
+                    "search": {"max_points": 40, "tolerance": 0.001},
+                }
+            },
+        ),
         "fleet_traffic: 5 GPU types × every layout": (
             "fleet_traffic",
             "POST",
             "/v1/fleet",
-            {"json": {"model": "llama-3.1-8b", "workload": {"context_tokens": 4096},
-                      "fleet": [{"gpu": g, "count": 8} for g in ("h100-sxm-80gb", "h200-141gb", "b200-180gb",
-                                                                  "a100-80gb", "l40s-48gb")],
-                      "target_rate": 50, "slo": {"ttft_p90_ms": 500}, "traffic": {**_SHAPE, "count": 1000}}},
-        ),  # fmt: skip
+            {
+                "json": {
+                    "model": "llama-3.1-8b",
+                    "workload": {"context_tokens": 4096},
+                    "fleet": [
+                        {"gpu": g, "count": 8}
+                        for g in ("h100-sxm-80gb", "h200-141gb", "b200-180gb", "a100-80gb", "l40s-48gb")
+                    ],
+                    "target_rate": 50,
+                    "slo": {"ttft_p90_ms": 500},
+                    "traffic": {**_SHAPE, "count": 1000},
+                }
+            },
+        ),
         "capacity_sweep: 32 combinations of settings": (
             "capacity_sweep",
             "POST",
             "/v1/capacity",
-            {"json": {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {**_SHAPE, "count": 1000},
-                      "slo": {"ttft_p90_ms": 500},
-                      "vary": {"max_num_seqs": [16, 32, 64, 128, 256, 512, 1024, 2048],
-                               "tensor_parallel_size": [1, 2, 4, 8]}}},
-        ),  # fmt: skip
+            {
+                "json": {
+                    "model": "llama-3.1-8b",
+                    "gpu": "h100-sxm-80gb",
+                    "workload": {**_SHAPE, "count": 1000},
+                    "slo": {"ttft_p90_ms": 500},
+                    "vary": {
+                        "max_num_seqs": [16, 32, 64, 128, 256, 512, 1024, 2048],
+                        "tensor_parallel_size": [1, 2, 4, 8],
+                    },
+                }
+            },
+        ),
     }
 
 
