@@ -41,9 +41,7 @@ def test_the_64_token_step_costs_its_gemms_and_two_all_reduces_a_layer():
     elementwise = 240 * 3e-6 + 64 * 13_926_400 / (0.8 * 3.35e12)
     assert elementwise == pytest.approx(1.0526e-3, rel=1e-3)
     # 80 × 107.4 µs + 160 × 12.76 µs + 1.05 ms = 8.59 + 2.04 + 1.05 = 11.69 ms
-    assert M._tokens(64, True) == pytest.approx(
-        80 * sum(gemm) + 160 * allreduce + elementwise, rel=1e-12
-    )
+    assert M._tokens(64, True) == pytest.approx(80 * sum(gemm) + 160 * allreduce + elementwise, rel=1e-12)
     assert M._tokens(64, True) == pytest.approx(11.686e-3, rel=1e-3)
 
 
