@@ -60,15 +60,43 @@ def cfg(blocks: int = 400, seqs: int = 16, budget: int = 256) -> SimConfig:
     return SimConfig(num_blocks=blocks, block_size=16, max_num_seqs=seqs, max_num_batched_tokens=budget)
 
 
+class Frontend:
+    """A serving path for tests (core/perf/serving.py ServingPrior's shape): one tokenizer thread
+    at 20 µs a token, and steps scheduled one ahead when `ahead`."""
+
+    def __init__(self, ahead: bool = True) -> None:
+        self.scheduled_ahead = ahead
+
+    def admission_seconds(self, prompt_tokens: int) -> float:
+        return 2e-5 * prompt_tokens
+
+
+class EveryStepServed(EveryStep):
+    """The reference with a server: visits every step; a step sees what reached the engine by the
+    start of its predecessor when scheduled ahead, unless the engine idled before it."""
+
+    def _next_timed(self, clock: Clock) -> tuple[int | None, float]:
+        end = self.step_end
+        assert self.front is not None
+        self.front.through(end, self.arrivals)
+        if self.running or self.prefilling or self.n_waiting:
+            self.visible = clock.now if self.ahead else None
+            return self.t + 1, end
+        self.visible = None
+        arrival = self._next_arrival()
+        return (None, end) if arrival is None else (self.t + 1, max(end, arrival))
+
+
 def run(
     sched_type: type[Scheduler],
     c: SimConfig,
     requests: list[SimRequest],
     timer: LinearTimer,
     k: int | None = None,
+    server: Frontend | None = None,
 ) -> Scheduler:
     planned = workload.plan(requests, None)
-    s = sched_type(c, planned, None, Clock(timer), k)
+    s = sched_type(c, planned, None, Clock(timer, server), k)
     s.run()
     return s
 
@@ -101,6 +129,51 @@ def test_skipping_decode_runs_gives_the_times_of_visiting_every_step(requests, b
         assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
     assert fast.itl.count == slow.itl.count
     assert fast.itl.total == pytest.approx(slow.itl.total, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(timed_requests, st.sampled_from([1 << 60, 900]), st.sampled_from([None, 1, 3]), st.booleans())
+def test_skipping_decode_runs_gives_the_times_of_visiting_every_step_behind_a_server(
+    requests, bend, k, ahead
+):
+    timer = LinearTimer(bend)
+    fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead))
+    slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead))
+    assert fast.finish_order == slow.finish_order
+    assert fast.t == slow.t
+    for a, b in zip(fast.reqs, slow.reqs, strict=True):
+        assert a.t_arrive == pytest.approx(b.t_arrive, rel=1e-9, abs=1e-12)
+        assert a.t_sched == pytest.approx(b.t_sched, rel=1e-9, abs=1e-12)
+        assert a.t_first == pytest.approx(b.t_first, rel=1e-9, abs=1e-12)
+        assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
+
+
+def test_requests_sent_at_once_reach_the_engine_one_tokenization_apart():
+    requests = [SimRequest(arrival_time=0.0, prompt_tokens=100, output_tokens=3) for _ in range(3)]
+    s = run(Scheduler, cfg(budget=100), requests, LinearTimer(), server=Frontend(ahead=False))
+    assert [q.t_arrive for q in s.reqs] == [0.0, 0.0, 0.0]  # TTFT counts from the send
+    assert s.reqs[0].t_sched == pytest.approx(2e-3)  # 100 tokens at 20 µs
+    # The second was tokenized by 4 ms, during the first's prefill: it joins the next step.
+    assert s.reqs[1].t_sched == pytest.approx(2e-3 + LinearTimer().seconds(Batch(0, 0, 1, 100, 100 * 100)))
+
+
+def test_scheduled_ahead_a_request_reaching_a_busy_engine_joins_the_step_after_next():
+    timer = LinearTimer()
+    requests = [
+        SimRequest(arrival_time=0.0, prompt_tokens=16, output_tokens=200),
+        SimRequest(arrival_time=0.1, prompt_tokens=16, output_tokens=2),
+    ]
+    plain = run(Scheduler, cfg(), requests, timer, server=Frontend(ahead=False)).reqs[1]
+    ahead = run(Scheduler, cfg(), requests, timer, server=Frontend(ahead=True)).reqs[1]
+    shortest, longest = (timer.seconds(Batch(1, c, 0, 0, 0)) for c in (16, 16 + 200))
+    assert plain.t_sched - (0.1 + 16 * 2e-5) < longest
+    assert shortest <= ahead.t_sched - plain.t_sched <= longest  # one decode step later
+
+
+def test_an_idle_engine_schedules_an_arrival_at_once_even_scheduled_ahead():
+    requests = [SimRequest(arrival_time=0.5, prompt_tokens=50, output_tokens=4)]
+    s = run(Scheduler, cfg(), requests, LinearTimer(), server=Frontend(ahead=True))
+    assert s.reqs[0].t_sched == pytest.approx(0.5 + 50 * 2e-5)
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,7 +7,8 @@ from msgspec.structs import replace
 
 from kvplan.core.errors import InvalidInput
 from kvplan.core.model.geometry import make_geometry
-from kvplan.core.perf.steptime import step_model
+from kvplan.core.perf.serving import serving_prior
+from kvplan.core.perf.steptime import Batch, step_model
 from kvplan.presets.perf import load_coefficients
 from tests.perf.steptime_cases import REGISTRY, model
 
@@ -95,3 +96,27 @@ def test_an_inline_geometry_without_its_config_is_refused():
             cudagraph_sizes=(),
             async_scheduling=True,
         )
+
+
+def test_element_wise_kernels_are_priced_as_aiconfigurator_prices_them():
+    # Llama-3.1-70B at TP 8: two add + RMSNorm of 2h in and out, and SiLU-and-mul of 2·I/8 in and
+    # I/8 out, in each of 80 layers (AIC sdk/models/llama.py ElementWise; 3 µs, η 0.8).
+    m = model("llama-3.1-70b", "h100-sxm-80gb", 8, "fp8")
+    h, inter = 8192, 28672
+    assert m.elementwise_kernels == 80 * 3
+    assert m.elementwise_bytes_per_token == pytest.approx(80 * 2 * (8 * h + 3 * inter / 8), rel=1e-3)
+    none = replace(m, elementwise_kernels=0, elementwise_bytes_per_token=0.0, _memo={})
+    added = m.seconds(Batch(32, 32 * 1000, 0, 0, 0)) - none.seconds(Batch(32, 32 * 1000, 0, 0, 0))
+    expected = 240 * 3e-6 + 32 * m.elementwise_bytes_per_token / (0.8 * 3.35e12)
+    assert added == pytest.approx(expected, rel=1e-3)
+    step = {s.name: s for s in m.explain()}["element-wise kernels (prior)"]
+    assert step.inputs["kernels a step"] == 240 and "AIConfigurator" in step.source
+
+
+def test_the_serving_path_prior_states_its_sources():
+    prior = serving_prior(async_scheduling=True)
+    assert prior.admission_seconds(1000) == pytest.approx(1e-3)  # ≈ 1k tokens/ms (vLLM #19012)
+    names = {s.name: s for s in prior.explain()}
+    assert "#19012" in names["server tokenization (prior)"].source
+    assert names["scheduled a step ahead"].value is True
+    assert serving_prior(async_scheduling=False).scheduled_ahead is False

@@ -9,6 +9,7 @@ from kvplan.core.budget import compute_budget
 from kvplan.core.budget.capacity import captured_graphs
 from kvplan.core.budget.defaults import resolve_settings
 from kvplan.core.errors import InvalidInput
+from kvplan.core.perf.serving import serving_prior
 from kvplan.core.perf.steptime import step_model
 from kvplan.core.perf.weights import gemm_dtype
 from kvplan.core.sim.simulate import GoodputTargets, Timing, TimingNote
@@ -64,6 +65,7 @@ def timing_for(
         data_parallel=inp.data_parallel_size or 1,
         expert_parallel=bool(inp.enable_expert_parallel),
     )
+    server = serving_prior(async_scheduling=inp.async_scheduling is not False)
     return Timing(
         timer=model,
         note=TimingNote(
@@ -71,8 +73,9 @@ def timing_for(
             modelled=MODELLED,
             step_time_model=f"kvplan step time, fitted tables {AIC_TABLES}, GPU {specs.aic_system}",
             validation=load_validation().summary(specs.aic_system),
-            steps=model.explain(),
+            steps=(*model.explain(), *server.explain()),
         ),
         concurrency=concurrency,
         slo=goodput,
+        server=server,
     )

@@ -28,6 +28,7 @@ from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
 from .coeffs import Coefficients, Curve, DecodeFit, GemmFit, MlaFit, PrefillFit, Roofline, SystemCoeffs
+from .elementwise import ELEMENTWISE_PRIOR, ElementwisePrior
 from .specs import GpuSpecs
 
 UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
@@ -121,6 +122,10 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     async_scheduling: bool
     host: HostPrior
     ledger: tuple[Step, ...]
+    # Element-wise kernels (ElementwisePrior): how many a step, and their bytes a token, all layers.
+    elementwise_kernels: int = 0
+    elementwise_bytes_per_token: float = 0.0
+    elementwise: ElementwisePrior = ELEMENTWISE_PRIOR
     # The model's measured error on silicon (median abs % of TPOT), once validated; the caller fills it.
     validation_error_pct: float | None = None
     _memo: dict[int, float] = msgspec.field(default_factory=dict)
@@ -245,6 +250,11 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             t += self.allreduces * _interp_loglog(curve, m * self.hidden)
         if self.p2p_transfers:
             t += self.p2p_transfers * (self.p2p_latency_s + 2 * m * self.hidden / self.p2p_bytes_per_s)
+        if self.elementwise_kernels:
+            ew = self.elementwise
+            t += self.elementwise_kernels * ew.constant_s + m * self.elementwise_bytes_per_token / (
+                ew.eta_mem * self.hbm_bytes_per_s
+            )
         self._memo[key] = t
         return t
 
@@ -380,6 +390,7 @@ def step_model(
     data_parallel: int = 1,
     expert_parallel: bool = False,
     host: HostPrior = HOST_PRIOR,
+    elementwise: ElementwisePrior = ELEMENTWISE_PRIOR,
 ) -> StepModel:
     """The step-time model of `geometry` on `gpu` (specs from its preset) with the fitted tables.
     cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
@@ -497,6 +508,11 @@ def step_model(
     if cudagraph_mode not in ROUTINES:
         raise InvalidInput("cudagraph_mode", f"must be one of {', '.join(ROUTINES)}")
     decode_graph, mixed_graph = ROUTINES[cudagraph_mode] if sizes else (NONE, NONE)
+    # Element-wise kernels a layer (ElementwisePrior): two add + RMSNorm of 2h in and out, and the
+    # dense MLP's SiLU-and-mul of 2·I/TP in and I/TP out; the bytes a token are in and out, bf16.
+    dense_mlp = round(inter / tp) if inter >= 1 else 0
+    ew_kernels = layers * (2 + (1 if dense_mlp else 0))
+    ew_bytes = layers * elementwise.bytes_per_element * (2 * 4 * h + 3 * dense_mlp)
     ledger = _ledger(
         geometry,
         gpu,
@@ -513,6 +529,8 @@ def step_model(
         cudagraph_mode if sizes else NONE,
         async_scheduling,
         host,
+        elementwise,
+        ew_kernels,
     )
     return StepModel(
         gemms=gemms,
@@ -540,6 +558,9 @@ def step_model(
         async_scheduling=async_scheduling,
         host=host,
         ledger=ledger,
+        elementwise_kernels=ew_kernels,
+        elementwise_bytes_per_token=ew_bytes,
+        elementwise=elementwise,
     )
 
 
@@ -644,6 +665,8 @@ def _ledger(
     mode: str,
     async_scheduling: bool,
     host: HostPrior,
+    elementwise: ElementwisePrior,
+    ew_kernels: int,
 ) -> tuple[Step, ...]:
     """What the model is and what it was built from, as ledger steps (explain()): its formula, the
     GPU's figures, the dtypes and layout it priced, the graphs, the host prior and the fits."""
@@ -659,7 +682,8 @@ def _ledger(
     return (
         Step(
             "step-time model",
-            "T = host ⊕ Σ_layers(linear + attention(decode, prefill) + MoE + 2 all-reduces) + LM head + "
+            "T = host ⊕ Σ_layers(linear + attention(decode, prefill) + MoE + 2 all-reduces + element-wise) "
+            "+ LM head + "
             "(PP − 1) hand-offs; linear = t0 + max(τ(m̃)·n·k, bytes ÷ (η·HBM)); m̃ the padded token count",
             {"layers": geometry.decoder_layer_count, "pipeline stages summed": pp},
             "roofline, fitted",
@@ -723,6 +747,20 @@ def _ledger(
             SRC_ASYNC,
         ),
         Step(
+            "element-wise kernels (prior)",
+            "kernels × constant + tokens × bytes a token ÷ (η·HBM): two add + RMSNorm a layer and "
+            "a dense MLP's SiLU-and-mul, as AIConfigurator's ElementWise ops price them",
+            {
+                "kernels a step": ew_kernels,
+                "constant_s": elementwise.constant_s,
+                "eta_mem": elementwise.eta_mem,
+            },
+            "prior, not fitted",
+            "s",
+            "AIConfigurator 0.12.0 sdk/models/llama.py, moe.py (ElementWise); systems/*.yaml "
+            "(mem_empirical_constant_latency, mem_bw_empirical_scaling_factor)",
+        ),
+        Step(
             "fitted tables",
             "coefficients fitted on AIConfigurator's vLLM kernel tables (presets/data/perf/PROVENANCE.md)",
             {"vllm tables": table.vllm_version, **residual},
@@ -734,9 +772,11 @@ def _ledger(
 
 
 __all__ = [
+    "ELEMENTWISE_PRIOR",
     "HOST_PRIOR",
     "UNBOUNDED",
     "Batch",
+    "ElementwisePrior",
     "HostPrior",
     "StepModel",
     "gemm_seconds",

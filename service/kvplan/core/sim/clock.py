@@ -39,6 +39,16 @@ class StepTimer(Protocol):
         ...
 
 
+class Server(Protocol):
+    """The serving path before the engine (core/perf/serving.py ServingPrior)."""
+
+    scheduled_ahead: bool  # async scheduling: a step is scheduled when its predecessor launches
+
+    def admission_seconds(self, prompt_tokens: int) -> float:
+        """How long the server's serialised request path holds a prompt of this length."""
+        ...
+
+
 def _sum(a: float, b: float, n: int, c0: int, k: int) -> float:
     """Σ_{j<k} a + b·(c0 + j·n): k steps of an affine stretch."""
     return k * a + b * (k * c0 + n * k * (k - 1) / 2)
@@ -63,8 +73,9 @@ def _first_reaching(a: float, b: float, n: int, c0: int, k: int, target: float) 
 class Clock:
     """The time at which the next step starts, in seconds from the first arrival."""
 
-    def __init__(self, timer: StepTimer) -> None:
+    def __init__(self, timer: StepTimer, server: Server | None = None) -> None:
         self.timer = timer
+        self.server = server  # None: requests reach the engine when sent
         self.now = 0.0
 
     def step(self, batch: Batch) -> float:

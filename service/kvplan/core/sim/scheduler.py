@@ -24,7 +24,6 @@ caller's `should_stop`, are checked again while it runs.
 
 from __future__ import annotations
 
-import enum
 import heapq
 import math
 from collections import deque
@@ -42,7 +41,9 @@ from ..limits import (
 from ..units import cdiv
 from .blockpool import BlockPool
 from .clock import Batch, Clock
+from .frontend import Frontend
 from .latency import GapHistogram
+from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
 from .workload import Planned, Size, next_turn
 
 # Bits of a block key that hold the block's index (core/limits: at most 2^25 tokens a request).
@@ -95,45 +96,6 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     cached: tuple[int, ...]
     waiting: tuple[int, ...]
     finished: tuple[int, ...]
-
-
-# -- request states -----------------------------------------------------------------------------
-class State(enum.Enum):
-    """vLLM's RequestStatus (vllm/v1/request.py), with RUNNING split by what the step does."""
-
-    PENDING = "pending"  # not arrived yet
-    WAITING = "waiting"  # in the waiting queue, never scheduled
-    PREFILLING = "prefilling"  # running: computing its prompt (and recomputing after preemption)
-    DECODING = "decoding"  # running: sampling one token a step
-    PREEMPTED = "preempted"  # blocks freed, at the front of the waiting queue, to be recomputed
-    FINISHED = "finished"
-
-    # Members are singletons compared by identity: hash them by identity too (in C), not by name
-    # (Enum's default, in Python); a run hashes states hundreds of thousands of times.
-    __hash__ = object.__hash__
-
-
-class Event(enum.Enum):
-    ARRIVE = "arrive"
-    SCHEDULE = "schedule"  # admitted: cache hits taken, blocks for the first chunk allocated
-    PREFILL_DONE = "prefill_done"  # every token computed: the step samples the next one
-    PREEMPT = "preempt"
-    FINISH = "finish"  # sampled its last token
-
-    __hash__ = object.__hash__  # as State's
-
-
-TRANSITIONS: dict[tuple[State, Event], State] = {
-    (State.PENDING, Event.ARRIVE): State.WAITING,
-    (State.WAITING, Event.SCHEDULE): State.PREFILLING,
-    (State.PREEMPTED, Event.SCHEDULE): State.PREFILLING,
-    (State.PREFILLING, Event.PREFILL_DONE): State.DECODING,
-    (State.PREFILLING, Event.PREEMPT): State.PREEMPTED,
-    (State.DECODING, Event.PREEMPT): State.PREEMPTED,
-    (State.DECODING, Event.FINISH): State.FINISHED,
-}
-QUEUED = frozenset({State.WAITING, State.PREEMPTED})
-RUNNING = frozenset({State.PREFILLING, State.DECODING})
 
 
 # -- bounds -------------------------------------------------------------------------------------
@@ -204,7 +166,7 @@ class _Request:
     )
 
     def __init__(self, rid: int, p: Planned) -> None:
-        """Request `rid` as planned, not arrived: no blocks, nothing computed or generated."""
+        """Request `rid` as planned, pending, with nothing computed, allocated or timed yet."""
         r = p.request
         self.id = rid
         self.planned = p
@@ -264,6 +226,13 @@ class Scheduler:
         self.prefix_numbers: dict[str, int] = {}
         self.reqs: list[_Request] = []
         self.arrivals: list[tuple[float, int]] = []  # heap of (step or seconds, request id)
+        # Timed, with a server (clock.server): the requests sent and not through it yet; whether
+        # steps are scheduled one ahead; and the time before which a request must reach the engine
+        # to join the next step (None: that step's start).
+        server = None if clock is None else clock.server
+        self.front = None if server is None else Frontend(server)
+        self.ahead = server is not None and server.scheduled_ahead
+        self.visible: float | None = None
         if concurrency is not None:
             planned = sorted(planned, key=lambda p: p.request.arrival_time or 0.0)
         for i, p in enumerate(planned):
@@ -301,7 +270,7 @@ class Scheduler:
         self.reqs.append(q)
         if self.concurrency is None:
             q.t_arrive = q.arrival
-            heapq.heappush(self.arrivals, (q.arrival, q.id))
+            self._push(q.arrival, q)
         elif self.in_flight < self.concurrency and not self.backlog:
             self._send(q, q.arrival)
         else:
@@ -312,7 +281,21 @@ class Scheduler:
         """Closed loop: the client sends q at `at` seconds, a slot being free."""
         q.t_arrive = at
         self.in_flight += 1
-        heapq.heappush(self.arrivals, (at, q.id))
+        self._push(at, q)
+
+    def _push(self, at: float, q: _Request) -> None:
+        if self.front is None:
+            heapq.heappush(self.arrivals, (at, q.id))
+        else:
+            self.front.send(at, q.id, q.prompt)
+
+    def _next_arrival(self) -> float | None:
+        """Timed: when the next request reaches the engine (through the server, if any)."""
+        arrival = self.arrivals[0][0] if self.arrivals else None
+        through = None if self.front is None else self.front.next_through()
+        if through is not None:
+            arrival = through if arrival is None else min(arrival, through)
+        return arrival
 
     def key(self, q: _Request, j: int) -> Hashable:
         """The cache key of q's logical block j: its content and everything before it."""
@@ -551,7 +534,14 @@ class Scheduler:
         self.preempted_now = False
         self.finish_now = []
         self.step_pn = self.step_ptok = self.step_pctx = 0
-        horizon = t if self.clock is None else self.clock.now
+        if self.clock is None:
+            horizon: float = t
+        else:
+            if self.front is not None:
+                self.front.through(self.clock.now, self.arrivals)
+            # Scheduled a step ahead (async scheduling), a step sees what reached the engine
+            # before its predecessor started (see _next_timed).
+            horizon = self.clock.now if self.visible is None else self.visible
         # Requests handled this step, counted in a local (the hot loop): should_stop() is asked
         # every STOP_CHECK_REQUESTS of them, so a step of 100,000 arrivals stays interruptible.
         n, every = 0, STOP_CHECK_REQUESTS
@@ -691,15 +681,23 @@ class Scheduler:
 
     def _next_timed(self, clock: Clock) -> tuple[int | None, float]:
         """Timed: the next step where anything but plain decoding happens, and when it starts. An
-        arrival joins at the first step that starts at or after it; the decode-only steps before
-        are summed by the clock (and their gaps go to the ITL histogram)."""
+        arrival joins at the first step that starts at or after it, or, scheduled a step ahead
+        (clock.server.scheduled_ahead: async scheduling), at the step after that, unless the engine
+        idles; the decode-only steps before are summed by the clock (and their gaps go to the ITL
+        histogram). Sets self.visible: what the next step sees of the arrivals."""
         t, end = self.t, self.step_end
+        ahead = self.ahead
+        # Back to back, the next step was scheduled when this one started (clock.now).
+        self.visible = clock.now if ahead else None
+        if self.front is not None:
+            self.front.through(end, self.arrivals)  # later sends are sent at a later step's end
         if self.prefilling or (
             self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs
         ):
             return t + 1, end
-        arrival = self.arrivals[0][0] if self.arrivals else None
-        if not self.running:  # idle until the next arrival
+        arrival = self._next_arrival()
+        if not self.running:  # idle until the next arrival, which an idle engine schedules at once
+            self.visible = None
             return (None, end) if arrival is None else (t + 1, max(end, arrival))
         event = self.events[0][0] if self.events else t + 1
         limit = event - (t + 1)  # decode-only steps before the event's
@@ -712,6 +710,8 @@ class Scheduler:
             first = clock.timer.seconds(Batch(n, ctx, 0, 0, 0))
             last = clock.timer.seconds(Batch(n, ctx + (k - 1) * n, 0, 0, 0))
             self.itl.add_run(first, last, k, elapsed, n)
+            if ahead:
+                self.visible = end + elapsed - last  # the last summed step's start
         return t + 1 + k, end + elapsed
 
     def snapshot(self, step: int) -> Snapshot:
@@ -753,6 +753,9 @@ class Scheduler:
                 self.t = int(self.arrivals[0][0])
             else:  # steps count from the first arrival's
                 clock.now = self.arrivals[0][0]
+        elif clock is not None and self.front is not None and self.front.sent:  # through the server
+            self.front.through(self.front.sent[0][0], self.arrivals)
+            clock.now = self.arrivals[0][0]
         while True:
             self.step(self.t)
             self.visited += 1

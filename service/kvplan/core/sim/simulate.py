@@ -30,7 +30,7 @@ from ..limits import (
 )
 from ..units import cdiv
 from . import workload
-from .clock import Clock, StepTimer
+from .clock import Clock, Server, StepTimer
 from .latency import Latency, Throughput, distribution
 from .scheduler import (
     Scheduler,
@@ -155,6 +155,7 @@ class Timing(NamedTuple):
     note: TimingNote
     concurrency: int | None = None
     slo: GoodputTargets | None = None
+    server: Server | None = None  # the serving path before the engine (core/perf/serving.py)
 
 
 class TimedSimResult(SimResult, frozen=True, kw_only=True):
@@ -336,7 +337,7 @@ def simulate(
             "gpu",
             "arrivals in seconds need a step-time model: give the model and a GPU that has specs",
         )
-    clock = Clock(timing.timer) if timed and timing is not None else None
+    clock = Clock(timing.timer, timing.server) if timed and timing is not None else None
     concurrency = None
     if clock is not None and timing is not None:
         concurrency = generator.concurrency if generator is not None else timing.concurrency

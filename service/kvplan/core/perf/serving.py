@@ -1,0 +1,71 @@
+"""What a benchmark run adds to the engine's steps: the OpenAI server's request path before a
+request reaches the engine, and when the engine can first schedule it.
+
+Two mechanisms of vLLM 0.33's serving path, timed-only (they change when a request joins a step,
+never which requests a step of the exact scheduler takes once they have joined):
+
+- Tokenization is serialised. The server tokenizes a prompt on its renderer's thread pool
+  (vllm/renderers/base.py: `_SwappableExecutor(max_workers=renderer_num_workers)`, and
+  vllm/config/model.py `renderer_num_workers: int = 1`), one prompt after another. Requests sent
+  at once (a closed loop's wave: every request of a wave finishes at the same step and the client
+  sends their successors together) therefore reach the engine one tokenization apart, and the
+  engine's steps split them (v1/engine/core.py run_busy_loop: the input queue is read between
+  steps). The rate is a PRIOR from a public measurement: "for concurrency=1, DGX H100's CPU can do
+  about only about 1k tokens/ms" (vLLM issue #19012, "Microbatch Tokenization", 2025-06-02).
+- Async scheduling schedules a step ahead. With async scheduling (on by default in 0.33) the
+  engine core's batch queue holds two steps (v1/engine/core.py step_with_batch_queue): step N+1 is
+  scheduled as soon as step N is launched, so a request that reaches the engine while step N runs
+  is first scheduled in step N+2, not N+1. When the engine idles (nothing left to run), the next
+  request is scheduled at once.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..ledger import Step
+
+TOKENIZE_SOURCE = (
+    "vllm/renderers/base.py (renderer thread pool), vllm/config/model.py (renderer_num_workers = 1); "
+    "rate: vLLM issue #19012 (≈ 1k tokens/ms on a DGX H100 CPU)"
+)
+AHEAD_SOURCE = "vllm/v1/engine/core.py (step_with_batch_queue), vllm/v1/core/sched/async_scheduler.py"
+
+
+class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+    """The server's request path, a PRIOR (not fitted, least of all on silicon_sample.csv)."""
+
+    tokenize_s_per_token: float = 1e-6  # one thread, ≈ 1k tokens/ms (vLLM issue #19012)
+    scheduled_ahead: bool = True  # async scheduling: the next step is scheduled when one launches
+
+    def admission_seconds(self, prompt_tokens: int) -> float:
+        """How long the server's one tokenizer thread holds a prompt of this length."""
+        return self.tokenize_s_per_token * prompt_tokens
+
+    def explain(self) -> tuple[Step, ...]:
+        return (
+            Step(
+                "server tokenization (prior)",
+                "each request reaches the engine at max(sent, previous request tokenized) + "
+                "tokens × per_token: one tokenizer thread, in the order requests are sent",
+                {"per_token_s": self.tokenize_s_per_token},
+                "prior, not fitted",
+                "s",
+                TOKENIZE_SOURCE,
+            ),
+            Step(
+                "scheduled a step ahead",
+                "async scheduling: a request that reaches the engine while step N runs joins step "
+                "N + 2 (step N + 1 was scheduled when N launched); an idle engine schedules it at once"
+                if self.scheduled_ahead
+                else "no async scheduling: a request joins the first step that starts after it",
+                {"async_scheduling": self.scheduled_ahead},
+                self.scheduled_ahead,
+                "",
+                AHEAD_SOURCE,
+            ),
+        )
+
+
+def serving_prior(async_scheduling: bool) -> ServingPrior:
+    return ServingPrior(scheduled_ahead=async_scheduling)
