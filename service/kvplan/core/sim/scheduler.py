@@ -42,12 +42,12 @@ from ..units import cdiv
 from .blockpool import BlockPool
 from .clock import Batch, Clock
 from .frontend import Frontend
+from .keys import key_list
 from .latency import GapHistogram
+from .snapshot import Snapshot, snapshot
 from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
 from .workload import Planned, Size, next_turn
 
-# Bits of a block key that hold the block's index (core/limits: at most 2^25 tokens a request).
-KEY_BITS = 26
 # Steps a request can cause besides its prefill chunks and decode blocks (see step_bound).
 STEPS_PER_REQUEST = 8
 # The run checks its limits and asks should_stop() once per this many steps: a step costs 3 µs
@@ -74,28 +74,6 @@ class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
     # Admit a waiting request only when blocks for its whole sequence fit, not just its first
     # chunk (vLLM 0.33's scheduler_reserve_full_isl). The service sets it from the engine profile.
     admit_full_sequence: bool = False
-
-
-class TableEntry(msgspec.Struct, frozen=True):
-    """One running request's block table: logical block i is physical block blocks[i]."""
-
-    request: int
-    state: str
-    tokens: int
-    blocks: tuple[int, ...]
-
-
-class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
-    """The pool after a step: block tables, ref_cnt of referenced blocks, and the free queue from
-    head (allocated next) to tail (evicted last), with which free blocks still hold a hash."""
-
-    step: int
-    tables: tuple[TableEntry, ...]
-    ref_cnt: dict[int, int]
-    free_queue: tuple[int, ...]
-    cached: tuple[int, ...]
-    waiting: tuple[int, ...]
-    finished: tuple[int, ...]
 
 
 # -- bounds -------------------------------------------------------------------------------------
@@ -302,32 +280,8 @@ class Scheduler:
         return self._key_list(q, j + 1)[j]
 
     def _key_list(self, q: _Request, n: int) -> list[int]:
-        """q's block keys up to block n, computed once a request. A key is an int: the block
-        index j in the low bits, above it who owns the content (the request, its prefix_id's
-        number, or its hash chain's node holding the block's last token: a chain names the
-        prompt's content and all before it), and the kind in the lowest two bits, so that keys
-        of different owners never meet."""
-        keys = q.keys
-        lo = len(keys)
-        if lo >= n:
-            return keys
-        bs = self.bs
-        shared = min(n, q.shared_len // bs) if q.prefix_id is not None or q.chain else 0
-        if lo < shared:
-            if q.prefix_id is not None:
-                pid = self.prefix_numbers.setdefault(q.prefix_id, len(self.prefix_numbers))
-                keys += [((pid << KEY_BITS | j) << 2) | 1 for j in range(lo, shared)]
-            else:
-                chain, cb = q.chain, q.chain_block
-                keys += [
-                    ((chain[((j + 1) * bs - 1) // cb] << KEY_BITS | j) << 2) | 2 for j in range(lo, shared)
-                ]
-            lo = shared
-        own = q.id << KEY_BITS
-        keys += [(own | j) << 2 for j in range(lo, n)]
-        return keys
+        return key_list(q, n, self.bs, self.prefix_numbers)
 
-    # states -------------------------------------------------------------------------------
     def process_event(self, request_id: int, event: Event) -> State:
         """Request `request_id` takes `event`: its new state, its queue following. An event its
         state does not take raises SchedulerStateError and changes nothing. The steps send every
@@ -715,26 +669,7 @@ class Scheduler:
         return t + 1 + k, end + elapsed
 
     def snapshot(self, step: int) -> Snapshot:
-        pool = self.pool
-        tables = []
-        for q in self.running.values():
-            tokens = self._decode_tokens(q, step + 1) if q.state is State.DECODING else q.computed
-            tables.append(TableEntry(q.id, q.state.value, tokens, tuple(q.blocks)))
-        queue = tuple(pool.free_queue())
-        waiting = (
-            [q.id for q in self.waiting]
-            if self.cfg.policy == "fcfs"
-            else [e[2] for e in sorted(self.waiting_heap)]
-        )
-        return Snapshot(
-            step=step,
-            tables=tuple(tables),
-            ref_cnt=dict(pool.referenced()),
-            free_queue=queue,
-            cached=tuple(b for b in queue if pool.is_cached(b)),
-            waiting=tuple(waiting),
-            finished=tuple(q.id for q in self.reqs if q.state is State.FINISHED),
-        )
+        return snapshot(self, step)
 
     def run(
         self,

@@ -35,11 +35,10 @@ from .latency import Latency, Throughput, distribution
 from .scheduler import (
     Scheduler,
     SimConfig,
-    Snapshot,
-    TableEntry,
     check_config,
     step_bound,
 )
+from .snapshot import Snapshot, TableEntry
 from .workload import Conversations, Fixed, Generator, Length, Lognormal, SimRequest, Uniform, generate
 
 __all__ = [
