@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvplan.core.sim.latency import Distribution
 from kvplan.core.sim.simulate import TimingNote
 from kvplan.core.traffic.search import RateSearch
-from kvplan.core.traffic.slo import Check
+from kvplan.core.traffic.slo import TargetCheck
 from kvplan.core.traffic.sweep import CapacitySweep
 from kvplan.render import _duration, _rows
 
@@ -20,7 +20,7 @@ def _rate(x: float, digits: int = 3) -> str:
     return f"{x:,.0f}" if x >= 10 ** (digits - 1) else f"{x:.{digits}g}" if x >= 1e-3 else f"{x:.1g}"
 
 
-def _check(c: Check) -> str:
+def _check(c: TargetCheck) -> str:
     return f"{c.target} {_duration(c.value_ms)} " + (
         f"(≤ {_duration(c.limit_ms)}, met)" if c.met else f"(> {_duration(c.limit_ms)}, missed)"
     )

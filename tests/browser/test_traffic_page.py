@@ -72,7 +72,10 @@ def test_one_replica_shows_its_sustainable_rate_what_binds_and_the_curve(page, s
     met = sum(p["meets"] for p in curve)
     assert page.locator("#traffic-chart g.rate-series circle.met").count() == 2 * met
     assert page.locator("#traffic-chart g.rate-series circle.missed").count() == 2 * (len(curve) - met)
-    assert page.locator("#traffic-chart line.capacity[data-rate]").get_attribute("data-rate") == str(rate)
+    assert (
+        float(page.locator("#traffic-chart line.capacity[data-rate]").get_attribute("data-rate") or "nan")
+        == rate
+    )
     assert page.locator("#traffic-curve-table tbody tr").count() == len(curve)
     labels_apart(page, "#traffic-chart")
     assert page.is_hidden("#traffic-reason") and page.is_hidden("#traffic-fleet-result")

@@ -622,6 +622,10 @@ OPERATION_NAMES: dict[tuple[str, str], tuple[str, str]] = {
     ("post", "/v1/plan"): ("planCommand", "The plan of a `vllm serve` command line"),
     ("get", "/v1/fleet"): ("getFleet", "One GPU type's layouts (query parameters)"),
     ("post", "/v1/fleet"): ("planFleet", "Which GPU types and layouts serve a load"),
+    ("post", "/v1/capacity"): (
+        "postCapacity",
+        "The highest request rate one replica sustains within latency targets",
+    ),
     ("get", "/v1/sweep"): ("getSweep", "A series of the budget along one axis"),
     ("post", "/v1/simulate"): ("simulateBlockPool", "What a workload does to vLLM's block pool"),
     ("post", "/v1/reconcile"): ("reconcileLog", "A vLLM start-up log beside kvplan's plan"),

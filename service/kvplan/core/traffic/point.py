@@ -6,7 +6,7 @@ import msgspec
 
 from ..sim.latency import Latency, Throughput
 from ..sim.simulate import TimedSimResult
-from .slo import Check, Slo, check
+from .slo import Slo, TargetCheck, check
 
 
 class RatePoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -16,7 +16,7 @@ class RatePoint(msgspec.Struct, frozen=True, kw_only=True):
     meets: bool
     latency: Latency
     throughput: Throughput
-    checks: tuple[Check, ...]
+    checks: tuple[TargetCheck, ...]
     preemptions: int
     waiting_s: dict[str, float]
 

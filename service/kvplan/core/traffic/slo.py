@@ -45,7 +45,7 @@ class Slo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
     e2e_p99_ms: Target | None = None
 
 
-class Check(msgspec.Struct, frozen=True):
+class TargetCheck(msgspec.Struct, frozen=True):
     """One target against what a run gave."""
 
     target: str  # the field, e.g. ttft_p90_ms
@@ -88,11 +88,11 @@ def targets(slo: Slo) -> list[tuple[str, str, str, float]]:
     return out
 
 
-def check(slo: Slo, latency: Latency) -> tuple[Check, ...]:
+def check(slo: Slo, latency: Latency) -> tuple[TargetCheck, ...]:
     """Every target against the run's latency."""
     out = []
     for field, metric, stat, limit in targets(slo):
         d: Distribution = getattr(latency, f"{metric}_ms")
         value = float(getattr(d, stat))
-        out.append(Check(field, limit, value, value <= limit))
+        out.append(TargetCheck(field, limit, value, value <= limit))
     return tuple(out)
