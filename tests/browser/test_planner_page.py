@@ -7,6 +7,7 @@ import itertools
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -190,16 +191,34 @@ def test_every_control_has_a_label_and_the_page_works_by_keyboard(page, server):
     assert page.text_content("#out-concurrency") == "6"
 
 
-def test_usable_at_a_phone_width(browser, server):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
-    pg = ctx.new_page()
-    open_page(pg, server)
-    settle(pg)
-    assert pg.text_content("#out-concurrency") == "6"
+PHONE_WIDTH = 390
+
+
+@contextmanager
+def phone_page(browser, server) -> Iterator:
+    """The page opened at a phone's width (390 CSS px, 2× pixels, touch), closed after."""
+    ctx = browser.new_context(
+        viewport={"width": PHONE_WIDTH, "height": 844}, device_scale_factor=2, is_mobile=True
+    )
+    try:
+        pg = ctx.new_page()
+        open_page(pg, server)
+        yield pg
+    finally:
+        ctx.close()
+
+
+def assert_no_horizontal_scroll(pg) -> None:
     width = pg.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390 + 1, f"horizontal scroll at phone width: {width}px"
-    shot(pg, "phone")
-    ctx.close()
+    assert width <= PHONE_WIDTH + 1, f"horizontal scroll at phone width: {width}px"
+
+
+def test_usable_at_a_phone_width(browser, server):
+    with phone_page(browser, server) as pg:
+        settle(pg)
+        assert pg.text_content("#out-concurrency") == "6"
+        assert_no_horizontal_scroll(pg)
+        shot(pg, "phone")
 
 
 def test_no_request_leaves_the_origin(page, server):

@@ -17,6 +17,7 @@ from tests.sim.traces import azure_csv, mooncake_jsonl
 # The planner page's fixtures (one Chromium a module, a fresh page a test) and helpers.
 browser, page = planner.browser, planner.page
 open_page, settle, shot = planner.open_page, planner.settle, planner.shot
+phone_page, assert_no_horizontal_scroll = planner.phone_page, planner.assert_no_horizontal_scroll
 
 pytestmark = pytest.mark.server
 METRICS = ["queue_ms", "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"]
@@ -194,16 +195,12 @@ def test_a_gpu_without_specs_is_refused_naming_the_gpu(page, server):
 
 
 def test_the_simulation_is_usable_at_a_phone_width(browser, server):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
-    pg = ctx.new_page()
-    try:
-        open_page(pg, server)
+    with phone_page(browser, server) as pg:
         choose_pool(pg)
         pg.fill("#sim-count", "60")
         pg.click("#sim-go")
         pg.wait_for_selector("#sim-result:not([hidden])", timeout=20_000)
-        width = pg.evaluate("document.documentElement.scrollWidth")
-        assert width <= 390 + 1, f"horizontal scroll at phone width: {width}px"
+        assert_no_horizontal_scroll(pg)
         table, room = (pg.locator(s).bounding_box() for s in ("#sim-latency-table", "#simulation"))
         assert table and room and table["x"] + table["width"] <= room["x"] + room["width"] + 0.5, (
             "the latency table is cut"
@@ -212,5 +209,3 @@ def test_the_simulation_is_usable_at_a_phone_width(browser, server):
         labels_apart(pg, "#sim-time-chart")
         shot(pg, "simulation-phone", "#simulation")
         shot(pg, "simulation-phone-latency", ".sim-latency")
-    finally:
-        ctx.close()

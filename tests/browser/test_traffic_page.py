@@ -150,17 +150,11 @@ def test_no_targets_or_a_spread_out_of_bounds_is_refused_naming_the_control(page
 
 
 def test_the_traffic_view_is_usable_at_a_phone_width(browser, server):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
-    pg = ctx.new_page()
-    try:
-        open_page(pg, server)
+    with planner.phone_page(browser, server) as pg:
         choose_pool(pg)
         pg.fill("#traffic-count", "60")
         pg.click("#traffic-go")
         pg.wait_for_selector("#traffic-result:not([hidden])", timeout=60_000)
-        width = pg.evaluate("document.documentElement.scrollWidth")
-        assert width <= 390 + 1, f"horizontal scroll at phone width: {width}px"
+        planner.assert_no_horizontal_scroll(pg)
         labels_apart(pg, "#traffic-chart")
         shot(pg, "traffic-phone", "#traffic")
-    finally:
-        ctx.close()
