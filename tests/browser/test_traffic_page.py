@@ -156,5 +156,9 @@ def test_the_traffic_view_is_usable_at_a_phone_width(browser, server):
         pg.click("#traffic-go")
         pg.wait_for_selector("#traffic-result:not([hidden])", timeout=60_000)
         planner.assert_no_horizontal_scroll(pg)
+        table, room = (pg.locator(s).bounding_box() for s in ("#traffic-checks-table", "#traffic"))
+        assert table and room and table["x"] + table["width"] <= room["x"] + room["width"] + 0.5, (
+            "the targets table is cut"
+        )
         labels_apart(pg, "#traffic-chart")
         shot(pg, "traffic-phone", "#traffic")
