@@ -5,8 +5,9 @@ chunks), within MAX_TRACE_BYTES."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any, NamedTuple
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 from litestar import Request
@@ -14,8 +15,10 @@ from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 
 from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.core.sim.traces import Trace, TraceReader
+from kvplan.services.query import decode_pairs
 
 from .errors import ApiError
+from .http import query_pairs
 
 CSV = "text/csv"
 JSONL = ("application/x-ndjson", "application/jsonl", "application/json-lines")
@@ -42,7 +45,7 @@ def _kind(content_type: str, head: bytes) -> str:
     if media not in SNIFFED:
         return "json"
     first = head.lstrip().split(b"\n", 1)[0].strip().removeprefix(b"\xef\xbb\xbf")
-    if first.lstrip(b"\xef\xbb\xbf").lstrip(b'"').lower().startswith(b"timestamp"):  # Azure's, BurstGPT's
+    if first.lstrip(b'"').lower().startswith(b"timestamp"):  # Azure's, BurstGPT's
         return "csv"
     try:
         row = msgspec.json.decode(first)
@@ -79,18 +82,21 @@ async def _read(request: Request[Any, Any, Any], limit: int) -> tuple[bytes, Asy
     return head, stream
 
 
-class Body(NamedTuple):
-    """A JSON body (bytes), or a trace read from the body."""
+Q = TypeVar("Q")
+
+
+class Body(NamedTuple, Generic[Q]):
+    """A JSON body (bytes), or a trace read from the body with the query that came with it."""
 
     json: bytes | None
     trace: Trace | None
+    query: Q | None
 
 
-async def json_or_trace(
-    request: Request[Any, Any, Any], max_json: int, time_scale: Callable[[], float]
-) -> Body:
-    """The body: JSON (at most max_json bytes) or a trace (time_scale() is asked before it is read,
-    so a bad query is refused before the body streams in)."""
+async def json_or_trace(request: Request[Any, Any, Any], max_json: int, query_type: type[Q]) -> Body[Q]:
+    """The body: JSON (at most max_json bytes), or a trace with the rest of the request as query
+    parameters of query_type (decoded before the trace is read, so a bad query is refused before
+    the body streams in; its time_scale, if it has one, stretches the trace)."""
     head, stream = await _read(request, max_json)
     packed = next((name for magic, name in COMPRESSED.items() if head.startswith(magic)), None)
     if packed is not None:
@@ -117,9 +123,13 @@ async def json_or_trace(
             raise ApiError(
                 400, "The request body is empty; send a JSON object or a trace.", title="Empty body"
             )
-        return Body(body, None)
-    reader = TraceReader(csv=kind == "csv", time_scale=time_scale())
-    reader.feed(head)
+        return Body(body, None, None)
+    # Parsing is CPU work (a 64 MiB trace is seconds of it): each chunk's lines are read in a worker
+    # thread, so the event loop serves other requests meanwhile; memory stays the rows, not the body.
+    pairs = [(k, v) for k, v in query_pairs(request.scope["query_string"]) if k != "format"]
+    query = decode_pairs(pairs, query_type)
+    reader = TraceReader(csv=kind == "csv", time_scale=getattr(query, "time_scale", 1.0))
+    await asyncio.to_thread(reader.feed, head)
     async for chunk in stream:
-        reader.feed(chunk)
-    return Body(None, reader.finish())
+        await asyncio.to_thread(reader.feed, chunk)
+    return Body(None, await asyncio.to_thread(reader.finish), query)

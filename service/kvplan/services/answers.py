@@ -127,6 +127,12 @@ def sweep_answer(
     return series, {**model.labels(), "registry_version": registry.version}
 
 
+def is_timed(req: SimulateRequest) -> bool:
+    """Arrivals in seconds: a timed generator, or requests (a trace's too) with arrival_time."""
+    g, rs = req.workload.generator, req.workload.requests
+    return (g is not None and g.timed) or bool(rs and rs[0].arrival_time is not None)
+
+
 def simulate_answer(
     registry: Registry,
     req: SimulateRequest,
@@ -140,9 +146,7 @@ def simulate_answer(
     run it timed, on the step-time model of the model and GPU (services/timing.py)."""
     cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
     w = req.workload
-    timed = (generator is not None and generator.timed) or bool(
-        requests and requests[0].arrival_time is not None
-    )
+    timed = is_timed(req)
     concurrency = generator.concurrency if generator is not None else w.concurrency
     timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
     if not timed and (w.concurrency is not None or req.goodput is not None):

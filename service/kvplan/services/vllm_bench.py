@@ -25,10 +25,13 @@ def _metric(out: dict[str, Any], name: str, d: Distribution) -> None:
     out[f"p99_{name}_ms"] = d.p99
 
 
+UNTIMED = "vllm-bench needs a timed simulation: give arrivals in seconds"
+
+
 def vllm_bench_result(result: SimResult, labels: dict[str, Any], now: datetime.datetime) -> dict[str, Any]:
     """The --save-result dict of a timed simulation; an untimed one has none (a 400 on `format`)."""
     if not isinstance(result, TimedSimResult):
-        raise InvalidInput("format", "vllm-bench needs a timed simulation: give arrivals in seconds")
+        raise InvalidInput("format", UNTIMED)
     t, lat = result.throughput, result.latency
     out: dict[str, Any] = {
         "date": now.strftime("%Y%m%d-%H%M%S"),

@@ -13,10 +13,9 @@ from kvplan.schemas.capacity import CapacityRequest, CapacityTraceQuery
 from kvplan.services.answers import encode_answer
 from kvplan.services.capacity import capacity_answer
 from kvplan.services.models import model_ref
-from kvplan.services.query import decode_pairs
 
 from ..bodies import MEDIA_TYPES, json_or_trace
-from ..http import answer, answer_format, decoder, query_pairs, registry_of
+from ..http import answer, answer_format, decoder, registry_of
 from ..hubfetch import prefetch
 from ..hygiene import BODY_MEDIA_TYPES
 from ..metrics import counted
@@ -41,21 +40,14 @@ async def capacity_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     (a 400 names the limit); it runs off the event loop."""
     fmt = answer_format(request)
     reg = registry_of(request)
-    query: list[CapacityTraceQuery] = []
-
-    def time_scale() -> float:  # a trace body: the query gives the rest, read before the trace
-        pairs = [(k, v) for k, v in query_pairs(request.scope["query_string"]) if k != "format"]
-        query.append(decode_pairs(pairs, CapacityTraceQuery))
-        return 1.0
-
-    body = await json_or_trace(request, request.app.state.settings.max_body_bytes, time_scale)
+    body = await json_or_trace(request, request.app.state.settings.max_body_bytes, CapacityTraceQuery)
     req: CapacityRequest | CapacityTraceQuery
     trace = None
     if body.json is not None:
         req = decoder(CapacityRequest).decode(body.json)
     else:
-        assert body.trace is not None
-        req, t = query[0], body.trace
+        assert body.trace is not None and body.query is not None
+        req, t = body.query, body.trace
         trace = TraceLoad(tuple(t.requests), tuple(t.chains) if t.chains is not None else None, t.chain_block)
     ref = model_ref(reg, req.model)
     await prefetch(reg, [ref])

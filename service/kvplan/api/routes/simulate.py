@@ -6,18 +6,18 @@ from typing import Any
 
 from litestar import Request, Response, post
 
+from kvplan.core.errors import InvalidInput
 from kvplan.core.limits import MAX_TRACE_BYTES
 from kvplan.render import simulation_text
 from kvplan.schemas import SimulateRequest
 from kvplan.schemas.simulate import SimulateTraceQuery, SimWorkload, decode_simulate_request
-from kvplan.services.answers import encode_answer, simulate_answer
+from kvplan.services.answers import encode_answer, is_timed, simulate_answer
 from kvplan.services.models import model_ref
-from kvplan.services.query import decode_pairs
-from kvplan.services.vllm_bench import vllm_bench_json
+from kvplan.services.vllm_bench import UNTIMED, vllm_bench_json
 
 from .. import metrics
 from ..bodies import MEDIA_TYPES, json_or_trace
-from ..http import answer, answer_format, query_pairs, registry_of
+from ..http import answer, answer_format, registry_of
 from ..hubfetch import prefetch
 from ..hygiene import BODY_MEDIA_TYPES
 from ..metrics import count_warnings, counted
@@ -45,24 +45,19 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     its deadline or when the client goes away."""
     fmt = answer_format(request, FORMATS)
     reg = registry_of(request)
-    query: list[SimulateTraceQuery] = []
-
-    def time_scale() -> float:
-        pairs = [(k, v) for k, v in query_pairs(request.scope["query_string"]) if k != "format"]
-        query.append(decode_pairs(pairs, SimulateTraceQuery))
-        return query[0].time_scale
-
-    body = await json_or_trace(request, request.app.state.settings.max_body_bytes, time_scale)
+    body = await json_or_trace(request, request.app.state.settings.max_body_bytes, SimulateTraceQuery)
     trace = body.trace
     if body.json is not None:
         req = decode_simulate_request(body.json)
     else:
-        assert trace is not None
-        q = query[0]
+        assert trace is not None and body.query is not None
+        q = body.query
         req = SimulateRequest(
             workload=SimWorkload(requests=trace.requests, concurrency=q.concurrency),
             **{f: getattr(q, f) for f in SimulateRequest.__struct_fields__ if f != "workload"},
         )
+    if fmt == "vllm-bench" and not is_timed(req):  # refused before any work
+        raise InvalidInput("format", UNTIMED)
     ref = None if req.model is None else model_ref(reg, req.model)
     await prefetch(reg, [] if ref is None else [ref])
     result, labels = await run_heavy(

@@ -17,6 +17,7 @@ _SCHEMES: tuple[tuple[str, str], ...] = (
     ("compressed-tensors int4", "w4a16"),
     ("compressed-tensors int8", "int8"),
     ("awq int4", "w4a16"),
+    ("awq int8", "int8"),
     ("gptq int4", "w4a16"),
     ("gptq int8", "int8"),
     ("bitsandbytes nf4", "int4"),

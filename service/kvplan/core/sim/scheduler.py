@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -274,10 +274,6 @@ class Scheduler:
         if through is not None:
             arrival = through if arrival is None else min(arrival, through)
         return arrival
-
-    def key(self, q: _Request, j: int) -> Hashable:
-        """The cache key of q's logical block j: its content and everything before it."""
-        return self._key_list(q, j + 1)[j]
 
     def _key_list(self, q: _Request, n: int) -> list[int]:
         return key_list(q, n, self.bs, self.prefix_numbers)
@@ -550,7 +546,7 @@ class Scheduler:
                 budget -= used
         if self.clock is not None:
             self._time_step()
-            self.wait_reason = self._wait_reason(budget)
+            self.wait_reason = self._wait_reason()
         # End of step: requests that sampled their last token finish.
         for q in self.finish_now:
             n += 1
@@ -570,7 +566,7 @@ class Scheduler:
                 "requests done",
             )
 
-    def _wait_reason(self, budget: int) -> str:
+    def _wait_reason(self) -> str:
         """Why requests still wait after this step's admissions (timed runs: what binds)."""
         if not self.n_waiting:
             return ""

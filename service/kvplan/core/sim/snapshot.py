@@ -39,7 +39,7 @@ def snapshot(sched: Any, step: int) -> Snapshot:
     pool = sched.pool
     tables = []
     for q in sched.running.values():
-        tokens = q.prompt + q.gen0 + (step + 1 - q.s0) if q.state is State.DECODING else q.computed
+        tokens = sched._decode_tokens(q, step + 1) if q.state is State.DECODING else q.computed
         tables.append(TableEntry(q.id, q.state.value, tokens, tuple(q.blocks)))
     queue = tuple(pool.free_queue())
     waiting = (

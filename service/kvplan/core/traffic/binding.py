@@ -43,14 +43,11 @@ def binding(p: RatePoint, *, idle: bool = False) -> Binding:
     duration = p.throughput.duration_s or 1.0
     reason, waited = max(p.waiting_s.items(), key=lambda kv: kv[1]) if p.waiting_s else ("", 0.0)
     if p.preemptions:
-        constraint = "kv_capacity"
+        constraint, share = "kv_capacity", f"; {p.preemptions:,} preemptions"
     elif waited >= WAITED_SHARE * duration:
-        constraint = reason
+        constraint, share = reason, f"; requests waited {waited / duration:.0%} of the run for it"
     else:
-        constraint = "compute"
-    share = f"; requests waited {waited / duration:.0%} of the run for it" if constraint == reason else ""
-    if p.preemptions:
-        share = f"; {p.preemptions:,} preemptions"
+        constraint, share = "compute", ""
     missed_words = (
         f"{worst.target} was {worst.value_ms:,.1f} ms against {worst.limit_ms:,.1f} ms "
         f"at {p.rate_per_s:.4g}/s"
