@@ -36,16 +36,13 @@ class Replica:
     """One replica's timed simulator: its pool, step-time model, the workload (a generator's shape,
     or a trace whose rate is scaled), and the work one run may take."""
 
-    def __init__(self, registry: Registry, sim: SimulateRequest, load: Load, ref: ModelRef | None) -> None:
+    def __init__(
+        self, registry: Registry, sim: SimulateRequest, load: Load, ref: ModelRef | None, planned: Planned
+    ) -> None:
         self.load = load
         self.cfg: SimConfig
         self.cfg, _, _, self.pool, self.engine = simulation_input(registry, sim, ref)
         self.timing: Timing = timing_for(registry, sim, ref, None, None)
-        if isinstance(load, TraceLoad):
-            load.rate  # noqa: B018 — a trace with no span is refused before any run
-            planned = workload.plan(list(load.requests), None, None, load.chains, load.chain_block)
-        else:
-            planned = workload.plan(None, load.at(1.0))
         check_fits(self.cfg, planned, self.cfg.num_blocks - 1)  # every request fits the pool alone
         self.steps, _ = step_bound(self.cfg, workload.size(planned, self.cfg.block_size))
 
@@ -74,6 +71,18 @@ class Replica:
             max_points=options.max_points,
             first_rate=first,
         )
+
+
+Planned = list[workload.Planned]
+
+
+def planned_once(load: Load, should_stop: Callable[[], bool] | None) -> Planned:
+    """The load as the scheduler takes it, at rate 1: planned once a request, whatever the number of
+    replicas (layouts, settings) it is sized on; only its size and fit are read from it."""
+    if isinstance(load, TraceLoad):
+        load.rate  # noqa: B018 — a trace with no span is refused before any run
+        return workload.plan(list(load.requests), None, should_stop, load.chains, load.chain_block)
+    return workload.plan(None, load.at(1.0), should_stop)
 
 
 def _simulation(req: Any, load: Load, **given: Any) -> SimulateRequest:
@@ -110,13 +119,14 @@ def capacity_sweep(
         raise InvalidInput(
             "vary", f"{len(combos)} combinations; at most {MAX_CAPACITY_VARIANTS}: try fewer values"
         )
+    planned = planned_once(load, should_stop)
     replicas: list[tuple[dict[str, Any], int, Replica]] = []
     refused: list[tuple[dict[str, Any], int, str]] = []
     for combo in combos:
         sim = _simulation(req, load, **combo)
         gpus = (sim.tensor_parallel_size or 1) * (sim.pipeline_parallel_size or 1)
         try:
-            replicas.append((combo, gpus, Replica(registry, sim, load, ref)))
+            replicas.append((combo, gpus, Replica(registry, sim, load, ref, planned)))
         except InvalidInput as e:
             refused.append((combo, gpus, str(e)))
     if not replicas:
@@ -159,7 +169,7 @@ def capacity_answer(
     if req.vary is not None:
         sweep, ran = capacity_sweep(registry, req, load, should_stop, ref)
         return sweep, _labels(registry, req, ran)
-    replica = Replica(registry, _simulation(req, load), load, ref)
+    replica = Replica(registry, _simulation(req, load), load, ref, planned_once(load, should_stop))
     points = req.search.max_points
     if replica.steps * points > MAX_SEARCH_STEPS:
         raise InvalidInput(
@@ -208,6 +218,7 @@ def fleet_by_traffic(
     assert target is not None
     targets(req.slo)
     options = SearchOptions()
+    planned = planned_once(req.traffic, should_stop)
     replicas: dict[tuple[str, str], Replica] = {}
     refused: dict[tuple[str, str], str] = {}
     for t in plan.gpu_types:
@@ -225,7 +236,7 @@ def fleet_by_traffic(
                 pipeline_parallel_size=p.layout.pipeline_parallel_size,
             )
             try:
-                replicas[(p.gpu, p.name)] = Replica(registry, sim, req.traffic, ref)
+                replicas[(p.gpu, p.name)] = Replica(registry, sim, req.traffic, ref, planned)
             except InvalidInput as e:  # a layout the simulator or the step-time model cannot run
                 refused[(p.gpu, p.name)] = str(e)
     work = sum(r.steps for r in replicas.values()) * options.max_points
