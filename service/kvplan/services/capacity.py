@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from kvplan.core.errors import InvalidInput
+from kvplan.core.errors import InvalidInput, WorkStopped
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.limits import MAX_CAPACITY_VARIANTS, MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
 from kvplan.core.sim import workload
@@ -76,6 +76,12 @@ class Replica:
 Planned = list[workload.Planned]
 
 
+def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:
+    """Between replicas being prepared (each a budget and a step-time model): stop when asked."""
+    if should_stop is not None and should_stop():
+        raise WorkStopped(f"stopped while {where}")
+
+
 def planned_once(load: Load, should_stop: Callable[[], bool] | None) -> Planned:
     """The load as the scheduler takes it, at rate 1: planned once a request, whatever the number of
     replicas (layouts, settings) it is sized on; only its size and fit are read from it."""
@@ -122,7 +128,8 @@ def capacity_sweep(
     planned = planned_once(load, should_stop)
     replicas: list[tuple[dict[str, Any], int, Replica]] = []
     refused: list[tuple[dict[str, Any], int, str]] = []
-    for combo in combos:
+    for i, combo in enumerate(combos):
+        _stop_if_asked(should_stop, f"preparing combination {i + 1} of {len(combos)}")
         sim = _simulation(req, load, **combo)
         gpus = (sim.tensor_parallel_size or 1) * (sim.pipeline_parallel_size or 1)
         try:
@@ -223,6 +230,7 @@ def fleet_by_traffic(
     refused: dict[tuple[str, str], str] = {}
     for t in plan.gpu_types:
         for p in t.layouts:
+            _stop_if_asked(should_stop, f"preparing {p.gpu} {p.name}")
             if not p.feasible:
                 continue
             if p.layout.data_parallel_attention:
