@@ -57,6 +57,11 @@ MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
     "openai/gpt-oss-120b": ("gpt-oss-120b", {"fp4": None}),
 }
 THRESHOLDS = {"tpot": 10.0, "ttft": 15.0}  # issue #28: median absolute error, %
+# The engine limits AIConfigurator's generator writes for an aggregated vLLM worker
+# (aiconfigurator 0.12.0, generator/rule_plugin/vllm.rule, unless preserve_engine_limits):
+# max_batch_size 512 (twice the batch from 512 up) → --max-num-seqs; max_num_tokens = that + isl +
+# 1500 → --max-num-batched-tokens; max_seq_len = isl + osl + 1500 → --max-model-len.
+RULE_SOURCE = "aiconfigurator 0.12.0 generator/rule_plugin/vllm.rule"
 
 
 class Row(NamedTuple):
@@ -72,6 +77,16 @@ class Row(NamedTuple):
     concurrency: int
     ttft_ms: float
     tpot_ms: float
+    source: str  # the measurement's source file or dump (silicon_data_source, first field)
+
+    def engine_settings(self) -> dict[str, int]:
+        """The vLLM limits the row's deployment had, as AIConfigurator's generator writes them."""
+        seqs = 512 if self.concurrency < 512 else 2 * self.concurrency
+        return {
+            "max_num_seqs": seqs,
+            "max_num_batched_tokens": seqs + self.isl + 1500,
+            "max_model_len": self.isl + self.osl + 1500,
+        }
 
 
 class Outcome(NamedTuple):
@@ -124,9 +139,16 @@ def read_rows() -> tuple[list[Row], list[tuple[dict[str, str], str]]]:
                 concurrency=int(r["batch_size"]),
                 ttft_ms=float(r["silicon_ttft_ms"]),
                 tpot_ms=float(r["silicon_tpot_ms"]),
+                source=_source(r["silicon_data_source"]),
             )
         )
     return rows, out
+
+
+def _source(cell: str) -> str:
+    """`source_file=/a/b/qwen3_32b.csv; model=…` → `qwen3_32b.csv`; `db-dump/2026-04-27; …` as is."""
+    first = cell.split(";")[0].strip()
+    return first.removeprefix("source_file=").rsplit("/", 1)[-1] if "source_file=" in first else first
 
 
 def hybrid_pool(registry: Any, body: dict[str, Any]) -> tuple[int, int] | None:
@@ -147,6 +169,7 @@ def simulate_row(registry: Any, row: Row) -> Outcome:
         "model": row.preset,
         "gpu": row.gpu,
         "tensor_parallel_size": row.tp,
+        **row.engine_settings(),
         "workload": {
             "generator": {
                 "count": ROUNDS * row.concurrency,
@@ -230,10 +253,12 @@ def document(
     by_gpu: dict[Any, list[Outcome]] = defaultdict(list)
     by_model: dict[Any, list[Outcome]] = defaultdict(list)
     by_conc: dict[Any, list[Outcome]] = defaultdict(list)
+    by_source: dict[Any, list[Outcome]] = defaultdict(list)
     for o in done:
         by_gpu[o.row.system].append(o)
         by_model[(o.row.system, o.row.model, o.row.quantization or "own", o.row.tp)].append(o)
         by_conc[(o.row.system, o.row.concurrency)].append(o)
+        by_source[(o.row.source, o.row.model)].append(o)
     reasons: dict[str, int] = defaultdict(int)
     for _, reason in left:
         reasons[reason] += 1
@@ -249,11 +274,13 @@ def document(
         "benchmark: aiperf --num-requests concurrency × 20, isl/osl stddev 0, ignore_eos; its 2 ×",
         "concurrency warm-up requests are not simulated apart: identical requests in a closed loop repeat",
         "the same waves) of the row's fixed input and output lengths, on the row's GPU, model, tensor",
-        "parallel size and precision, with vLLM 0.33's",
-        "defaults for everything else (the rows ran vLLM 0.11–0.19: the differences are part of the error).",
-        "The server's one tokenizer thread and async scheduling's step-ahead are simulated",
-        '(docs/steptime.md, "What a benchmark run adds"); a hybrid model (gpt-oss) gets its pool as',
-        "num_blocks and block_size from its budget.",
+        "parallel size and precision, with the engine limits AIConfigurator's generator writes for an",
+        f"aggregated vLLM worker ({RULE_SOURCE}): `--max-num-seqs` 512 (twice the",
+        "concurrency from 512 up), `--max-num-batched-tokens` = that + isl + 1500, `--max-model-len` =",
+        "isl + osl + 1500; vLLM 0.33's defaults for everything else (the rows ran vLLM 0.11–0.19: the",
+        "differences are part of the error). The server's one tokenizer thread and async scheduling's",
+        'step-ahead are simulated (docs/steptime.md, "What a benchmark run adds"); a hybrid model',
+        "(gpt-oss) gets its pool as num_blocks and block_size from its budget.",
         "",
         f"**All {len(done)} rows: median absolute error {tpot:.1f} % for mean TPOT (target ≤ "
         f"{THRESHOLDS['tpot']:.0f} %), {ttft:.1f} % for mean TTFT (target ≤ {THRESHOLDS['ttft']:.0f} %).**",
@@ -262,6 +289,7 @@ def document(
         *_table("Per GPU", by_gpu, ("GPU",)),
         *_table("Per GPU and model", by_model, ("GPU", "model", "quantization", "TP")),
         *_table("Per GPU and concurrency", by_conc, ("GPU", "concurrency")),
+        *_table("Per measurement source and model", by_source, ("source", "model")),
         "### Rows left out",
         "",
         "| reason | rows |",
