@@ -147,7 +147,7 @@ def _deployments(args: argparse.Namespace) -> int:
     import msgspec
 
     from kvplan.presets import load_registry
-    from kvplan.render import deployments_text
+    from kvplan.render_deployments import deployments_text
     from kvplan.services.deployments import deployment_list, plan_file
 
     path = _deployments_file(args.file)

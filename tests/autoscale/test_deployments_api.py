@@ -109,8 +109,8 @@ def test_the_plans_carry_vllms_model_name_and_the_accelerator(fleet_client):
 def test_the_listing_names_every_deployment_and_the_text_shows_them(fleet_client):
     listing = fleet_client.get("/v1/deployments").json()
     assert [f"{d['namespace']}/{d['deployment']}" for d in listing["deployments"]] == [
-        "research/gpt-oss-120b-h100", "research/granite-4-h-small", "serving/deepseek-v3-h200",
-        "serving/llama-8b-h100",
+        "chat/assistant", "research/gpt-oss-120b-h100", "research/granite-4-h-small",
+        "serving/deepseek-v3-h200", "serving/llama-8b-h100",
     ]  # fmt: skip
     assert listing["failures"] == [] and listing["last_reload"]["successful"] is True
     text = fleet_client.get("/v1/deployments?format=text").text

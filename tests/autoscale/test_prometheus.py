@@ -62,6 +62,9 @@ TERMS = {
     "kvplan:deployment_desired_replicas:unclamped": "unclamped_replicas",
     "kvplan:deployment_desired_replicas": "desired_replicas",
 }
+# Recorded for every deployment; a term only for one with latency targets (neither here: the fake
+# engines finish no requests, so the sum is 0; test_rules_promtool checks the rate term).
+REQUEST_RATE = "kvplan:deployment_request_rate:sum"
 DESIRED = "kvplan:deployment_desired_replicas"
 SETTLE_SECONDS = 1.5  # the load seen, and the count unchanged, over more than one rule evaluation
 
@@ -182,7 +185,7 @@ def recorded_terms(prometheus: Prometheus) -> dict[tuple[str, str], dict[str, fl
 def shows_the_load(terms: dict[tuple[str, str], dict[str, float]], d: Deployment) -> bool:
     """Prometheus's sums are those of `d`'s ready replicas now, its mean prompt their traffic's."""
     t = terms.get(d.key, {})
-    if set(t) != set(TERMS):
+    if set(t) != {*TERMS, REQUEST_RATE} or t[REQUEST_RATE] != 0:
         return False
     usage, running, waiting = d.totals()
     prompt = d.prompt_tokens or d.plan["context_tokens"]

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
@@ -40,6 +41,7 @@ class Engine:
     prompts_per_minute: int = 0
     prompt_tokens: int = 0
     old_prompts: int = 0
+    finished_per_minute: int = 0  # vllm:request_success_total's increase a minute
 
 
 @dataclass
@@ -65,6 +67,10 @@ class Case:
             e.prompts_per_minute for e in engines
         )
 
+    def request_rate(self) -> float:
+        """Requests finished a second over the last 5 minutes, every engine's summed."""
+        return sum(e.finished_per_minute for r in self.replicas for e in r) / 60
+
     def expected(self) -> Replicas:
         """The Python rule's answer for this load (each replica summed over its engines)."""
         loads = [
@@ -75,10 +81,12 @@ class Case:
             )
             for r in self.replicas
         ]
-        return desired_replicas(self.target, loads, self.mean_prompt_tokens())
+        return desired_replicas(self.target, loads, self.mean_prompt_tokens(), "given", self.request_rate())
 
 
-def target(c: int, s: int, u: float, ctx: int = 8192, lo: int = 1, hi: int = 10) -> Target:
+def target(
+    c: int, s: int, u: float, ctx: int = 8192, lo: int = 1, hi: int = 10, rate: float | None = None
+) -> Target:
     return Target(
         capacity_tokens=c,
         max_num_seqs=s,
@@ -86,6 +94,7 @@ def target(c: int, s: int, u: float, ctx: int = 8192, lo: int = 1, hi: int = 10)
         context_tokens=ctx,
         min_replicas=lo,
         max_replicas=hi,
+        max_rate_per_s=rate,
     )
 
 
@@ -130,6 +139,14 @@ def edges() -> list[Case]:
          [[e(0.45, 30, 3, 4, 1500), e(0.45, 31, 2, 2, 1500)], [e(0.7, 60, 0, 1, 1500)]]),
         ("prompt-mean-weighted", "each replica weighed by its prompts: (2 × 1,000 + 6 × 3,000) / 8 = 2,500",
          target(250_000, 512, 0.7), [[e(0.5, 10, 40, 2, 1000)], [e(0.5, 10, 40, 6, 3000)]]),
+        ("rate-binds", "1,500 a minute = 25/s; at 0.8 × 4/s a replica 7.8125: 8, above KV and requests",
+         target(1_000_000, 256, 0.8, rate=4.0, hi=12), [[e(0.2, 20, 0, finished_per_minute=750)]] * 2),
+        ("rate-below", "the rate term under the others: the KV's 3",
+         target(100_000, 256, 0.8, rate=50.0), [[e(0.8, 10, 0, finished_per_minute=60)]] * 3),
+        ("rate-no-targets", "requests finish, no latency targets: no rate term, 1",
+         target(1_000_000, 256, 0.8), [[e(0.1, 5, 0, finished_per_minute=6000)]]),
+        ("rate-no-series", "latency targets, no finished requests: the rate term is 0, min_replicas",
+         target(1_000_000, 256, 0.8, rate=2.0, lo=1), idle(2)),
     ]  # fmt: skip
     return [Case("edge", name, t, replicas, why) for name, why, t, replicas in table]
 
@@ -151,6 +168,8 @@ def random_cases(rng: random.Random, n: int) -> list[Case]:
             rng.randint(max(1, lo), lo + 12),
         )
         traffic = rng.random() < 0.7
+        if rng.random() < 0.4:  # latency targets: a sustained rate a replica
+            t = msgspec.structs.replace(t, max_rate_per_s=round(rng.uniform(0.2, 40.0), 3))
         replicas = []
         for _ in range(rng.randint(0, 6)):
             replicas.append(
@@ -162,6 +181,7 @@ def random_cases(rng: random.Random, n: int) -> list[Case]:
                         prompts_per_minute=rng.randint(1, 30) if traffic and rng.random() < 0.8 else 0,
                         prompt_tokens=rng.randint(16, ctx),
                         old_prompts=rng.randint(0, 1000),
+                        finished_per_minute=rng.choice([0, rng.randint(1, 3000)]),
                     )
                     for _ in range(rng.choice([1, 1, 1, 2]))
                 ]
@@ -201,6 +221,8 @@ def input_series(case: Case) -> list[dict[str, str]]:
         "min_replicas": t.min_replicas,
         "max_replicas": t.max_replicas,
     }
+    if t.max_rate_per_s is not None:  # only a deployment with latency targets publishes it
+        gauges["max_rate_per_s"] = t.max_rate_per_s
     out = [{"series": f"kvplan_deployment_{g}{kvplan}", "values": constant(v)} for g, v in gauges.items()]
     for r, engines in enumerate(case.replicas):
         for i, e in enumerate(engines):
@@ -210,6 +232,15 @@ def input_series(case: Case) -> list[dict[str, str]]:
                 {"series": f"vllm:num_requests_running{labels}", "values": constant(e.running)},
                 {"series": f"vllm:num_requests_waiting{labels}", "values": constant(e.waiting)},
             ]
+            if e.finished_per_minute:
+                done = selector({**plan, "engine": str(i), "instance": f"{case.name}-{r}:8000", "job": "vllm",
+                                 "finished_reason": "length"})  # fmt: skip
+                out.append(
+                    {
+                        "series": f"vllm:request_success_total{done}",
+                        "values": f"0+{e.finished_per_minute}x{MINUTES}",
+                    }
+                )
             if e.prompts_per_minute or e.old_prompts:
                 count, tokens = e.old_prompts, e.old_prompts * e.prompt_tokens
                 per_minute = e.prompts_per_minute * e.prompt_tokens
@@ -360,7 +391,7 @@ def test_the_deployments_promtool_checks_reach_every_clamp_binding_and_prompt_so
     answers = [c.expected() for c in cases]
     assert len(cases) >= 40
     assert {a.clamped_by for a in answers} == {None, "min_replicas", "max_replicas"}
-    assert {a.binding for a in answers} == {"tokens", "requests"}
+    assert {a.binding for a in answers} == {"tokens", "requests", "rate"}
     assert {a.mean_prompt_tokens_source for a in answers} == {"given", "context_tokens"}
     assert {a.ready_replicas for a in answers} >= {0, 1, 2, 3, 4, 5, 6}
     assert len({a.desired_replicas for a in answers}) >= 8
@@ -369,3 +400,5 @@ def test_the_deployments_promtool_checks_reach_every_clamp_binding_and_prompt_so
         by_name[n].desired_replicas for n in ("tokens-exactly-3", "requests-exactly-4", "queue-exactly-2")
     ] == [3, 4, 2]
     assert by_name["prompt-mean-weighted"].mean_prompt_tokens == 2500
+    assert [by_name[n].desired_replicas for n in ("rate-binds", "rate-below", "rate-no-targets")] == [8, 3, 1]
+    assert by_name["rate-binds"].binding == "rate" and by_name["rate-no-targets"].replicas_for_rate is None

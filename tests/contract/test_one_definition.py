@@ -129,7 +129,7 @@ def test_every_wire_struct_a_caller_sends_takes_its_options_from_the_one_base():
 TAKERS = {
     PerTokenRequest: set(),
     BudgetRequest: set(),
-    FleetRequest: {"workload", "fleet", "layouts", "target_rate", "traffic"},
+    FleetRequest: {"workload", "fleet", "layouts", "target_rate"},
     CapacityRequest: {"workload", "search", "vary"},
     CapacityTraceQuery: {"search", "vary"},
     FleetQuery: {"count"},

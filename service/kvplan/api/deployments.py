@@ -221,7 +221,9 @@ def deployment_families(
     for name, (help_text, value) in SERIES.items():
         g = GaugeMetricFamily(f"kvplan_deployment_{name}", help_text, labels=LABELS)
         for p in plans:
-            g.add_metric(_labels(p), float(value(p)))
+            v = value(p)
+            if v is not None:
+                g.add_metric(_labels(p), float(v))
         families.append(g)
     info = GaugeMetricFamily(
         "kvplan_deployment_info",

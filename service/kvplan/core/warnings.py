@@ -32,6 +32,7 @@ NON_KV_NOT_ESTIMATED = "non_kv_not_estimated"
 DESIRED_ABOVE_MAX_REPLICAS = "desired_above_max_replicas"
 NO_READY_REPLICAS = "no_ready_replicas"
 MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
+REQUEST_RATE_NOT_GIVEN = "request_rate_not_given"
 SCRAPE_CLEANED = "scrape_cleaned"
 SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 FLAGS_NOT_MODELLED = "flags_not_modelled"
@@ -77,6 +78,11 @@ CODES: dict[str, str] = {
     MEAN_PROMPT_ASSUMED: (
         "Waiting requests were counted at an assumed prompt length (the scrapes' lifetime mean, or "
         "context_tokens): give mean_prompt_tokens, the last 5 minutes' mean, to match Prometheus's rule."
+    ),
+    REQUEST_RATE_NOT_GIVEN: (
+        "The deployment plans a sustainable request rate under its latency targets, but the observed "
+        "rate was not given: the count leaves the rate term out; give request_rate_per_s, the last 5 "
+        "minutes' Σ rate(vllm:request_success_total), to match Prometheus's rule."
     ),
     SCRAPE_CLEANED: (
         "Lines around a pasted /metrics that are not the exposition were dropped (a fence, a shell line)."
@@ -144,6 +150,7 @@ SEVERITY: dict[str, Severity] = {
     DESIRED_ABOVE_MAX_REPLICAS: Severity.WARNING,
     NO_READY_REPLICAS: Severity.INFO,
     MEAN_PROMPT_ASSUMED: Severity.INFO,
+    REQUEST_RATE_NOT_GIVEN: Severity.WARNING,
     SCRAPE_CLEANED: Severity.INFO,
     SCRAPE_MODEL_DIFFERS: Severity.WARNING,
     FLAGS_NOT_MODELLED: Severity.WARNING,

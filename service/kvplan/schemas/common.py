@@ -366,8 +366,10 @@ FIELDS |= {
     "goodput": (GoodputTargets | None, None),
     "concurrency": (Concurrency | None, None),
     "time_scale": (TimeScale, 1.0),
-    # Latency targets (a capacity search's, a fleet's by traffic).
+    # Latency targets and the traffic they hold for (a capacity search's, a fleet's or a
+    # deployment's by traffic).
     "slo": (Slo | None, None),
+    "traffic": (WorkloadShape | None, None),
     # The draft model inline (the service resolves it as it resolves `model`'s hf_config).
     "speculative_hf_config": (
         Annotated[
@@ -486,7 +488,6 @@ class FleetRequest(Input):
         Annotated[float, Meta(gt=0, le=MAX_ARRIVAL_RATE_PER_S, description="requests a second to serve")]
         | None
     ) = None
-    traffic: WorkloadShape | None = None
 
 
 @takes(

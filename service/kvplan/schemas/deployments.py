@@ -8,7 +8,13 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 from kvplan.core.budget.types import ENGINE_SETTINGS
-from kvplan.core.limits import MAX_METRICS_BYTES, MAX_OBSERVED_REPLICAS, MAX_REPLICA_REQUESTS, MAX_REPLICAS
+from kvplan.core.limits import (
+    MAX_ARRIVAL_RATE_PER_S,
+    MAX_METRICS_BYTES,
+    MAX_OBSERVED_REPLICAS,
+    MAX_REPLICA_REQUESTS,
+    MAX_REPLICAS,
+)
 from kvplan.core.validate import Input
 
 from .common import _AT, Name, takes
@@ -44,12 +50,14 @@ ReplicaCount = Annotated[int, Meta(ge=0, le=MAX_REPLICAS)]
     *ENGINE_SETTINGS[:_AT],
     "quantization",
     *ENGINE_SETTINGS[_AT:],
-    "engine target_utilization min_replicas max_replicas",
+    "engine target_utilization min_replicas max_replicas slo traffic",
     kw_only=True,
 )
 class DeploymentSpec(Input, kw_only=True):
     """One vLLM deployment of the fleet: every /v1/budget input, and how it scales. A table
-    [[deployment]] of the deployments file."""
+    [[deployment]] of the deployments file. With latency targets (`slo`) and the traffic's shape
+    (`traffic`, as POST /v1/capacity takes it) the plan also searches the rate one replica sustains
+    under them, and the replica rule counts the observed request rate against it."""
 
     namespace: KubeName
     name: DeploymentName
@@ -97,7 +105,8 @@ class ReplicaObservation(Input):
 class ReplicasRequest(Input):
     """What an autoscaler observed of a deployment's ready replicas: each replica's /metrics text
     (`metrics`), or the numbers (`replicas`); and the mean prompt length over the last 5 minutes
-    (`mean_prompt_tokens`: without it, the scrapes' lifetime mean, else context_tokens)."""
+    (`mean_prompt_tokens`: without it, the scrapes' lifetime mean, else context_tokens); for a
+    deployment with latency targets, the rate its replicas finish requests (`request_rate_per_s`)."""
 
     metrics: (
         Annotated[
@@ -108,3 +117,15 @@ class ReplicasRequest(Input):
     ) = None
     replicas: Annotated[list[ReplicaObservation], Meta(max_length=MAX_OBSERVED_REPLICAS)] | None = None
     mean_prompt_tokens: Annotated[float, Meta(gt=0, le=MAX_REPLICA_REQUESTS)] | None = None
+    request_rate_per_s: (
+        Annotated[
+            float,
+            Meta(
+                ge=0,
+                le=MAX_ARRIVAL_RATE_PER_S,
+                description="requests the deployment's replicas finish a second, the last 5 minutes' "
+                "(Σ rate(vllm:request_success_total[5m])): the rate term of a deployment with slo",
+            ),
+        ]
+        | None
+    ) = None

@@ -23,12 +23,15 @@ from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
 from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, UnknownName
 from kvplan.core.limits import MAX_DEPLOYMENTS, MAX_REPLICA_REQUESTS
+from kvplan.core.traffic.search import RateSearch
 from kvplan.hub import HubError, HubUnavailable
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, unknown_field
+from kvplan.schemas.capacity import CapacityRequest
 from kvplan.schemas.deployments import AutoscalingSettings, DeploymentSpec, ReplicasRequest
 
 from .answers import budget_answer
+from .capacity import capacity_answer
 from .models import Inline, Preset, model_ref
 from .scrape import ScrapedLoad, replica_load
 
@@ -76,6 +79,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     planned_at: float
     served_model: str = ""  # the model as `vllm serve` takes it (a Hub repository, a preset's)
     current: bool = True  # false: the last good plan, kept while the file's entry fails
+    rate: RateSearch | None = None  # with slo and traffic: the rate one replica sustains under them
 
     @property
     def key(self) -> Key:
@@ -103,6 +107,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
             context_tokens=b.context_tokens,
             min_replicas=self.spec.min_replicas,
             max_replicas=self.spec.max_replicas,
+            max_rate_per_s=None if self.rate is None else self.rate.max_rate_per_s,
         )
 
 
@@ -263,7 +268,26 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
         accelerator_type=labels.get("gpu") or "custom",
         model_revision=hub["sha"] if hub else "",
         planned_at=now,
+        rate=sustained_rate(registry, spec),
     )
+
+
+def sustained_rate(registry: Registry, spec: DeploymentSpec) -> RateSearch | None:
+    """With slo and traffic, the rate one replica sustains under them (POST /v1/capacity's search,
+    its defaults); None without them. A deployment whose targets no rate meets has no plan."""
+    if spec.slo is None and spec.traffic is None:
+        return None
+    if spec.traffic is None:
+        raise InvalidInput("traffic", "give the traffic's shape (as /v1/capacity's workload) with slo")
+    if spec.slo is None:
+        raise InvalidInput("slo", "give the latency targets the traffic is to be served under")
+    fields = {f: getattr(spec, f) for f in CapacityRequest.__struct_fields__ if hasattr(spec, f)}
+    req = CapacityRequest(**{**fields, "workload": spec.traffic})
+    search, _ = capacity_answer(registry, req)
+    assert isinstance(search, RateSearch)  # no vary: one search
+    if search.max_rate_per_s <= 0:
+        raise KvplanError("slo", f"no request rate meets the latency targets: {search.reason}")
+    return search
 
 
 def plan_all(
@@ -351,7 +375,7 @@ def known(fleet: Fleet | None) -> list[str]:
 
 
 # Each kvplan_deployment_<name> series: its help text and its value, /v1/budget's for the inputs.
-SERIES: dict[str, tuple[str, Callable[[Plan], int | float]]] = {
+SERIES: dict[str, tuple[str, Callable[[Plan], int | float | None]]] = {
     "num_gpu_blocks": (
         "KV-cache blocks one replica's engine allocates (vLLM's num_gpu_blocks)",
         lambda p: p.budget.num_blocks,
@@ -390,12 +414,23 @@ SERIES: dict[str, tuple[str, Callable[[Plan], int | float]]] = {
     ),
     "min_replicas": ("the deployment's lower replica bound", lambda p: p.spec.min_replicas),
     "max_replicas": ("the deployment's upper replica bound", lambda p: p.spec.max_replicas),
+    "max_rate_per_s": (
+        "requests a second one replica sustains under the deployment's latency targets (its slo, "
+        "searched on its traffic as POST /v1/capacity searches); only a deployment with slo has it",
+        lambda p: None if p.rate is None else p.rate.max_rate_per_s,
+    ),
 }
 
 
 def gauges(plan: Plan) -> dict[str, int | float]:
-    """The figures a deployment's series publish, each /v1/budget's for the same inputs."""
-    return {name: value(plan) for name, (_, value) in SERIES.items()}
+    """The figures a deployment's series publish, each /v1/budget's for the same inputs (a figure
+    the plan has not, such as max_rate_per_s without slo, publishes no series)."""
+    out = {}
+    for name, (_, value) in SERIES.items():
+        v = value(plan)
+        if v is not None:
+            out[name] = v
+    return out
 
 
 # Answers ------------------------------------------------------------------------------------------
@@ -418,6 +453,7 @@ class DeploymentAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     series: dict[str, float]  # counts stay integers in JSON (a number either way)
     inputs: DeploymentSpec
     failure: Failure | None = None
+    capacity: RateSearch | None = None  # with slo and traffic: what POST /v1/capacity answers for them
     budget: dict[str, Any] | None = None
 
 
@@ -459,6 +495,7 @@ def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> D
         series=gauges(plan),
         inputs=plan.spec,
         failure=failure,
+        capacity=plan.rate,
         budget={**plan.labels, **msgspec.to_builtins(plan.budget)} if whole else None,
     )
 
@@ -522,7 +559,7 @@ def observed_replicas(
             )
             for r in req.replicas or ()
         ]
-    r = desired_replicas(plan.target(), loads, prompt, source)
+    r = desired_replicas(plan.target(), loads, prompt, source, req.request_rate_per_s)
     return msgspec.structs.replace(r, warnings=(*said, *r.warnings)) if said else r
 
 

@@ -9,7 +9,7 @@ import msgspec
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
-from kvplan.render import deployment_text, deployments_text, replicas_text
+from kvplan.render_deployments import deployment_text, deployments_text, replicas_text
 from kvplan.schemas.deployments import AutoscalingSettings, ReplicasRequest
 from kvplan.services.deployments import (
     Plan,

@@ -42,6 +42,7 @@ def recording_rules(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str
 
     tokens = "kvplan:deployment_replicas_for_tokens"
     requests = "kvplan:deployment_replicas_for_requests"
+    rate = "kvplan:deployment_replicas_for_rate"
     rules = {
         # vLLM before 0.10 named the usage gauge gpu_cache_usage_perc (0.9.2 to 0.11 export both).
         "kvplan:deployment_kv_cache_usage:sum": load("vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc"),
@@ -60,6 +61,7 @@ def recording_rules(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str
         "kvplan:deployment_demand_requests": (
             f"kvplan:deployment_requests_running:sum + on ({j}) kvplan:deployment_requests_waiting:sum"
         ),
+        "kvplan:deployment_request_rate:sum": load("rate(vllm:request_success_total[5m])"),
         tokens: (
             f"kvplan:deployment_demand_tokens / on ({j})"
             f" ({plan('target_utilization')} * on ({j}) {plan('kv_cache_capacity_tokens')})"
@@ -68,8 +70,15 @@ def recording_rules(match_on: Sequence[str] = DEFAULT_MATCH_ON) -> list[dict[str
             f"kvplan:deployment_demand_requests / on ({j})"
             f" ({plan('target_utilization')} * on ({j}) {plan('max_num_seqs')})"
         ),
+        # Only a deployment with latency targets publishes max_rate_per_s: without it, no term.
+        rate: (
+            f"kvplan:deployment_request_rate:sum / on ({j})"
+            f" ({plan('target_utilization')} * on ({j}) {plan('max_rate_per_s')})"
+        ),
         "kvplan:deployment_desired_replicas:unclamped": (
-            f"ceil((({tokens} >= on ({j}) {requests}) or on ({j}) {requests}) - {EPSILON:g})"
+            f"ceil(((((({tokens} >= on ({j}) {requests}) or on ({j}) {requests}) >= on ({j}) {rate})"
+            f" or on ({j}) {rate}) or on ({j}) (({tokens} >= on ({j}) {requests}) or on ({j}) {requests}))"
+            f" - {EPSILON:g})"
         ),
     }
     clamped = at_most(

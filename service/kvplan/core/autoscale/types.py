@@ -13,7 +13,8 @@ from kvplan.core.warnings import Warning
 class Target(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One replica's planned capacity and the deployment's scaling bounds: `capacity_tokens` is
     vLLM's "GPU KV cache size" (C), `max_num_seqs` its request limit (S), `target_utilization`
-    the share of both to fill before adding a replica (u)."""
+    the share of each to fill before adding a replica (u), and, for a deployment with latency
+    targets, the request rate one replica sustains under them (R, from /v1/capacity's search)."""
 
     capacity_tokens: int
     max_num_seqs: int
@@ -21,6 +22,7 @@ class Target(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     context_tokens: int
     min_replicas: int
     max_replicas: int
+    max_rate_per_s: float | None = None
 
 
 class ReplicaLoad(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -38,7 +40,7 @@ class Replicas(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     desired_replicas: int
     unclamped_replicas: int
     clamped_by: Literal["min_replicas", "max_replicas"] | None
-    binding: Literal["tokens", "requests"]  # the demand that set the count (tokens on a tie)
+    binding: Literal["tokens", "requests", "rate"]  # the demand that set the count (in this order on a tie)
     ready_replicas: int
     capacity_tokens: int
     max_num_seqs: int
@@ -54,5 +56,9 @@ class Replicas(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     demand_requests: float
     replicas_for_tokens: float
     replicas_for_requests: float
+    # With latency targets (Target.max_rate_per_s) and the observed rate given; else None.
+    max_rate_per_s: float | None = None
+    request_rate_per_s: float | None = None
+    replicas_for_rate: float | None = None
     warnings: tuple[Warning, ...] = ()
     ledger: tuple[Step, ...] = ()

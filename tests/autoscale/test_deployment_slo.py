@@ -1,0 +1,122 @@
+"""A deployment with latency targets: its plan searches the rate one replica sustains under them
+(as POST /v1/capacity does for the same inputs), publishes it, and the replica rule counts the
+observed request rate against it as a third term; a deployment whose targets cannot be planned
+is a failure naming the field."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from kvplan.api.app import create_app
+from kvplan.api.settings import Settings
+from tests.autoscale.conftest import FLEET
+from tests.autoscale.test_deployments_api import series
+
+NAME = ("chat", "assistant")
+REPLICAS = "/v1/deployments/chat/assistant/replicas"
+SCALING = ("namespace", "name", "target_utilization", "min_replicas", "max_replicas", "traffic")
+
+
+def the_entry() -> dict[str, Any]:
+    entries: list[dict[str, Any]] = tomllib.loads(FLEET.read_text())["deployment"]
+    return next(d for d in entries if (d["namespace"], d["name"]) == NAME)
+
+
+def idle(n: int) -> list[dict[str, float]]:
+    return [{"kv_cache_usage_perc": 0.05, "num_requests_running": 2, "num_requests_waiting": 0}] * n
+
+
+def test_the_published_rate_is_what_capacity_answers_for_the_same_inputs(fleet_client):
+    entry = the_entry()
+    body = {k: v for k, v in entry.items() if k not in SCALING} | {"workload": entry["traffic"]}
+    body.pop("context_tokens")
+    capacity = fleet_client.post("/v1/capacity", json=body)
+    assert capacity.status_code == 200, capacity.text
+    rate = capacity.json()["max_rate_per_s"]
+    assert rate > 0
+    published = series(fleet_client.get("/metrics").text)
+    assert published["max_rate_per_s", *NAME] == rate
+    assert not any(k[0] == "max_rate_per_s" and k[1:] != NAME for k in published)  # only with slo
+    one = fleet_client.get("/v1/deployments/chat/assistant").json()
+    assert one["series"]["max_rate_per_s"] == rate
+    assert one["capacity"]["max_rate_per_s"] == rate and one["capacity"]["binding"]["constraint"]
+    assert {k: v for k, v in one["inputs"]["slo"].items() if v is not None} == entry["slo"]
+    other = fleet_client.get("/v1/deployments/serving/llama-8b-h100").json()
+    assert "capacity" not in other and "max_rate_per_s" not in other["series"]
+
+
+def test_an_observed_rate_past_the_replicas_sustained_rate_sets_the_count(fleet_client):
+    rate = fleet_client.get("/v1/deployments/chat/assistant").json()["series"]["max_rate_per_s"]
+    observed = 2.5 * 0.8 * rate  # 2.5 replicas' worth at target utilization 0.8: 3
+    r = fleet_client.post(REPLICAS, json={"replicas": idle(2), "request_rate_per_s": observed})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["binding"] == "rate" and a["desired_replicas"] == 3
+    assert a["replicas_for_rate"] == pytest.approx(2.5) and a["max_rate_per_s"] == rate
+    assert a["replicas_for_rate"] > max(a["replicas_for_tokens"], a["replicas_for_requests"])
+    assert [s["name"] for s in a["ledger"]][-3:] == [
+        "replicas_for_rate",
+        "unclamped_replicas",
+        "desired_replicas",
+    ]
+    text = fleet_client.post(
+        f"{REPLICAS}?format=text", json={"replicas": idle(2), "request_rate_per_s": observed}
+    )
+    assert "replicas for rate" in text.text and "← binds" in text.text.split("replicas for rate")[1]
+
+
+def test_a_low_rate_leaves_the_kv_and_request_terms_to_count(fleet_client):
+    busy = [{"kv_cache_usage_perc": 0.9, "num_requests_running": 60, "num_requests_waiting": 4}] * 3
+    a = fleet_client.post(REPLICAS, json={"replicas": busy, "request_rate_per_s": 0.01}).json()
+    assert a["binding"] == "tokens" and a["desired_replicas"] == math.ceil(a["replicas_for_tokens"] - 1e-9)
+
+
+def test_without_the_observed_rate_the_count_says_it_left_the_term_out(fleet_client):
+    a = fleet_client.post(REPLICAS, json={"replicas": idle(2)}).json()
+    assert a["replicas_for_rate"] is None and a["binding"] != "rate"
+    assert [x["code"] for x in a["warnings"]] == ["request_rate_not_given"]
+    plain = fleet_client.post(
+        "/v1/deployments/serving/llama-8b-h100/replicas", json={"replicas": idle(2)}
+    ).json()
+    assert plain["warnings"] == [] and plain["max_rate_per_s"] is None
+
+
+def test_a_negative_rate_is_a_400_naming_it(fleet_client):
+    r = fleet_client.post(REPLICAS, json={"replicas": idle(1), "request_rate_per_s": -1})
+    assert r.status_code == 400 and r.json()["field"] == "request_rate_per_s"
+
+
+ENTRY = (
+    '[[deployment]]\nnamespace = "s"\nname = "{name}"\nmodel = "llama-3.1-8b"\ngpu = "h100-sxm-80gb"\n'
+    "max_replicas = 2\n"
+)
+TRAFFIC = (
+    "[deployment.traffic]\ncount = 100\n"
+    'prompt = { kind = "fixed", value = 1000 }\noutput = { kind = "fixed", value = 100 }\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("tables", "field", "words"),
+    [
+        ("[deployment.slo]\nttft_p90_ms = 500\n", "traffic", "traffic's shape"),
+        (TRAFFIC, "slo", "latency targets"),
+        ("[deployment.slo]\nttft_p90_ms = 0.001\n" + TRAFFIC, "slo", "no request rate meets"),
+        ("[deployment.slo]\nttft_p90_ms = 500\n" + TRAFFIC.replace("count = 100", "count = 0"),
+         "traffic.count", ">= 1"),
+    ],
+)  # fmt: skip
+def test_targets_that_cannot_be_planned_fail_the_entry_by_name(tmp_path, registry, tables, field, words):
+    path = tmp_path / "d.toml"
+    path.write_text(ENTRY.format(name="bad") + tables + ENTRY.format(name="good"))
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        listing = client.get("/v1/deployments").json()
+        assert [d["deployment"] for d in listing["deployments"]] == ["good"]
+        [failure] = listing["failures"]
+        assert failure["deployment"] == "s/bad" and failure["field"].endswith(field), failure
+        assert words in failure["reason"], failure
