@@ -69,13 +69,25 @@ def _rate(a: DeploymentAnswer) -> list[tuple[str, str]]:
     c = a.capacity
     if c is None:
         return []
-    return [
+    rows = [
         (
             "sustained rate",
             f"{c.max_rate_per_s:.4g} requests/s a replica under its slo (searched in {c.points} "
             f"simulations of its traffic, ±{_pct(c.tolerance)}); binds first: {c.binding.why}",
         )
     ]
+    sweep = a.sweep
+    if sweep is not None and sweep.best is not None:
+        best = sweep.best
+        chosen = ", ".join(f"{k} {v:g}" for k, v in best.settings.items())
+        rows.append(
+            (
+                "tuned by vary",
+                f"{chosen}: the most requests/s per GPU ({best.rate_per_gpu_per_s:.4g}) of "
+                f"{len(sweep.variants)} combinations searched",
+            )
+        )
+    return rows
 
 
 def deployment_text(a: DeploymentAnswer, plan: Plan) -> str:

@@ -120,3 +120,37 @@ def test_targets_that_cannot_be_planned_fail_the_entry_by_name(tmp_path, registr
         [failure] = listing["failures"]
         assert failure["deployment"] == "s/bad" and failure["field"].endswith(field), failure
         assert words in failure["reason"], failure
+
+
+VARIED = (
+    "[deployment.slo]\nttft_p90_ms = 800\ntpot_p99_ms = 60\n" + TRAFFIC.replace("count = 100", "count = 200")
+    + "[deployment.vary]\nmax_num_seqs = [8, 256]\nmax_num_batched_tokens = [2048, 8192]\n"
+)  # fmt: skip
+
+
+def test_with_vary_the_plan_takes_the_settings_that_sustain_the_most_and_vllm_args_use_them(
+    tmp_path, registry
+):
+    path = tmp_path / "d.toml"
+    path.write_text(ENTRY.format(name="tuned") + VARIED)
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        one = client.get("/v1/deployments/s/tuned").json()
+        sweep = one["sweep"]
+        assert len(sweep["variants"]) == 4 and sweep["best"] == sweep["variants"][0]
+        rates = [v["rate_per_gpu_per_s"] for v in sweep["variants"]]
+        assert rates == sorted(rates, reverse=True) and rates[0] > rates[-1]
+        best = sweep["best"]["settings"]
+        assert {k: one["inputs"][k] for k in best} == best
+        assert one["series"]["max_rate_per_s"] == sweep["best"]["max_rate_per_s"]
+        assert one["series"]["max_num_seqs"] == best["max_num_seqs"]
+        args = client.get("/v1/deployments/s/tuned/manifests?kind=vllm-args").text
+        assert f"--max-num-seqs={best['max_num_seqs']}" in args
+        assert f"--max-num-batched-tokens={best['max_num_batched_tokens']}" in args
+
+
+def test_vary_without_targets_fails_the_entry_naming_vary(tmp_path, registry):
+    path = tmp_path / "d.toml"
+    path.write_text(ENTRY.format(name="bad") + "[deployment.vary]\nmax_num_seqs = [8, 256]\n")
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        [failure] = client.get("/v1/deployments").json()["failures"]
+        assert failure["field"] == "vary" and "slo and traffic" in failure["reason"]

@@ -17,6 +17,7 @@ from kvplan.core.limits import (
 )
 from kvplan.core.validate import Input
 
+from .capacity import Vary
 from .common import _AT, Name, takes
 
 # Kubernetes object names (DNS-1123): what the generated manifests are named after.
@@ -50,14 +51,16 @@ ReplicaCount = Annotated[int, Meta(ge=0, le=MAX_REPLICAS)]
     *ENGINE_SETTINGS[:_AT],
     "quantization",
     *ENGINE_SETTINGS[_AT:],
-    "engine target_utilization min_replicas max_replicas slo traffic",
+    "engine target_utilization min_replicas max_replicas slo traffic vary",
     kw_only=True,
 )
 class DeploymentSpec(Input, kw_only=True):
     """One vLLM deployment of the fleet: every /v1/budget input, and how it scales. A table
     [[deployment]] of the deployments file. With latency targets (`slo`) and the traffic's shape
     (`traffic`, as POST /v1/capacity takes it) the plan also searches the rate one replica sustains
-    under them, and the replica rule counts the observed request rate against it."""
+    under them, and the replica rule counts the observed request rate against it; with `vary` too,
+    each combination of its settings is searched and the plan takes the one that sustains the most
+    requests a second per GPU (its settings replace the entry's, in the budget and in vllm-args)."""
 
     namespace: KubeName
     name: DeploymentName
@@ -67,6 +70,7 @@ class DeploymentSpec(Input, kw_only=True):
     target_utilization: Utilization = 0.8
     min_replicas: ReplicaCount = 1
     max_replicas: Annotated[int, Meta(ge=1, le=MAX_REPLICAS)]
+    vary: Vary | None = None
 
 
 MatchOn = Literal["namespace,deployment", "model_name"]

@@ -24,10 +24,11 @@ from kvplan.core.budget import Budget
 from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, UnknownName
 from kvplan.core.limits import MAX_DEPLOYMENTS, MAX_REPLICA_REQUESTS
 from kvplan.core.traffic.search import RateSearch
+from kvplan.core.traffic.sweep import CapacitySweep
 from kvplan.hub import HubError, HubUnavailable
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest, unknown_field
-from kvplan.schemas.capacity import CapacityRequest
+from kvplan.schemas.capacity import CapacityRequest, Vary
 from kvplan.schemas.deployments import AutoscalingSettings, DeploymentSpec, ReplicasRequest
 
 from .answers import budget_answer
@@ -80,6 +81,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     served_model: str = ""  # the model as `vllm serve` takes it (a Hub repository, a preset's)
     current: bool = True  # false: the last good plan, kept while the file's entry fails
     rate: RateSearch | None = None  # with slo and traffic: the rate one replica sustains under them
+    sweep: CapacitySweep | None = None  # with vary: every combination searched; spec holds the best's
 
     @property
     def key(self) -> Key:
@@ -248,7 +250,11 @@ def served_model(registry: Registry, spec: DeploymentSpec) -> str:
 def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
     """One deployment's plan, or KvplanError/HubError when it has none: a plan in which vLLM
     would not start (the weights do not fit, one max_model_len request does not fit) is refused,
-    since no replica could serve it."""
+    since no replica could serve it. With vary, the plan is of the best combination's settings."""
+    sweep = best_settings(registry, spec)
+    if sweep is not None:
+        assert sweep.best is not None
+        spec = msgspec.structs.replace(spec, **sweep.best.settings)
     b, labels = budget_answer(registry, budget_request(spec), explain=True)
     if b.kv_memory_shortfall_bytes > 0 or b.num_blocks == 0:
         raise KvplanError("model", "vLLM would not start: the weights and reserved memory leave no KV cache")
@@ -269,7 +275,18 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
         model_revision=hub["sha"] if hub else "",
         planned_at=now,
         rate=sustained_rate(registry, spec),
+        sweep=sweep,
     )
+
+
+def _capacity_request(spec: DeploymentSpec, vary: Vary | None = None) -> CapacityRequest:
+    """The POST /v1/capacity question of a deployment with slo and traffic (its defaults)."""
+    if spec.traffic is None:
+        raise InvalidInput("traffic", "give the traffic's shape (as /v1/capacity's workload) with slo")
+    if spec.slo is None:
+        raise InvalidInput("slo", "give the latency targets the traffic is to be served under")
+    fields = {f: getattr(spec, f) for f in CapacityRequest.__struct_fields__ if hasattr(spec, f)}
+    return CapacityRequest(**{**fields, "workload": spec.traffic, "vary": vary})
 
 
 def sustained_rate(registry: Registry, spec: DeploymentSpec) -> RateSearch | None:
@@ -277,17 +294,26 @@ def sustained_rate(registry: Registry, spec: DeploymentSpec) -> RateSearch | Non
     its defaults); None without them. A deployment whose targets no rate meets has no plan."""
     if spec.slo is None and spec.traffic is None:
         return None
-    if spec.traffic is None:
-        raise InvalidInput("traffic", "give the traffic's shape (as /v1/capacity's workload) with slo")
-    if spec.slo is None:
-        raise InvalidInput("slo", "give the latency targets the traffic is to be served under")
-    fields = {f: getattr(spec, f) for f in CapacityRequest.__struct_fields__ if hasattr(spec, f)}
-    req = CapacityRequest(**{**fields, "workload": spec.traffic})
-    search, _ = capacity_answer(registry, req)
+    search, _ = capacity_answer(registry, _capacity_request(spec))
     assert isinstance(search, RateSearch)  # no vary: one search
     if search.max_rate_per_s <= 0:
         raise KvplanError("slo", f"no request rate meets the latency targets: {search.reason}")
     return search
+
+
+def best_settings(registry: Registry, spec: DeploymentSpec) -> CapacitySweep | None:
+    """With vary, every combination of its settings searched as POST /v1/capacity searches them,
+    ranked by sustainable requests a second per GPU; None without vary."""
+    if spec.vary is None:
+        return None
+    if spec.slo is None or spec.traffic is None:
+        raise InvalidInput("vary", "give slo and traffic with vary: the settings are ranked by their rate")
+    sweep, _ = capacity_answer(registry, _capacity_request(spec, spec.vary))
+    assert isinstance(sweep, CapacitySweep)
+    if sweep.best is None:
+        why = "; ".join(f"{v.settings}: {v.reason}" for v in sweep.variants[:3] if v.reason)
+        raise KvplanError("slo", f"no combination of vary's settings meets the latency targets: {why}")
+    return sweep
 
 
 def plan_all(
@@ -454,6 +480,7 @@ class DeploymentAnswer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     inputs: DeploymentSpec
     failure: Failure | None = None
     capacity: RateSearch | None = None  # with slo and traffic: what POST /v1/capacity answers for them
+    sweep: CapacitySweep | None = None  # with vary: every combination; `inputs` holds the best's settings
     budget: dict[str, Any] | None = None
 
 
@@ -496,6 +523,7 @@ def deployment_answer(plan: Plan, failures: Iterable[Failure], whole: bool) -> D
         inputs=plan.spec,
         failure=failure,
         capacity=plan.rate,
+        sweep=plan.sweep,
         budget={**plan.labels, **msgspec.to_builtins(plan.budget)} if whole else None,
     )
 

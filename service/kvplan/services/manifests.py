@@ -63,9 +63,22 @@ def _header(kind: str, plan: Plan, lines: list[str]) -> str:
         f"# {b.num_blocks:,} blocks of {engine_block_size(b)} tokens ({b.kv_cache_size_tokens:,} tokens)"
         " a replica,"
         f" planned under {b.engine} with presets {plan.labels['registry_version']}.",
-        *(f"# {line}" for line in lines),
+        *(f"# {line}" for line in (*_tuned(plan), *lines)),
     ]
     return "\n".join(said) + "\n"
+
+
+def _tuned(plan: Plan) -> list[str]:
+    """The settings a deployment's vary chose, said where they are used."""
+    sweep = plan.sweep
+    if sweep is None or sweep.best is None:
+        return []
+    best = sweep.best
+    chosen = ", ".join(f"{k} {v:g}" for k, v in best.settings.items())
+    return [
+        f"Tuned by the entry's vary: {chosen}, the most requests/s per GPU under its slo "
+        f"({best.rate_per_gpu_per_s:.4g}) of {len(sweep.variants)} combinations searched."
+    ]
 
 
 class _Dumper(yaml.SafeDumper):
