@@ -64,7 +64,7 @@ def deployments_text(d: DeploymentList) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rate(a: DeploymentAnswer) -> list[tuple[str, str]]:
+def _sustained_rate_rows(a: DeploymentAnswer) -> list[tuple[str, str]]:
     """A deployment with latency targets: the rate a replica sustains under them, what binds."""
     c = a.capacity
     if c is None:
@@ -113,7 +113,7 @@ def deployment_text(a: DeploymentAnswer, plan: Plan) -> str:
                     f"fill {_pct(s['target_utilization'])} of a replica, "
                     f"{int(s['min_replicas'])} to {int(s['max_replicas'])} replicas",
                 ),
-                *_rate(a),
+                *_sustained_rate_rows(a),
             ]
         ),
     ]
@@ -162,7 +162,7 @@ def replicas_text(r: ReplicasAnswer, width: int = DEFAULT_WIDTH) -> str:
                     f"{r.replicas_for_requests:.4g} = {r.demand_requests:g} ÷ ({r.target_utilization:g} × "
                     f"{r.max_num_seqs:,})" + ("  ← binds" if r.binding == "requests" else ""),
                 ),
-                *_rate_rows(r),
+                *_rate_term_rows(r),
                 ("bounds", f"{r.min_replicas} to {r.max_replicas}"),
             ],
             width,
@@ -177,7 +177,7 @@ def replicas_text(r: ReplicasAnswer, width: int = DEFAULT_WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rate_rows(r: ReplicasAnswer) -> list[tuple[str, str]]:
+def _rate_term_rows(r: ReplicasAnswer) -> list[tuple[str, str]]:
     """The rate term of a deployment with latency targets: counted, or why not."""
     if r.max_rate_per_s is None:
         return []
@@ -185,7 +185,7 @@ def _rate_rows(r: ReplicasAnswer) -> list[tuple[str, str]]:
         return [
             (
                 "replicas for rate",
-                f"not counted: request_rate_per_s not given (≤ {r.max_rate_per_s:.4g}/s a replica)",
+                f"not counted: no request_rate_per_s given ({r.max_rate_per_s:.4g}/s a replica sustained)",
             )
         ]
     return [

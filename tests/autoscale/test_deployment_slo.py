@@ -106,7 +106,7 @@ TRAFFIC = (
     [
         ("[deployment.slo]\nttft_p90_ms = 500\n", "traffic", "traffic's shape"),
         (TRAFFIC, "slo", "latency targets"),
-        ("[deployment.slo]\nttft_p90_ms = 0.001\n" + TRAFFIC, "slo", "no request rate meets"),
+        ("[deployment.slo]\nttft_p90_ms = 0.001\n" + TRAFFIC, "slo", "no rate meets every target"),
         ("[deployment.slo]\nttft_p90_ms = 500\n" + TRAFFIC.replace("count = 100", "count = 0"),
          "traffic.count", ">= 1"),
     ],
@@ -154,3 +154,72 @@ def test_vary_without_targets_fails_the_entry_naming_vary(tmp_path, registry):
     with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
         [failure] = client.get("/v1/deployments").json()["failures"]
         assert failure["field"] == "vary" and "slo and traffic" in failure["reason"]
+
+
+def test_no_ready_replica_at_an_observed_rate_counts_the_rate_and_says_nothing_of_min_replicas(fleet_client):
+    a = fleet_client.post(REPLICAS, json={"replicas": [], "request_rate_per_s": 40}).json()
+    assert a["binding"] == "rate" and a["desired_replicas"] > 1 and a["warnings"] == []
+
+
+def test_a_rate_given_for_a_deployment_without_targets_is_said_to_be_unused(fleet_client):
+    url = "/v1/deployments/serving/llama-8b-h100/replicas"
+    a = fleet_client.post(url, json={"replicas": idle(1), "request_rate_per_s": 40}).json()
+    assert [x["code"] for x in a["warnings"]] == ["request_rate_unused"] and a["replicas_for_rate"] is None
+
+
+def test_a_traffic_past_the_work_bound_fails_naming_the_entrys_own_field(tmp_path, registry):
+    path = tmp_path / "d.toml"
+    big = TRAFFIC.replace("count = 100", "count = 100000").replace("value = 100 }", "value = 4000 }")
+    path.write_text(ENTRY.format(name="big") + "[deployment.slo]\nttft_p90_ms = 500\n" + big)
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        [failure] = client.get("/v1/deployments").json()["failures"]
+        assert failure["field"] == "traffic.count", failure
+        assert "search.max_points" not in failure["reason"] and "workload" not in failure["reason"]
+
+
+def test_a_file_of_more_searched_deployments_than_the_limit_is_refused_whole(tmp_path, registry):
+    from kvplan.core.limits import MAX_SLO_DEPLOYMENTS
+
+    path = tmp_path / "d.toml"
+    one = "[deployment.slo]\nttft_p90_ms = 500\n" + TRAFFIC
+    path.write_text("".join(ENTRY.format(name=f"d{i}") + one for i in range(MAX_SLO_DEPLOYMENTS + 1)))
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        listing = client.get("/v1/deployments").json()
+        assert listing["deployments"] == [] and listing["failures"][0]["field"] == "slo"
+        assert f"at most {MAX_SLO_DEPLOYMENTS}" in listing["failures"][0]["reason"]
+
+
+def test_an_unchanged_entry_reuses_its_search_when_the_file_is_read_again(registry):
+    from kvplan.services.deployments import parse, plan_all
+
+    parsed = parse(FLEET.read_bytes())
+    first = plan_all(registry, parsed, "a", None)
+    calls = []
+    again = plan_all(registry, parsed, "b", first, should_stop=lambda: calls.append(1) or False)
+    assert again.plans[NAME].rate is first.plans[NAME].rate and calls == []
+
+
+def test_traffic_too_short_to_load_a_replica_fails_the_entry_rather_than_publish_a_rate(tmp_path, registry):
+    path = tmp_path / "d.toml"
+    short = TRAFFIC.replace("count = 100", "count = 20").replace("value = 100 }", "value = 10 }")
+    path.write_text(ENTRY.format(name="short") + "[deployment.slo]\nttft_p90_ms = 5000\n" + short)
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        [failure] = client.get("/v1/deployments").json()["failures"]
+        assert failure["field"] == "traffic" and "does not load one replica" in failure["reason"], failure
+
+
+def test_traffic_longer_than_max_model_len_is_refused_as_vllm_refuses_it(fleet_client):
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "max_model_len": 4096,
+        "slo": {"ttft_p90_ms": 1000},
+        "workload": {
+            "count": 50,
+            "prompt": {"kind": "fixed", "value": 8000},
+            "output": {"kind": "fixed", "value": 10},
+        },
+    }
+    r = fleet_client.post("/v1/capacity", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "workload.prompt"
+    assert "50 of 50 requests" in r.json()["detail"] and "max_model_len (4,096)" in r.json()["detail"]

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import contextvars
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ class Deployments:
         self._wake = asyncio.Event()
         self._first = asyncio.Event()  # set once the first reading ended, however it ended
         self._task: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()  # ends a planning thread's rate searches at shutdown
 
     @property
     def configured(self) -> bool:
@@ -125,7 +127,9 @@ class Deployments:
             with contextlib.suppress(KvplanError):
                 refs.append(model_ref(registry, spec.model))
         await prefetch(registry, refs, each_alone=True)
-        fleet = await asyncio.to_thread(plan_all, registry, parsed, file_digest, self.fleet)
+        fleet = await asyncio.to_thread(
+            plan_all, registry, parsed, file_digest, self.fleet, None, self._stopping.is_set
+        )
         self.fleet, self.file_error = fleet, None
         self.last_reload_ok = not fleet.failures
         if self.last_reload_ok:
@@ -204,6 +208,7 @@ class Deployments:
             _log.info("deployments still loading: served once planned", path=self.path)
 
     async def stop(self) -> None:
+        self._stopping.set()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

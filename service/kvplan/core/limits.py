@@ -203,6 +203,15 @@ MAX_METRICS_LABELS = 128
 # The deployments file (KVPLAN_DEPLOYMENTS) and what an autoscaler observes of one deployment
 # (schemas/deployments.py): each replica's /metrics is at most MAX_METRICS_BYTES.
 MAX_DEPLOYMENTS = 1000
+# A deployment with latency targets is planned by rate searches (POST /v1/capacity's, each bounded
+# by MAX_SEARCH_STEPS or MAX_FLEET_SEARCH_STEPS with vary): a file holds at most this many such
+# entries, and each entry's searches stop after DEPLOYMENT_SEARCH_SECONDS, so one reading of the
+# file ends within minutes on a loaded core. An unchanged entry reuses its last search.
+MAX_SLO_DEPLOYMENTS = 16
+DEPLOYMENT_SEARCH_SECONDS = 60.0
+# What an autoscaler reports of a deployment's finished requests a second (the replica rule's rate
+# term): far above any fleet's, below what would overflow the rule's arithmetic.
+MAX_OBSERVED_REQUEST_RATE = 1e7
 MAX_REPLICAS = 10_000
 MAX_OBSERVED_REPLICAS = 1000
 # The largest request count and prompt-token total one replica reports: larger is no vLLM's

@@ -33,6 +33,7 @@ DESIRED_ABOVE_MAX_REPLICAS = "desired_above_max_replicas"
 NO_READY_REPLICAS = "no_ready_replicas"
 MEAN_PROMPT_ASSUMED = "mean_prompt_assumed"
 REQUEST_RATE_NOT_GIVEN = "request_rate_not_given"
+REQUEST_RATE_UNUSED = "request_rate_unused"
 SCRAPE_CLEANED = "scrape_cleaned"
 SCRAPE_MODEL_DIFFERS = "scrape_model_differs"
 FLAGS_NOT_MODELLED = "flags_not_modelled"
@@ -83,6 +84,10 @@ CODES: dict[str, str] = {
         "The deployment plans a sustainable request rate under its latency targets, but the observed "
         "rate was not given: the count leaves the rate term out; give request_rate_per_s, the last 5 "
         "minutes' Σ rate(vllm:request_success_total), to match Prometheus's rule."
+    ),
+    REQUEST_RATE_UNUSED: (
+        "An observed request rate was given for a deployment without latency targets (slo): its count "
+        "has no rate term."
     ),
     SCRAPE_CLEANED: (
         "Lines around a pasted /metrics that are not the exposition were dropped (a fence, a shell line)."
@@ -151,6 +156,7 @@ SEVERITY: dict[str, Severity] = {
     NO_READY_REPLICAS: Severity.INFO,
     MEAN_PROMPT_ASSUMED: Severity.INFO,
     REQUEST_RATE_NOT_GIVEN: Severity.WARNING,
+    REQUEST_RATE_UNUSED: Severity.INFO,
     SCRAPE_CLEANED: Severity.INFO,
     SCRAPE_MODEL_DIFFERS: Severity.WARNING,
     FLAGS_NOT_MODELLED: Severity.WARNING,

@@ -9,9 +9,9 @@ from msgspec import Meta
 
 from kvplan.core.budget.types import ENGINE_SETTINGS
 from kvplan.core.limits import (
-    MAX_ARRIVAL_RATE_PER_S,
     MAX_METRICS_BYTES,
     MAX_OBSERVED_REPLICAS,
+    MAX_OBSERVED_REQUEST_RATE,
     MAX_REPLICA_REQUESTS,
     MAX_REPLICAS,
 )
@@ -126,7 +126,7 @@ class ReplicasRequest(Input):
             float,
             Meta(
                 ge=0,
-                le=MAX_ARRIVAL_RATE_PER_S,
+                le=MAX_OBSERVED_REQUEST_RATE,
                 description="requests the deployment's replicas finish a second, the last 5 minutes' "
                 "(Σ rate(vllm:request_success_total[5m])): the rate term of a deployment with slo",
             ),

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from kvplan.core.budget import compute_budget
 from kvplan.core.errors import InvalidInput, WorkStopped
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.limits import MAX_CAPACITY_VARIANTS, MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
@@ -21,12 +22,12 @@ from kvplan.core.traffic.shape import TraceLoad, WorkloadShape
 from kvplan.core.traffic.slo import Slo, targets
 from kvplan.core.traffic.sweep import CapacitySweep, rank
 from kvplan.presets import Registry
-from kvplan.schemas import FleetRequest
+from kvplan.schemas import BudgetRequest, FleetRequest
 from kvplan.schemas.capacity import CapacityRequest, CapacityTraceQuery, SearchOptions
 from kvplan.schemas.simulate import SimulateRequest, SimWorkload
 
 from .models import ModelRef
-from .scenarios import _same_named, simulation_input
+from .scenarios import _same_named, budget_input, simulation_input
 from .timing import timing_for
 
 Load = WorkloadShape | TraceLoad
@@ -44,6 +45,8 @@ class Replica:
         self.cfg, _, _, self.pool, self.engine = simulation_input(registry, sim, ref)
         self.timing: Timing = timing_for(registry, sim, ref, None, None)
         check_fits(self.cfg, planned, self.cfg.num_blocks - 1)  # every request fits the pool alone
+        inp, _, _ = budget_input(registry, BudgetRequest(**_same_named(sim, BudgetRequest)), ref=ref)
+        _check_context(planned, compute_budget(inp).max_model_len, load)
         self.steps, _ = step_bound(self.cfg, workload.size(planned, self.cfg.block_size))
 
     def run(self, rate: float, should_stop: Callable[[], bool] | None) -> TimedSimResult:
@@ -74,6 +77,22 @@ class Replica:
 
 
 Planned = list[workload.Planned]
+
+
+def _check_context(planned: Planned, max_model_len: int, load: Load) -> None:
+    """vLLM's server refuses a request whose prompt plus requested output exceeds max_model_len
+    (vllm/entrypoints/openai/serving_engine.py _validate_input): a search of traffic it would
+    refuse measures nothing real, so it is a 4xx naming how many and the first."""
+    over = [p.request for p in planned if p.request.prompt_tokens + p.request.output_tokens > max_model_len]
+    if over:
+        r = over[0]
+        field = "trace" if isinstance(load, TraceLoad) else "workload.prompt"
+        raise InvalidInput(
+            field,
+            f"{len(over):,} of {len(planned):,} requests ask for more than max_model_len ({max_model_len:,}) "
+            f"tokens, e.g. {r.prompt_tokens:,} prompt + {r.output_tokens:,} output: vLLM refuses them; "
+            "raise max_model_len or shorten the lengths",
+        )
 
 
 def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:

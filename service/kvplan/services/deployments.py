@@ -21,8 +21,13 @@ from kvplan.core.autoscale.manifests import engine_block_size
 from kvplan.core.autoscale.rule import desired_replicas
 from kvplan.core.autoscale.types import ReplicaLoad, Replicas, Target
 from kvplan.core.budget import Budget
-from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, UnknownName
-from kvplan.core.limits import MAX_DEPLOYMENTS, MAX_REPLICA_REQUESTS
+from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, UnknownName, WorkStopped
+from kvplan.core.limits import (
+    DEPLOYMENT_SEARCH_SECONDS,
+    MAX_DEPLOYMENTS,
+    MAX_REPLICA_REQUESTS,
+    MAX_SLO_DEPLOYMENTS,
+)
 from kvplan.core.traffic.search import RateSearch
 from kvplan.core.traffic.sweep import CapacitySweep
 from kvplan.hub import HubError, HubUnavailable
@@ -82,6 +87,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     current: bool = True  # false: the last good plan, kept while the file's entry fails
     rate: RateSearch | None = None  # with slo and traffic: the rate one replica sustains under them
     sweep: CapacitySweep | None = None  # with vary: every combination searched; spec holds the best's
+    entry: DeploymentSpec | None = None  # the file's entry, when vary's best settings replaced its own
 
     @property
     def key(self) -> Key:
@@ -209,6 +215,13 @@ def parse(data: bytes) -> Parsed:
             continue
         entries.setdefault((spec.namespace, spec.name), []).append(i)
         specs.append(spec)
+    searched = [s for s in specs if s.slo is not None or s.traffic is not None or s.vary is not None]
+    if len(searched) > MAX_SLO_DEPLOYMENTS:
+        raise FileError(
+            "slo",
+            f"{len(searched)} deployments with slo, traffic or vary, each planned by rate searches; at "
+            f"most {MAX_SLO_DEPLOYMENTS}: plan the others by their KV capacity (no slo)",
+        )
     for (ns, name), at in entries.items():
         if len(at) > 1:  # which one was meant is not for kvplan to guess: neither is planned
             which = ", ".join(f"deployment[{i}]" for i in at)
@@ -247,14 +260,32 @@ def served_model(registry: Registry, spec: DeploymentSpec) -> str:
     return ref.repo_id
 
 
-def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
+def plan_one(
+    registry: Registry,
+    spec: DeploymentSpec,
+    now: float,
+    previous: Plan | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Plan:
     """One deployment's plan, or KvplanError/HubError when it has none: a plan in which vLLM
     would not start (the weights do not fit, one max_model_len request does not fit) is refused,
-    since no replica could serve it. With vary, the plan is of the best combination's settings."""
-    sweep = best_settings(registry, spec)
-    if sweep is not None:
-        assert sweep.best is not None
-        spec = msgspec.structs.replace(spec, **sweep.best.settings)
+    since no replica could serve it. With vary, the plan is of the best combination's settings.
+    The rate searches of an entry `previous` planned from the same entry and presets are reused."""
+    entry = spec
+    reuse = (
+        previous is not None
+        and previous.labels["registry_version"] == registry.version
+        and (previous.entry or previous.spec) == entry
+    )
+    if previous is not None and reuse:
+        sweep, rate = previous.sweep, previous.rate
+        spec = previous.spec
+    else:
+        sweep = best_settings(registry, spec, should_stop)
+        if sweep is not None:
+            assert sweep.best is not None
+            spec = msgspec.structs.replace(spec, **sweep.best.settings)
+        rate = None
     b, labels = budget_answer(registry, budget_request(spec), explain=True)
     if b.kv_memory_shortfall_bytes > 0 or b.num_blocks == 0:
         raise KvplanError("model", "vLLM would not start: the weights and reserved memory leave no KV cache")
@@ -265,6 +296,10 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
             f"{b.kv_cache_size_tokens:,} tokens of KV cache",
         )
     hub = labels.get("hub")
+    if previous is not None and reuse and (hub["sha"] if hub else "") != previous.model_revision:
+        return plan_one(registry, entry, now, None, should_stop)  # the Hub moved the model: search anew
+    if rate is None:
+        rate = sustained_rate(registry, spec, should_stop)
     return Plan(
         spec=spec,
         budget=b,
@@ -274,8 +309,9 @@ def plan_one(registry: Registry, spec: DeploymentSpec, now: float) -> Plan:
         accelerator_type=labels.get("gpu") or "custom",
         model_revision=hub["sha"] if hub else "",
         planned_at=now,
-        rate=sustained_rate(registry, spec),
+        rate=rate,
         sweep=sweep,
+        entry=entry if entry != spec else None,
     )
 
 
@@ -289,26 +325,32 @@ def _capacity_request(spec: DeploymentSpec, vary: Vary | None = None) -> Capacit
     return CapacityRequest(**{**fields, "workload": spec.traffic, "vary": vary})
 
 
-def sustained_rate(registry: Registry, spec: DeploymentSpec) -> RateSearch | None:
+def sustained_rate(
+    registry: Registry, spec: DeploymentSpec, should_stop: Callable[[], bool] | None = None
+) -> RateSearch | None:
     """With slo and traffic, the rate one replica sustains under them (POST /v1/capacity's search,
     its defaults); None without them. A deployment whose targets no rate meets has no plan."""
     if spec.slo is None and spec.traffic is None:
         return None
-    search, _ = capacity_answer(registry, _capacity_request(spec))
+    search = _searched(registry, _capacity_request(spec), should_stop)
     assert isinstance(search, RateSearch)  # no vary: one search
     if search.max_rate_per_s <= 0:
-        raise KvplanError("slo", f"no request rate meets the latency targets: {search.reason}")
+        raise KvplanError("slo", search.reason or "no request rate meets the latency targets")
+    if search.above_max is None:  # no rate missed: the figure is where the search stopped, not a limit
+        raise KvplanError("traffic", f"the traffic does not load one replica: {search.reason}")
     return search
 
 
-def best_settings(registry: Registry, spec: DeploymentSpec) -> CapacitySweep | None:
+def best_settings(
+    registry: Registry, spec: DeploymentSpec, should_stop: Callable[[], bool] | None = None
+) -> CapacitySweep | None:
     """With vary, every combination of its settings searched as POST /v1/capacity searches them,
     ranked by sustainable requests a second per GPU; None without vary."""
     if spec.vary is None:
         return None
     if spec.slo is None or spec.traffic is None:
         raise InvalidInput("vary", "give slo and traffic with vary: the settings are ranked by their rate")
-    sweep, _ = capacity_answer(registry, _capacity_request(spec, spec.vary))
+    sweep = _searched(registry, _capacity_request(spec, spec.vary), should_stop)
     assert isinstance(sweep, CapacitySweep)
     if sweep.best is None:
         why = "; ".join(f"{v.settings}: {v.reason}" for v in sweep.variants[:3] if v.reason)
@@ -316,11 +358,41 @@ def best_settings(registry: Registry, spec: DeploymentSpec) -> CapacitySweep | N
     return sweep
 
 
+def _searched(
+    registry: Registry, req: CapacityRequest, should_stop: Callable[[], bool] | None
+) -> RateSearch | CapacitySweep:
+    """POST /v1/capacity's answer for a deployment, stopped after DEPLOYMENT_SEARCH_SECONDS (or when
+    should_stop says so); its errors name the entry's fields (traffic, not workload)."""
+    deadline = time.monotonic() + DEPLOYMENT_SEARCH_SECONDS
+
+    def stop() -> bool:
+        return time.monotonic() > deadline or (should_stop is not None and should_stop())
+
+    try:
+        answer, _ = capacity_answer(registry, req, stop)
+    except WorkStopped:
+        raise KvplanError(
+            "traffic",
+            f"the rate searches took longer than {DEPLOYMENT_SEARCH_SECONDS:g} s: give fewer requests "
+            "(traffic.count) or fewer vary values",
+        ) from None
+    except InvalidInput as e:
+        field = "traffic" + e.field.removeprefix("workload") if e.field.startswith("workload") else e.field
+        reason = e.reason.replace(" or fewer search.max_points", "").replace("(count)", "(traffic.count)")
+        raise InvalidInput(field, reason) from None
+    return answer
+
+
 def plan_all(
-    registry: Registry, parsed: Parsed, file_digest: str, previous: Fleet | None, now: float | None = None
+    registry: Registry,
+    parsed: Parsed,
+    file_digest: str,
+    previous: Fleet | None,
+    now: float | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Fleet:
     """The parsed file's plans. A deployment that fails is a Failure, and keeps its plan from
-    `previous` (marked not current)."""
+    `previous` (marked not current). `should_stop` ends rate searches (the service stopping)."""
     now = time.time() if now is None else now
     plans: dict[Key, Plan] = {}
     failures = list(parsed.failures)
@@ -328,7 +400,8 @@ def plan_all(
     for spec in parsed.specs:
         key = (spec.namespace, spec.name)
         try:
-            plans[key] = plan_one(registry, spec, now)
+            last = previous.plans.get(key) if previous is not None else None
+            plans[key] = plan_one(registry, spec, now, last, should_stop)
         except (KvplanError, HubError) as e:
             failures.append(Failure.of(e, f"{key[0]}/{key[1]}"))
             failed_names.add(f"{key[0]}/{key[1]}")

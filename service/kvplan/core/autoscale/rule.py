@@ -74,7 +74,7 @@ def desired_replicas(
         clamped_by = "max_replicas"
 
     warnings = []
-    if not replicas:
+    if not replicas and for_rate is None:
         warnings.append(
             w.Warning(w.NO_READY_REPLICAS, "No ready replica was observed: desired is min_replicas.")
         )
@@ -85,6 +85,14 @@ def desired_replicas(
                 w.MEAN_PROMPT_ASSUMED,
                 f"Waiting requests were counted at {p:g} prompt tokens ({said}); give mean_prompt_tokens "
                 "(the last 5 minutes' mean) to match Prometheus's rule.",
+            )
+        )
+    if rate_cap is None and request_rate_per_s is not None:
+        warnings.append(
+            w.Warning(
+                w.REQUEST_RATE_UNUSED,
+                "request_rate_per_s was given, but the deployment has no latency targets (slo): the "
+                "count has no rate term.",
             )
         )
     if rate_cap is not None and request_rate_per_s is None:
@@ -145,8 +153,7 @@ def desired_replicas(
         max_num_seqs=s,
     )
     terms: dict[str, float] = {"replicas_for_tokens": for_tokens, "replicas_for_requests": for_requests}
-    if for_rate is not None:
-        assert rate_cap is not None and request_rate_per_s is not None
+    if for_rate is not None and rate_cap is not None and request_rate_per_s is not None:
         ledger.add(
             "replicas_for_rate",
             "request_rate_per_s / (target_utilization × max_rate_per_s)",
