@@ -144,4 +144,6 @@ def test_a_trace_keeps_its_lengths_and_sharing_while_its_rate_is_searched(client
     assert r.status_code == 200, r.text
     a = r.json()
     assert a["max_rate_per_s"] > 0 and a["above_max"]["meets"] is False
-    assert len(a["curve"]) == a["points"]
+    rates = [p["rate_per_s"] for p in a["curve"]]
+    assert rates == sorted(set(rates)) and a["at_max"]["rate_per_s"] == a["max_rate_per_s"] in rates
+    assert a["above_max"]["rate_per_s"] == pytest.approx(a["max_rate_per_s"] * (1 + a["tolerance"]))

@@ -29,9 +29,11 @@ def test_a_rate_target_sizes_each_layout_by_its_sustainable_rate(client: TestCli
     assert r.status_code == 200, r.text
     t = r.json()["traffic"]
     assert t["target_rate_per_s"] == 20
-    assert {(x["gpu"], x["layout"]) for x in t["layouts"]} <= {
+    # Every GPU type and layout is answered (8B fits one L40S and one H100), each searched.
+    assert {(x["gpu"], x["layout"]) for x in t["layouts"]} == {
         (g, f"TP{tp}") for g in ("h100-sxm-80gb", "l40s-48gb") for tp in (1, 2)
     }
+    assert all(x["max_rate_per_s"] > 0 for x in t["layouts"])
     for x in t["layouts"]:
         if x["max_rate_per_s"] > 0:
             assert x["replicas_needed"] == math.ceil(20 / x["max_rate_per_s"])

@@ -61,6 +61,11 @@ def test_listed_requests_with_arrival_times_run_timed_with_goodput(client: TestC
     assert r.status_code == 200, r.text
     g = r.json()["goodput"]
     assert g["requests_met"] == 20 and g["share_met"] == 1.0
+    # A TTFT target nobody meets, then the run's own median: none, then at least half.
+    p50 = r.json()["latency"]["ttft_ms"]["p50"]
+    for target, low, high in ((1e-3, 0, 0), (p50, 10, 20)):
+        g = client.post("/v1/simulate", json={**body, "goodput": {"ttft_ms": target}}).json()["goodput"]
+        assert low <= g["requests_met"] <= high and g["share_met"] == g["requests_met"] / 20
 
 
 def test_the_answer_in_vllm_bench_names(client: TestClient) -> None:

@@ -267,7 +267,9 @@ def test_simulate_answers_latency_and_throughput_when_timed():
     assert lat.e2e_ms.mean > lat.ttft_ms.mean
     assert r.throughput.requests_per_s == pytest.approx(200 / r.throughput.duration_s)
     assert r.throughput.output_tokens_per_s == pytest.approx(200 * 40 / r.throughput.duration_s)
-    assert r.goodput is not None and 0 <= r.goodput.share_met <= 1
+    # Only a TTFT target: at least half meet it when the median does, fewer than half otherwise.
+    assert r.goodput is not None and r.goodput.share_met == r.goodput.requests_met / 200
+    assert (lat.ttft_ms.p50 <= 50) == (r.goodput.share_met >= 0.5)
     assert all(hasattr(p, "time_s") for p in r.series)
 
 
