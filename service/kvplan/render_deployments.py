@@ -69,12 +69,17 @@ def _sustained_rate_rows(a: DeploymentAnswer) -> list[tuple[str, str]]:
     c = a.capacity
     if c is None:
         return []
+    slo = a.inputs.slo
+    targets = ", ".join(
+        f"{k} ≤ {v:g}" for k in (slo.__struct_fields__ if slo is not None else ()) if (v := getattr(slo, k))
+    )
     rows = [
+        ("latency targets", targets),
         (
             "sustained rate",
             f"{c.max_rate_per_s:.4g} requests/s a replica under its slo (searched in {c.points} "
             f"simulations of its traffic, ±{_pct(c.tolerance)}); binds first: {c.binding.why}",
-        )
+        ),
     ]
     sweep = a.sweep
     if sweep is not None and sweep.best is not None:

@@ -46,6 +46,8 @@ def test_the_published_rate_is_what_capacity_answers_for_the_same_inputs(fleet_c
     assert one["series"]["max_rate_per_s"] == rate
     assert one["capacity"]["max_rate_per_s"] == rate and one["capacity"]["binding"]["constraint"]
     assert {k: v for k, v in one["inputs"]["slo"].items() if v is not None} == entry["slo"]
+    text = fleet_client.get("/v1/deployments/chat/assistant?format=text").text
+    assert "ttft_p90_ms ≤ 400, tpot_p99_ms ≤ 40" in text and f"{rate:.4g} requests/s a replica" in text
     other = fleet_client.get("/v1/deployments/serving/llama-8b-h100").json()
     assert "capacity" not in other and "max_rate_per_s" not in other["series"]
 
