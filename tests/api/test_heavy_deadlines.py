@@ -105,7 +105,11 @@ def test_a_heavy_route_past_its_deadline_answers_503_and_frees_its_thread(
     assert r.status_code == 503, r.text[:300]
     body = r.json()
     assert body["title"] == "Deadline exceeded" and r.headers["retry-after"] == "5"
-    assert f"longer than {deadline:g} s" in body["detail"] and where in body["detail"], body["detail"]
+    assert f"longer than {deadline:g} s" in body["detail"], body["detail"]
+    # A 1 ms deadline can pass before a loaded machine starts the thread at all (the work then
+    # stops before it begins, and says so); the check the case names is the one it meets otherwise.
+    late = deadline < 0.002 and "not started" in body["detail"]
+    assert where in body["detail"] or late, body["detail"]
     # The heavy call that was stopped is the last; its thread was given back this long after its deadline.
     past = freed[-1] - deadlines[-1]
     assert past < PAST_DEADLINE_S, f"the thread held {past:.2f} s past its deadline"
