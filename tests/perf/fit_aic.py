@@ -17,8 +17,9 @@ Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
 - decode attention (per KV dtype): t = b0 + b_req·batch + b_byte·KV bytes read + b_flop·FLOPs.
 - prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
-- MoE (per dtype, balanced routing, no EP/TP inside the MoE): the GEMM form with n·k the experts'
-  weights, τ over the token count, bytes = the distinct experts touched (expected for m tokens × top-k).
+- MoE (per dtype, AIConfigurator's default power-law routing, no EP/TP inside the MoE): the GEMM form
+  with n·k the experts' weights, τ over the token count, bytes = the distinct experts touched
+  (expected for m tokens × top-k).
 - MLA (DeepSeek-V3's attention module, projections included, per KV dtype × projection dtype):
   affine in batch, Σctx (decode) and tokens, causal work (prefill), each with a per-head term.
 """
@@ -341,6 +342,12 @@ def fit_allreduce(path: Path) -> dict[str, object]:
     return out
 
 
+# AIConfigurator prices MoE with power-law routing by default (sdk/config.py workload_distribution
+# "power_law", models/*.py _power_law_alpha 1.01): routers are imbalanced, and the busiest expert
+# sets a grouped GEMM's time. Its balanced rows are the best case.
+MOE_DISTRIBUTION = "power_law_1.01"
+
+
 def expected_experts(tokens: np.ndarray, topk: np.ndarray, experts: np.ndarray) -> np.ndarray:
     """Distinct experts that m tokens × top-k touch under uniform routing: E·(1 − (1 − k/E)^m)."""
     return experts * (1 - (1 - topk / experts) ** tokens)
@@ -348,7 +355,7 @@ def expected_experts(tokens: np.ndarray, topk: np.ndarray, experts: np.ndarray) 
 
 def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
     df = pd.read_parquet(path)
-    df = df[(df.distribution == "balanced") & (df.moe_tp_size == 1) & (df.moe_ep_size == 1)]
+    df = df[(df.distribution == MOE_DISTRIBUTION) & (df.moe_tp_size == 1) & (df.moe_ep_size == 1)]
     df = df.groupby(
         ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts"], as_index=False
     )["latency"].min()
@@ -481,7 +488,8 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "## Residuals on the rows fitted",
         "",
         "Absolute % error of the fitted form against the table rows it was fitted on (GEMM: weights of at",
-        "least 1024 × 1024; attention: no sliding window; MoE: balanced routing, no TP/EP inside the MoE;",
+        "least 1024 × 1024; attention: no sliding window; MoE: power-law routing (α 1.01, AIConfigurator's "
+        "default), no TP/EP inside the MoE;",
         "MLA: DeepSeek-V3's attention module, dtype given as KV dtype / projection GEMM dtype;",
         "the fastest kernel where a table measures several for one shape).",
         "",

@@ -291,7 +291,8 @@ def moe_seconds(
     fit: Roofline, m: int, nk: int, expert_bytes: float, experts: int, top_k: int, hidden: int, bw: float
 ) -> float:
     """One MoE layer of m tokens: the GEMM form over top-k experts' weights (nk), its bytes those of
-    the distinct experts m tokens touch under balanced routing, E·(1 − (1 − k/E)^m)."""
+    the distinct experts m tokens touch, E·(1 − (1 − k/E)^m); its τ is fitted on AIConfigurator's
+    power-law routing rows (tests/perf/fit_aic.py MOE_DISTRIBUTION)."""
     touched = experts * (1 - (1 - top_k / experts) ** m)
     nbytes = touched * expert_bytes + 2 * m * hidden * (1 + top_k)
     return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
