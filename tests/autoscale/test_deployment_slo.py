@@ -5,8 +5,11 @@ is a failure naming the field."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import tomllib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,6 +106,22 @@ TRAFFIC = (
 )
 
 
+@contextlib.contextmanager
+def served(tmp_path: Path, registry: Any, text: str) -> Iterator[TestClient]:
+    """The service planning a deployments file of `text`."""
+    path = tmp_path / "d.toml"
+    path.write_text(text)
+    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+        yield client
+
+
+def listing(tmp_path: Path, registry: Any, text: str) -> dict[str, Any]:
+    """GET /v1/deployments for a deployments file of `text`."""
+    with served(tmp_path, registry, text) as client:
+        answer: dict[str, Any] = client.get("/v1/deployments").json()
+        return answer
+
+
 @pytest.mark.parametrize(
     ("tables", "field", "words"),
     [
@@ -114,14 +133,11 @@ TRAFFIC = (
     ],
 )  # fmt: skip
 def test_targets_that_cannot_be_planned_fail_the_entry_by_name(tmp_path, registry, tables, field, words):
-    path = tmp_path / "d.toml"
-    path.write_text(ENTRY.format(name="bad") + tables + ENTRY.format(name="good"))
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
-        listing = client.get("/v1/deployments").json()
-        assert [d["deployment"] for d in listing["deployments"]] == ["good"]
-        [failure] = listing["failures"]
-        assert failure["deployment"] == "s/bad" and failure["field"].endswith(field), failure
-        assert words in failure["reason"], failure
+    answer = listing(tmp_path, registry, ENTRY.format(name="bad") + tables + ENTRY.format(name="good"))
+    assert [d["deployment"] for d in answer["deployments"]] == ["good"]
+    [failure] = answer["failures"]
+    assert failure["deployment"] == "s/bad" and failure["field"].endswith(field), failure
+    assert words in failure["reason"], failure
 
 
 VARIED = (
@@ -133,9 +149,7 @@ VARIED = (
 def test_with_vary_the_plan_takes_the_settings_that_sustain_the_most_and_vllm_args_use_them(
     tmp_path, registry
 ):
-    path = tmp_path / "d.toml"
-    path.write_text(ENTRY.format(name="tuned") + VARIED)
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
+    with served(tmp_path, registry, ENTRY.format(name="tuned") + VARIED) as client:
         one = client.get("/v1/deployments/s/tuned").json()
         sweep = one["sweep"]
         assert len(sweep["variants"]) == 4 and sweep["best"] == sweep["variants"][0]
@@ -151,11 +165,9 @@ def test_with_vary_the_plan_takes_the_settings_that_sustain_the_most_and_vllm_ar
 
 
 def test_vary_without_targets_fails_the_entry_naming_vary(tmp_path, registry):
-    path = tmp_path / "d.toml"
-    path.write_text(ENTRY.format(name="bad") + "[deployment.vary]\nmax_num_seqs = [8, 256]\n")
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
-        [failure] = client.get("/v1/deployments").json()["failures"]
-        assert failure["field"] == "vary" and "slo and traffic" in failure["reason"]
+    text = ENTRY.format(name="bad") + "[deployment.vary]\nmax_num_seqs = [8, 256]\n"
+    [failure] = listing(tmp_path, registry, text)["failures"]
+    assert failure["field"] == "vary" and "slo and traffic" in failure["reason"]
 
 
 def test_no_ready_replica_at_an_observed_rate_counts_the_rate_and_says_nothing_of_min_replicas(fleet_client):
@@ -170,25 +182,21 @@ def test_a_rate_given_for_a_deployment_without_targets_is_said_to_be_unused(flee
 
 
 def test_a_traffic_past_the_work_bound_fails_naming_the_entrys_own_field(tmp_path, registry):
-    path = tmp_path / "d.toml"
     big = TRAFFIC.replace("count = 100", "count = 100000").replace("value = 100 }", "value = 4000 }")
-    path.write_text(ENTRY.format(name="big") + "[deployment.slo]\nttft_p90_ms = 500\n" + big)
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
-        [failure] = client.get("/v1/deployments").json()["failures"]
-        assert failure["field"] == "traffic.count", failure
-        assert "search.max_points" not in failure["reason"] and "workload" not in failure["reason"]
+    text = ENTRY.format(name="big") + "[deployment.slo]\nttft_p90_ms = 500\n" + big
+    [failure] = listing(tmp_path, registry, text)["failures"]
+    assert failure["field"] == "traffic.count", failure
+    assert "search.max_points" not in failure["reason"] and "workload" not in failure["reason"]
 
 
 def test_a_file_of_more_searched_deployments_than_the_limit_is_refused_whole(tmp_path, registry):
     from kvplan.core.limits import MAX_SLO_DEPLOYMENTS
 
-    path = tmp_path / "d.toml"
     one = "[deployment.slo]\nttft_p90_ms = 500\n" + TRAFFIC
-    path.write_text("".join(ENTRY.format(name=f"d{i}") + one for i in range(MAX_SLO_DEPLOYMENTS + 1)))
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
-        listing = client.get("/v1/deployments").json()
-        assert listing["deployments"] == [] and listing["failures"][0]["field"] == "slo"
-        assert f"at most {MAX_SLO_DEPLOYMENTS}" in listing["failures"][0]["reason"]
+    text = "".join(ENTRY.format(name=f"d{i}") + one for i in range(MAX_SLO_DEPLOYMENTS + 1))
+    answer = listing(tmp_path, registry, text)
+    assert answer["deployments"] == [] and answer["failures"][0]["field"] == "slo"
+    assert f"at most {MAX_SLO_DEPLOYMENTS}" in answer["failures"][0]["reason"]
 
 
 def test_an_unchanged_entry_reuses_its_search_when_the_file_is_read_again(registry):
@@ -202,12 +210,10 @@ def test_an_unchanged_entry_reuses_its_search_when_the_file_is_read_again(regist
 
 
 def test_traffic_too_short_to_load_a_replica_fails_the_entry_rather_than_publish_a_rate(tmp_path, registry):
-    path = tmp_path / "d.toml"
     short = TRAFFIC.replace("count = 100", "count = 20").replace("value = 100 }", "value = 10 }")
-    path.write_text(ENTRY.format(name="short") + "[deployment.slo]\nttft_p90_ms = 5000\n" + short)
-    with TestClient(create_app(Settings(deployments=str(path)), registry=registry)) as client:
-        [failure] = client.get("/v1/deployments").json()["failures"]
-        assert failure["field"] == "traffic" and "does not load one replica" in failure["reason"], failure
+    text = ENTRY.format(name="short") + "[deployment.slo]\nttft_p90_ms = 5000\n" + short
+    [failure] = listing(tmp_path, registry, text)["failures"]
+    assert failure["field"] == "traffic" and "does not load one replica" in failure["reason"], failure
 
 
 def test_traffic_longer_than_max_model_len_is_refused_as_vllm_refuses_it(fleet_client):

@@ -113,20 +113,25 @@ timed_requests = st.lists(
 )
 
 
+def assert_same_schedule_and_times(fast: Scheduler, slow: Scheduler) -> None:
+    """The same finish order and steps, and each request's times to 1e-9."""
+    assert fast.finish_order == slow.finish_order
+    assert fast.t == slow.t
+    for a, b in zip(fast.reqs, slow.reqs, strict=True):
+        assert a.t_arrive == pytest.approx(b.t_arrive, rel=1e-9, abs=1e-12)
+        assert a.t_sched == pytest.approx(b.t_sched, rel=1e-9, abs=1e-12)
+        assert a.t_first == pytest.approx(b.t_first, rel=1e-9, abs=1e-12)
+        assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
+
+
 @settings(max_examples=60, deadline=None)
 @given(timed_requests, st.sampled_from([1 << 60, 900, 3000]), st.sampled_from([None, 1, 3]))
 def test_skipping_decode_runs_gives_the_times_of_visiting_every_step(requests, bend, k):
     timer = LinearTimer(bend)
     fast = run(Scheduler, cfg(), requests, timer, k)
     slow = run(EveryStep, cfg(), requests, timer, k)
-    assert fast.finish_order == slow.finish_order
-    assert fast.t == slow.t
+    assert_same_schedule_and_times(fast, slow)
     assert fast.preemptions == slow.preemptions
-    for a, b in zip(fast.reqs, slow.reqs, strict=True):
-        assert a.t_arrive == pytest.approx(b.t_arrive, rel=1e-9, abs=1e-12)
-        assert a.t_sched == pytest.approx(b.t_sched, rel=1e-9, abs=1e-12)
-        assert a.t_first == pytest.approx(b.t_first, rel=1e-9, abs=1e-12)
-        assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
     assert fast.itl.count == slow.itl.count
     assert fast.itl.total == pytest.approx(slow.itl.total, rel=1e-9)
 
@@ -139,13 +144,7 @@ def test_skipping_decode_runs_gives_the_times_of_visiting_every_step_behind_a_se
     timer = LinearTimer(bend)
     fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead))
     slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead))
-    assert fast.finish_order == slow.finish_order
-    assert fast.t == slow.t
-    for a, b in zip(fast.reqs, slow.reqs, strict=True):
-        assert a.t_arrive == pytest.approx(b.t_arrive, rel=1e-9, abs=1e-12)
-        assert a.t_sched == pytest.approx(b.t_sched, rel=1e-9, abs=1e-12)
-        assert a.t_first == pytest.approx(b.t_first, rel=1e-9, abs=1e-12)
-        assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
+    assert_same_schedule_and_times(fast, slow)
 
 
 def test_requests_sent_at_once_reach_the_engine_one_tokenization_apart():
