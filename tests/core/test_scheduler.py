@@ -258,11 +258,13 @@ def test_should_stop_stops_the_run_at_its_next_check():
 
 
 def test_should_stop_is_asked_once_every_few_steps_and_changes_nothing_when_false(monkeypatch):
-    # Besides every STOP_CHECK_INTERVAL steps, it is asked once the requests are checked, once
-    # as they are queued, and every STOP_CHECK_REQUESTS requests handled within steps (off here).
+    # Besides once every STOP_CHECK_INTERVAL steps visited (a run of decode steps counts the
+    # steps that cross a block boundary, and is checked at its end), it is asked once the requests
+    # are checked, once as they are queued, and every STOP_CHECK_REQUESTS requests handled within
+    # steps (off here).
     monkeypatch.setattr(scheduler, "STOP_CHECK_REQUESTS", 1 << 40)
     calls = []
     _, visited = visited_steps(THRASH_CFG, THRASH)
     quiet = simulate(THRASH_CFG, THRASH, should_stop=lambda: bool(calls.append(1)))
-    assert len(calls) == (visited - 1) // scheduler.STOP_CHECK_INTERVAL + 2
+    assert 2 < len(calls) <= (visited - 1) // scheduler.STOP_CHECK_INTERVAL + 2
     assert quiet == simulate(THRASH_CFG, THRASH)

@@ -81,30 +81,35 @@ class BlockPool:
 
     # -- pool operations ------------------------------------------------------------------
     def allocate(self, n: int) -> list[int]:
-        """Pop n blocks from the head; a cached block loses its hash (_maybe_evict_cached_block)."""
+        """Pop n blocks from the head; a cached block loses its hash (_maybe_evict_cached_block).
+        The never-used run is handed out whole: a run of decode steps takes thousands at once."""
         if n > self.num_free:
             raise PoolExhausted(n)
-        out = []
-        head, tail, ref, hash_of = self._head, self._tail, self.ref, self.hash_of
-        for _ in range(n):
-            if head:
-                b = head.popleft()
-            elif self._fresh < self.num_blocks:
-                b = self._fresh
-                self._fresh += 1
-                ref.append(0)
-                hash_of.append(None)
-            else:
-                b = tail.popitem(last=False)[0]
-            key = hash_of[b]
-            if key is not None:
-                del self._cached[key]
-                hash_of[b] = None
+        head, ref, hash_of = self._head, self.ref, self.hash_of
+        out = [head.popleft() for _ in range(min(n, len(head)))]  # freed unhashed: no hash
+        for b in out:
+            ref[b] = 1
+        fresh = min(n - len(out), self.num_blocks - self._fresh)
+        if fresh > 0:
+            out += range(self._fresh, self._fresh + fresh)
+            ref += [1] * fresh
+            hash_of += [None] * fresh
+            self._fresh += fresh
+        tail, cached = self._tail, self._cached
+        for _ in range(n - len(out)):
+            b = tail.popitem(last=False)[0]
+            del cached[hash_of[b]]
+            hash_of[b] = None
             ref[b] = 1
             out.append(b)
         self.num_free -= n
         self.allocated += n
         return out
+
+    @property
+    def uncached_free(self) -> int:
+        """Free blocks handed out before those that hold a hash: the head and never-used runs."""
+        return len(self._head) + self.num_blocks - self._fresh
 
     def touch(self, blocks: Sequence[int]) -> None:
         """A cache hit: the blocks leave the free queue if idle; ref_cnt + 1."""

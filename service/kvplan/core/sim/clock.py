@@ -101,3 +101,18 @@ class Clock:
                 return done + j, elapsed + _sum(a, b, n, c, j)
             done, elapsed, c = done + k, elapsed + span, c + k * n
         return done, elapsed
+
+    def decode_starts(self, n: int, context: int, offsets: list[int], start: float) -> list[float]:
+        """When steps `offsets` (ascending, 0 the first) of such a run start, the run starting
+        at `start` seconds."""
+        out: list[float] = []
+        done, elapsed, c = 0, start, context
+        a, b, until = self.timer.decode_line(n, c)
+        k = (until - c) // n + 1  # steps on this stretch
+        for j in offsets:
+            while j >= done + k:
+                done, elapsed, c = done + k, elapsed + _sum(a, b, n, c, k), c + k * n
+                a, b, until = self.timer.decode_line(n, c)
+                k = (until - c) // n + 1
+            out.append(elapsed + _sum(a, b, n, c, j - done))
+        return out

@@ -10,8 +10,14 @@ was preempted, waiting requests are admitted in order while max_num_seqs, the st
 its full blocks already cached (prefix caching), never its last token. Requests finish at the end
 of the step that samples their last token.
 
-The loop is event-driven: between arrivals, block boundaries, completions and prefill chunks,
-every running request just decodes one token a step, so those steps are skipped, not replayed.
+The loop is event-driven: between arrivals, completions, admissions and prefill chunks every
+running request just decodes one token a step, and the only change to the pool is a decoding
+request taking its next block when its tokens cross a block boundary. Those steps are advanced
+together (`_advance`), not replayed: a decoding request crosses a boundary every block_size steps,
+so the requests sit on a wheel of block_size buckets by the step (mod block_size) of their
+crossings, in admission order within a bucket, which is the order the step would serve them. A run
+of steps takes its blocks from the pool at once, in that order, while the free blocks cover them;
+the step whose crossings they do not cover is run as a whole step (it preempts).
 
 A request's state changes in one place, `_transition`, by the table TRANSITIONS; the queue a
 request sits in (waiting, running, prefilling) follows from its state there and nowhere else. An
@@ -24,6 +30,7 @@ caller's `should_stop`, are checked again while it runs.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections import deque
@@ -44,6 +51,7 @@ from .clock import Batch, Clock
 from .frontend import Frontend
 from .keys import key_list
 from .latency import GapHistogram
+from .request import Request, by_seq
 from .snapshot import Snapshot, snapshot
 from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
 from .workload import Planned, Size, next_turn
@@ -113,65 +121,6 @@ def step_bound(cfg: SimConfig, s: Size) -> tuple[int, int]:
 
 
 # -- the scheduler ------------------------------------------------------------------------------
-class _Request:
-    __slots__ = (
-        "arrival",
-        "blocks",
-        "chain",
-        "chain_block",
-        "computed",
-        "done_step",
-        "gen0",
-        "generated",
-        "hashed",
-        "id",
-        "keys",
-        "output",
-        "planned",
-        "prefix_id",
-        "priority",
-        "prompt",
-        "s0",
-        "seq",
-        "shared_len",
-        "state",
-        "t_arrive",
-        "t_done",
-        "t_first",
-        "t_last",
-        "t_sched",
-        "version",
-    )
-
-    def __init__(self, rid: int, p: Planned) -> None:
-        """Request `rid` as planned, pending, with nothing computed, allocated or timed yet."""
-        r = p.request
-        self.id = rid
-        self.planned = p
-        # A step, or seconds in a timed simulation (every request then has an arrival_time).
-        self.arrival: float = r.arrival_step if r.arrival_time is None else r.arrival_time
-        self.chain = p.chain
-        self.chain_block = p.chain_block
-        self.prompt = r.prompt_tokens
-        self.output = r.output_tokens
-        self.prefix_id = p.prefix_id
-        self.shared_len = p.shared_tokens
-        self.priority = r.priority
-        self.blocks: list[int] = []
-        self.keys: list[int] = []  # its blocks' cache keys, as far as computed (Scheduler._key_list)
-        self.computed = 0
-        self.generated = 0
-        self.hashed = 0
-        self.seq = 0
-        self.version = 0
-        self.state = State.PENDING
-        self.s0 = 0
-        self.gen0 = 0
-        self.done_step = -1
-        # Timed runs: when it was sent, first scheduled, sampled its first and latest token, finished.
-        self.t_arrive = self.t_sched = self.t_first = self.t_last = self.t_done = -1.0
-
-
 Observer = Callable[..., None]  # (step, blocks used, cached free, running, waiting[, seconds])
 
 
@@ -195,14 +144,14 @@ class Scheduler:
         self.should_stop = should_stop
         self.clock = clock
         self.concurrency = concurrency
-        self.backlog: deque[_Request] = deque()  # closed loop: requests not sent yet, in order
+        self.backlog: deque[Request] = deque()  # closed loop: requests not sent yet, in order
         self.in_flight = 0
         self.itl = GapHistogram()
         self.step_end = 0.0  # timed: when the step being run ends
         self.wait_reason = ""  # timed: why requests wait after the step's admissions (_wait_reason)
         self.waited: dict[str, float] = {}  # timed: seconds requests waited, by that reason
         self.prefix_numbers: dict[str, int] = {}
-        self.reqs: list[_Request] = []
+        self.reqs: list[Request] = []
         self.arrivals: list[tuple[float, int]] = []  # heap of (step or seconds, request id)
         # Timed, with a server (clock.server): the requests sent and not through it yet; whether
         # steps are scheduled one ahead; and the time before which a request must reach the engine
@@ -217,11 +166,15 @@ class Scheduler:
             if i % STOP_CHECK_REQUESTS == 0 and should_stop is not None and should_stop():
                 raise SimulationStopped(f"stopped while queueing the requests, {i:,} of {len(planned):,}")
             self._add(p)
-        self.waiting: deque[_Request] = deque()
+        self.waiting: deque[Request] = deque()
         self.waiting_heap: list[tuple[int, float, int]] = []  # priority policy: (priority, arrival order, id)
-        self.running: dict[int, _Request] = {}  # admission order
-        self.prefilling: dict[int, _Request] = {}
-        self.events: list[tuple[int, int, int, int]] = []  # (step, seq, version, id)
+        self.running: dict[int, Request] = {}  # admission order
+        self.prefilling: dict[int, Request] = {}
+        # Decoding requests: the wheel (bucket j: those crossing a block boundary at steps ≡ j mod
+        # block_size, in admission order), and a heap of the steps at which they sample their last
+        # token, (step, seq, version, id), stale once the request's version moves on.
+        self.wheel: list[list[Request]] = [[] for _ in range(cfg.block_size)]
+        self.events: list[tuple[int, int, int, int]] = []
         self.seq = 0
         self.t = 0
         self.visited = 0  # steps the loop has run, of the self.t + 1 simulated
@@ -235,16 +188,16 @@ class Scheduler:
         self.finish_order: list[int] = []
         self.tail_waste_total = 0
         self.preempted_now = False
-        self.finish_now: list[_Request] = []
-        self.first_now: list[_Request] = []  # timed: prefills completed this step
+        self.finish_now: list[Request] = []
+        self.first_now: list[Request] = []  # timed: prefills completed this step
         # Requests decoding: how many, and Σ (prompt + gen0 − s0), so that Σ of their KV lengths
         # at step t is dec_base + n_dec·t (_decode_tokens); this step's decode batch.
         self.n_dec = self.dec_base = 0
         self.step_dn = self.step_dctx = 0
         self.step_pn = self.step_ptok = self.step_pctx = 0
 
-    def _add(self, p: Planned) -> _Request:
-        q = _Request(len(self.reqs), p)
+    def _add(self, p: Planned) -> Request:
+        q = Request(len(self.reqs), p)
         self.reqs.append(q)
         if self.concurrency is None:
             q.t_arrive = q.arrival
@@ -255,13 +208,13 @@ class Scheduler:
             self.backlog.append(q)
         return q
 
-    def _send(self, q: _Request, at: float) -> None:
+    def _send(self, q: Request, at: float) -> None:
         """Closed loop: the client sends q at `at` seconds, a slot being free."""
         q.t_arrive = at
         self.in_flight += 1
         self._push(at, q)
 
-    def _push(self, at: float, q: _Request) -> None:
+    def _push(self, at: float, q: Request) -> None:
         if self.front is None:
             heapq.heappush(self.arrivals, (at, q.id))
         else:
@@ -275,7 +228,7 @@ class Scheduler:
             arrival = through if arrival is None else min(arrival, through)
         return arrival
 
-    def _key_list(self, q: _Request, n: int) -> list[int]:
+    def _key_list(self, q: Request, n: int) -> list[int]:
         return key_list(q, n, self.bs, self.prefix_numbers)
 
     def process_event(self, request_id: int, event: Event) -> State:
@@ -287,7 +240,7 @@ class Scheduler:
         self._transition(q, event)
         return q.state
 
-    def _transition(self, q: _Request, event: Event) -> None:
+    def _transition(self, q: Request, event: Event) -> None:
         """The one place a request changes state, and the queues follow: the waiting queue holds
         WAITING (at the back) and PREEMPTED (at the front) requests, `running` the running ones
         in admission order, `prefilling` those of them still computing their prompt."""
@@ -311,7 +264,7 @@ class Scheduler:
         q.state = new
 
     # waiting queue ------------------------------------------------------------------------
-    def _enqueue(self, q: _Request, front: bool) -> None:
+    def _enqueue(self, q: Request, front: bool) -> None:
         if self.cfg.policy == "priority":
             heapq.heappush(self.waiting_heap, (q.priority, q.arrival, q.id))
         elif front:
@@ -319,12 +272,12 @@ class Scheduler:
         else:
             self.waiting.append(q)
 
-    def _peek_waiting(self) -> _Request | None:
+    def _peek_waiting(self) -> Request | None:
         if self.cfg.policy == "priority":
             return self.reqs[self.waiting_heap[0][2]] if self.waiting_heap else None
         return self.waiting[0] if self.waiting else None
 
-    def _pop_waiting(self, q: _Request) -> None:
+    def _pop_waiting(self, q: Request) -> None:
         """Admission takes the head of the waiting queue, and only the head."""
         if self._peek_waiting() is not q:
             raise SchedulerStateError(f"request {q.id} admitted from behind the queue's head")
@@ -338,37 +291,30 @@ class Scheduler:
         return len(self.waiting_heap) if self.cfg.policy == "priority" else len(self.waiting)
 
     # blocks -------------------------------------------------------------------------------
-    def _cache_full(self, q: _Request, computed: int) -> None:
+    def _cache_full(self, q: Request, computed: int) -> None:
         full = min(computed // self.bs, len(q.blocks))
         if full > q.hashed:
             self.pool.cache_run(q.blocks, self._key_list(q, full), q.hashed, full)
             q.hashed = full
 
-    def _decode_tokens(self, q: _Request, t: int) -> int:
+    def _decode_tokens(self, q: Request, t: int) -> int:
         """Tokens of a decoding request at step t, before the step samples."""
         return q.prompt + q.gen0 + (t - q.s0)
 
-    def _schedule_next(self, q: _Request, t: int) -> None:
-        """The next step at which a decoding request needs a block, or finishes."""
-        capacity = len(q.blocks) * self.bs
-        need = q.s0 + (capacity + 1 - q.prompt - q.gen0)  # tokens exceed the blocks
-        done = q.s0 + (q.output - 1 - q.gen0)  # samples its last token
-        step = max(t, min(need, done))
-        heapq.heappush(self.events, (step, q.seq, q.version, q.id))
-
-    def _release(self, q: _Request, computed: int) -> None:
+    def _release(self, q: Request, computed: int) -> None:
         self._cache_full(q, computed)
         self.pool.free(q.blocks)
         q.blocks = []
         q.version += 1
         self.blocked = False
 
-    def _preempt_one(self, t: int) -> _Request:
+    def _preempt_one(self, t: int, current: Request) -> Request:
         if self.cfg.policy == "priority":
             victim = max(self.running.values(), key=lambda r: (r.priority, r.seq))
         else:
             victim = self.running[next(reversed(self.running))]
         if victim.state is State.DECODING:
+            self._keep_pending_visit(victim, t, current)
             victim.generated = victim.gen0 + (t - victim.s0)
             computed = victim.prompt + victim.generated - 1
             self._stop_decoding(victim)
@@ -387,23 +333,47 @@ class Scheduler:
         self._transition(victim, Event.PREEMPT)
         return victim
 
-    def _alloc(self, q: _Request, n: int, t: int) -> bool:
+    def _alloc(self, q: Request, n: int, t: int) -> bool:
         """Allocate n blocks for q, preempting from the end of the running list when the pool is
         empty. False when q itself was preempted."""
         while self.pool.num_free < n:
-            victim = self._preempt_one(t)
+            victim = self._preempt_one(t, q)
             self.preempted_now = True
             if victim is q:
                 return False
         q.blocks += self.pool.allocate(n)
         return True
 
+    def _keep_pending_visit(self, victim: Request, t: int, current: Request) -> None:
+        """The series samples the steps the loop visits, and the loop has always visited the
+        step of a preempted request's next event (its next block boundary or last token), as
+        though it still ran: that step stays a visit (version −1), so answers stay the same."""
+        due = victim.phase == t % self.bs or victim.s0 + (victim.output - 1 - victim.gen0) == t
+        done = victim.s0 + (victim.output - 1 - victim.gen0)
+        if due and (victim.seq >= current.seq or done == t):
+            return  # taken into this step's work, and not yet given its next event
+        boundary = t + ((victim.phase - t) % self.bs or self.bs)
+        heapq.heappush(self.events, (min(boundary, done), victim.seq, -1, victim.id))
+
+    def _next_event(self) -> int | None:
+        """The next step a decoding request samples its last token, or a kept visit."""
+        events, reqs = self.events, self.reqs
+        while events:
+            step, _, version, rid = events[0]
+            if version < 0 or reqs[rid].version == version:
+                return step
+            heapq.heappop(events)
+        return None
+
     # one step -----------------------------------------------------------------------------
-    def _stop_decoding(self, q: _Request) -> None:
+    def _stop_decoding(self, q: Request) -> None:
         self.n_dec -= 1
         self.dec_base -= q.prompt + q.gen0 - q.s0
+        if q.phase >= 0:
+            self.wheel[q.phase].remove(q)
+            q.phase = -1
 
-    def _start_decoding(self, q: _Request, t: int) -> None:
+    def _start_decoding(self, q: Request, t: int) -> None:
         """Prefill done at step t: the step samples the first (or next) output token."""
         self._transition(q, Event.PREFILL_DONE)
         q.generated += 1
@@ -414,10 +384,15 @@ class Scheduler:
             self.first_now.append(q)
         if q.generated >= q.output:
             self.finish_now.append(q)
-        else:
-            self._schedule_next(q, t + 1)
+            return
+        # Its KV holds prompt + gen0 − 1 tokens in full blocks' worth: it crosses into a new block
+        # at the steps where that count is a multiple of block_size, the first in s0..s0 + bs − 1.
+        q.phase = (q.s0 + 1 - q.prompt - q.gen0) % self.bs
+        bisect.insort(self.wheel[q.phase], q, key=by_seq)
+        done = q.s0 + (q.output - 1 - q.gen0)  # the step that samples its last token
+        heapq.heappush(self.events, (done, q.seq, q.version, q.id))
 
-    def _prefill_chunk(self, q: _Request, budget: int, t: int) -> int:
+    def _prefill_chunk(self, q: Request, budget: int, t: int) -> int:
         total = q.prompt + q.generated
         chunk = min(total - q.computed, budget)
         if chunk <= 0:
@@ -434,7 +409,7 @@ class Scheduler:
             self._start_decoding(q, t)
         return chunk
 
-    def _admit(self, q: _Request, budget: int, t: int) -> int:
+    def _admit(self, q: Request, budget: int, t: int) -> int:
         """Admit the head of the waiting queue if its first chunk fits; the tokens it used, or 0."""
         total = q.prompt + q.generated
         hits: list[int] = []
@@ -502,15 +477,16 @@ class Scheduler:
             _, rid = heapq.heappop(self.arrivals)
             self._transition(self.reqs[rid], Event.ARRIVE)
             self.blocked = False
-        # Running requests with work this step, in running order: block needs and prefill chunks.
-        due: list[_Request] = []
+        # Running requests with work this step, in running order: block boundaries crossed, last
+        # tokens sampled, prefill chunks.
+        phase = t % self.bs
+        due = [*self.wheel[phase], *self.prefilling.values()]
         while self.events and self.events[0][0] <= t:
             _, _, version, rid = heapq.heappop(self.events)
             q = self.reqs[rid]
-            if q.version != version or q.state is not State.DECODING:
-                continue
-            due.append(q)
-        work = sorted([*due, *self.prefilling.values()], key=lambda r: r.seq)
+            if q.version == version and q.state is State.DECODING and q.phase != phase:
+                due.append(q)
+        work = sorted(due, key=by_seq)
         self.step_dn, self.step_dctx = self.n_dec, self.dec_base + self.n_dec * t
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
@@ -529,8 +505,6 @@ class Scheduler:
                 continue
             if q.s0 + (q.output - 1 - q.gen0) == t:
                 self.finish_now.append(q)
-            else:
-                self._schedule_next(q, t + 1)
         # Admissions, unless this step preempted.
         if not self.preempted_now:
             while budget > 0 and len(self.running) < self.cfg.max_num_seqs:
@@ -592,7 +566,7 @@ class Scheduler:
                 self.itl.add(end - q.t_last, 1)
         self.first_now = []
 
-    def _finish(self, q: _Request, t: int) -> None:
+    def _finish(self, q: Request, t: int) -> None:
         computed = q.prompt + q.output - 1
         self.tail_waste_total += len(q.blocks) * self.bs - computed
         self._release(q, computed)
@@ -615,14 +589,15 @@ class Scheduler:
             self._add(next_turn(q.planned, follow_up, t, done))
 
     def next_step(self) -> int | None:
-        """The next step where anything but plain decoding happens."""
+        """The next step where anything but plain decoding (and crossing block boundaries) happens."""
         if self.prefilling:
             return self.t + 1
         if self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs:
             return self.t + 1
         cands = []
-        if self.events:
-            cands.append(self.events[0][0])
+        event = self._next_event()
+        if event is not None:
+            cands.append(event)
         if self.arrivals:
             cands.append(int(self.arrivals[0][0]))  # a step: this is the untimed loop
         if not cands:
@@ -649,8 +624,9 @@ class Scheduler:
         if not self.running:  # idle until the next arrival, which an idle engine schedules at once
             self.visible = None
             return (None, end) if arrival is None else (t + 1, max(end, arrival))
-        event = self.events[0][0] if self.events else t + 1
-        limit = event - (t + 1)  # decode-only steps before the event's
+        event = self._next_event()
+        event = t + 1 if event is None else self._covered_until(t + 1, event)[0]
+        limit = event - (t + 1)  # decode-only steps before the event's (or the pool's end)
         if limit <= 0 or (arrival is not None and arrival <= end):
             return t + 1, end
         n = self.n_dec
@@ -687,23 +663,14 @@ class Scheduler:
         elif clock is not None and self.front is not None and self.front.sent:  # through the server
             self.front.through(self.front.sent[0][0], self.arrivals)
             clock.now = self.arrivals[0][0]
+        checked = 0
         while True:
             self.step(self.t)
             self.visited += 1
+            self.used_area += self.pool.in_use
             if observe is not None:
-                if clock is None:
-                    observe(
-                        self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting
-                    )
-                else:
-                    observe(
-                        self.t,
-                        self.pool.in_use,
-                        self.pool.cached_free,
-                        len(self.running),
-                        self.n_waiting,
-                        clock.now,
-                    )
+                point = (self.t, self.pool.in_use, self.pool.cached_free, len(self.running), self.n_waiting)
+                observe(*point) if clock is None else observe(*point, clock.now)
             if clock is None:
                 nxt = self.next_step()
             else:
@@ -717,16 +684,107 @@ class Scheduler:
                     raise SchedulerStateError("the simulation stopped making progress")
                 snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                 return snapshots
-            while pending and pending[0] < nxt:
+            crossed: list[tuple[int, int, int]] = []
+            nxt = self._advance(nxt, pending, snapshots, crossed)
+            if crossed and observe is not None:
+                self._observe_run(crossed, observe)
+            if self.visited - checked >= STOP_CHECK_INTERVAL:
+                checked = self.visited
+                self._check_limits()
+            self.running_area += len(self.running) * (nxt - self.t)
+            self.t = nxt
+
+    # runs of decode steps ---------------------------------------------------------------------
+    def _covered_until(self, a: int, b: int) -> tuple[int, int]:
+        """The first step of a..b − 1 whose block boundaries the free blocks do not cover (b when
+        they cover all), and how many boundaries the steps before it cross."""
+        n = self.n_dec
+        if n == 0 or b <= a:
+            return b, 0
+        bs, sizes = self.bs, [len(w) for w in self.wheel]
+        full, rem = divmod(b - a, bs)
+        total = full * n + sum(sizes[(a + j) % bs] for j in range(rem))
+        free = self.pool.num_free
+        if total <= free:
+            return b, total
+        cycles = free // n
+        s, left = a + cycles * bs, free - cycles * n
+        while sizes[s % bs] <= left:
+            left -= sizes[s % bs]
+            s += 1
+        return s, free - left
+
+    def _advance(
+        self, end: int, pending: list[int], snapshots: list[Snapshot], crossed: list[tuple[int, int, int]]
+    ) -> int:
+        """Steps self.t + 1 .. end − 1, in which requests only decode: their block boundaries
+        crossed at once, the snapshots asked of them taken on the way. Returns the step to visit
+        next: `end`, or the first step whose boundaries the free blocks do not cover (it preempts).
+        Appends (step, blocks in use, cached free) after each step that crossed one."""
+        at = self.t + 1
+        while True:
+            while pending and pending[0] < at:  # the pool is as it was after these steps
                 s = pending.pop(0)
                 if s >= self.t:
                     snapshots.append(self.snapshot(s))
-            if self.visited % STOP_CHECK_INTERVAL == 0:
-                self._check_limits()
-            span = nxt - self.t
-            self.used_area += self.pool.in_use * span
-            self.running_area += len(self.running) * span
-            self.t = nxt
+            if at >= end:
+                return end
+            stop = min(end, pending[0] + 1) if pending else end
+            reached = self._cross(at, stop, crossed)
+            if reached < stop:
+                while pending and pending[0] < reached:
+                    snapshots.append(self.snapshot(pending.pop(0)))
+                return reached
+            at = stop
+
+    def _cross(self, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
+        """The block boundaries of steps a..b − 1, as far as the free blocks cover them: the
+        blocks taken from the pool at once and handed out in the order the steps would (step by
+        step, admission order within one). Returns the first step not covered.
+
+        Nobody joins or leaves the wheel in a run, so every block_size steps repeat one order of
+        the decoding requests: over c whole cycles, the request at place p of that order takes
+        blocks p, p + n, …, p + (c − 1)·n of them (n decoding)."""
+        pool, bs, wheel = self.pool, self.bs, self.wheel
+        b, total = self._covered_until(a, b)
+        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
+        if total == 0:
+            self.used_area += used * (b - a)
+            return b
+        blocks = pool.allocate(total)
+        visits = len(crossed)
+        pos = area = 0
+        for s in range(a, b):
+            bucket = wheel[s % bs]
+            m = len(bucket)
+            if m:
+                for q, block in zip(bucket, blocks[pos : pos + m], strict=True):
+                    q.blocks.append(block)
+                pos += m
+                crossed.append((s, used + pos, cached - max(0, pos - uncached)))
+            area += used + pos
+            if not (s - a + 1) & 4095:
+                self._stop_if_asked()
+        self.used_area += area
+        self.visited += len(crossed) - visits
+        self.peak_used = max(self.peak_used, pool.in_use)
+        return b
+
+    def _observe_run(self, crossed: list[tuple[int, int, int]], observe: Observer) -> None:
+        running, waiting = len(self.running), self.n_waiting
+        clock = self.clock
+        if clock is None:
+            for s, used, cached in crossed:
+                observe(s, used, cached, running, waiting)
+            return
+        # Timed: each step starts when the run's steps before it have lasted.
+        n = self.n_dec
+        run_start = self.t + 1
+        starts = clock.decode_starts(
+            n, self.dec_base + n * run_start, [s - run_start for s, _, _ in crossed], self.step_end
+        )
+        for (s, used, cached), at in zip(crossed, starts, strict=True):
+            observe(s, used, cached, running, waiting, at)
 
     def _check_limits(self) -> None:
         if self.visited > MAX_SIMULATED_STEPS or self.pool.allocated > MAX_BLOCK_EVENTS:

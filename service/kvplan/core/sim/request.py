@@ -1,0 +1,73 @@
+"""A request as the scheduler holds it (scheduler.py): what it has computed, allocated and
+sampled, its place on the decode wheel, and, timed, when it saw what."""
+
+from __future__ import annotations
+
+from .states import State
+from .workload import Planned
+
+
+def by_seq(q: Request) -> int:
+    """Admission order: the order a step serves running requests in."""
+    return q.seq
+
+
+class Request:
+    __slots__ = (
+        "arrival",
+        "blocks",
+        "chain",
+        "chain_block",
+        "computed",
+        "done_step",
+        "gen0",
+        "generated",
+        "hashed",
+        "id",
+        "keys",
+        "output",
+        "phase",
+        "planned",
+        "prefix_id",
+        "priority",
+        "prompt",
+        "s0",
+        "seq",
+        "shared_len",
+        "state",
+        "t_arrive",
+        "t_done",
+        "t_first",
+        "t_last",
+        "t_sched",
+        "version",
+    )
+
+    def __init__(self, rid: int, p: Planned) -> None:
+        """Request `rid` as planned, pending, with nothing computed, allocated or timed yet."""
+        r = p.request
+        self.id = rid
+        self.planned = p
+        # A step, or seconds in a timed simulation (every request then has an arrival_time).
+        self.arrival: float = r.arrival_step if r.arrival_time is None else r.arrival_time
+        self.chain = p.chain
+        self.chain_block = p.chain_block
+        self.prompt = r.prompt_tokens
+        self.output = r.output_tokens
+        self.prefix_id = p.prefix_id
+        self.shared_len = p.shared_tokens
+        self.priority = r.priority
+        self.blocks: list[int] = []
+        self.keys: list[int] = []  # its blocks' cache keys, as far as computed (Scheduler._key_list)
+        self.computed = 0
+        self.generated = 0
+        self.hashed = 0
+        self.seq = 0
+        self.version = 0
+        self.state = State.PENDING
+        self.s0 = 0
+        self.gen0 = 0
+        self.done_step = -1
+        self.phase = -1  # decoding: the step mod block_size at which it crosses a block boundary
+        # Timed runs: when it was sent, first scheduled, sampled its first and latest token, finished.
+        self.t_arrive = self.t_sched = self.t_first = self.t_last = self.t_done = -1.0
