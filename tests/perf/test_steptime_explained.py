@@ -105,7 +105,7 @@ def test_element_wise_kernels_are_priced_as_aiconfigurator_prices_them():
     h, inter = 8192, 28672
     assert m.elementwise_kernels == 80 * 3
     assert m.elementwise_bytes_per_token == pytest.approx(80 * 2 * (8 * h + 3 * inter / 8), rel=1e-3)
-    none = replace(m, elementwise_kernels=0, elementwise_bytes_per_token=0.0, _memo={})
+    none = replace(m, elementwise_kernels=0, elementwise_bytes_per_token=0.0, _memo={}, _lines={})
     added = m.seconds(Batch(32, 32 * 1000, 0, 0, 0)) - none.seconds(Batch(32, 32 * 1000, 0, 0, 0))
     expected = 240 * 3e-6 + 32 * m.elementwise_bytes_per_token / (0.8 * 3.35e12)
     assert added == pytest.approx(expected, rel=1e-3)

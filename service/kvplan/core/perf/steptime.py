@@ -129,6 +129,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     # The model's measured error on silicon (median abs % of TPOT), once validated; the caller fills it.
     validation_error_pct: float | None = None
     _memo: dict[int, float] = msgspec.field(default_factory=dict)
+    # decode_line's parts that do not depend on the context, by n (a run asks for them per stretch)
+    _lines: dict[int, tuple[float, float, float, float]] = msgspec.field(default_factory=dict)
 
     def seconds(self, batch: Batch) -> float:
         n, ctx, pr, pt, pc = batch
@@ -142,26 +144,22 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     def decode_line(self, n: int, context: int) -> tuple[float, float, int]:
         """A step of n decoding requests (nothing else) with Σ context = `context`: (a, b, until)
         such that seconds(Batch(n, c, 0, 0, 0)) == a + b·c exactly for every c in [context, until]."""
-        largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
-        graphed = n <= largest
-        m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
-        gpu = self._tokens(m, graphed) + self._head(n)
-        f = self.full
-        gpu += f.decode_const + f.decode_per_request * m
-        slope, until = f.decode_per_ctx, UNBOUNDED
+        parts = self._lines.get(n)
+        if parts is None:
+            parts = self._lines[n] = self._decode_parts(n)
+        gpu, launches, host, exposed = parts
+        slope, until = self.full.decode_per_ctx, UNBOUNDED
         s = self.sliding
         if s is not None:
-            gpu += s.decode_const + s.decode_per_request * m
             # Σ min(ctx, window) read as min(Σctx, n·window): exact when all sit on one side of it
             cap = n * s.window
             if context <= cap:
                 slope, until = slope + s.decode_per_ctx, cap
             else:
                 gpu += s.decode_per_ctx * cap
-        gpu += self._launches(self.decode_graph if graphed else NONE)
-        host = self.host.cpu_seconds(n)
+        gpu += launches
         if self.async_scheduling:
-            a, floor_s = gpu + self.host.exposed_async_s, host
+            a, floor_s = gpu + exposed, host
         else:
             a, floor_s = gpu + host, 0.0
         if a + slope * context >= floor_s:
@@ -174,6 +172,21 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
                 c -= 1
             until = min(until, c)
         return floor_s, 0.0, until
+
+    def _decode_parts(self, n: int) -> tuple[float, float, float, float]:
+        """A decode step's GPU seconds before its context and launches, its launches, the host's
+        seconds and what of them async scheduling exposes."""
+        largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
+        graphed = n <= largest
+        m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
+        gpu = self._tokens(m, graphed) + self._head(n)
+        f = self.full
+        gpu += f.decode_const + f.decode_per_request * m
+        s = self.sliding
+        if s is not None:
+            gpu += s.decode_const + s.decode_per_request * m
+        launches = self._launches(self.decode_graph if graphed else NONE)
+        return gpu, launches, self.host.cpu_seconds(n), self.host.exposed_async_s
 
     def explain(self) -> tuple[Step, ...]:
         if self.validation_error_pct is None:

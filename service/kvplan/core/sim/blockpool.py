@@ -25,6 +25,8 @@ from ..limits import (
 )
 
 NULL_BLOCK = 0
+# The hash of a block whose content nobody can ever look up (`seal`).
+SEALED = -1
 
 
 class BlockPool:
@@ -98,7 +100,7 @@ class BlockPool:
         tail, cached = self._tail, self._cached
         for _ in range(n - len(out)):
             b = tail.popitem(last=False)[0]
-            del cached[hash_of[b]]
+            cached.pop(hash_of[b], None)  # a sealed block's content is in no lookup
             hash_of[b] = None
             ref[b] = 1
             out.append(b)
@@ -148,6 +150,16 @@ class BlockPool:
             if hash_of[b] is None and key not in cached:
                 cached[key] = b
                 hash_of[b] = key
+
+    def seal(self, blocks: Sequence[int], lo: int, hi: int) -> None:
+        """Give blocks[lo:hi] a hash no lookup will ever ask for: the full blocks of a finished
+        request's own content (its keys hold its id: no other request computes them). They free
+        to the tail and are evicted in their turn, as vLLM's hashed blocks are, without being
+        keyed in the cache."""
+        hash_of = self.hash_of
+        for b in blocks[lo:hi]:
+            if hash_of[b] is None:
+                hash_of[b] = SEALED
 
     def lookup(self, key: Hashable) -> int | None:
         return self._cached.get(key)

@@ -26,6 +26,7 @@ class Request:
         "id",
         "keys",
         "output",
+        "own_from",
         "phase",
         "planned",
         "prefix_id",
@@ -68,6 +69,9 @@ class Request:
         self.s0 = 0
         self.gen0 = 0
         self.done_step = -1
+        # Blocks from this index on hold its own content, keyed by its id: no other request looks
+        # them up, and it does so only once preempted, so until then they are not keyed.
+        self.own_from = 0
         self.phase = -1  # decoding: the step mod block_size at which it crosses a block boundary
         # Timed runs: when it was sent, first scheduled, sampled its first and latest token, finished.
         self.t_arrive = self.t_sched = self.t_first = self.t_last = self.t_done = -1.0

@@ -67,6 +67,7 @@ STOP_CHECK_INTERVAL = 16
 # up to ~0.4 s (100,000 arriving at once), an admission up to ~40 µs, so checks are ~10 ms apart.
 STOP_CHECK_REQUESTS = 256
 POLICIES = ("fcfs", "priority")
+EVERY_BLOCK = 1 << 62  # Request.own_from once every block is keyed
 
 
 class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -198,6 +199,7 @@ class Scheduler:
 
     def _add(self, p: Planned) -> Request:
         q = Request(len(self.reqs), p)
+        q.own_from = q.shared_len // self.bs if q.prefix_id is not None or q.chain else 0
         self.reqs.append(q)
         if self.concurrency is None:
             q.t_arrive = q.arrival
@@ -292,7 +294,7 @@ class Scheduler:
 
     # blocks -------------------------------------------------------------------------------
     def _cache_full(self, q: Request, computed: int) -> None:
-        full = min(computed // self.bs, len(q.blocks))
+        full = min(computed // self.bs, len(q.blocks), q.own_from)
         if full > q.hashed:
             self.pool.cache_run(q.blocks, self._key_list(q, full), q.hashed, full)
             q.hashed = full
@@ -301,8 +303,13 @@ class Scheduler:
         """Tokens of a decoding request at step t, before the step samples."""
         return q.prompt + q.gen0 + (t - q.s0)
 
-    def _release(self, q: Request, computed: int) -> None:
+    def _release(self, q: Request, computed: int, finished: bool = False) -> None:
+        if not finished:  # preempted: it will look its own blocks up when it comes back
+            q.own_from = EVERY_BLOCK
         self._cache_full(q, computed)
+        full = min(computed // self.bs, len(q.blocks))
+        if full > q.hashed:  # finished: its own full blocks are hashed, and never looked up
+            self.pool.seal(q.blocks, q.hashed, full)
         self.pool.free(q.blocks)
         q.blocks = []
         q.version += 1
@@ -414,7 +421,7 @@ class Scheduler:
         total = q.prompt + q.generated
         hits: list[int] = []
         if self.cfg.prefix_caching:
-            limit = (total - 1) // self.bs
+            limit = min((total - 1) // self.bs, q.own_from)  # its own blocks are not keyed yet
             hits = self.pool.longest_hit(self._key_list(q, limit), limit)
         hit_tokens = len(hits) * self.bs
         chunk = min(total - hit_tokens, budget)
@@ -569,7 +576,7 @@ class Scheduler:
     def _finish(self, q: Request, t: int) -> None:
         computed = q.prompt + q.output - 1
         self.tail_waste_total += len(q.blocks) * self.bs - computed
-        self._release(q, computed)
+        self._release(q, computed, finished=True)
         q.keys = []  # a finished request's blocks are only ever looked up by others' keys
         self._stop_decoding(q)
         self._transition(q, Event.FINISH)
@@ -625,13 +632,25 @@ class Scheduler:
             self.visible = None
             return (None, end) if arrival is None else (t + 1, max(end, arrival))
         event = self._next_event()
-        event = t + 1 if event is None else self._covered_until(t + 1, event)[0]
+        if event is None:
+            event = t + 1
+        elif cdiv(event - t - 1, self.bs) * self.n_dec > self.pool.num_free:  # may run out first
+            event = self._covered_until(t + 1, event)[0]
         limit = event - (t + 1)  # decode-only steps before the event's (or the pool's end)
-        if limit <= 0 or (arrival is not None and arrival <= end):
+        # Scheduled ahead, a step sees what arrived before its predecessor started: the first step
+        # to start at or after an arrival only decodes, and the arrival joins the step after it.
+        unseen = ahead and arrival is not None and arrival > clock.now
+        if limit <= 0 or (arrival is not None and arrival <= end and not unseen):
             return t + 1, end
         n = self.n_dec
         ctx = self.dec_base + n * (t + 1)
-        k, elapsed = clock.decode_run(n, ctx, limit, math.inf if arrival is None else arrival - end)
+        if arrival is not None and arrival <= end:
+            k, elapsed = 0, 0.0
+        else:
+            k, elapsed = clock.decode_run(n, ctx, limit, math.inf if arrival is None else arrival - end)
+        if unseen and k < limit:
+            elapsed += clock.step(Batch(n, ctx + k * n, 0, 0, 0))
+            k += 1
         if k:
             first = clock.timer.seconds(Batch(n, ctx, 0, 0, 0))
             last = clock.timer.seconds(Batch(n, ctx + (k - 1) * n, 0, 0, 0))
@@ -701,12 +720,13 @@ class Scheduler:
         n = self.n_dec
         if n == 0 or b <= a:
             return b, 0
-        bs, sizes = self.bs, [len(w) for w in self.wheel]
+        bs, wheel = self.bs, self.wheel
         full, rem = divmod(b - a, bs)
-        total = full * n + sum(sizes[(a + j) % bs] for j in range(rem))
+        total = full * n + sum([len(wheel[(a + j) % bs]) for j in range(rem)])
         free = self.pool.num_free
         if total <= free:
             return b, total
+        sizes = [len(w) for w in wheel]
         cycles = free // n
         s, left = a + cycles * bs, free - cycles * n
         while sizes[s % bs] <= left:
