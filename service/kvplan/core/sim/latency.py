@@ -100,16 +100,19 @@ class GapHistogram:
 
     def add_run(self, first: float, last: float, steps: int, total: float, weight: int) -> None:
         """`steps` steps whose durations rise evenly from `first` to `last` and sum to `total`,
-        each with `weight` requests decoding: the mean exactly, the bins by up to 32 slices."""
+        each with `weight` requests decoding: the mean exactly, and in each bin the steps whose
+        duration falls in it."""
         if weight <= 0 or steps <= 0:
             return
-        slices = min(steps, 32)
-        for i in range(slices):
-            lo, hi = steps * i // slices, steps * (i + 1) // slices
-            mid = (lo + hi - 1) / 2
-            d = first + (last - first) * (mid / (steps - 1) if steps > 1 else 0.0)
-            k = math.floor(math.log(d) / _LOG_BIN)
-            self.bins[k] = self.bins.get(k, 0) + weight * (hi - lo)
+        lo, hi = min(first, last), max(first, last)
+        k, top = math.floor(math.log(lo) / _LOG_BIN), math.floor(math.log(hi) / _LOG_BIN)
+        bins, below = self.bins, 0
+        while k < top:  # steps j with lo + (hi − lo)·j/(steps − 1) under the bin's upper edge
+            edge = math.exp((k + 1) * _LOG_BIN)
+            under = min(steps, max(below, math.ceil((edge - lo) / (hi - lo) * (steps - 1))))
+            bins[k] = bins.get(k, 0) + weight * (under - below)
+            below, k = under, k + 1
+        bins[top] = bins.get(top, 0) + weight * (steps - below)
         self.count += weight * steps
         self.total += total * weight
         # Σ d² of an arithmetic run: k·(mean² + spread²), spread² = (last − first)²·(k + 1)/(12(k − 1)).

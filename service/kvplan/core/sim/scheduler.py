@@ -766,16 +766,17 @@ class Scheduler:
         the decoding requests: over c whole cycles, the request at place p of that order takes
         blocks p, p + n, …, p + (c − 1)·n of them (n decoding)."""
         pool, bs, wheel = self.pool, self.bs, self.wheel
-        b, total = self._covered_until(a, b)
-        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
-        if total == 0:
-            self.used_area += used * (b - a)
+        if self.n_dec == 0:
+            self.used_area += pool.in_use * (b - a)
             return b
-        blocks = pool.allocate(total)
+        if cdiv(b - a, bs) * self.n_dec > pool.num_free:  # the pool may run out first
+            b = self._covered_until(a, b)[0]
+        buckets = [wheel[s % bs] for s in range(a, b)]
+        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
+        blocks = pool.allocate(sum(map(len, buckets)))
         visits = len(crossed)
         pos = area = 0
-        for s in range(a, b):
-            bucket = wheel[s % bs]
+        for s, bucket in enumerate(buckets, a):
             m = len(bucket)
             if m:
                 for q, block in zip(bucket, blocks[pos : pos + m], strict=True):
