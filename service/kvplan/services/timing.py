@@ -65,6 +65,7 @@ def timing_for(
         async_scheduling=inp.async_scheduling is not False,
         data_parallel=inp.data_parallel_size or 1,
         expert_parallel=bool(inp.enable_expert_parallel),
+        moe_backend=inp.moe_backend,
     )
     server = serving_prior(async_scheduling=inp.async_scheduling is not False)
     return Timing(
