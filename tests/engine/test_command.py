@@ -93,6 +93,11 @@ def test_the_mamba_flags_and_prefix_caching_set_their_fields():
         "enable_prefix_caching": True, "mamba_block_size": 64}  # fmt: skip
 
 
+def test_moe_backend_sets_the_experts_kernel_the_step_time_model_prices():
+    c = read_command("vllm serve openai/gpt-oss-120b --moe-backend marlin")
+    assert c.settings == {"moe_backend": "marlin"}
+
+
 def test_the_compilation_config_sets_the_cuda_graph_fields_as_vllms_validators_read_them():
     """CompilationConfig.validate_mode_before / validate_cudagraph_mode_before (vllm/config/
     compilation.py): names case-blind, or CompilationMode's 0-3 and CUDAGraphMode's 0-2."""

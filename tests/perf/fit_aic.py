@@ -17,9 +17,9 @@ Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
 - decode attention (per KV dtype): t = b0 + b_req·batch + b_byte·KV bytes read + b_flop·FLOPs.
 - prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
-- MoE (per dtype, AIConfigurator's default power-law routing, no EP/TP inside the MoE): the GEMM form
-  with n·k the experts' weights, τ over the token count, bytes = the distinct experts touched
-  (expected for m tokens × top-k).
+- MoE (per dtype, kernel and TP size of one node; AIConfigurator's default power-law routing, no EP):
+  the GEMM form with n·k the experts' weights on one GPU, τ over the token count, bytes = the
+  distinct experts touched (expected for m tokens × top-k).
 - MLA (DeepSeek-V3's attention module, projections included, per KV dtype × projection dtype):
   affine in batch, Σctx (decode) and tokens, causal work (prefill), each with a per-head term.
 """
@@ -353,36 +353,55 @@ def expected_experts(tokens: np.ndarray, topk: np.ndarray, experts: np.ndarray) 
     return experts * (1 - (1 - topk / experts) ** tokens)
 
 
+# The TP sizes of one node the MoE is fitted at, apart: TP shards each expert's intermediate size,
+# and the smaller per-GPU experts run at a lower efficiency than TP 1's (AIC measures each size).
+MOE_TPS = (1, 2, 4, 8)
+MOE_SHAPE = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts"]
+
+
+def moe_key(dtype: str, marlin: bool, tp: int) -> str:
+    """The fitted table's name: the dtype, `_marlin` for the Marlin kernel's rows of a dtype that
+    also has another kernel's, `@tp<n>` for TP > 1 (the rows measured at that moe_tp_size)."""
+    return dtype + ("_marlin" if marlin else "") + (f"@tp{tp}" if tp > 1 else "")
+
+
 def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
+    """Per dtype, kernel and TP size. A dtype measured on two kernels is fitted per kernel: the
+    w4a16_mxfp4 tables hold gpt-oss on the kernel vLLM picks for it (OAI Triton on Hopper,
+    FlashInfer TRT-LLM on Blackwell) and Kimi-K3's compressed-tensors experts on Marlin (another
+    shape); the Marlin rows are fitted apart as `<dtype>_marlin` (vLLM's --moe-backend marlin,
+    VLLM_MXFP4_USE_MARLIN=1 in older vLLMs), the others under the dtype."""
     df = pd.read_parquet(path)
-    df = df[(df.distribution == MOE_DISTRIBUTION) & (df.moe_tp_size == 1) & (df.moe_ep_size == 1)]
-    df = df.groupby(
-        ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts"], as_index=False
-    )["latency"].min()
+    df = df[
+        (df.distribution == MOE_DISTRIBUTION) & (df.moe_ep_size == 1) & (df.moe_tp_size.isin(MOE_TPS))
+    ].assign(marlin=lambda d: d.kernel_source.str.contains("marlin", case=False))
+    kernels = df.groupby("moe_dtype").marlin.nunique()
+    df = df.groupby(["moe_dtype", "marlin", "moe_tp_size", *MOE_SHAPE], as_index=False)["latency"].min()
     out: dict[str, object] = {}
-    for dtype, g in df.groupby("moe_dtype"):
+    for (dtype, marlin, tp), g in df.groupby(["moe_dtype", "marlin", "moe_tp_size"]):
         if dtype not in MOE_WEIGHT_BYTES or len(g) < 20:
             continue
+        key = moe_key(str(dtype), bool(marlin) and kernels[dtype] > 1, int(tp))
         peak = gpu["fp4" if dtype == "nvfp4" else "fp8" if dtype.startswith("fp8") else "bf16"] or gpu["bf16"]
         m, h, i, k, e = (
             g[c].to_numpy(float) for c in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts")
         )
-        expert = 3 * h * i  # gate, up and down projections of one expert
+        expert = 3 * h * i / tp  # gate, up and down projections of one expert, the GPU's shard
         nk = k * expert  # FLOPs = 2 · m · (top-k · expert): the GEMM form with n·k = k·expert
         nbytes = expected_experts(m, k, e) * expert * MOE_WEIGHT_BYTES[dtype] + 2 * m * h * (1 + k)
         t = g.latency.to_numpy() / 1e3
         t0, eta_m, ms, tau = roofline_fit(m, nk, nbytes, t, peak, gpu["bw"])
         pred = roofline_predict(m, nk, nbytes, t0, eta_m, gpu["bw"], ms, tau)
-        out[dtype] = {
+        out[key] = {
             "t0_s": t0,
             "eta_mem": round(eta_m, 5),
             "m": [int(x) for x in ms],
             "s_per_nk": [float(f"{x:.6g}") for x in tau],
             "fit": residuals(pred, t),
         }
-        cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "t"]
-        for row in sample(g.assign(t=t), 3, cols):
-            samples.append({"family": "moe", "dtype": dtype, **row})
+        cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "t"]
+        for row in sample(g.assign(t=t), 1, cols):  # one a table: there is one a dtype, kernel and TP
+            samples.append({"family": "moe", "dtype": key, **row})
     return out
 
 
@@ -489,7 +508,8 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "",
         "Absolute % error of the fitted form against the table rows it was fitted on (GEMM: weights of at",
         "least 1024 × 1024; attention: no sliding window; MoE: power-law routing (α 1.01, AIConfigurator's "
-        "default), no TP/EP inside the MoE;",
+        "default), no EP, per TP size of one node (`@tp<n>`) and per kernel where a dtype has two",
+        "(`_marlin`);",
         "MLA: DeepSeek-V3's attention module, dtype given as KV dtype / projection GEMM dtype;",
         "the fastest kernel where a table measures several for one shape).",
         "",

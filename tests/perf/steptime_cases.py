@@ -26,6 +26,7 @@ def model(
     eager: bool = False,
     async_scheduling: bool = True,
     mode: str = "full_and_piecewise",
+    moe_backend: str = "auto",
 ) -> StepModel:
     specs = REGISTRY.gpu_specs(gpu)
     sizes = capture_sizes(
@@ -46,4 +47,5 @@ def model(
         cudagraph_sizes=() if eager else sizes,
         async_scheduling=async_scheduling,
         cudagraph_mode=mode,
+        moe_backend=moe_backend,
     )

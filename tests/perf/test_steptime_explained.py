@@ -42,6 +42,35 @@ def test_the_validation_error_shows_once_the_caller_fills_it():
     assert m.explain()[-1].name == "step-time validation error" and m.explain()[-1].value == 7.5
 
 
+def moe_table(m) -> str:
+    return str(next(s for s in m.explain() if s.name == "step-time dtypes and layout").inputs["moe"])
+
+
+@pytest.mark.parametrize(
+    ("tp", "table"), [(1, "w4a16_mxfp4"), (2, "w4a16_mxfp4@tp2"), (8, "w4a16_mxfp4@tp8")]
+)
+def test_moe_experts_are_priced_on_the_fit_of_their_tp_size(tp, table):
+    """AIC measures each TP size's shard of the experts; the GPU-time of TP 8's shards is more than
+    TP 1's (smaller GEMMs), which dividing TP 1's time by 8 would leave out."""
+    assert (
+        moe_table(model("gpt-oss-120b", "h200-141gb", tp)) == f"mxfp4 experts priced on the {table} MoE table"
+    )
+    one, eight = model("gpt-oss-120b", "h200-141gb", 1), model("gpt-oss-120b", "h200-141gb", 8)
+    assert 8 * eight._tokens(8192, False) > one._tokens(8192, False) * 1.2
+
+
+def test_marlin_prices_mxfp4_experts_on_the_marlin_table_only_when_asked():
+    """--moe-backend marlin: AIC's Marlin rows (Kimi-K3's shape), about half the Triton kernel's
+    rate on a long prefill on Hopper; auto keeps the kernel vLLM picks for gpt-oss (Triton)."""
+    auto = model("gpt-oss-120b", "h200-141gb", 1)
+    marlin = model("gpt-oss-120b", "h200-141gb", 1, moe_backend="marlin")
+    assert moe_table(marlin) == "mxfp4 experts priced on the w4a16_mxfp4_marlin MoE table"
+    prefill = Batch(0, 0, 1, 8192, 8192 * 8192)
+    assert marlin.seconds(prefill) > 1.5 * auto.seconds(prefill)
+    dense = model("llama-3.1-70b", "h200-141gb", 1, "fp8", moe_backend="marlin")
+    assert dense.seconds(prefill) == model("llama-3.1-70b", "h200-141gb", 1, "fp8").seconds(prefill)
+
+
 @pytest.mark.parametrize("name", ["deepseek-v3", "kimi-k2"])
 def test_deepseek_v3_shaped_mla_is_priced_on_aics_mla_module(name):
     m = model(name, "h200-141gb", 8, "fp8")
@@ -120,3 +149,18 @@ def test_the_serving_path_prior_states_its_sources():
     assert "#19012" in names["server tokenization (prior)"].source
     assert names["scheduled a step ahead"].value is True
     assert serving_prior(async_scheduling=False).scheduled_ahead is False
+
+
+@pytest.mark.parametrize(("mode", "mixed"), [("full_decode_only", "none"), ("piecewise", "piecewise")])
+def test_a_timed_answer_prices_the_cudagraph_mode_its_flags_give(mode, mixed):
+    """The mode the budget resolves reaches the step-time model (it used to get the sizes only)."""
+    import msgspec
+
+    from kvplan.schemas import SimulateRequest
+    from kvplan.services.timing import timing_for
+
+    one = {"kind": "fixed", "value": 16}
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "cudagraph_mode": mode}
+    body["workload"] = {"generator": {"count": 1, "concurrency": 1, "prompt": one, "output": one}}
+    timer = timing_for(REGISTRY, msgspec.convert(body, SimulateRequest), None, 1, None).timer
+    assert (timer.mixed_graph, timer.sizes != ()) == (mixed, True)

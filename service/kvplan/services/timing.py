@@ -61,9 +61,11 @@ def timing_for(
         weights_dtype=gemm_dtype(inp.geometry, inp.weight_dtype),
         kv_cache_dtype=b.per_token.kv_cache_dtype,
         cudagraph_sizes=graphs.sizes,
+        cudagraph_mode=graphs.mode,
         async_scheduling=inp.async_scheduling is not False,
         data_parallel=inp.data_parallel_size or 1,
         expert_parallel=bool(inp.enable_expert_parallel),
+        moe_backend=inp.moe_backend,
     )
     server = serving_prior(async_scheduling=inp.async_scheduling is not False)
     return Timing(

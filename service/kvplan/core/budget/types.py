@@ -111,6 +111,20 @@ CudagraphMode = Annotated[
         "(O2: full_and_piecewise)"
     ),
 ]
+MoeBackend = Annotated[
+    Literal[
+        "aiter", "aiter_mega_moe", "aiter_triton_mxfp4_bf16", "aiter_triton_mxfp4_mxfp4", "auto", "b12x",
+        "batched_triton", "cutlass", "deep_gemm", "deep_gemm_mega_moe", "emulation", "flashinfer_b12x",
+        "flashinfer_cutedsl", "flashinfer_cutlass", "flashinfer_moe_ep_cutedsl",
+        "flashinfer_moe_ep_mega_deep_gemm", "flashinfer_trtllm", "flydsl", "hpc", "humming", "marlin",
+        "rdna3", "triton", "triton_unfused",
+    ],
+    Meta(
+        description="--moe-backend: the MoE kernel vLLM runs (auto: its choice). Timed only: 'marlin' "
+        "prices MXFP4 experts on AIConfigurator's Marlin table; its weight layout and workspace are "
+        "not in the memory budget"
+    ),
+]  # fmt: skip
 CompilationMode = Annotated[
     Literal["none", "stock_torch_compile", "dynamo_trace_once", "vllm_compile"],
     Meta(description="--compilation-config mode; other than vllm_compile, no piecewise CUDA graphs"),
@@ -269,6 +283,7 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     mamba_block_size: MambaBlockSize | None = None
     # CUDA graphs: what vLLM captures, which the non-KV estimate scales with (core/engine/cudagraphs.py).
     cudagraph_mode: CudagraphMode | None = None
+    moe_backend: MoeBackend = "auto"  # timed only: the experts' kernel in the step-time model
     compilation_mode: CompilationMode | None = None
     cudagraph_capture_sizes: CaptureSizes | None = None
     max_cudagraph_capture_size: MaxCaptureSize | None = None

@@ -496,8 +496,9 @@ ROWS: dict[str, Flag] = {
     "--ir-op-priority": none("json", None, KERNEL),
     "--enable-flashinfer-autotune": none("bool", None, KERNEL),
     "--monokernel": none("bool", False, KERNEL),
-    "--moe-backend": memory("choice", "auto", KERNEL, choices=_MOE_BACKEND, reason=(
-        "the MoE kernels' weight layout and workspace (vllm/model_executor/layers/fused_moe/)")),
+    "--moe-backend": plan("moe_backend", "choice", "auto", KERNEL, choices=_MOE_BACKEND, reason=(
+        "the experts' kernel in the step-time model (marlin: AIConfigurator's Marlin MoE table); its weight"
+        " layout and workspace are not budgeted (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py)")),
     "--linear-backend": memory("choice", "auto", KERNEL, choices=_LINEAR_BACKEND, reason=(
         "the linear kernels' weight layout (emulation dequantizes) and workspace"
         " (vllm/model_executor/kernels/)")),

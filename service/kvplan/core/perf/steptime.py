@@ -403,12 +403,15 @@ def step_model(
     expert_weights_dtype: str | None = None,
     data_parallel: int = 1,
     expert_parallel: bool = False,
+    moe_backend: str = "auto",
     host: HostPrior = HOST_PRIOR,
     elementwise: ElementwisePrior = ELEMENTWISE_PRIOR,
 ) -> StepModel:
     """The step-time model of `geometry` on `gpu` (specs from its preset) with the fitted tables.
     cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
-    capture_sizes, cudagraph_mode); no sizes or mode "none" is eager."""
+    capture_sizes, cudagraph_mode); no sizes or mode "none" is eager. moe_backend: vLLM's
+    --moe-backend; "marlin" prices the experts on the Marlin kernel's table where AIC measured one
+    beside the dtype's default kernel (MXFP4 on Hopper and Blackwell)."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -471,6 +474,10 @@ def step_model(
             mkey = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
         if mkey not in table.moe:
             mkey = "bfloat16"
+        if moe_backend == "marlin" and f"{mkey}_marlin" in table.moe:
+            mkey = f"{mkey}_marlin"  # the Marlin kernel's own table, where AIC measured another too
+        if f"{mkey}@tp{tp}" in table.moe:
+            mkey = f"{mkey}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
         if mkey in table.moe:
