@@ -72,15 +72,16 @@ def cases() -> dict[str, Case]:
     deep = deep_budget()
     return {
         # /v1/simulate: MAX_BLOCK_EVENTS, MAX_SIMULATED_STEPS, and MAX_REQUESTS generated.
-        "simulate: 3M blocks (2,100 × 1,400 tokens, blocks of 1)": _simulate(
-            (200_000, 1, 256, 8192), _generated(2100, 0.1, {"value": 1000}, {"value": 400}, seed=1)
+        "simulate: 100M blocks (70,000 × 1,400 tokens, blocks of 1)": _simulate(
+            (200_000, 1, 256, 8192), _generated(70_000, 0.1, {"value": 1000}, {"value": 400}, seed=1)
         ),
-        "simulate: 1M steps (one prompt, 1 token a step)": _simulate(
-            (62_600, 16, 1, 1), {"requests": [{"prompt_tokens": 999_780, "output_tokens": 10}]}
+        "simulate: 20M steps (two prompts, 1 token a step)": _simulate(
+            (1_300_000, 16, 1, 1),
+            {"requests": [{"prompt_tokens": 9_999_000, "output_tokens": 10}] * 2},
         ),
-        "simulate: 100,000 requests generated (MAX_REQUESTS)": _simulate(
+        "simulate: 1,000,000 requests generated (MAX_REQUESTS)": _simulate(
             _WIDE,
-            _generated(100_000, 1e6, {"kind": "lognormal", "mean": 40, "sigma": 1}, {"value": 1}, seed=3),
+            _generated(1_000_000, 1e6, {"kind": "lognormal", "mean": 40, "sigma": 1}, {"value": 1}, seed=3),
         ),
         "simulate: 100,000 requests arriving at once": _simulate(
             _WIDE, _generated(100_000, 1e6, {"value": 40}, {"value": 1}, seed=3)

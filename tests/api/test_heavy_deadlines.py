@@ -17,7 +17,8 @@ from kvplan.api import offload
 from kvplan.core.errors import SimulationStopped, WorkStopped
 from kvplan.core.fleet.plan import MAX_MIX_SEARCH_NODES, STOP_CHECK_NODES, cheapest_replica_counts
 from kvplan.core.memo import clear_all
-from kvplan.core.sim.scheduler import Scheduler, SimConfig
+from kvplan.core.sim.config import SimConfig
+from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.workload import SimRequest, plan
 from tests.api.heavy_worst import cases
 
@@ -30,8 +31,8 @@ WORST = cases()
 # (case in heavy_worst.cases, the route's deadline for the test, what the 503 says of where the
 # work stopped: the check that stopped it)
 CASES = [
-    ("simulate: 1M steps (one prompt, 1 token a step)", 0.2, "stopped at simulated step"),
-    ("simulate: 100,000 requests generated (MAX_REQUESTS)", 0.02, "while generating the workload"),
+    ("simulate: 20M steps (two prompts, 1 token a step)", 0.2, "stopped at simulated step"),
+    ("simulate: 1,000,000 requests generated (MAX_REQUESTS)", 0.02, "while generating the workload"),
     ("simulate: 100,000 requests arriving at once", 1.5, "of 100,000 requests done"),
     ("budget_batch: 1,000 inline 596-layer configs", 0.2, "scenarios answered"),
     ("fleet: a 4,096-layer model × 6 types", 0.03, "while planning the fleet, at"),

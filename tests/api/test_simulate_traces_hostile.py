@@ -160,10 +160,10 @@ def test_more_rows_than_the_limit_is_a_400_naming_it(client):
 
 
 def test_a_trace_past_the_step_bound_is_refused_before_it_runs(client):
-    # 7 requests of 16M output tokens each: far more steps than MAX_SIMULATED_STEPS.
-    rows = "".join(f"2023-11-16 18:15:4{i}.0,10,{MAX_TOKENS_PER_REQUEST}\n" for i in range(7))
+    # 2,700 prompts of 120,000 tokens, 16 tokens a step: more steps than MAX_SIMULATED_STEPS.
+    rows = "2023-11-16 18:15:40.0,120000,10\n" * 2700
     t0 = time.perf_counter()
-    r = post_trace(client, AZURE + rows)
+    r = post_trace(client, AZURE + rows, query="&max_num_seqs=16&max_num_batched_tokens=16")
     assert time.perf_counter() - t0 < 2
     assert r.status_code == 400, r.text[:300]
     assert f"{MAX_SIMULATED_STEPS:,}" in r.json()["detail"] or "steps" in r.json()["detail"], r.json()

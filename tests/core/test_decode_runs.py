@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kvplan.core.sim.scheduler import Scheduler, SimConfig
+from kvplan.core.sim.config import SimConfig
+from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.workload import plan
 from tests.core.simulations import requests_from_spec, workload_specs
 

@@ -151,7 +151,7 @@ SCHEDULER = ORACLE["scheduler_cases"]
 
 
 def simulate_case(case: dict, admit_full_sequence: bool):  # type: ignore[no-untyped-def]
-    from kvplan.core.sim.scheduler import SimConfig
+    from kvplan.core.sim.config import SimConfig
     from kvplan.core.sim.simulate import SimRequest, simulate
 
     i = case["inputs"]

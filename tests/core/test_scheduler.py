@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput, SchedulerStateError, SimulationStopped
 from kvplan.core.sim import scheduler
-from kvplan.core.sim.scheduler import Event, Scheduler, SimConfig, State, step_bound
+from kvplan.core.sim.config import SimConfig, step_bound
+from kvplan.core.sim.scheduler import Event, Scheduler, State
 from kvplan.core.sim.simulate import simulate
 from kvplan.core.sim.workload import SimRequest, plan, size
 from tests.core.simulations import loaded_server, requests_from_spec, workload_specs

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from kvplan.core.errors import InvalidInput
 from kvplan.core.sim import workload
 from kvplan.core.sim.clock import Batch, Clock, _first_reaching, _sum
+from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.latency import percentile
-from kvplan.core.sim.scheduler import Scheduler, SimConfig
+from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.simulate import GoodputTargets, TimedSimResult, Timing, TimingNote, simulate
 from kvplan.core.sim.workload import Fixed, Generator, SimRequest, Uniform
 

@@ -154,7 +154,7 @@ def test_sizes_past_the_limits_are_refused():
     with pytest.raises(InvalidInput):
         simulate(
             SimConfig(max_num_seqs=256, max_num_batched_tokens=8192, num_blocks=100, block_size=16),
-            generator=Generator(count=10**6, arrival_rate=1, prompt=Fixed(value=10), output=Fixed(value=10)),
+            generator=Generator(count=10**6, arrival_rate=1, prompt=Fixed(value=4000), output=Fixed(value=9)),
         )
 
 

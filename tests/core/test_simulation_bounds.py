@@ -7,12 +7,20 @@ import time
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.limits import MAX_NUM_BLOCKS, MAX_SERIES, MAX_SIMULATED_STEPS, MAX_TOTAL_TOKENS
+from kvplan.core.limits import (
+    MAX_BLOCK_EVENTS,
+    MAX_NUM_BLOCKS,
+    MAX_SERIES,
+    MAX_SIMULATED_STEPS,
+    MAX_TOTAL_TOKENS,
+)
 from kvplan.core.sim import simulate as simulate_module
 from kvplan.core.sim.blockpool import BlockPool
-from kvplan.core.sim.scheduler import SimConfig
+from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.simulate import SeriesRecorder, _busiest, simulate
 from kvplan.core.sim.workload import Conversations, Fixed, Generator, SimRequest, plan, size
 
@@ -28,10 +36,10 @@ def refused(cfg: SimConfig, requests=None, generator=None) -> InvalidInput:
 @pytest.mark.parametrize(
     ("budget", "seqs", "prompt", "count"),
     [
-        (1, 1, 4_000_000, 1),  # the issue's case: one 4M-token prompt, one token a step
-        (8, 8, 16_000_000, 1),
-        (16, 16, 2_000_000, 10),
-        (24, 24, 16_000_000, 2),
+        (1, 1, 16_000_000, 2),  # two 16M-token prompts, one token a step
+        (8, 8, 16_000_000, 11),
+        (16, 16, 16_000_000, 21),
+        (24, 24, 16_000_000, 31),
     ],
 )
 def test_a_tiny_token_budget_with_huge_prompts_is_refused_naming_max_num_batched_tokens(
@@ -69,8 +77,8 @@ def conversations(count: int, turns: int, user: int, prompt: int = 1000, output:
     [
         (1000, 64, 1000),  # counted turn by turn without history: 70M; with it, 2.3G
         (1, 64, 1 << 20),
-        (5000, 16, 500),
-        (200, 40, 2000),
+        (50_000, 16, 500),
+        (2000, 40, 2000),
     ],
 )
 def test_many_turns_with_long_user_tokens_count_their_history_against_the_token_limit(count, turns, user):
@@ -80,7 +88,7 @@ def test_many_turns_with_long_user_tokens_count_their_history_against_the_token_
         generator=g,
     )
     assert e.field == "workload" and "with its history" in e.reason
-    assert f"{MAX_TOTAL_TOKENS:,}" in e.reason or "3,000,000 blocks" in e.reason
+    assert f"{MAX_TOTAL_TOKENS:,}" in e.reason or f"{MAX_BLOCK_EVENTS:,} blocks" in e.reason
     assert f"{size(plan(None, g), 64).prompt_tokens:,} of prompts" in e.reason
 
 
@@ -165,6 +173,10 @@ def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
             super().add(*point)
             held.append(len(self.records) + len(self.bins or ()))
 
+        def add_run(self, records: list) -> None:  # type: ignore[type-arg]
+            super().add_run(records)
+            held.extend([len(self.records) + len(self.bins or ())] * len(records))
+
     monkeypatch.setattr(simulate_module, "SeriesRecorder", Watched)
     # One token of prefill a step: every one of the 100,002 steps is visited and recorded.
     cfg = SimConfig(num_blocks=10_000, block_size=16, max_num_seqs=1, max_num_batched_tokens=1)
@@ -172,3 +184,26 @@ def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
     assert r.steps == len(held) == 100_002
     assert max(held) <= 1001 and len(r.series) <= MAX_SERIES
     assert max(p.blocks_used for p in r.series) == r.peak_blocks_in_use
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 40), st.integers(0, 30), st.integers(1, 400)), min_size=1, max_size=60)
+)
+def test_a_run_folded_in_at_once_leaves_the_series_as_its_steps_one_by_one(runs):
+    """Each run: its length, the blocks in use before it, and the steps before it starts."""
+    saved = simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS
+    simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS = 50, 8
+    try:
+        one, whole = SeriesRecorder(), SeriesRecorder()
+        step = 0
+        for length, used, gap in runs:
+            step += gap
+            records = [(step + j, used + j + 1, 0, 3, 1) for j in range(length)]  # blocks only rise
+            step += length
+            for r in records:
+                one.add(*r)
+            whole.add_run(records)
+        assert whole.series() == one.series()
+    finally:
+        simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS = saved

@@ -144,8 +144,8 @@ SIM_REQUEST = {"prompt_tokens": 1 << 22, "output_tokens": 1}
 TINY = {"prompt_tokens": 10, "output_tokens": 1}
 SIMULATOR = [
     ({"num_blocks": 1 << 20, "block_size": 16, "max_num_batched_tokens": 1, "max_num_seqs": 1,
-      "workload": {"requests": [SIM_REQUEST]}}, None),
-    ({"num_blocks": 1 << 20, "block_size": 16, "max_num_batched_tokens": 16, "max_num_seqs": 16,
+      "workload": {"requests": [SIM_REQUEST] * 5}}, None),
+    ({"num_blocks": 1 << 20, "block_size": 16, "max_num_batched_tokens": 8, "max_num_seqs": 8,
       "workload": {"requests": [SIM_REQUEST] * 50}}, None),
     ({"num_blocks": 1 << 31, "block_size": 16, "workload": {"requests": [TINY]}}, "num_blocks"),
     ({"num_blocks": 20_000_000, "block_size": 16,

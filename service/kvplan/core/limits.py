@@ -99,15 +99,17 @@ MAX_BATCH_LAYER_PASSES = 600_000
 
 # The block-pool simulator (workload.py).
 
-# Requests given or generated (first turns of conversations included, later turns not): each
-# simulated request keeps a few hundred bytes of state for the whole run.
-MAX_REQUESTS = 100_000
+# Requests given or generated (first turns of conversations included, later turns not): a day of
+# a busy replica (issue #29: 1M requests of a day-long mix in under 60 s). Each simulated request
+# keeps about 1 KB of state for the whole run, so 1 GB at the limit.
+MAX_REQUESTS = 1_000_000
 # Requests listed in a body: about 100 bytes of JSON each, so a 2 MB body; generate more.
 MAX_LISTED_REQUESTS = 20_000
 # One request's prompt or output: 16.7M tokens, above the longest context any model takes (10M).
 MAX_TOKENS_PER_REQUEST = 1 << 24
-# Tokens of the whole workload, every turn with its history: bounds the prefill work.
-MAX_TOTAL_TOKENS = 200_000_000
+# Tokens of the whole workload, every turn with its history: bounds the prefill work (a million
+# requests of 2,000 tokens).
+MAX_TOTAL_TOKENS = 2_000_000_000
 # The latest arrival step: a trillion steps is decades of decoding; arrivals past it are an
 # arrival rate too small to mean anything, and a float that would overflow on the way.
 MAX_ARRIVAL_STEP = 1 << 40
@@ -122,8 +124,9 @@ MAX_IN_FLIGHT = MAX_REQUESTS
 # Seconds a user thinks between turns of a timed conversation: a day.
 MAX_THINK_TIME = 86_400.0
 # A trace body (/v1/simulate with text/csv or application/x-ndjson): Mooncake's conversation trace
-# is 3 MB for 12,031 requests, so MAX_REQUESTS rows of it fit; read as it streams, one line at a
-# time, each at most MAX_TRACE_LINE_BYTES (a 1M-token prompt's 2,048 hash ids are ~16 KB).
+# is 3 MB for 12,031 requests, so about 250,000 rows of it fit (an Azure CSV of MAX_REQUESTS rows is
+# ~30 MB); read as it streams, one line at a time, each at most MAX_TRACE_LINE_BYTES (a 1M-token
+# prompt's 2,048 hash ids are ~16 KB).
 MAX_TRACE_BYTES = 64 << 20
 MAX_TRACE_LINE_BYTES = 1 << 20
 # A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
@@ -155,14 +158,15 @@ MAX_SIGMA = 5.0
 
 # The block-pool simulator (scheduler.py).
 
-# Steps the loop may take (see step_bound): 3–4 µs each when little else happens in them, so
-# about 3.5 s. The sizes benchmark (10,000 requests of ~1,200 tokens) is bounded by ~210,000;
-# the bound's 8 steps a request also caps the requests, every conversation turn counted, at
-# 125,000 (a few hundred bytes of state each).
-MAX_SIMULATED_STEPS = 1_000_000
+# Steps the loop runs (see visit_bound; a run of decode steps only crossing block boundaries is
+# advanced at once, and its crossings count as blocks): 3.3 µs each when little else happens in
+# them, so about 65 s. A day of 1M requests is bounded by ~8.2M; the bound's 8 steps a request
+# also caps the requests, every conversation turn counted, at 2.5M.
+MAX_SIMULATED_STEPS = 20_000_000
 # Blocks handed out over a run: the caching, lookups and freeing the loop does are per block,
-# 1.5–2 µs each, so about 5 s at most (the sizes benchmark takes ~750,000 in blocks of 16).
-MAX_BLOCK_EVENTS = 3_000_000
+# 0.3–0.7 µs each, so about 70 s at most (a day of 1M requests of ~1,400 tokens takes ~90M in
+# blocks of 16).
+MAX_BLOCK_EVENTS = 100_000_000
 
 # The block-pool simulator (blockpool.py).
 # The largest pool a real deployment makes is about 14M blocks (a 0.5B-parameter model on a

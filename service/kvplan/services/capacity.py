@@ -14,7 +14,7 @@ from kvplan.core.errors import InvalidInput, WorkStopped
 from kvplan.core.fleet.types import FleetPlan
 from kvplan.core.limits import MAX_CAPACITY_VARIANTS, MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
 from kvplan.core.sim import workload
-from kvplan.core.sim.scheduler import SimConfig, step_bound
+from kvplan.core.sim.config import SimConfig, step_bound
 from kvplan.core.sim.simulate import TimedSimResult, Timing, check_fits, simulate
 from kvplan.core.traffic.fleet import FleetByTraffic, plan_traffic
 from kvplan.core.traffic.search import METHOD, RateSearch, sustainable_rate

@@ -18,7 +18,6 @@ import msgspec
 from ..engine.cudagraphs import FULL as FULL_GRAPH
 from ..engine.cudagraphs import NONE, PIECEWISE, ROUTINES
 from ..engine.dtypes import (
-    FP8_PER_TENSOR,
     MODEL_DTYPES,
     attention_cell_bytes,
     mla_cell_bytes,
@@ -29,6 +28,7 @@ from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
 from .coeffs import Coefficients, Curve, DecodeFit, GemmFit, MlaFit, PrefillFit, Roofline, SystemCoeffs
 from .elementwise import ELEMENTWISE_PRIOR, ElementwisePrior
+from .mla import mla_module, mla_params
 from .specs import GpuSpecs
 
 UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
@@ -447,8 +447,8 @@ def step_model(
         raise InvalidInput(
             "model", "its parameter count leaves no dense weights beside embedding and LM head"
         )
-    mla_fit, mla_key = _mla_module(geometry, table, key, kv_cache_dtype)
-    attn = _mla_params(geometry) if mla_fit else h * d * (2 * heads + 2 * kv_heads)
+    mla_fit, mla_key = mla_module(geometry, table, key, kv_cache_dtype)
+    attn = mla_params(geometry) if mla_fit else h * d * (2 * heads + 2 * kv_heads)
     scale = min(1.0, dense / attn)  # MLA's low-rank projections hold fewer than the GQA formula says
     inter = max(0.0, dense - attn) / (3 * h)
     # Attention projections, unless the MLA module (which holds them) prices the attention.
@@ -582,52 +582,6 @@ def step_model(
         elementwise_kernels=ew_kernels,
         elementwise_bytes_per_token=ew_bytes,
         elementwise=elementwise,
-    )
-
-
-# DeepSeek-V3's MLA dims (hidden, kv_lora_rank, qk_rope, qk_nope, v head; q_lora_rank 1536 is not
-# in the geometry), the shape AIC measured its MLA module on; other MLA models (and DeepSeek-V3.2's
-# sparse attention) are priced on their latent width over the GQA fits.
-_DSV3_MLA = (7168, 512, 64, 128, 128)
-
-
-def _mla_module(
-    geometry: Geometry, table: SystemCoeffs, gemm_key: str, kv_cache_dtype: str
-) -> tuple[MlaFit | None, str]:
-    """The MLA module fit for a DeepSeek-V3-shaped MLA model (not sparse), by its KV dtype and
-    projection dtype (fp8 checkpoints of this family are block-quantized); else (None, "")."""
-    shape = geometry.shape
-    dims = (
-        shape.hidden_size if shape else 0,
-        geometry.kv_lora_rank,
-        geometry.qk_rope_head_dim,
-        geometry.qk_nope_head_dim,
-        geometry.mla_v_head_dim,
-    )
-    if dims != _DSV3_MLA or geometry.index_head_dim is not None or set(geometry.layer_pattern) != {MLA}:
-        return None, ""
-    kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
-    kv_key = "bfloat16" if kv in MODEL_DTYPES else "fp8" if kv in FP8_PER_TENSOR or kv == "fp8_ds_mla" else ""
-    gemm = {"bfloat16": "bfloat16", "fp8": "fp8_block", "fp8_block": "fp8_block", "nvfp4": "nvfp4"}.get(
-        gemm_key
-    )
-    key = f"{kv_key}/{gemm}"
-    fit = table.mla.get(key)
-    return (fit, key) if fit is not None else (None, "")
-
-
-def _mla_params(geometry: Geometry) -> float:
-    """DeepSeek-V3's attention projections a layer: q_a, q_b, kv_a (latent + rope), kv_b, o."""
-    shape = geometry.shape
-    h = shape.hidden_size if shape else 0
-    heads = geometry.num_attention_heads
-    q_lora = 1536
-    return float(
-        h * q_lora
-        + q_lora * heads * (128 + 64)
-        + h * (512 + 64)
-        + 512 * heads * (128 + 128)
-        + heads * 128 * h
     )
 
 

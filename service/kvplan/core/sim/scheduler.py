@@ -35,29 +35,25 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-
-import msgspec
+from typing import Any
 
 from ..errors import InvalidInput, SchedulerStateError, SimulationStopped
 from ..limits import (
     MAX_BLOCK_EVENTS,
-    MAX_BLOCK_SIZE,
-    MAX_NUM_SEQS,
     MAX_SIMULATED_STEPS,
 )
 from ..units import cdiv
 from .blockpool import BlockPool
 from .clock import Batch, Clock
+from .config import SimConfig
 from .frontend import Frontend
 from .keys import key_list
 from .latency import GapHistogram
 from .request import Request, by_seq
 from .snapshot import Snapshot, snapshot
 from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
-from .workload import Planned, Size, next_turn
+from .workload import Planned, next_turn
 
-# Steps a request can cause besides its prefill chunks and decode blocks (see step_bound).
-STEPS_PER_REQUEST = 8
 # The run checks its limits and asks should_stop() once per this many steps: a step costs 3 µs
 # to a few ms (a large chunk in blocks of 1), a check about 0.3 µs, so checking costs ~1% and
 # answers within ~0.1 s.
@@ -66,63 +62,20 @@ STOP_CHECK_INTERVAL = 16
 # requests handled: a step that admits, advances or finishes tens of thousands of requests takes
 # up to ~0.4 s (100,000 arriving at once), an admission up to ~40 µs, so checks are ~10 ms apart.
 STOP_CHECK_REQUESTS = 256
-POLICIES = ("fcfs", "priority")
 EVERY_BLOCK = 1 << 62  # Request.own_from once every block is keyed
-
-
-class SimConfig(msgspec.Struct, frozen=True, kw_only=True):
-    """The pool and the scheduler's limits. No defaults here: the engine profile owns vLLM's
-    (the service resolves them as budget does)."""
-
-    num_blocks: int
-    block_size: int
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    policy: str = "fcfs"
-    prefix_caching: bool = True
-    # Admit a waiting request only when blocks for its whole sequence fit, not just its first
-    # chunk (vLLM 0.33's scheduler_reserve_full_isl). The service sets it from the engine profile.
-    admit_full_sequence: bool = False
-
-
-# -- bounds -------------------------------------------------------------------------------------
-def check_config(cfg: SimConfig) -> None:
-    if not 1 <= cfg.block_size <= MAX_BLOCK_SIZE:
-        raise InvalidInput("block_size", f"must be 1..{MAX_BLOCK_SIZE:,}")
-    if not 1 <= cfg.max_num_seqs <= MAX_NUM_SEQS:
-        raise InvalidInput("max_num_seqs", f"must be 1..{MAX_NUM_SEQS:,}")
-    if cfg.max_num_batched_tokens < cfg.max_num_seqs:
-        raise InvalidInput("max_num_batched_tokens", "must be at least max_num_seqs (as vLLM requires)")
-    if cfg.policy not in POLICIES:
-        raise InvalidInput("scheduling_policy", "must be fcfs or priority")
-
-
-def step_bound(cfg: SimConfig, s: Size) -> tuple[int, int]:
-    """An upper bound on the steps the loop takes when nothing is preempted, and its prefill term.
-
-    Every step the loop visits is one of:
-    - a step that starts with a prefill in progress. It either spends the whole token budget
-      (decodes and prefill chunks: max_num_batched_tokens tokens) or completes a prefill. All
-      steps together schedule at most Σ prompt + Σ output tokens, so at most
-      ceil((Σ prompt + Σ output) / max_num_batched_tokens) spend it; completions are one a request;
-    - a step that tries to admit: it admits (once a request) or finds the pool full, which it
-      tries again only after an arrival or a release (two a request);
-    - an arrival (one a request) or a running request's event: a block boundary while decoding
-      (ceil(output / block_size) a request) or its last token (one a request).
-    With the first step, steps ≤ ceil((Σ prompt + Σ output) / max_num_batched_tokens)
-    + Σ ceil(output / block_size) + 6·requests + 2, which STEPS_PER_REQUEST·requests + 1 covers
-    (the worst measured is 2.3 a request). Prompts include each turn's history.
-
-    A preemption adds its recomputed tokens to the first term and a few steps (a completion, an
-    admission, a release, a stale event). No useful bound on preemptions exists before the run
-    (with prefix caching off, each block an old request takes can throw away a young one's whole
-    prefill), so the run itself stops at the same limits (`Scheduler.run`)."""
-    prefill = cdiv(s.prompt_tokens + s.output_tokens, cfg.max_num_batched_tokens)
-    return prefill + s.decode_blocks + STEPS_PER_REQUEST * s.requests + 1, prefill
 
 
 # -- the scheduler ------------------------------------------------------------------------------
 Observer = Callable[..., None]  # (step, blocks used, cached free, running, waiting[, seconds])
+RunObserver = Callable[[list[Any]], None]  # the Observer's tuples of a run's steps, in order
+
+
+def _one_by_one(observe: Observer) -> RunObserver:
+    def each(points: list[Any]) -> None:
+        for p in points:
+            observe(*p)
+
+    return each
 
 
 class Scheduler:
@@ -178,7 +131,7 @@ class Scheduler:
         self.events: list[tuple[int, int, int, int]] = []
         self.seq = 0
         self.t = 0
-        self.visited = 0  # steps the loop has run, of the self.t + 1 simulated
+        self.visited = 0  # steps the loop has run one by one, of the self.t + 1 simulated
         self.blocked = False
         # statistics
         self.preemptions = self.recomputed = self.prompt_tokens = 0
@@ -666,10 +619,11 @@ class Scheduler:
         self,
         snapshot_steps: Sequence[int] = (),
         observe: Observer | None = None,
+        observe_run: RunObserver | None = None,
     ) -> list[Snapshot]:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
         waiting) after every step the loop visits. Stops with InvalidInput when preemptions push
-        the run past the limits step_bound enforces up front, and with SimulationStopped when
+        the run past the limits visit_bound enforces up front, and with SimulationStopped when
         the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
@@ -706,7 +660,7 @@ class Scheduler:
             crossed: list[tuple[int, int, int]] = []
             nxt = self._advance(nxt, pending, snapshots, crossed)
             if crossed and observe is not None:
-                self._observe_run(crossed, observe)
+                self._observe_run(crossed, observe_run or _one_by_one(observe))
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited
                 self._check_limits()
@@ -774,7 +728,6 @@ class Scheduler:
         buckets = [wheel[s % bs] for s in range(a, b)]
         used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
         blocks = pool.allocate(sum(map(len, buckets)))
-        visits = len(crossed)
         pos = area = 0
         for s, bucket in enumerate(buckets, a):
             m = len(bucket)
@@ -787,16 +740,14 @@ class Scheduler:
             if not (s - a + 1) & 4095:
                 self._stop_if_asked()
         self.used_area += area
-        self.visited += len(crossed) - visits
         self.peak_used = max(self.peak_used, pool.in_use)
         return b
 
-    def _observe_run(self, crossed: list[tuple[int, int, int]], observe: Observer) -> None:
+    def _observe_run(self, crossed: list[tuple[int, int, int]], observe: RunObserver) -> None:
         running, waiting = len(self.running), self.n_waiting
         clock = self.clock
         if clock is None:
-            for s, used, cached in crossed:
-                observe(s, used, cached, running, waiting)
+            observe([(s, used, cached, running, waiting) for s, used, cached in crossed])
             return
         # Timed: each step starts when the run's steps before it have lasted.
         n = self.n_dec
@@ -804,8 +755,7 @@ class Scheduler:
         starts = clock.decode_starts(
             n, self.dec_base + n * run_start, [s - run_start for s, _, _ in crossed], self.step_end
         )
-        for (s, used, cached), at in zip(crossed, starts, strict=True):
-            observe(s, used, cached, running, waiting, at)
+        observe([(s, u, c, running, waiting, at) for (s, u, c), at in zip(crossed, starts, strict=True)])
 
     def _check_limits(self) -> None:
         if self.visited > MAX_SIMULATED_STEPS or self.pool.allocated > MAX_BLOCK_EVENTS:

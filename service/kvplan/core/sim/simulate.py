@@ -1,7 +1,7 @@
 """What a workload does to vLLM's block pool: the public entry of the simulator.
 
 `simulate` plans the workload (workload.py: requests or a seeded generator, conversations),
-refuses it before running when its work exceeds the limits (scheduler.step_bound and friends),
+refuses it before running when its work exceeds the limits (scheduler.visit_bound and friends),
 runs vLLM's scheduler on the block pool (scheduler.py, blockpool.py), and shapes the answer: the
 figures, a bounded series of the pool over time, snapshots, and the preemption warning.
 """
@@ -31,13 +31,9 @@ from ..limits import (
 from ..units import cdiv
 from . import workload
 from .clock import Clock, Server, StepTimer
+from .config import SimConfig, check_config, visit_bound
 from .latency import Latency, Throughput, distribution
-from .scheduler import (
-    Scheduler,
-    SimConfig,
-    check_config,
-    step_bound,
-)
+from .scheduler import Scheduler
 from .snapshot import Snapshot, TableEntry
 from .workload import Conversations, Fixed, Generator, Length, Lognormal, SimRequest, Uniform, generate
 
@@ -217,6 +213,22 @@ class SeriesRecorder:
             return
         self._fold_in(r)
 
+    def add_run(self, records: list[Record]) -> None:
+        """The steps of one decode run, in order. Its blocks in use only rise, so past the exact
+        records the last of the run in a bin is the run's busiest there: only it is folded in."""
+        if self.bins is None:
+            if len(self.records) + len(records) <= SERIES_EXACT_RECORDS:
+                self.records += records
+                return
+            for r in records:
+                self.add(*r)
+            return
+        if (records[0][0] - self.first) // self.width == (records[-1][0] - self.first) // self.width:
+            self._fold_in(records[-1])
+            return
+        for r in records:
+            self._fold_in(r)
+
     def _fold_in(self, r: Record) -> None:
         bins = self.bins
         if bins is None:
@@ -255,7 +267,7 @@ def check_bounds(cfg: SimConfig, s: workload.Size) -> None:
             f"limits are {MAX_TOTAL_TOKENS:,} tokens and {MAX_BLOCK_EVENTS:,} blocks' worth: "
             "simulate a sample or a larger block size",
         )
-    steps, prefill = step_bound(cfg, s)
+    steps, prefill = visit_bound(cfg, s)
     if steps > MAX_SIMULATED_STEPS:
         small_budget = prefill * 2 > steps
         raise InvalidInput(
@@ -343,7 +355,7 @@ def simulate(
     sched = Scheduler(cfg, planned, should_stop, clock, concurrency)
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
-    snapshots = sched.run(snapshot_steps, recorder.add)
+    snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run)
     steps = sched.t + 1
     longest = max(q.prompt + q.output for q in sched.reqs)
     formula = sched.pool.usable // cdiv(longest, sched.bs)

@@ -1,0 +1,171 @@
+"""The simulator against itself before its speed-up (issue #29), side by side in one run.
+
+Today's simulator is the revision BASELINE (the simulator as issue #29 found it: event-driven,
+visiting every step in which a request crosses a block boundary), checked out in a temporary git
+worktree; this tree's is the speed-up. Each workload runs through the same service function
+(services.answers.simulate_answer: what POST /v1/simulate runs) in a fresh process per tree,
+alternating trees round by round, so both see the same machine drift. Medians of ROUNDS; the
+ratio is today's seconds over this tree's. Then the day-long mix at 1,000,000 requests through
+the HTTP API of this tree (a `kvplan serve` worker on loopback with the default settings), which
+today's simulator refuses (its MAX_REQUESTS is 100,000).
+
+Run: python benchmarks/speed_bench.py (about 6 minutes); results in benchmarks/results/speed.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the root, for benchmarks/
+
+from benchmarks.http_bench import free_port, start  # noqa: E402
+
+BASELINE = "a3e696b"  # the commit before the speed-up: the simulator as issue #29 found it
+ROUNDS = 3
+RESULTS = ROOT / "benchmarks" / "results" / "speed.json"
+POOL = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb"}
+# A day of a busy replica: Azure's 2023 LLM inference trace (conversation) has prompts of 1,155
+# and outputs of 211 tokens on average; lognormal around those, Poisson at 1M a day (11.6 a second).
+DAY = {
+    "arrival_rate_per_s": 1_000_000 / 86_400,
+    "prompt": {"kind": "lognormal", "mean": 1155, "sigma": 0.8},
+    "output": {"kind": "lognormal", "mean": 211, "sigma": 0.8},
+    "seed": 7,
+}
+WORKLOADS = {
+    # Long outputs, few prompts: reasoning traffic. Most steps only decode.
+    "decode-heavy: 2,000 requests, outputs of ~4,000 tokens, 64 at once": {
+        **POOL,
+        "max_num_seqs": 64,
+        "workload": {
+            "generator": {
+                "count": 2000,
+                "concurrency": 64,
+                "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
+                "output": {"kind": "lognormal", "mean": 4000, "sigma": 0.5},
+                "seed": 1,
+            }
+        },
+    },
+    "decode-heavy, untimed: the same in steps (arrivals a step apart)": {
+        **POOL,
+        "max_num_seqs": 64,
+        "workload": {
+            "generator": {
+                "count": 2000,
+                "arrival_rate": 0.02,
+                "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
+                "output": {"kind": "lognormal", "mean": 4000, "sigma": 0.5},
+                "seed": 1,
+            }
+        },
+    },
+    "day-long mix: its first 100,000 requests": {
+        **POOL,
+        "workload": {"generator": {**DAY, "count": 100_000}},
+    },
+}
+RUNNER = """
+import json, sys, time
+import msgspec
+from kvplan.presets.registry import load_registry
+from kvplan.schemas import SimulateRequest
+from kvplan.services.answers import simulate_answer
+body = json.loads(sys.argv[1])
+reg = load_registry()
+req = msgspec.convert(body, SimulateRequest)
+t0 = time.perf_counter()
+answer, _ = simulate_answer(reg, req)
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "steps": answer.steps, "finish": hash(answer.finish_order)}))
+"""
+
+
+def run(tree: Path, body: dict[str, object]) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree / "service"), "PYTHONHASHSEED": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps(body)], env=env, cwd=tree, capture_output=True, text=True
+    )
+    if out.returncode:
+        raise SystemExit(f"{tree}: {out.stderr[-600:]}")
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def side_by_side(baseline: Path) -> dict[str, dict[str, float]]:
+    results = {}
+    for name, body in WORKLOADS.items():
+        today, ours = [], []
+        for i in range(ROUNDS):
+            for tree in (baseline, ROOT) if i % 2 == 0 else (ROOT, baseline):
+                r = run(tree, body)
+                (today if tree == baseline else ours).append(r)
+        if {r["steps"] for r in today} != {r["steps"] for r in ours} or today[0]["finish"] != ours[0][
+            "finish"
+        ]:
+            raise SystemExit(f"{name}: the two simulators scheduled differently")
+        t, o = statistics.median(r["seconds"] for r in today), statistics.median(r["seconds"] for r in ours)
+        results[name] = {"today_s": t, "now_s": o, "ratio": t / o, "steps": ours[0]["steps"]}
+        print(f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×   ({ours[0]['steps']:,} steps)")
+    return results
+
+
+def day_over_http(count: int = 1_000_000) -> dict[str, float]:
+    port = free_port()
+    proc = start("uvicorn", port)
+    try:
+        body = {**POOL, "workload": {"generator": {**DAY, "count": count}}}
+        t0 = time.perf_counter()
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/simulate", json=body, timeout=600)
+        seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+        probe = time.perf_counter() - t1
+    finally:
+        proc.terminate()
+        proc.wait()
+    if r.status_code != 200:
+        raise SystemExit(f"day over HTTP: {r.status_code} {r.text[:400]}")
+    a = r.json()
+    print(
+        f"day-long mix, {count:,} requests through POST /v1/simulate: {seconds:.1f} s "
+        f"(target under 60 s: {'meets' if seconds < 60 else 'misses'}); {a['steps']:,} steps, "
+        f"{a['throughput']['duration_s'] / 3600:.1f} h simulated, "
+        f"TTFT p99 {a['latency']['ttft_ms']['p99']:.0f} ms; "
+        f"/healthz after it {health.status_code} in {probe * 1000:.0f} ms"
+    )
+    return {"seconds": seconds, "requests": count, "steps": a["steps"]}
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        baseline = Path(tmp) / "baseline"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(baseline), BASELINE], check=True
+        )
+        try:
+            print(f"today's simulator: {BASELINE}; this tree: {ROOT}; medians of {ROUNDS}, alternating")
+            results = side_by_side(baseline)
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False
+            )
+    day = day_over_http()
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(
+        json.dumps({"baseline": BASELINE, "side_by_side": results, "day_http": day}, indent=1) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
