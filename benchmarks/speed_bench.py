@@ -70,9 +70,9 @@ WORKLOADS = {
             }
         },
     },
-    "day-long mix: its first 100,000 requests": {
+    "day-long mix: its first 50,000 requests": {
         **POOL,
-        "workload": {"generator": {**DAY, "count": 100_000}},
+        "workload": {"generator": {**DAY, "count": 50_000}},
     },
 }
 RUNNER = """

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterator, Sequence
+from itertools import islice
 
 from ..errors import InvalidInput, PoolExhausted
 from ..limits import (
@@ -97,13 +98,17 @@ class BlockPool:
             ref += [1] * fresh
             hash_of += [None] * fresh
             self._fresh += fresh
-        tail, cached = self._tail, self._cached
-        for _ in range(n - len(out)):
-            b = tail.popitem(last=False)[0]
-            cached.pop(hash_of[b], None)  # a sealed block's content is in no lookup
-            hash_of[b] = None
-            ref[b] = 1
-            out.append(b)
+        if n > len(out):  # the oldest cached blocks, evicted: their hashes leave the cache
+            tail, cached = self._tail, self._cached
+            evicted = list(islice(tail, n - len(out)))
+            for b in evicted:
+                del tail[b]
+                key = hash_of[b]
+                if key != SEALED:  # a sealed block's content is in no lookup
+                    del cached[key]
+                hash_of[b] = None
+                ref[b] = 1
+            out += evicted
         self.num_free -= n
         self.allocated += n
         return out

@@ -620,9 +620,12 @@ class Scheduler:
         snapshot_steps: Sequence[int] = (),
         observe: Observer | None = None,
         observe_run: RunObserver | None = None,
+        needs_all: Callable[[int, int], bool] | None = None,
     ) -> list[Snapshot]:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
-        waiting) after every step the loop visits. Stops with InvalidInput when preemptions push
+        waiting) after every step the loop visits, and after each step of a decode run that crosses
+        a block boundary (observe_run(those points) at once, if given; only the run's last, its
+        busiest, when needs_all(first step, last step) says so). Stops with InvalidInput when preemptions push
         the run past the limits visit_bound enforces up front, and with SimulationStopped when
         the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
@@ -660,6 +663,8 @@ class Scheduler:
             crossed: list[tuple[int, int, int]] = []
             nxt = self._advance(nxt, pending, snapshots, crossed)
             if crossed and observe is not None:
+                if needs_all is not None and not needs_all(crossed[0][0], crossed[-1][0]):
+                    crossed = crossed[-1:]  # the observer keeps only the run's busiest step
                 self._observe_run(crossed, observe_run or _one_by_one(observe))
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited

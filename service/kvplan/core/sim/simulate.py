@@ -213,6 +213,10 @@ class SeriesRecorder:
             return
         self._fold_in(r)
 
+    def needs_all(self, first: int, last: int) -> bool:
+        """Whether a run's steps first..last are all needed, or its last alone (see add_run)."""
+        return self.bins is None or (first - self.first) // self.width != (last - self.first) // self.width
+
     def add_run(self, records: list[Record]) -> None:
         """The steps of one decode run, in order. Its blocks in use only rise, so past the exact
         records the last of the run in a bin is the run's busiest there: only it is folded in."""
@@ -355,7 +359,7 @@ def simulate(
     sched = Scheduler(cfg, planned, should_stop, clock, concurrency)
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
-    snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run)
+    snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run, recorder.needs_all)
     steps = sched.t + 1
     longest = max(q.prompt + q.output for q in sched.reqs)
     formula = sched.pool.usable // cdiv(longest, sched.bs)
