@@ -310,3 +310,19 @@ def test_timed_generators_draw_the_same_lengths_at_every_rate():
 def test_percentiles_interpolate_as_numpy_does():
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile([10.0, 20.0], 99) == pytest.approx(19.9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10)), min_size=1, max_size=40))
+def test_the_peak_in_flight_counts_a_finish_before_a_send_at_the_same_instant(spans):
+    from types import SimpleNamespace
+
+    from kvplan.core.sim.simulate import _peak_in_flight
+
+    reqs = [SimpleNamespace(t_arrive=float(a), t_done=float(a + d)) for a, d in spans]
+    edges = sorted([(q.t_arrive, 1) for q in reqs] + [(q.t_done, -1) for q in reqs])
+    now = peak = 0
+    for _, change in edges:
+        now += change
+        peak = max(peak, now)
+    assert _peak_in_flight(SimpleNamespace(reqs=reqs)) == peak  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -113,10 +114,17 @@ def bench_constant() -> Response[bytes]:
     return Response(b'{"ok":true}', media_type="application/json")
 
 
+GC_YOUNG_THRESHOLD = 20_000
+
+
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Litestar:
     """Build the service. Presets load at start-up (/readyz turns ready then); a malformed
     preset file stops start-up. Pass `registry` to use one already loaded (tests)."""
     settings = settings or Settings()
+    # A simulation allocates millions of small objects that live for its whole run (a request's
+    # state, its block tables): at CPython's default of a collection every 700 allocations the
+    # collector walks them over and over (~8 % of a day of 1M requests). None of them form cycles.
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     metrics.BUILD_INFO.labels(__version__).set(1)
     prometheus = _prometheus()
     app = Litestar(

@@ -8,6 +8,7 @@ figures, a bounded series of the pool over time, snapshots, and the preemption w
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Annotated, NamedTuple
 
@@ -418,11 +419,12 @@ def simulate(
 def _peak_in_flight(sched: Scheduler) -> int:
     """The most requests sent and not yet finished at one time (a finish before a send at the same
     instant: a closed loop's next request replaces the one that ended)."""
-    edges = sorted([(q.t_arrive, 1) for q in sched.reqs] + [(q.t_done, -1) for q in sched.reqs])
-    peak = now = 0
-    for _, change in edges:
-        now += change
-        peak = max(peak, now)
+    sent = sorted([q.t_arrive for q in sched.reqs])
+    done = sorted([q.t_done for q in sched.reqs])
+    peak = ended = 0
+    for count, at in enumerate(sent, 1):
+        ended = bisect_right(done, at, ended)  # finished by then, at the same instant included
+        peak = max(peak, count - ended)
     return peak
 
 
