@@ -72,6 +72,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sim_bench.py
 	$(BIN)/python benchmarks/trace_bench.py
 	$(BIN)/python benchmarks/capacity_bench.py
+	$(BIN)/python benchmarks/speed_bench.py
 	$(BIN)/python benchmarks/http_bench.py --server uvicorn
 	$(BIN)/python benchmarks/deployments_bench.py
 	$(BIN)/python benchmarks/compare_http.py --against $(AGAINST)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -26,8 +27,10 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the root, for benchmarks/
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # the root, for benchmarks/; compare_http's imports
 
+from benchmarks.capacity_bench import FLEET, REPLICA, SHAPE, SLO  # noqa: E402
+from benchmarks.compare_http import serve, wait_ready  # noqa: E402
 from benchmarks.http_bench import free_port, start  # noqa: E402
 
 BASELINE = "a3e696b"  # the commit before the speed-up: the simulator as issue #29 found it
@@ -119,6 +122,43 @@ def side_by_side(baseline: Path) -> dict[str, dict[str, float]]:
     return results
 
 
+SEARCHES = {
+    # A tolerance tight enough that the search takes its 20 points (target under 10 s).
+    "20-point rate search, one replica (POST /v1/capacity)": (
+        "/v1/capacity",
+        {**REPLICA, "workload": SHAPE, "slo": SLO, "search": {"tolerance": 0.001, "max_points": 20}},
+    ),
+    "fleet by traffic, 5 GPU types × every layout (POST /v1/fleet)": ("/v1/fleet", FLEET),  # under 30 s
+}
+
+
+def searches_side_by_side(baseline: Path) -> dict[str, dict[str, float]]:
+    """The searches through both trees' servers, one worker each, alternating round by round."""
+    ports = {baseline: free_port(), ROOT: free_port()}
+    procs = [serve(tree, port) for tree, port in ports.items()]
+    results = {}
+    try:
+        for port in ports.values():
+            wait_ready(f"http://127.0.0.1:{port}")
+        for name, (path, body) in SEARCHES.items():
+            times: dict[Path, list[float]] = {baseline: [], ROOT: []}
+            for i in range(ROUNDS):
+                for tree in (baseline, ROOT) if i % 2 == 0 else (ROOT, baseline):
+                    t0 = time.perf_counter()
+                    r = httpx.post(f"http://127.0.0.1:{ports[tree]}{path}", json=body, timeout=300)
+                    times[tree].append(time.perf_counter() - t0)
+                    if r.status_code != 200:
+                        raise SystemExit(f"{name} ({tree}): {r.status_code} {r.text[:300]}")
+            t, o = statistics.median(times[baseline]), statistics.median(times[ROOT])
+            results[name] = {"today_s": t, "now_s": o, "ratio": t / o}
+            print(f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×")
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=30)
+    return results
+
+
 def day_over_http(count: int = 1_000_000) -> dict[str, float]:
     port = free_port()
     proc = start("uvicorn", port)
@@ -155,6 +195,7 @@ def main() -> int:
         try:
             print(f"today's simulator: {BASELINE}; this tree: {ROOT}; medians of {ROUNDS}, alternating")
             results = side_by_side(baseline)
+            results |= searches_side_by_side(baseline)
         finally:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False

@@ -24,8 +24,8 @@ request sits in (waiting, running, prefilling) follows from its state there and 
 event its state does not take is refused (SchedulerStateError) before any state or queue changes;
 `process_event` is that door from outside, as h11's ConnectionState.process_event is.
 
-How many steps a run can take is known before it starts (`step_bound`); the limits, and the
-caller's `should_stop`, are checked again while it runs.
+How many steps a run can take is known before it starts (config.py `step_bound`, `visit_bound`);
+the limits, and the caller's `should_stop`, are checked again while it runs.
 """
 
 from __future__ import annotations
