@@ -34,10 +34,10 @@ ShouldStop = Callable[[], bool]
 # parse, inside prometheus_client, is ~110 ms).
 #
 #   route          slowest admitted input (the bound it reaches)                     measured  deadline
-#   simulate       a day of 1,000,000 requests (MAX_REQUESTS; benchmarks/day_bench.py)  ~60 s    240 s
-#                  ~60 s; 100M blocks handed out (MAX_BLOCK_EVENTS) in blocks of 1 at
-#                  0.7 µs a block ~70 s; 20M steps run one by one (MAX_SIMULATED_STEPS)
-#                  at 3.3 µs ~65 s
+#   simulate       100M blocks handed out (MAX_BLOCK_EVENTS) in blocks of 1             80 s    240 s
+#                  (70,000 requests of 1,400 tokens); 20M steps run one by one
+#                  (MAX_SIMULATED_STEPS) 69 s; a day of 1,000,000 requests (MAX_REQUESTS,
+#                  benchmarks/speed_bench.py) 72 s; 1,000,000 arriving at once 15 s, 1 GB
 #   capacity       MAX_SEARCH_STEPS (4,000,000) steps over at most MAX_SEARCH_POINTS    ~10 s    30 s
 #                  simulations (measured: see benchmarks/README.md, capacity)
 #   fleet_traffic  MAX_FLEET_SEARCH_STEPS (12,000,000) over a search a layout          ~30 s    60 s

@@ -159,13 +159,13 @@ MAX_SIGMA = 5.0
 # The block-pool simulator (scheduler.py).
 
 # Steps the loop runs (see visit_bound; a run of decode steps only crossing block boundaries is
-# advanced at once, and its crossings count as blocks): 3.3 µs each when little else happens in
-# them, so about 65 s. A day of 1M requests is bounded by ~8.2M; the bound's 8 steps a request
+# advanced at once, and its crossings count as blocks): 3.4 µs each when little else happens in
+# them, so 69 s measured. A day of 1M requests is bounded by ~8.2M; the bound's 8 steps a request
 # also caps the requests, every conversation turn counted, at 2.5M.
 MAX_SIMULATED_STEPS = 20_000_000
 # Blocks handed out over a run: the caching, lookups and freeing the loop does are per block,
-# 0.3–0.7 µs each, so about 70 s at most (a day of 1M requests of ~1,400 tokens takes ~90M in
-# blocks of 16).
+# 0.3–0.8 µs each, so 80 s at most (measured, in blocks of 1). A day of 1M requests of ~1,400
+# tokens takes ~90M in blocks of 16.
 MAX_BLOCK_EVENTS = 100_000_000
 
 # The block-pool simulator (blockpool.py).
