@@ -308,8 +308,8 @@ class Scheduler:
         """The series samples the steps the loop visits, and the loop has always visited the
         step of a preempted request's next event (its next block boundary or last token), as
         though it still ran: that step stays a visit (version −1), so answers stay the same."""
-        due = victim.phase == t % self.bs or victim.s0 + (victim.output - 1 - victim.gen0) == t
         done = victim.s0 + (victim.output - 1 - victim.gen0)
+        due = victim.phase == t % self.bs or done == t
         if due and (victim.seq >= current.seq or done == t):
             return  # taken into this step's work, and not yet given its next event
         boundary = t + ((victim.phase - t) % self.bs or self.bs)
@@ -597,7 +597,7 @@ class Scheduler:
         if event is None:
             event = t + 1
         elif cdiv(event - t - 1, self.bs) * self.n_dec > self.pool.num_free:  # may run out first
-            event = self._covered_until(t + 1, event)[0]
+            event = self._covered_until(t + 1, event)
         limit = event - (t + 1)  # decode-only steps before the event's (or the pool's end)
         # Scheduled ahead, a step sees what arrived before its predecessor started: the first step
         # to start at or after an arrival only decodes, and the arrival joins the step after it.
@@ -632,11 +632,11 @@ class Scheduler:
         needs_all: Callable[[int, int], bool] | None = None,
     ) -> list[Snapshot]:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
-        waiting) after every step the loop visits, and after each step of a decode run that crosses
-        a block boundary (observe_run(those points) at once, if given; only the run's last, its
-        busiest, when needs_all(first step, last step) says so). Stops with InvalidInput when preemptions push
-        the run past the limits visit_bound enforces up front, and with SimulationStopped when
-        the should_stop() it was built with says so."""
+        waiting) after every step the loop visits, and after each step of a decode run that
+        crosses a block boundary (observe_run(those points) at once, if given; only the run's
+        last, its busiest, when needs_all(first step, last step) says so). Stops with InvalidInput
+        when preemptions push the run past the limits visit_bound enforces up front, and with
+        SimulationStopped when the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
         clock = self.clock
@@ -682,25 +682,23 @@ class Scheduler:
             self.t = nxt
 
     # runs of decode steps ---------------------------------------------------------------------
-    def _covered_until(self, a: int, b: int) -> tuple[int, int]:
+    def _covered_until(self, a: int, b: int) -> int:
         """The first step of a..b − 1 whose block boundaries the free blocks do not cover (b when
-        they cover all), and how many boundaries the steps before it cross."""
+        they cover all): every block_size steps, each decoding request crosses one."""
         n = self.n_dec
         if n == 0 or b <= a:
-            return b, 0
-        bs, wheel = self.bs, self.wheel
+            return b
+        bs, sizes = self.bs, [len(w) for w in self.wheel]
         full, rem = divmod(b - a, bs)
-        total = full * n + sum([len(wheel[(a + j) % bs]) for j in range(rem)])
         free = self.pool.num_free
-        if total <= free:
-            return b, total
-        sizes = [len(w) for w in wheel]
+        if full * n + sum(sizes[(a + j) % bs] for j in range(rem)) <= free:
+            return b
         cycles = free // n
         s, left = a + cycles * bs, free - cycles * n
         while sizes[s % bs] <= left:
             left -= sizes[s % bs]
             s += 1
-        return s, free - left
+        return s
 
     def _advance(
         self, end: int, pending: list[int], snapshots: list[Snapshot], crossed: list[tuple[int, int, int]]
@@ -728,17 +726,13 @@ class Scheduler:
     def _cross(self, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
         """The block boundaries of steps a..b − 1, as far as the free blocks cover them: the
         blocks taken from the pool at once and handed out in the order the steps would (step by
-        step, admission order within one). Returns the first step not covered.
-
-        Nobody joins or leaves the wheel in a run, so every block_size steps repeat one order of
-        the decoding requests: over c whole cycles, the request at place p of that order takes
-        blocks p, p + n, …, p + (c − 1)·n of them (n decoding)."""
+        step, admission order within one). Returns the first step not covered."""
         pool, bs, wheel = self.pool, self.bs, self.wheel
         if self.n_dec == 0:
             self.used_area += pool.in_use * (b - a)
             return b
         if cdiv(b - a, bs) * self.n_dec > pool.num_free:  # the pool may run out first
-            b = self._covered_until(a, b)[0]
+            b = self._covered_until(a, b)
         buckets = [wheel[s % bs] for s in range(a, b)]
         used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
         blocks = pool.allocate(sum(map(len, buckets)))
