@@ -1,7 +1,7 @@
 """What a workload does to vLLM's block pool: the public entry of the simulator.
 
 `simulate` plans the workload (workload.py: requests or a seeded generator, conversations),
-refuses it before running when its work exceeds the limits (scheduler.visit_bound and friends),
+refuses it before running when its work exceeds the limits (config.visit_bound and friends),
 runs vLLM's scheduler on the block pool (scheduler.py, blockpool.py), and shapes the answer: the
 figures, a bounded series of the pool over time, snapshots, and the preemption warning.
 """
@@ -228,7 +228,7 @@ class SeriesRecorder:
             for r in records:
                 self.add(*r)
             return
-        if (records[0][0] - self.first) // self.width == (records[-1][0] - self.first) // self.width:
+        if not self.needs_all(records[0][0], records[-1][0]):
             self._fold_in(records[-1])
             return
         for r in records:
