@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.scheduler import Scheduler
-from kvplan.core.sim.workload import plan
+from kvplan.core.sim.workload import SimRequest, plan
 from tests.core.simulations import requests_from_spec, workload_specs
 
 
@@ -32,7 +32,7 @@ def run(kind: type[Scheduler], cfg: SimConfig, spec, steps: list[int]) -> tuple[
 @given(
     workload_specs(arrival=60, prompt=90, output=200, size=14),
     st.integers(8, 120),
-    st.sampled_from([1, 2, 4, 16]),
+    st.sampled_from([1, 2, 4, 16, 64]),
     st.integers(1, 8),
     st.sampled_from(["fcfs", "priority"]),
     st.booleans(),
@@ -59,3 +59,21 @@ def test_advancing_decode_runs_at_once_leaves_the_pool_as_every_step_does(
     assert (fast.used_area, fast.peak_used) == (slow.used_area, slow.peak_used)
     assert fast.pool.free_queue() == slow.pool.free_queue()
     assert fast.visited <= slow.visited
+
+
+def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps():
+    # 4 requests decoding 4M tokens each in blocks of 65,536: 4M steps, 256 crossings. Visiting
+    # every step of the run would take seconds; the crossings alone, milliseconds.
+    cfg = SimConfig(num_blocks=2000, block_size=65536, max_num_seqs=4, max_num_batched_tokens=65536)
+    sched = Scheduler(cfg, plan([SimRequest(prompt_tokens=10, output_tokens=4_000_000)] * 4, None))
+    walked: list[int] = []
+    cross = sched._cross_sparse
+
+    def counted(a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
+        walked.append(b - a)
+        return cross(a, b, crossed)
+
+    sched._cross_sparse = counted  # type: ignore[method-assign]
+    sched.run()
+    assert sched.t + 1 == 4_000_000 and sum(walked) > 3_990_000
+    assert sched.pool.allocated == 4 * 62

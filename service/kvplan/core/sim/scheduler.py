@@ -688,17 +688,22 @@ class Scheduler:
         n = self.n_dec
         if n == 0 or b <= a:
             return b
-        bs, sizes = self.bs, [len(w) for w in self.wheel]
+        bs, free = self.bs, self.pool.num_free
         full, rem = divmod(b - a, bs)
-        free = self.pool.num_free
-        if full * n + sum(sizes[(a + j) % bs] for j in range(rem)) <= free:
+        cycles, left = free // n, free % n  # whole cycles covered, then `left` more crossings
+        if bs > 4 * n:  # large blocks: by the requests' offsets from a, not the steps of a cycle
+            offsets = sorted([(q.phase - a) % bs for q in self.running.values() if q.phase >= 0])
+            if full * n + bisect.bisect_left(offsets, rem) <= free:
+                return b
+            return a + cycles * bs + offsets[left]
+        sizes = [len(self.wheel[(a + j) % bs]) for j in range(bs)]  # crossings at a, a + 1, …
+        if full * n + sum(sizes[:rem]) <= free:
             return b
-        cycles = free // n
-        s, left = a + cycles * bs, free - cycles * n
-        while sizes[s % bs] <= left:
-            left -= sizes[s % bs]
-            s += 1
-        return s
+        j = 0
+        while sizes[j] <= left:
+            left -= sizes[j]
+            j += 1
+        return a + cycles * bs + j
 
     def _advance(
         self, end: int, pending: list[int], snapshots: list[Snapshot], crossed: list[tuple[int, int, int]]
@@ -728,11 +733,14 @@ class Scheduler:
         blocks taken from the pool at once and handed out in the order the steps would (step by
         step, admission order within one). Returns the first step not covered."""
         pool, bs, wheel = self.pool, self.bs, self.wheel
-        if self.n_dec == 0:
+        n = self.n_dec
+        if n == 0:
             self.used_area += pool.in_use * (b - a)
             return b
-        if cdiv(b - a, bs) * self.n_dec > pool.num_free:  # the pool may run out first
+        if cdiv(b - a, bs) * n > pool.num_free:  # the pool may run out first
             b = self._covered_until(a, b)
+        if b - a > 4 * n:  # few crossings a step: walk the crossings, not the steps
+            return self._cross_sparse(a, b, crossed)
         buckets = [wheel[s % bs] for s in range(a, b)]
         used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
         blocks = pool.allocate(sum(map(len, buckets)))
@@ -746,6 +754,30 @@ class Scheduler:
                 crossed.append((s, used + pos, cached - max(0, pos - uncached)))
             area += used + pos
             if not (s - a + 1) & 4095:
+                self._stop_if_asked()
+        self.used_area += area
+        self.peak_used = max(self.peak_used, pool.in_use)
+        return b
+
+    def _cross_sparse(self, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
+        """_cross for a run much longer than the requests decoding in it (large blocks, few
+        requests): each request's crossings, in step and then admission order."""
+        pool, bs = self.pool, self.bs
+        steps: list[tuple[int, int, Request]] = []
+        for q in self.running.values():
+            if q.phase >= 0:
+                first = a + (q.phase - a) % bs
+                steps += [(s, q.seq, q) for s in range(first, b, bs)]
+        steps.sort()
+        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
+        blocks = pool.allocate(len(steps))
+        area = (b - a) * used  # each block counts from its step to the run's end
+        for pos, ((s, _, q), block) in enumerate(zip(steps, blocks, strict=True), 1):
+            q.blocks.append(block)
+            area += b - s
+            if pos == len(steps) or steps[pos][0] != s:  # the step's last crossing
+                crossed.append((s, used + pos, cached - max(0, pos - uncached)))
+            if not pos & 4095:
                 self._stop_if_asked()
         self.used_area += area
         self.peak_used = max(self.peak_used, pool.in_use)
