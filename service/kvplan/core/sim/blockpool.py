@@ -41,6 +41,7 @@ class BlockPool:
         "num_blocks",
         "num_free",
         "ref",
+        "usable",
     )
 
     def __init__(self, num_blocks: int) -> None:
@@ -53,6 +54,7 @@ class BlockPool:
                 "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
             )
         self.num_blocks = num_blocks
+        self.usable = num_blocks - 1  # every block but the null block
         # ref_cnt and hash of the blocks handed out so far, by block id; blocks from
         # len(self.ref) on have never been handed out (ref_cnt 0, no hash).
         self.ref = [0]
@@ -189,10 +191,6 @@ class BlockPool:
     def referenced(self) -> Iterator[tuple[int, int]]:
         """(block, ref_cnt) of every block in use, by block id."""
         return ((b, r) for b, r in enumerate(self.ref) if r and b != NULL_BLOCK)
-
-    @property
-    def usable(self) -> int:
-        return self.num_blocks - 1
 
     @property
     def in_use(self) -> int:

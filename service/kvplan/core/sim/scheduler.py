@@ -614,8 +614,9 @@ class Scheduler:
             elapsed += clock.step(Batch(n, ctx + k * n, 0, 0, 0))
             k += 1
         if k:
-            first = clock.timer.seconds(Batch(n, ctx, 0, 0, 0))
-            last = clock.timer.seconds(Batch(n, ctx + (k - 1) * n, 0, 0, 0))
+            a, b, until = clock.timer.decode_line(n, ctx)  # the run's first and last step's length
+            first, end_ctx = a + b * ctx, ctx + (k - 1) * n
+            last = a + b * end_ctx if end_ctx <= until else clock.timer.seconds(Batch(n, end_ctx, 0, 0, 0))
             self.itl.add_run(first, last, k, elapsed, n)
             if ahead:
                 self.visible = end + elapsed - last  # the last summed step's start
