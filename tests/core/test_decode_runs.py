@@ -1,4 +1,4 @@
-"""Runs of decode steps advanced at once (scheduler._advance) leave the pool exactly as visiting
+"""Runs of decode steps advanced at once (core/sim/runs.py) leave the pool exactly as visiting
 every step does: the same block tables, ref counts and free queue after every step, the same
 preemptions and finish order, the same area under the pool's use."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from kvplan.core.sim import runs
 from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.workload import SimRequest, plan
@@ -61,19 +62,19 @@ def test_advancing_decode_runs_at_once_leaves_the_pool_as_every_step_does(
     assert fast.visited <= slow.visited
 
 
-def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps():
+def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps(monkeypatch):
     # 4 requests decoding 4M tokens each in blocks of 65,536: 4M steps, 256 crossings. Visiting
     # every step of the run would take seconds; the crossings alone, milliseconds.
     cfg = SimConfig(num_blocks=2000, block_size=65536, max_num_seqs=4, max_num_batched_tokens=65536)
     sched = Scheduler(cfg, plan([SimRequest(prompt_tokens=10, output_tokens=4_000_000)] * 4, None))
     walked: list[int] = []
-    cross = sched._cross_sparse
+    sparse = runs.cross_sparse
 
-    def counted(a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
+    def counted(s: Scheduler, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
         walked.append(b - a)
-        return cross(a, b, crossed)
+        return sparse(s, a, b, crossed)
 
-    sched._cross_sparse = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(runs, "cross_sparse", counted)
     sched.run()
     assert sched.t + 1 == 4_000_000 and sum(walked) > 3_990_000
     assert sched.pool.allocated == 4 * 62

@@ -68,6 +68,6 @@ def step_bound(cfg: SimConfig, s: Size) -> tuple[int, int]:
 
 def visit_bound(cfg: SimConfig, s: Size) -> tuple[int, int]:
     """step_bound without the block boundaries: the steps the loop runs one by one (a run of
-    decode steps crosses its boundaries at once, `Scheduler._advance`), and its prefill term."""
+    decode steps crosses its boundaries at once, runs.py `advance`), and its prefill term."""
     prefill = cdiv(s.prompt_tokens + s.output_tokens, cfg.max_num_batched_tokens)
     return prefill + STEPS_PER_REQUEST * s.requests + 1, prefill

@@ -13,7 +13,7 @@ of the step that samples their last token.
 The loop is event-driven: between arrivals, completions, admissions and prefill chunks every
 running request just decodes one token a step, and the only change to the pool is a decoding
 request taking its next block when its tokens cross a block boundary. Those steps are advanced
-together (`_advance`), not replayed: a decoding request crosses a boundary every block_size steps,
+together (runs.py), not replayed: a decoding request crosses a boundary every block_size steps,
 so the requests sit on a wheel of block_size buckets by the step (mod block_size) of their
 crossings, in admission order within a bucket, which is the order the step would serve them. A run
 of steps takes its blocks from the pool at once, in that order, while the free blocks cover them;
@@ -43,6 +43,7 @@ from ..limits import (
     MAX_SIMULATED_STEPS,
 )
 from ..units import cdiv
+from . import runs
 from .blockpool import BlockPool
 from .clock import Batch, Clock
 from .config import SimConfig
@@ -50,6 +51,7 @@ from .frontend import Frontend
 from .keys import key_list
 from .latency import GapHistogram
 from .request import Request, by_seq
+from .runs import RunObserver
 from .snapshot import Snapshot, snapshot
 from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
 from .workload import Planned, next_turn
@@ -67,7 +69,6 @@ EVERY_BLOCK = 1 << 62  # Request.own_from once every block is keyed
 
 # -- the scheduler ------------------------------------------------------------------------------
 Observer = Callable[..., None]  # (step, blocks used, cached free, running, waiting[, seconds])
-RunObserver = Callable[[list[Any]], None]  # the Observer's tuples of a run's steps, in order
 
 
 def _one_by_one(observe: Observer) -> RunObserver:
@@ -597,7 +598,7 @@ class Scheduler:
         if event is None:
             event = t + 1
         elif cdiv(event - t - 1, self.bs) * self.n_dec > self.pool.num_free:  # may run out first
-            event = self._covered_until(t + 1, event)
+            event = runs.covered_until(self, t + 1, event)
         limit = event - (t + 1)  # decode-only steps before the event's (or the pool's end)
         # Scheduled ahead, a step sees what arrived before its predecessor started: the first step
         # to start at or after an arrival only decodes, and the arrival joins the step after it.
@@ -671,132 +672,16 @@ class Scheduler:
                 snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                 return snapshots
             crossed: list[tuple[int, int, int]] = []
-            nxt = self._advance(nxt, pending, snapshots, crossed)
+            nxt = runs.advance(self, nxt, pending, snapshots, crossed)
             if crossed and observe is not None:
                 if needs_all is not None and not needs_all(crossed[0][0], crossed[-1][0]):
                     crossed = crossed[-1:]  # the observer keeps only the run's busiest step
-                self._observe_run(crossed, observe_run or _one_by_one(observe))
+                runs.observe_run(self, crossed, observe_run or _one_by_one(observe))
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited
                 self._check_limits()
             self.running_area += len(self.running) * (nxt - self.t)
             self.t = nxt
-
-    # runs of decode steps ---------------------------------------------------------------------
-    def _covered_until(self, a: int, b: int) -> int:
-        """The first step of a..b − 1 whose block boundaries the free blocks do not cover (b when
-        they cover all): every block_size steps, each decoding request crosses one."""
-        n = self.n_dec
-        if n == 0 or b <= a:
-            return b
-        bs, free = self.bs, self.pool.num_free
-        full, rem = divmod(b - a, bs)
-        cycles, left = free // n, free % n  # whole cycles covered, then `left` more crossings
-        if bs > 4 * n:  # large blocks: by the requests' offsets from a, not the steps of a cycle
-            offsets = sorted([(q.phase - a) % bs for q in self.running.values() if q.phase >= 0])
-            if full * n + bisect.bisect_left(offsets, rem) <= free:
-                return b
-            return a + cycles * bs + offsets[left]
-        sizes = [len(self.wheel[(a + j) % bs]) for j in range(bs)]  # crossings at a, a + 1, …
-        if full * n + sum(sizes[:rem]) <= free:
-            return b
-        j = 0
-        while sizes[j] <= left:
-            left -= sizes[j]
-            j += 1
-        return a + cycles * bs + j
-
-    def _advance(
-        self, end: int, pending: list[int], snapshots: list[Snapshot], crossed: list[tuple[int, int, int]]
-    ) -> int:
-        """Steps self.t + 1 .. end − 1, in which requests only decode: their block boundaries
-        crossed at once, the snapshots asked of them taken on the way. Returns the step to visit
-        next: `end`, or the first step whose boundaries the free blocks do not cover (it preempts).
-        Appends (step, blocks in use, cached free) after each step that crossed one."""
-        at = self.t + 1
-        while True:
-            while pending and pending[0] < at:  # the pool is as it was after these steps
-                s = pending.pop(0)
-                if s >= self.t:
-                    snapshots.append(self.snapshot(s))
-            if at >= end:
-                return end
-            stop = min(end, pending[0] + 1) if pending else end
-            reached = self._cross(at, stop, crossed)
-            if reached < stop:
-                while pending and pending[0] < reached:
-                    snapshots.append(self.snapshot(pending.pop(0)))
-                return reached
-            at = stop
-
-    def _cross(self, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
-        """The block boundaries of steps a..b − 1, as far as the free blocks cover them: the
-        blocks taken from the pool at once and handed out in the order the steps would (step by
-        step, admission order within one). Returns the first step not covered."""
-        pool, bs, wheel = self.pool, self.bs, self.wheel
-        n = self.n_dec
-        if n == 0:
-            self.used_area += pool.in_use * (b - a)
-            return b
-        if cdiv(b - a, bs) * n > pool.num_free:  # the pool may run out first
-            b = self._covered_until(a, b)
-        if b - a > 4 * n:  # few crossings a step: walk the crossings, not the steps
-            return self._cross_sparse(a, b, crossed)
-        buckets = [wheel[s % bs] for s in range(a, b)]
-        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
-        blocks = pool.allocate(sum(map(len, buckets)))
-        pos = area = 0
-        for s, bucket in enumerate(buckets, a):
-            m = len(bucket)
-            if m:
-                for q, block in zip(bucket, blocks[pos : pos + m], strict=True):
-                    q.blocks.append(block)
-                pos += m
-                crossed.append((s, used + pos, cached - max(0, pos - uncached)))
-            area += used + pos
-            if not (s - a + 1) & 4095:
-                self._stop_if_asked()
-        self.used_area += area
-        self.peak_used = max(self.peak_used, pool.in_use)
-        return b
-
-    def _cross_sparse(self, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
-        """_cross for a run much longer than the requests decoding in it (large blocks, few
-        requests): each request's crossings, in step and then admission order."""
-        pool, bs = self.pool, self.bs
-        steps: list[tuple[int, int, Request]] = []
-        for q in self.running.values():
-            if q.phase >= 0:
-                first = a + (q.phase - a) % bs
-                steps += [(s, q.seq, q) for s in range(first, b, bs)]
-        steps.sort()
-        used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
-        blocks = pool.allocate(len(steps))
-        area = (b - a) * used  # each block counts from its step to the run's end
-        for pos, ((s, _, q), block) in enumerate(zip(steps, blocks, strict=True), 1):
-            q.blocks.append(block)
-            area += b - s
-            if pos == len(steps) or steps[pos][0] != s:  # the step's last crossing
-                crossed.append((s, used + pos, cached - max(0, pos - uncached)))
-            if not pos & 4095:
-                self._stop_if_asked()
-        self.used_area += area
-        self.peak_used = max(self.peak_used, pool.in_use)
-        return b
-
-    def _observe_run(self, crossed: list[tuple[int, int, int]], observe: RunObserver) -> None:
-        running, waiting = len(self.running), self.n_waiting
-        clock = self.clock
-        if clock is None:
-            observe([(s, used, cached, running, waiting) for s, used, cached in crossed])
-            return
-        # Timed: each step starts when the run's steps before it have lasted.
-        n = self.n_dec
-        run_start = self.t + 1
-        starts = clock.decode_starts(
-            n, self.dec_base + n * run_start, [s - run_start for s, _, _ in crossed], self.step_end
-        )
-        observe([(s, u, c, running, waiting, at) for (s, u, c), at in zip(crossed, starts, strict=True)])
 
     def _check_limits(self) -> None:
         if self.visited > MAX_SIMULATED_STEPS or self.pool.allocated > MAX_BLOCK_EVENTS:
