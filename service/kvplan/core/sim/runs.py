@@ -100,7 +100,7 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Point]) -> int:
             crossed.append((s, used + pos, cached - max(0, pos - uncached)))
         area += used + pos
         if not (s - a + 1) & 4095:
-            sched._stop_if_asked()
+            sched.stop_if_asked()
     sched.used_area += area
     sched.peak_used = max(sched.peak_used, pool.in_use)
     return b
@@ -125,7 +125,7 @@ def cross_sparse(sched: Scheduler, a: int, b: int, crossed: list[Point]) -> int:
         if pos == len(steps) or steps[pos][0] != s:  # the step's last crossing
             crossed.append((s, used + pos, cached - max(0, pos - uncached)))
         if not pos & 4095:
-            sched._stop_if_asked()
+            sched.stop_if_asked()
     sched.used_area += area
     sched.peak_used = max(sched.peak_used, pool.in_use)
     return b

@@ -434,7 +434,7 @@ class Scheduler:
         while self.arrivals and self.arrivals[0][0] <= horizon:
             n += 1
             if n % every == 0:
-                self._stop_if_asked()
+                self.stop_if_asked()
             _, rid = heapq.heappop(self.arrivals)
             self._transition(self.reqs[rid], Event.ARRIVE)
             self.blocked = False
@@ -463,7 +463,7 @@ class Scheduler:
         for q in work:
             n += 1
             if n % every == 0:
-                self._stop_if_asked()
+                self.stop_if_asked()
             if q.state not in RUNNING:
                 continue  # preempted earlier this step
             if q.state is State.PREFILLING:
@@ -480,7 +480,7 @@ class Scheduler:
             while budget > 0 and len(self.running) < self.cfg.max_num_seqs:
                 n += 1
                 if n % every == 0:
-                    self._stop_if_asked()
+                    self.stop_if_asked()
                 head = self._peek_waiting()
                 if head is None:
                     break
@@ -495,7 +495,7 @@ class Scheduler:
         for q in self.finish_now:
             n += 1
             if n % every == 0:
-                self._stop_if_asked()
+                self.stop_if_asked()
             if q.state is State.DECODING:
                 self._finish(q, t)
         self.finish_now = []
@@ -503,7 +503,7 @@ class Scheduler:
         self.peak_used = max(self.peak_used, used)
         self.peak_running = max(self.peak_running, len(self.running))
 
-    def _stop_if_asked(self) -> None:
+    def stop_if_asked(self) -> None:
         if self.should_stop is not None and self.should_stop():
             raise SimulationStopped(
                 f"stopped at simulated step {self.t:,}, {self.completed:,} of {len(self.reqs):,} "
@@ -692,4 +692,4 @@ class Scheduler:
                 f"steps, {MAX_BLOCK_EVENTS:,} blocks handed out) at step {self.t:,}: give the pool "
                 "more blocks or simulate fewer requests",
             )
-        self._stop_if_asked()
+        self.stop_if_asked()
