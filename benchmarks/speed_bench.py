@@ -45,34 +45,24 @@ DAY = {
     "output": {"kind": "lognormal", "mean": 211, "sigma": 0.8},
     "seed": 7,
 }
+
+
+def decode_heavy(**arrivals: float) -> dict[str, object]:
+    """Long outputs, few prompts (reasoning traffic): most steps only decode. 2,000 requests."""
+    lengths = {
+        "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
+        "output": {"kind": "lognormal", "mean": 4000, "sigma": 0.5},
+    }
+    return {
+        **POOL,
+        "max_num_seqs": 64,
+        "workload": {"generator": {"count": 2000, **arrivals, **lengths, "seed": 1}},
+    }
+
+
 WORKLOADS = {
-    # Long outputs, few prompts: reasoning traffic. Most steps only decode.
-    "decode-heavy: 2,000 requests, outputs of ~4,000 tokens, 64 at once": {
-        **POOL,
-        "max_num_seqs": 64,
-        "workload": {
-            "generator": {
-                "count": 2000,
-                "concurrency": 64,
-                "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
-                "output": {"kind": "lognormal", "mean": 4000, "sigma": 0.5},
-                "seed": 1,
-            }
-        },
-    },
-    "decode-heavy, untimed: the same in steps (arrivals a step apart)": {
-        **POOL,
-        "max_num_seqs": 64,
-        "workload": {
-            "generator": {
-                "count": 2000,
-                "arrival_rate": 0.02,
-                "prompt": {"kind": "lognormal", "mean": 1000, "sigma": 0.5},
-                "output": {"kind": "lognormal", "mean": 4000, "sigma": 0.5},
-                "seed": 1,
-            }
-        },
-    },
+    "decode-heavy: 2,000 requests, outputs of ~4,000 tokens, 64 at once": decode_heavy(concurrency=64),
+    "decode-heavy, untimed: the same in steps (arrivals a step apart)": decode_heavy(arrival_rate=0.02),
     "day-long mix: its first 50,000 requests": {
         **POOL,
         "workload": {"generator": {**DAY, "count": 50_000}},
