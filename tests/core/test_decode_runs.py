@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kvplan.core.sim import runs
 from kvplan.core.sim.config import SimConfig
+from kvplan.core.sim.request import Request
 from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.workload import SimRequest, plan
 from tests.core.simulations import requests_from_spec, workload_specs
@@ -78,3 +79,40 @@ def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps(monkeypatc
     sched.run()
     assert sched.t + 1 == 4_000_000 and sum(walked) > 3_990_000
     assert sched.pool.allocated == 4 * 62
+
+
+class OneAtATime(EveryStep):
+    """The reference for a step's crossings: each takes its block in turn (Scheduler._alloc)."""
+
+    def _cross_at_once(self, crossing: list[Request]) -> None:
+        return
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    workload_specs(arrival=20, prompt=120, output=60, size=12),
+    st.integers(8, 80),
+    st.sampled_from([1, 2, 4]),
+    st.integers(2, 6),
+    st.integers(6, 24),
+    st.booleans(),
+    st.lists(st.integers(0, 120), max_size=6),
+)
+def test_a_steps_crossings_taken_at_once_get_the_blocks_one_at_a_time_gets(
+    spec, blocks, bs, seqs, budget, caching, steps
+):
+    cfg = SimConfig(
+        num_blocks=blocks,
+        block_size=bs,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=max(seqs, budget),  # small: prompts go in chunks beside decodes
+        prefix_caching=caching,
+    )
+    spec = [s for s in spec if -(-(s[1] + (16 if s[3] else 0) + s[2] - 1) // bs) <= blocks - 1]
+    assume(spec)
+    fast, fast_snaps = run(EveryStep, cfg, spec, steps)
+    slow, slow_snaps = run(OneAtATime, cfg, spec, steps)
+    assert fast_snaps == slow_snaps
+    assert fast.finish_order == slow.finish_order
+    assert (fast.preemptions, fast.recomputed) == (slow.preemptions, slow.recomputed)
+    assert fast.pool.free_queue() == slow.pool.free_queue()

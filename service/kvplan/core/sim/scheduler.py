@@ -305,6 +305,18 @@ class Scheduler:
         q.blocks += self.pool.allocate(n)
         return True
 
+    def _cross_at_once(self, crossing: list[Request]) -> None:
+        """The requests crossing a block boundary this step take their blocks at once when
+        nothing between them in running order takes any (no prefill older than the youngest) and
+        the pool covers them all: the same blocks, in the same order, as one at a time. (A prefill
+        is always the youngest running request, as the oldest takes the budget first; the check
+        keeps the shortcut exact should that change.)"""
+        if crossing and self.pool.num_free >= len(crossing):
+            first_prefill = next(iter(self.prefilling.values()), None)
+            if first_prefill is None or crossing[-1].seq < first_prefill.seq:
+                for q, block in zip(crossing, self.pool.allocate(len(crossing)), strict=True):
+                    q.blocks.append(block)
+
     def _keep_pending_visit(self, victim: Request, t: int, current: Request) -> None:
         """The series samples the steps the loop visits, and the loop has always visited the
         step of a preempted request's next event (its next block boundary or last token), as
@@ -448,15 +460,7 @@ class Scheduler:
             if q.version == version and q.state is State.DECODING and q.phase != phase:
                 due.append(q)
         work = sorted(due, key=by_seq)
-        # The requests crossing a block boundary take their blocks at once when nothing between
-        # them in running order takes any (no prefill older than the youngest) and the pool
-        # covers them all: the same blocks, in the same order, as one at a time.
-        crossing = self.wheel[phase]
-        if crossing and self.pool.num_free >= len(crossing):
-            first_prefill = next(iter(self.prefilling.values()), None)
-            if first_prefill is None or crossing[-1].seq < first_prefill.seq:
-                for q, block in zip(crossing, self.pool.allocate(len(crossing)), strict=True):
-                    q.blocks.append(block)
+        self._cross_at_once(self.wheel[phase])
         self.step_dn, self.step_dctx = self.n_dec, self.dec_base + self.n_dec * t
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
