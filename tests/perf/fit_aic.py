@@ -165,6 +165,59 @@ def roofline_predict(
     return t0 + np.maximum(tm * nk, nbytes / (bw * eta_m))
 
 
+def per_expert_bins(x: np.ndarray) -> np.ndarray:
+    """Half-octave bins of tokens per expert (m·k/E): the grid the MoE's compute efficiency is
+    fitted on."""
+    return np.round(2 * np.log2(x)) / 2
+
+
+def per_expert_fit(
+    m: np.ndarray,
+    x: np.ndarray,
+    nk: np.ndarray,
+    nbytes: np.ndarray,
+    t: np.ndarray,
+    flops_peak: float,
+    bw: float,
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """The MoE's roofline with its compute efficiency indexed by tokens per expert x = m·k/E (each
+    expert's GEMM has about x rows), not by m: t = t0 + max(ρ(x)·m·nk, bytes/(BW·η_m)). t0 and η_m
+    as roofline_fit; ρ per half-octave of x by the same grid search, x·ρ(x) made non-decreasing
+    (an expert's time does not fall as its rows grow)."""
+    t0, eta_m, _, _ = roofline_fit(m, nk, nbytes, t, flops_peak, bw)
+    bins = per_expert_bins(x)
+    xs = np.unique(bins)
+    rho = []
+    for b in xs:
+        sel = bins == b
+        mem = t0 + nbytes[sel] / (bw * eta_m)
+        comp = 2.0 * m[sel][None, :] * nk[sel][None, :] / (flops_peak * ETAS[:, None])
+        pred = t0 + np.maximum(comp, mem[None, :] - t0)
+        err = np.median(np.abs(np.log(pred / t[sel][None, :])), axis=1)
+        best = ETAS[int(np.argmin(err[::-1]) * -1 + len(ETAS) - 1)]  # ties: the highest η
+        rho.append(2.0 / (flops_peak * best))
+    centers = 2.0**xs
+    work = np.maximum.accumulate(centers * np.array(rho))
+    return t0, eta_m, centers, work / centers
+
+
+def per_expert_predict(
+    m: np.ndarray,
+    x: np.ndarray,
+    nk: np.ndarray,
+    nbytes: np.ndarray,
+    t0: float,
+    eta_m: float,
+    bw: float,
+    xs: np.ndarray,
+    rho: np.ndarray,
+) -> np.ndarray:
+    """As the service prices it (core/perf/steptime.py moe_seconds): ρ linear in log2 x between
+    the fitted bins, the end bins' ρ beyond them."""
+    r = np.interp(np.log2(x), np.log2(xs), rho)
+    return t0 + np.maximum(r * m * nk, nbytes / (bw * eta_m))
+
+
 def fit_gemm(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
     df = pd.read_parquet(path)
     df = df.groupby(["gemm_dtype", "m", "n", "k"], as_index=False)["latency"].min()  # the fastest kernel
@@ -390,13 +443,14 @@ def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]])
         nk = k * expert  # FLOPs = 2 · m · (top-k · expert): the GEMM form with n·k = k·expert
         nbytes = expected_experts(m, k, e) * expert * MOE_WEIGHT_BYTES[dtype] + 2 * m * h * (1 + k)
         t = g.latency.to_numpy() / 1e3
-        t0, eta_m, ms, tau = roofline_fit(m, nk, nbytes, t, peak, gpu["bw"])
-        pred = roofline_predict(m, nk, nbytes, t0, eta_m, gpu["bw"], ms, tau)
+        per_expert = m * k / e  # each expert's GEMM rows: what its efficiency follows across shapes
+        t0, eta_m, xs, rho = per_expert_fit(m, per_expert, nk, nbytes, t, peak, gpu["bw"])
+        pred = per_expert_predict(m, per_expert, nk, nbytes, t0, eta_m, gpu["bw"], xs, rho)
         out[key] = {
             "t0_s": t0,
             "eta_mem": round(eta_m, 5),
-            "m": [int(x) for x in ms],
-            "s_per_nk": [float(f"{x:.6g}") for x in tau],
+            "tokens_per_expert": [float(f"{x:.6g}") for x in xs],
+            "s_per_mnk": [float(f"{x:.6g}") for x in rho],
             "fit": residuals(pred, t),
         }
         cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "t"]

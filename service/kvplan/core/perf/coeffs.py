@@ -55,7 +55,15 @@ class GemmFit(msgspec.Struct, frozen=True, gc=False):
         return self.n_factor[i] * self.k_factor[j]
 
 
-class MoeFit(Roofline, frozen=True, gc=False):
+class MoeFit(msgspec.Struct, frozen=True, gc=False):
+    """A routed-experts layer: t = t0 + max(ρ(x)·m·n·k, bytes/(BW·η_mem)), its compute efficiency
+    indexed by tokens per expert x = m·top-k/E (an expert's GEMM rows), which carries across
+    shapes where m does not (tests/perf/fit_aic.py per_expert_fit; PROVENANCE.md)."""
+
+    t0_s: float
+    eta_mem: float
+    tokens_per_expert: tuple[float, ...]
+    s_per_mnk: tuple[float, ...]
     fit: Residual | None = None
 
 

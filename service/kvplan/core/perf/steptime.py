@@ -10,7 +10,7 @@ handful of float operations and dict look-ups, no loop over layers."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from math import floor, log
+from math import floor, log, log2
 from typing import NamedTuple
 
 import msgspec
@@ -26,7 +26,17 @@ from ..engine.dtypes import (
 from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
-from .coeffs import Coefficients, Curve, DecodeFit, GemmFit, MlaFit, PrefillFit, Roofline, SystemCoeffs
+from .coeffs import (
+    Coefficients,
+    Curve,
+    DecodeFit,
+    GemmFit,
+    MlaFit,
+    MoeFit,
+    PrefillFit,
+    Roofline,
+    SystemCoeffs,
+)
 from .elementwise import ELEMENTWISE_PRIOR, ElementwisePrior
 from .mla import mla_module, mla_params
 from .specs import GpuSpecs
@@ -99,7 +109,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
 
     gemms: tuple[_Gemm, ...]
     lm_head: _Gemm
-    moe: Roofline | None
+    moe: MoeFit | Roofline | None
     moe_layers: int
     moe_nk: int  # top-k × an expert's weights (n·k of the GEMM form), per GPU
     moe_expert_bytes: float  # one expert's weights per GPU
@@ -301,14 +311,40 @@ def _gemm_s(g: _Gemm, m: int, bw: float) -> float:
 
 
 def moe_seconds(
-    fit: Roofline, m: int, nk: int, expert_bytes: float, experts: int, top_k: int, hidden: int, bw: float
+    fit: MoeFit | Roofline,
+    m: int,
+    nk: int,
+    expert_bytes: float,
+    experts: int,
+    top_k: int,
+    hidden: int,
+    bw: float,
 ) -> float:
     """One MoE layer of m tokens: the GEMM form over top-k experts' weights (nk), its bytes those of
-    the distinct experts m tokens touch, E·(1 − (1 − k/E)^m); its τ is fitted on AIConfigurator's
-    power-law routing rows (tests/perf/fit_aic.py MOE_DISTRIBUTION)."""
+    the distinct experts m tokens touch, E·(1 − (1 − k/E)^m), fitted on AIConfigurator's power-law
+    routing rows (tests/perf/fit_aic.py MOE_DISTRIBUTION). A MoE table's compute efficiency is read
+    at m·k/E tokens an expert; a GPU without one prices the experts as a bf16 GEMM (a Roofline)."""
     touched = experts * (1 - (1 - top_k / experts) ** m)
     nbytes = touched * expert_bytes + 2 * m * hidden * (1 + top_k)
-    return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
+    if isinstance(fit, Roofline):
+        return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
+    compute = _per_expert_rho(fit, m * top_k / experts) * m * nk
+    return fit.t0_s + max(compute, nbytes / (bw * fit.eta_mem))
+
+
+def _per_expert_rho(fit: MoeFit, x: float) -> float:
+    """Seconds per m·n·k at x tokens an expert: linear in log2 x between the fitted half-octaves,
+    the end values beyond them."""
+    xs, rho = fit.tokens_per_expert, fit.s_per_mnk
+    if x <= xs[0]:
+        return rho[0]
+    if x >= xs[-1]:
+        return rho[-1]
+    i = bisect_left(xs, x)
+    if xs[i] == x:
+        return rho[i]
+    f = (log2(x) - log2(xs[i - 1])) / (log2(xs[i]) - log2(xs[i - 1]))
+    return rho[i - 1] + (rho[i] - rho[i - 1]) * f
 
 
 def gemm_seconds(fit: GemmFit, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
@@ -461,7 +497,7 @@ def step_model(
     lm_head = _gemm(bf16, lm_n, h, float(MODEL_DTYPES.get(geometry.dtype, 2)), 1)
 
     # MoE: the routed experts' layers, from the expert parameter count.
-    moe: Roofline | None = None
+    moe: MoeFit | Roofline | None = None
     moe_layers = moe_nk = 0
     moe_bytes = 0.0
     moe_read = ""
