@@ -53,6 +53,14 @@ def fleet(tmp_path: Path, registry: Registry) -> Iterator[tuple[Path, TestClient
         yield path, client
 
 
+def rewrite(path: Path, text: str) -> None:
+    """Replace the watched file at once, as a ConfigMap update (a symlink swap) or an editor's
+    save-and-rename does: written in place, the watcher could read it empty or half written."""
+    part = path.with_suffix(".part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
 def published(client: TestClient) -> dict[tuple[str, str, str], float]:
     return series(client.get("/metrics").text)
 
@@ -75,7 +83,7 @@ def reload_ok(client: TestClient) -> float:
 def test_an_edit_changes_the_series_within_one_reload_interval(fleet):
     path, client = fleet
     before = published(client)["num_gpu_blocks", "serving", "llama"]
-    path.write_text(LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
+    rewrite(path, LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
     took = within(INTERVAL * 5, lambda: published(client)["num_gpu_blocks", "serving", "llama"] != before)
     assert took < INTERVAL * 5
     asked = {
@@ -91,7 +99,7 @@ def test_an_edit_changes_the_series_within_one_reload_interval(fleet):
 def test_a_broken_file_keeps_the_last_good_plans_and_says_why(fleet):
     path, client = fleet
     good = published(client)
-    path.write_text(LLAMA.format(util=0.8) + "[[deployment]\nname = ")
+    rewrite(path, LLAMA.format(util=0.8) + "[[deployment]\nname = ")
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     kept = published(client)
     assert {k: v for k, v in kept.items() if k[0] != "plan_current"} == {
@@ -104,7 +112,7 @@ def test_a_broken_file_keeps_the_last_good_plans_and_says_why(fleet):
     (failure,) = listing["failures"]
     assert failure["field"] == "KVPLAN_DEPLOYMENTS" and "not TOML" in failure["reason"]
     # Mended: planned again.
-    path.write_text(LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
+    rewrite(path, LLAMA.format(util=0.8) + QWEN.format(max_replicas=4))
     within(INTERVAL * 5, lambda: reload_ok(client) == 1.0)
     assert (
         published(client)["num_gpu_blocks", "serving", "llama"] < good["num_gpu_blocks", "serving", "llama"]
@@ -114,8 +122,8 @@ def test_a_broken_file_keeps_the_last_good_plans_and_says_why(fleet):
 def test_a_typo_names_the_field_and_the_deployment_and_hides_no_other(fleet):
     path, client = fleet
     good = published(client)
-    path.write_text(
-        LLAMA.format(util=0.8).replace("context_tokens", "contxt_tokens") + QWEN.format(max_replicas=6)
+    rewrite(
+        path, LLAMA.format(util=0.8).replace("context_tokens", "contxt_tokens") + QWEN.format(max_replicas=6)
     )
     within(INTERVAL * 5, lambda: published(client)["max_replicas", "serving", "qwen"] == 6)
     assert reload_ok(client) == 0.0
@@ -134,7 +142,7 @@ def test_a_typo_names_the_field_and_the_deployment_and_hides_no_other(fleet):
 def test_a_deployment_that_cannot_be_planned_is_reported_by_name(fleet):
     path, client = fleet
     huge = QWEN.format(max_replicas=2).replace('"qwen3-8b"', '"llama-3.1-405b"').replace("qwen", "big")
-    path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4) + huge)
+    rewrite(path, LLAMA.format(util=0.9) + QWEN.format(max_replicas=4) + huge)
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert failure["deployment"] == "serving/big" and "vLLM would not start" in failure["reason"]
@@ -144,7 +152,7 @@ def test_a_deployment_that_cannot_be_planned_is_reported_by_name(fleet):
 
 def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
     path, client = fleet
-    path.write_text(QWEN.format(max_replicas=4))
+    rewrite(path, QWEN.format(max_replicas=4))
     within(INTERVAL * 5, lambda: ("num_gpu_blocks", "serving", "llama") not in published(client))
     assert client.get("/v1/deployments/serving/llama").status_code == 404
 
@@ -163,7 +171,7 @@ def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
 )
 def test_a_file_of_the_wrong_shape_is_refused_whole(fleet, text, field, words):
     path, client = fleet
-    path.write_text(text)
+    rewrite(path, text)
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert failure["field"] == field and words in failure["reason"], failure
@@ -172,7 +180,7 @@ def test_a_file_of_the_wrong_shape_is_refused_whole(fleet, text, field, words):
 
 def test_sighup_reads_the_file_again_at_once(tmp_path):
     path = tmp_path / "deployments.toml"
-    path.write_text(LLAMA.format(util=0.9))
+    rewrite(path, LLAMA.format(util=0.9))
     server = start_server(env={"KVPLAN_DEPLOYMENTS": str(path), "KVPLAN_DEPLOYMENTS_RELOAD_SECONDS": "3600"})
     try:
 
@@ -180,7 +188,7 @@ def test_sighup_reads_the_file_again_at_once(tmp_path):
             return series(httpx.get(f"{server.url}/metrics").text)["num_gpu_blocks", "serving", "llama"]
 
         before = blocks()
-        path.write_text(LLAMA.format(util=0.8))
+        rewrite(path, LLAMA.format(util=0.8))
         time.sleep(0.3)
         assert blocks() == before  # an hour's interval: only the signal reads it now
         os.kill(server.proc.pid, signal.SIGHUP)
@@ -191,7 +199,7 @@ def test_sighup_reads_the_file_again_at_once(tmp_path):
 
 def test_every_worker_reports_the_same_plans(tmp_path):
     path = tmp_path / "deployments.toml"
-    path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))
+    rewrite(path, LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))
     server = start_server(workers=2, env={"KVPLAN_DEPLOYMENTS": str(path)})
     try:
         scrapes = []
@@ -209,7 +217,7 @@ SAME_NAME_TWICE = LLAMA.format(util=0.9) + LLAMA.format(util=0.8)
 def test_a_name_used_twice_plans_neither_entry_and_names_both(fleet):
     path, client = fleet
     good = published(client)
-    path.write_text(SAME_NAME_TWICE + QWEN.format(max_replicas=5))
+    rewrite(path, SAME_NAME_TWICE + QWEN.format(max_replicas=5))
     within(INTERVAL * 5, lambda: published(client)["max_replicas", "serving", "qwen"] == 5)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert failure["deployment"] == "serving/llama" and "deployment[0], deployment[1]" in failure["reason"]
@@ -227,7 +235,7 @@ def test_two_deployments_of_one_model_name_are_refused_so_the_rule_holds_for_the
     Prometheus drop the count of every deployment, so neither is published."""
     path, client = fleet
     twin = LLAMA.format(util=0.8).replace('name = "llama"', 'name = "llama-b"')
-    path.write_text(MODEL_NAME_MATCH + LLAMA.format(util=0.9) + twin + QWEN.format(max_replicas=4))
+    rewrite(path, MODEL_NAME_MATCH + LLAMA.format(util=0.9) + twin + QWEN.format(max_replicas=4))
     within(
         INTERVAL * 5,
         lambda: ("num_gpu_blocks", "serving", "llama-b") in published(client) or reload_ok(client) == 0.0,
@@ -248,7 +256,7 @@ def test_two_deployments_of_one_model_name_are_refused_so_the_rule_holds_for_the
 
 def test_a_missing_required_field_is_named(fleet):
     path, client = fleet
-    path.write_text(LLAMA.format(util=0.9).replace("max_replicas = 8\n", ""))
+    rewrite(path, LLAMA.format(util=0.9).replace("max_replicas = 8\n", ""))
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert (failure["deployment"], failure["field"], failure["reason"]) == (
@@ -260,7 +268,7 @@ def test_a_missing_required_field_is_named(fleet):
 
 def test_a_misspelt_preset_carries_its_suggestions(fleet):
     path, client = fleet
-    path.write_text(LLAMA.format(util=0.9).replace("llama-3.1-8b", "llama-3.1-8"))
+    rewrite(path, LLAMA.format(util=0.9).replace("llama-3.1-8b", "llama-3.1-8"))
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert failure["field"] == "model" and "llama-3.1-8b" in failure["suggestions"]
@@ -275,7 +283,7 @@ def test_a_defect_in_a_reading_is_reported_not_swallowed(fleet, monkeypatch):
         raise RuntimeError("a defect")
 
     monkeypatch.setattr(deployments, "plan_all", broken)
-    path.write_text(LLAMA.format(util=0.8))
+    rewrite(path, LLAMA.format(util=0.8))
     within(INTERVAL * 5, lambda: reload_ok(client) == 0.0)
     (failure,) = client.get("/v1/deployments").json()["failures"]
     assert failure["reason"] == "internal error: see the log"
@@ -283,12 +291,12 @@ def test_a_defect_in_a_reading_is_reported_not_swallowed(fleet, monkeypatch):
 
 def test_a_pod_started_on_a_broken_file_is_not_ready_until_it_is_mended(tmp_path, registry):
     path = tmp_path / "deployments.toml"
-    path.write_text("[[deployment]\n")
+    rewrite(path, "[[deployment]\n")
     app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
     with TestClient(app) as client:
         assert client.get("/readyz").status_code == 503
         assert client.get("/v1/budget?model=llama-3.1-8b&gpu=h100-sxm-80gb").status_code == 200
-        path.write_text(LLAMA.format(util=0.9))
+        rewrite(path, LLAMA.format(util=0.9))
         within(INTERVAL * 5, lambda: client.get("/readyz").status_code == 200)
 
 
@@ -307,7 +315,7 @@ def test_the_deployments_answer_503_while_their_first_reading_runs(tmp_path, reg
     monkeypatch.setattr(deployments, "plan_all", slow)
     monkeypatch.setattr(deployments, "FIRST_LOAD_WAIT_SECONDS", 0.05)
     path = tmp_path / "deployments.toml"
-    path.write_text(LLAMA.format(util=0.9))
+    rewrite(path, LLAMA.format(util=0.9))
     app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
     with TestClient(app) as client:
         r = client.get("/v1/deployments/serving/llama")
