@@ -167,6 +167,8 @@ def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
             'valid: "model_name", "namespace,deployment"',
         ),
         ("deployment = 3\n", "deployment", "array of tables"),
+        ("", "KVPLAN_DEPLOYMENTS", "the file is empty"),  # an editor rewriting it in place
+        ("\n  \n", "KVPLAN_DEPLOYMENTS", "the file is empty"),
     ],
 )
 def test_a_file_of_the_wrong_shape_is_refused_whole(fleet, text, field, words):
