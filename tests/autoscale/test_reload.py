@@ -150,6 +150,14 @@ def test_a_deployment_that_cannot_be_planned_is_reported_by_name(fleet):
     assert ("num_gpu_blocks", "serving", "qwen") in published(client)
 
 
+def test_a_file_of_only_a_comment_plans_no_deployments(fleet):
+    path, client = fleet
+    rewrite(path, "# every deployment moved to another cluster\n")
+    within(INTERVAL * 5, lambda: ("num_gpu_blocks", "serving", "llama") not in published(client))
+    assert reload_ok(client) == 1.0
+    assert client.get("/v1/deployments").json()["deployments"] == []
+
+
 def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
     path, client = fleet
     rewrite(path, QWEN.format(max_replicas=4))

@@ -18,8 +18,9 @@ Shapes fitted (t in seconds, one call of one layer on one GPU, shapes after TP):
 - prefill attention (per KV dtype): t = a0 + a_flop·causal FLOPs + a_tok·tokens·(H + 2·KVH)·d.
 - all-reduce: the measured curve per GPU count and backend (graph / eager), log-log interpolated.
 - MoE (per dtype, kernel and TP size of one node; AIConfigurator's default power-law routing, no EP):
-  the GEMM form with n·k the experts' weights on one GPU, τ over the token count, bytes = the
-  distinct experts touched (expected for m tokens × top-k).
+  the GEMM form with n·k the experts' weights on one GPU, its compute efficiency over the tokens an
+  expert gets (m·k/E, per_expert_fit), bytes = the distinct experts touched (expected for m tokens
+  × top-k).
 - MLA (DeepSeek-V3's attention module, projections included, per KV dtype × projection dtype):
   affine in batch, Σctx (decode) and tokens, causal work (prefill), each with a per-head term.
 """
@@ -123,27 +124,46 @@ def sample(df: pd.DataFrame, n: int, cols: list[str]) -> list[dict[str, object]]
     ]
 
 
-def roofline_fit(
-    m: np.ndarray, nk: np.ndarray, nbytes: np.ndarray, t: np.ndarray, flops_peak: float, bw: float
-) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """t0 and η_m from the memory-bound rows (smallest m), then η_c for each m by a grid search
-    that minimises the median |log(pred/t)| of that m's rows; τ(m) made non-decreasing."""
+def memory_fit(m: np.ndarray, nbytes: np.ndarray, t: np.ndarray, bw: float) -> tuple[float, float]:
+    """t0 and η_m from the memory-bound rows (the four smallest m), weighted least squares."""
     small = m <= np.unique(m)[min(3, len(np.unique(m)) - 1)]
     x, y, w = nbytes[small], t[small], 1.0 / t[small]
     a = np.vstack([np.ones_like(x), x]).T * w[:, None]
     (t0, slope), *_ = np.linalg.lstsq(a, y * w, rcond=None)
     t0 = float(min(max(t0, 0.0), np.min(t) * 0.95))
-    slope = float(max(slope, 1e-18))
-    eta_m = 1.0 / (slope * bw)
+    return t0, 1.0 / (float(max(slope, 1e-18)) * bw)
+
+
+def compute_eta(
+    m: np.ndarray,
+    nk: np.ndarray,
+    nbytes: np.ndarray,
+    t: np.ndarray,
+    t0: float,
+    eta_m: float,
+    peak: float,
+    bw: float,
+) -> float:
+    """The compute efficiency η_c (of ETAS) that minimises these rows' median |log(pred/t)| under
+    t = t0 + max(2·m·nk/(peak·η_c), bytes/(BW·η_m)); ties go to the highest η."""
+    mem = t0 + nbytes / (bw * eta_m)
+    comp = 2.0 * m[None, :] * nk[None, :] / (peak * ETAS[:, None])
+    pred = t0 + np.maximum(comp, mem[None, :] - t0)
+    err = np.median(np.abs(np.log(pred / t[None, :])), axis=1)
+    return float(ETAS[len(ETAS) - 1 - int(np.argmin(err[::-1]))])
+
+
+def roofline_fit(
+    m: np.ndarray, nk: np.ndarray, nbytes: np.ndarray, t: np.ndarray, flops_peak: float, bw: float
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """t0 and η_m from the memory-bound rows, then η_c for each m (compute_eta); τ(m) = 2m/(F·η_c)
+    made non-decreasing."""
+    t0, eta_m = memory_fit(m, nbytes, t, bw)
     ms = np.unique(m)
     taus = []
     for mv in ms:
         sel = m == mv
-        mem = t0 + nbytes[sel] / (bw * eta_m)
-        comp = 2.0 * mv * nk[sel][None, :] / (flops_peak * ETAS[:, None])
-        pred = t0 + np.maximum(comp, mem[None, :] - t0)
-        err = np.median(np.abs(np.log(pred / t[sel][None, :])), axis=1)
-        best = ETAS[int(np.argmin(err[::-1]) * -1 + len(ETAS) - 1)]  # ties: the highest η
+        best = compute_eta(m[sel], nk[sel], nbytes[sel], t[sel], t0, eta_m, flops_peak, bw)
         taus.append(2.0 * mv / (flops_peak * best))
     tau = np.maximum.accumulate(np.array(taus))
     return t0, eta_m, ms.astype(float), tau
@@ -165,57 +185,60 @@ def roofline_predict(
     return t0 + np.maximum(tm * nk, nbytes / (bw * eta_m))
 
 
-def per_expert_bins(x: np.ndarray) -> np.ndarray:
-    """Half-octave bins of tokens per expert (m·k/E): the grid the MoE's compute efficiency is
-    fitted on."""
-    return np.round(2 * np.log2(x)) / 2
-
-
 def per_expert_fit(
     m: np.ndarray,
-    x: np.ndarray,
+    tokens_per_expert: np.ndarray,
     nk: np.ndarray,
     nbytes: np.ndarray,
     t: np.ndarray,
     flops_peak: float,
     bw: float,
 ) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """The MoE's roofline with its compute efficiency indexed by tokens per expert x = m·k/E (each
-    expert's GEMM has about x rows), not by m: t = t0 + max(ρ(x)·m·nk, bytes/(BW·η_m)). t0 and η_m
-    as roofline_fit; ρ per half-octave of x by the same grid search, x·ρ(x) made non-decreasing
-    (an expert's time does not fall as its rows grow)."""
-    t0, eta_m, _, _ = roofline_fit(m, nk, nbytes, t, flops_peak, bw)
-    bins = per_expert_bins(x)
-    xs = np.unique(bins)
-    rho = []
-    for b in xs:
-        sel = bins == b
-        mem = t0 + nbytes[sel] / (bw * eta_m)
-        comp = 2.0 * m[sel][None, :] * nk[sel][None, :] / (flops_peak * ETAS[:, None])
-        pred = t0 + np.maximum(comp, mem[None, :] - t0)
-        err = np.median(np.abs(np.log(pred / t[sel][None, :])), axis=1)
-        best = ETAS[int(np.argmin(err[::-1]) * -1 + len(ETAS) - 1)]  # ties: the highest η
-        rho.append(2.0 / (flops_peak * best))
-    centers = 2.0**xs
-    work = np.maximum.accumulate(centers * np.array(rho))
-    return t0, eta_m, centers, work / centers
+    """The MoE's roofline with its compute efficiency indexed by the tokens an expert gets,
+    x = m·k/E (each expert's GEMM has about x rows), not by m. The compute time is
+    w(x)·E·expert_nk = w(x)·(E/k)·nk: w, the seconds a weight of every expert costs at x, per
+    half-octave of x by compute_eta, made non-decreasing (an expert's time does not fall as its rows
+    grow). Returns t0, η_m, the half-octaves' centres and w there."""
+    t0, eta_m = memory_fit(m, nbytes, t, bw)
+    log2_bins = np.round(2 * np.log2(tokens_per_expert)) / 2
+    centres = np.unique(log2_bins)
+    w = []
+    for b in centres:
+        sel = log2_bins == b
+        best = compute_eta(m[sel], nk[sel], nbytes[sel], t[sel], t0, eta_m, flops_peak, bw)
+        w.append(2.0**b * 2.0 / (flops_peak * best))  # x · (seconds per m·nk)
+    return t0, eta_m, 2.0**centres, np.maximum.accumulate(np.array(w))
 
 
 def per_expert_predict(
     m: np.ndarray,
-    x: np.ndarray,
+    tokens_per_expert: np.ndarray,
     nk: np.ndarray,
     nbytes: np.ndarray,
     t0: float,
     eta_m: float,
     bw: float,
     xs: np.ndarray,
-    rho: np.ndarray,
+    w: np.ndarray,
 ) -> np.ndarray:
-    """As the service prices it (core/perf/steptime.py moe_seconds): ρ linear in log2 x between
-    the fitted bins, the end bins' ρ beyond them."""
-    r = np.interp(np.log2(x), np.log2(xs), rho)
-    return t0 + np.maximum(r * m * nk, nbytes / (bw * eta_m))
+    """As the service prices it (core/perf/steptime.py moe_seconds): w linear in log2 x between
+    the fitted half-octaves (so the time never falls as m grows), w ∝ x beyond them."""
+    x = tokens_per_expert
+    inside = np.interp(np.log2(x), np.log2(xs), w)
+    per_weight = np.where(x < xs[0], x * w[0] / xs[0], np.where(x > xs[-1], x * w[-1] / xs[-1], inside))
+    return t0 + np.maximum(per_weight * m * nk / x, nbytes / (bw * eta_m))
+
+
+def moe_rows(g: pd.DataFrame, tp: int) -> tuple[np.ndarray, ...]:
+    """A MoE table's rows as the fit reads them: m, tokens an expert, nk, bytes read, seconds."""
+    m, h, i, k, e = (
+        g[c].to_numpy(float) for c in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts")
+    )
+    expert = 3 * h * i / tp  # gate, up and down projections of one expert, the GPU's shard
+    nk = k * expert  # FLOPs = 2 · m · (top-k · expert): the GEMM form with n·k = k·expert
+    wbytes = MOE_WEIGHT_BYTES[str(g.moe_dtype.iloc[0])]
+    nbytes = expected_experts(m, k, e) * expert * wbytes + 2 * m * h * (1 + k)
+    return m, m * k / e, nk, nbytes, g.latency.to_numpy() / 1e3
 
 
 def fit_gemm(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
@@ -436,21 +459,14 @@ def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]])
             continue
         key = moe_key(str(dtype), bool(marlin) and kernels[dtype] > 1, int(tp))
         peak = gpu["fp4" if dtype == "nvfp4" else "fp8" if dtype.startswith("fp8") else "bf16"] or gpu["bf16"]
-        m, h, i, k, e = (
-            g[c].to_numpy(float) for c in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts")
-        )
-        expert = 3 * h * i / tp  # gate, up and down projections of one expert, the GPU's shard
-        nk = k * expert  # FLOPs = 2 · m · (top-k · expert): the GEMM form with n·k = k·expert
-        nbytes = expected_experts(m, k, e) * expert * MOE_WEIGHT_BYTES[dtype] + 2 * m * h * (1 + k)
-        t = g.latency.to_numpy() / 1e3
-        per_expert = m * k / e  # each expert's GEMM rows: what its efficiency follows across shapes
-        t0, eta_m, xs, rho = per_expert_fit(m, per_expert, nk, nbytes, t, peak, gpu["bw"])
-        pred = per_expert_predict(m, per_expert, nk, nbytes, t0, eta_m, gpu["bw"], xs, rho)
+        m, per_expert, nk, nbytes, t = moe_rows(g, int(tp))
+        t0, eta_m, xs, w = per_expert_fit(m, per_expert, nk, nbytes, t, peak, gpu["bw"])
+        pred = per_expert_predict(m, per_expert, nk, nbytes, t0, eta_m, gpu["bw"], xs, w)
         out[key] = {
             "t0_s": t0,
             "eta_mem": round(eta_m, 5),
             "tokens_per_expert": [float(f"{x:.6g}") for x in xs],
-            "s_per_mnk": [float(f"{x:.6g}") for x in rho],
+            "s_per_weight": [float(f"{x:.6g}") for x in w],  # rounding keeps w non-decreasing
             "fit": residuals(pred, t),
         }
         cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "t"]
@@ -545,7 +561,8 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
         "AFFILIATES, licensed under the Apache License 2.0 (wheel METADATA `License-Expression:",
         "Apache-2.0`; SPDX headers in the YAMLs). **Changes:** no table is copied. The measured latencies",
         "were reduced by `tests/perf/fit_aic.py` to fitted coefficients (roofline efficiencies by token",
-        "count and weight size with shape factors for GEMMs and MoE, affine coefficients for attention",
+        "count and weight size with shape factors for GEMMs, by tokens an expert gets for MoE, affine",
+        "coefficients for attention",
         "and DeepSeek-V3's MLA module); the all-reduce curves keep the measured points (the fastest",
         "kernel per message size, made non-decreasing). GPU peak figures in gpus.toml are AIC's.",
         "`systems/silicon_sample.csv` (end-to-end measurements) was not read: it is the validation set.",

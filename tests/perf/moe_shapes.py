@@ -21,45 +21,41 @@ import pandas as pd
 from tests.perf.fit_aic import (
     MOE_DISTRIBUTION,
     MOE_WEIGHT_BYTES,
-    expected_experts,
+    SYSTEMS,
+    current_vllm,
     flat_yaml,
+    moe_rows,
     per_expert_fit,
     per_expert_predict,
     roofline_fit,
     roofline_predict,
+    version_dir,
 )
 
-# (system, vLLM version of the table): the fitted tables (fit_aic.py), and H200's vLLM 0.19 table,
-# which holds Marlin's int4 experts in eleven shapes.
-TABLES = (
-    ("h100_sxm", "0.24.0"),
-    ("h200_sxm", "0.24.0"),
-    ("h200_sxm", "0.19.0"),
-    ("b200_sxm", "0.24.0"),
-    ("l40s", "0.24.0"),
-    ("rtx_pro_6000_server", "0.24.0"),
-)
+# H200's vLLM 0.19 table besides the fitted ones: it holds Marlin's int4 experts in eleven shapes.
+EXTRA = (("h200_sxm", "0.19.0"),)
 KERNEL = ["moe_dtype", "kernel_source"]
 SHAPE = ["hidden_size", "inter_size", "num_experts", "topk"]
 
 
-def arrays(g: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    cols = ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts")
-    m, h, i, k, e = (g[c].to_numpy(float) for c in cols)
-    expert = 3 * h * i
-    wbytes = MOE_WEIGHT_BYTES[str(g.moe_dtype.iloc[0])]
-    nbytes = expected_experts(m, k, e) * expert * wbytes + 2 * m * h * (1 + k)
-    return m, m * k / e, k * expert, nbytes, g.latency.to_numpy() / 1e3
+def tables(systems: Path) -> list[tuple[str, Path]]:
+    """The MoE tables fit_aic.py fits (each system's current vLLM's), and EXTRA."""
+    versions = (systems / "query_versions.yaml").read_text()
+    out = []
+    for system in SYSTEMS:
+        base = systems / "data" / system / "moe/vllm"
+        out.append((system, version_dir(base, current_vllm(versions, system)) / "moe_perf.parquet"))
+    return out + [(s, systems / "data" / s / "moe/vllm" / v / "moe_perf.parquet") for s, v in EXTRA]
 
 
 def cross_errors(src: pd.DataFrame, dst: pd.DataFrame, peak: float, bw: float) -> tuple[float, float]:
     """Median abs % error pricing dst's rows on src's fit: (indexed by m, by tokens an expert)."""
-    m, x, nk, nbytes, t = arrays(src)
-    m2, x2, nk2, nbytes2, t2 = arrays(dst)
+    m, x, nk, nbytes, t = moe_rows(src, 1)
+    m2, x2, nk2, nbytes2, t2 = moe_rows(dst, 1)
     t0, eta, ms, tau = roofline_fit(m, nk, nbytes, t, peak, bw)
     by_m = roofline_predict(m2, nk2, nbytes2, t0, eta, bw, ms, tau)
-    t0, eta, xs, rho = per_expert_fit(m, x, nk, nbytes, t, peak, bw)
-    by_x = per_expert_predict(m2, x2, nk2, nbytes2, t0, eta, bw, xs, rho)
+    t0, eta, xs, w = per_expert_fit(m, x, nk, nbytes, t, peak, bw)
+    by_x = per_expert_predict(m2, x2, nk2, nbytes2, t0, eta, bw, xs, w)
     return (
         float(np.median(np.abs(by_m / t2 - 1)) * 100),
         float(np.median(np.abs(by_x / t2 - 1)) * 100),
@@ -69,10 +65,10 @@ def cross_errors(src: pd.DataFrame, dst: pd.DataFrame, peak: float, bw: float) -
 def main(systems: Path) -> None:
     pairs: list[tuple[float, float]] = []
     marlin: list[tuple[float, float]] = []
-    for system, version in TABLES:
+    for system, path in tables(systems):
         spec = flat_yaml((systems / f"{system}.yaml").read_text())
         peak, bw = float(spec["gpu.bfloat16_tc_flops"]), float(spec["gpu.mem_bw"])
-        df = pd.read_parquet(systems / "data" / system / "moe/vllm" / version / "moe_perf.parquet")
+        df = pd.read_parquet(path)
         df = df[
             (df.distribution == MOE_DISTRIBUTION)
             & (df.moe_ep_size == 1)
@@ -88,7 +84,7 @@ def main(systems: Path) -> None:
             if "marlin" in kernel.lower():
                 marlin += here
             print(
-                f"{system} vLLM {version} {dtype} {kernel[:48]}: {len(shapes)} shapes; median abs % "
+                f"{system} vLLM {path.parent.name} {dtype} {kernel}: {len(shapes)} shapes; median abs % "
                 f"by m {statistics.median(p[0] for p in here):.1f}, "
                 f"by tokens an expert {statistics.median(p[1] for p in here):.1f}"
             )

@@ -4,6 +4,7 @@ value in; the core does no I/O."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from math import log2
 
 import msgspec
@@ -56,15 +57,22 @@ class GemmFit(msgspec.Struct, frozen=True, gc=False):
 
 
 class MoeFit(msgspec.Struct, frozen=True, gc=False):
-    """A routed-experts layer: t = t0 + max(ρ(x)·m·n·k, bytes/(BW·η_mem)), its compute efficiency
-    indexed by tokens per expert x = m·top-k/E (an expert's GEMM rows), which carries across
-    shapes where m does not (tests/perf/fit_aic.py per_expert_fit; PROVENANCE.md)."""
+    """A routed-experts layer: t = t0 + max(w(x)·E·expert n·k, bytes/(BW·η_mem)), with x = m·top-k/E
+    the tokens an expert gets (its GEMM's rows: the index that carries across expert shapes, where m
+    does not) and w the seconds a weight of every expert costs at x, non-decreasing
+    (tests/perf/fit_aic.py per_expert_fit; PROVENANCE.md)."""
 
     t0_s: float
     eta_mem: float
     tokens_per_expert: tuple[float, ...]
-    s_per_mnk: tuple[float, ...]
+    s_per_weight: tuple[float, ...]
     fit: Residual | None = None
+
+    def __post_init__(self) -> None:
+        xs, w = self.tokens_per_expert, self.s_per_weight
+        ordered = all(a < b for a, b in pairwise(xs)) and all(a <= b for a, b in pairwise(w))
+        if not xs or len(xs) != len(w) or not ordered:
+            raise ValueError("tokens_per_expert must increase and s_per_weight not decrease, one a bin")
 
 
 class DecodeFit(msgspec.Struct, frozen=True, gc=False):

@@ -328,23 +328,23 @@ def moe_seconds(
     nbytes = touched * expert_bytes + 2 * m * hidden * (1 + top_k)
     if isinstance(fit, Roofline):
         return fit.t0_s + max(_tau(fit, m) * nk, nbytes / (bw * fit.eta_mem))
-    compute = _per_expert_rho(fit, m * top_k / experts) * m * nk
+    compute = _per_weight(fit, m * top_k / experts) * experts / top_k * nk  # w · every expert's n·k
     return fit.t0_s + max(compute, nbytes / (bw * fit.eta_mem))
 
 
-def _per_expert_rho(fit: MoeFit, x: float) -> float:
-    """Seconds per m·n·k at x tokens an expert: linear in log2 x between the fitted half-octaves,
-    the end values beyond them."""
-    xs, rho = fit.tokens_per_expert, fit.s_per_mnk
+def _per_weight(fit: MoeFit, x: float) -> float:
+    """w(x): linear in log2 x between the fitted half-octaves (non-decreasing, so a layer's time
+    never falls as m grows), ∝ x beyond them (the end half-octaves' efficiency holds)."""
+    xs, w = fit.tokens_per_expert, fit.s_per_weight
     if x <= xs[0]:
-        return rho[0]
+        return x * w[0] / xs[0]
     if x >= xs[-1]:
-        return rho[-1]
+        return x * w[-1] / xs[-1]
     i = bisect_left(xs, x)
     if xs[i] == x:
-        return rho[i]
+        return w[i]
     f = (log2(x) - log2(xs[i - 1])) / (log2(xs[i]) - log2(xs[i - 1]))
-    return rho[i - 1] + (rho[i] - rho[i - 1]) * f
+    return w[i - 1] + (w[i] - w[i - 1]) * f
 
 
 def gemm_seconds(fit: GemmFit, m: int, n: int, k: int, weight_bytes: float, bw: float) -> float:
