@@ -101,6 +101,32 @@ def test_max_cudagraph_capture_size_must_be_the_largest_given_size():
     assert e.value.field == "max_cudagraph_capture_size"
 
 
+def test_a_capture_maximum_of_a_billion_tokens_is_refused_before_its_sizes_are_listed():
+    """Multiples of 16 up to 2^30 are 67M sizes: listing them took minutes and gigabytes (found by
+    the budget's invariant test). Up to the limit of given sizes, they are listed as vLLM does."""
+    from kvplan.core.errors import InvalidInput
+    from kvplan.core.limits import MAX_CUDAGRAPH_CAPTURE_SIZES
+
+    with pytest.raises(InvalidInput) as e:
+        capture_sizes(
+            given=None, given_max=1 << 30, max_num_seqs=256, max_num_batched_tokens=1 << 30, blackwell=False
+        )
+    assert e.value.field == "max_cudagraph_capture_size" and "67,108,883 batch sizes" in e.value.reason
+    largest = 256 + 16 * (MAX_CUDAGRAPH_CAPTURE_SIZES - 35)  # 1, 2, 4, 31 multiples of 8, then of 16
+    sizes = capture_sizes(
+        given=None, given_max=largest, max_num_seqs=256, max_num_batched_tokens=largest, blackwell=False
+    )
+    assert len(sizes) == MAX_CUDAGRAPH_CAPTURE_SIZES and sizes[-1] == largest
+    with pytest.raises(InvalidInput):
+        capture_sizes(
+            given=None,
+            given_max=largest + 16,
+            max_num_seqs=256,
+            max_num_batched_tokens=largest + 16,
+            blackwell=False,
+        )
+
+
 def test_the_graph_estimate_scales_with_the_graphs_captured_and_is_zero_without_graphs():
     rules = get_profile("vllm@0.33").memory
     fitted = cudagraph_memory(rules, 32, False)

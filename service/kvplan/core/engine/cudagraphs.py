@@ -8,6 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from ..errors import InvalidInput
+from ..limits import MAX_CUDAGRAPH_CAPTURE_SIZES
 
 SRC_MODE = (
     "vllm/config/vllm.py (OPTIMIZATION_LEVEL_00–03, enforce_eager, _normalize_piecewise_cudagraph_mode)"
@@ -95,6 +96,14 @@ def capture_sizes(
         if max_num_seqs <= ceiling:
             decode = [max_num_seqs]
     ceiling = min(mnbt, ceiling)
+    count = 3 + len(range(8, min(ceiling + 1, 256), 8)) + len(range(256, ceiling + 1, 16))
+    if count > MAX_CUDAGRAPH_CAPTURE_SIZES:  # checked before the list is built: it would be huge
+        raise InvalidInput(
+            "max_cudagraph_capture_size",
+            f"{ceiling:,} (with max_num_batched_tokens {mnbt:,}) makes vLLM capture {count:,} batch "
+            f"sizes, one CUDA graph each; kvplan takes at most {MAX_CUDAGRAPH_CAPTURE_SIZES:,}, as "
+            "for cudagraph_capture_sizes: give a smaller maximum or the sizes themselves",
+        )
     out = [s for s in (1, 2, 4) if s <= ceiling]
     if ceiling >= 8:
         out += range(8, min(ceiling + 1, 256), 8)
