@@ -367,3 +367,34 @@ def test_an_eagle3_head_sent_inline_is_planned_beside_the_command(client):
     plain = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb"}).json()
     assert [(g["kind"], g["layers"]) for g in plan["groups"]] == [("full_attention", 33)]
     assert plan["weights_bytes"] > plain["weights_bytes"] and plan["num_blocks"] < plain["num_blocks"]
+
+
+LAUGHS = "".join(f"- &a{i} [{', '.join([f'*a{i - 1}'] * 10) if i else 'x'}]\n" for i in range(12))
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ("command", LAUGHS),  # 10^11 words behind 800 bytes
+        (
+            "config",
+            "hf-overrides:\n"
+            + "".join(f"  l{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10) if i else 'x'}]\n" for i in range(9)),
+        ),
+        ("command", "args: [&s '" + "x" * 20_000 + "', " + ", ".join(["*s"] * 10_000) + "]"),
+    ],
+    ids=["command-laughs", "config-laughs", "long-string-repeated"],
+)
+def test_yaml_aliases_are_refused_before_they_are_expanded(client, field, text):
+    """A YAML alias repeats a node without its text: read, a few hundred bytes held the event loop
+    for seconds (days at ten aliases a line) and echoed 10^8 items."""
+    body = {"command": "vllm serve meta-llama/Llama-3.1-8B", "gpu": "h100-sxm-80gb", field: text}
+    r = client.post("/v1/plan", json=body)
+    assert r.status_code == 400, r.text[:300]
+    assert r.json()["field"] == field and "aliases (*name) are not read" in r.json()["detail"]
+
+
+def test_a_config_with_an_alias_says_to_write_the_values_out(client):
+    config = "max-model-len: &n 8192\nmax-num-batched-tokens: *n\n"
+    r = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb", "config": config})
+    assert r.status_code == 400 and "aliases (*name) are not read" in r.json()["detail"]

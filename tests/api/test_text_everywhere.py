@@ -89,7 +89,8 @@ def test_a_narrow_width_wraps_the_warnings_to_it(client):
     assert max(len(line) for line in notes.splitlines()) <= 60
 
 
-def test_a_width_outside_reason_is_a_400_naming_it(client):
+@pytest.mark.parametrize("width", [5, "²", "9" * 5000, "１２０"])  # '²' and fullwidth digits pass isdigit()
+def test_a_width_outside_reason_is_a_400_naming_it(client, width):
     r = client.get("/v1/budget", params={"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "format": "text",
-                                         "width": 5})  # fmt: skip
+                                         "width": width})  # fmt: skip
     assert r.status_code == 400 and "width" in r.text

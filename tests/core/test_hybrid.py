@@ -405,6 +405,11 @@ def test_gemma_4_full_layers_keep_their_own_head_dim_and_kv_heads():
     assert (
         config_refusal({**text, "per_layer_config": {"2": {"head_dim": 512}}}) == "per_layer_config.2"
     )  # a sliding layer's override is not read
+    for odd in ("²", "9" * 5000):  # digits to str.isdigit(), not to int()
+        assert (
+            config_refusal({**text, "per_layer_config": {odd: {"head_dim": 512}}})
+            == f"per_layer_config.{odd}"
+        )
     eight = {**text, "num_hidden_layers": 8, "num_kv_shared_layers": 2,
              "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2}  # fmt: skip
     shared = from_hf_config(eight)  # layers 6 and 7 read layers 2's and 3's KV

@@ -6,6 +6,7 @@ chunks), within MAX_TRACE_BYTES."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -61,7 +62,7 @@ async def _bounded(request: Request[Any, Any, Any]) -> AsyncIterator[bytes]:
             yield chunk
     except RequestEntityTooLarge:
         declared = request.headers.get("content-length", "")
-        size = f"{int(declared):,} bytes" if declared.isdigit() else "over the limit"
+        size = f"{int(declared):,} bytes" if re.fullmatch(r"[0-9]{1,20}", declared) else "over the limit"
         raise ApiError(
             413,
             f"The body is {size}: a trace is at most {MAX_TRACE_BYTES:,} bytes "

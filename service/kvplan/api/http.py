@@ -3,6 +3,7 @@ strings, format negotiation, conditional GETs and answers."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -134,6 +135,6 @@ def text_width(raw: str | None) -> int:
     """?width= for text answers: columns to wrap at, 40 to 400 (default 100)."""
     if raw is None:
         return 100
-    if not raw.isdigit() or not 40 <= int(raw) <= 400:
+    if not re.fullmatch(r"[0-9]{1,3}", raw) or not 40 <= int(raw) <= 400:  # isdigit() takes '²'
         raise ApiError(400, "width: must be a whole number of columns from 40 to 400", field="width")
     return int(raw)

@@ -25,12 +25,33 @@ from .answers import budget_answer
 _BUDGET_FIELDS = BudgetRequest.__struct_fields__
 
 
+class _AliasRefused(yaml.composer.ComposerError):
+    pass
+
+
+class _NoAliases(yaml.SafeLoader):
+    """YAML without aliases: `*name` repeats a node without repeating its text, so a few hundred
+    bytes can stand for billions of items (the "billion laughs"), which reading the command or
+    echoing the config would walk."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            said = "aliases (*name) are not read: write the values out"
+            raise _AliasRefused(None, None, said, mark)
+        return super().compose_node(parent, index)
+
+
+def _yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_NoAliases)
+
+
 def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
     """A --config file's content: YAML text, or its keys as JSON."""
     if raw is None or isinstance(raw, dict):
         return raw
     try:
-        doc = yaml.safe_load(raw)
+        doc = _yaml(raw)
     except yaml.YAMLError as e:
         raise InvalidInput("config", f"not YAML: {str(e).splitlines()[0][:120]}") from None
     if not isinstance(doc, dict):
@@ -44,7 +65,9 @@ def _from_yaml(text: str) -> str:
     if not _YAMLISH.search(text) and not text.lstrip().startswith("["):
         return text
     try:
-        doc = yaml.safe_load(textwrap.dedent(text))
+        doc = _yaml(textwrap.dedent(text))
+    except _AliasRefused as e:
+        raise InvalidInput("command", str(e.problem)) from None
     except yaml.YAMLError:
         return text
     words = _container_words(doc)

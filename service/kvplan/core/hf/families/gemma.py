@@ -5,6 +5,7 @@ Gemma-4's full layers with heads of their own."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,7 +81,7 @@ def _gemma4_full_heads(
     found: set[tuple[int, int]] = set()
     for key, o in given.items():
         f = f"per_layer_config.{key}"
-        i = int(key) if isinstance(key, str) and key.isdigit() else -1
+        i = int(key) if isinstance(key, str) and re.fullmatch(r"[0-9]{1,6}", key) else -1
         full = 0 <= i < len(layer_types) and layer_types[i] == "full_attention"
         if not full or not isinstance(o, Mapping):
             raise InvalidConfig(f, "kvplan reads overrides of full-attention layers only")
