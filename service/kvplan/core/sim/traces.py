@@ -32,7 +32,13 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..errors import InvalidInput
-from ..limits import MAX_ARRIVAL_TIME, MAX_REQUESTS, MAX_TOKENS_PER_REQUEST, MAX_TRACE_LINE_BYTES
+from ..limits import (
+    MAX_ARRIVAL_TIME,
+    MAX_REQUESTS,
+    MAX_TOKENS_PER_REQUEST,
+    MAX_TRACE_HASH_IDS,
+    MAX_TRACE_LINE_BYTES,
+)
 from .workload import SimRequest
 
 AZURE_HEADER = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -143,6 +149,7 @@ class TraceReader:
         self.requests: list[SimRequest] = []
         self.chains: list[tuple[int, ...]] = []
         self.nodes: dict[tuple[int, int], int] = {}  # (parent node, hash id) → node
+        self.hash_ids = 0  # kept so far, all rows
 
     def feed(self, chunk: bytes) -> None:
         if self.line == 0 and not self.rest and chunk.startswith(_BOM):
@@ -255,6 +262,13 @@ class TraceReader:
                 _field(line, "hash_ids"),
                 f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a {block}-token block "
                 f"({self.format})",
+            )
+        self.hash_ids += len(row.hash_ids)
+        if self.hash_ids > MAX_TRACE_HASH_IDS:
+            raise InvalidInput(
+                _field(line, "hash_ids"),
+                f"the rows up to this one hold {self.hash_ids:,} hash ids: a trace's chains hold at most "
+                f"{MAX_TRACE_HASH_IDS:,} (Mooncake's conversation trace has 288,500); simulate a part of it",
             )
         node, chain = -1, []
         for h in row.hash_ids:
