@@ -161,7 +161,7 @@ def test_more_rows_than_the_limit_is_a_400_naming_it(client):
 
 
 def test_more_hash_ids_than_the_limit_is_a_400_naming_the_row_before_they_are_all_kept(client):
-    """Each id becomes an interned node (~170 bytes): a 20 MB body of them held 1.4 GB."""
+    """Each new id becomes an interned node (~170 bytes): a 20 MB body of them held 1.4 GB."""
     per_row = 32_768  # a 16M-token prompt's 512-token blocks
     rows = MAX_TRACE_HASH_IDS // per_row + 1
     body = "".join(

@@ -129,8 +129,9 @@ MAX_THINK_TIME = 86_400.0
 # prompt's 2,048 hash ids are ~16 KB).
 MAX_TRACE_BYTES = 64 << 20
 MAX_TRACE_LINE_BYTES = 1 << 20
-# Hash ids a trace's chains hold, all rows together: each is kept as an interned node (~170 bytes),
-# and a body of MAX_TRACE_BYTES can carry ~8M (1.4 GB). Mooncake's conversation trace has 288,500.
+# Distinct blocks a trace's hash chains hold, all rows together: each is an interned node (~170
+# bytes), and a body of MAX_TRACE_BYTES can carry ~8M new ones (1.4 GB); ids that rows share are one.
+# Mooncake's conversation trace chains 182,790.
 MAX_TRACE_HASH_IDS = 2_000_000
 # A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
 MAX_TIME_SCALE = 1e6

@@ -149,7 +149,6 @@ class TraceReader:
         self.requests: list[SimRequest] = []
         self.chains: list[tuple[int, ...]] = []
         self.nodes: dict[tuple[int, int], int] = {}  # (parent node, hash id) → node
-        self.hash_ids = 0  # kept so far, all rows
 
     def feed(self, chunk: bytes) -> None:
         if self.line == 0 and not self.rest and chunk.startswith(_BOM):
@@ -263,13 +262,6 @@ class TraceReader:
                 f"{len(row.hash_ids):,} ids for {prompt:,} tokens: at most one a {block}-token block "
                 f"({self.format})",
             )
-        self.hash_ids += len(row.hash_ids)
-        if self.hash_ids > MAX_TRACE_HASH_IDS:
-            raise InvalidInput(
-                _field(line, "hash_ids"),
-                f"the rows up to this one hold {self.hash_ids:,} hash ids: a trace's chains hold at most "
-                f"{MAX_TRACE_HASH_IDS:,} (Mooncake's conversation trace has 288,500); simulate a part of it",
-            )
         node, chain = -1, []
         for h in row.hash_ids:
             key = (node, h)
@@ -277,6 +269,13 @@ class TraceReader:
             if node < 0:
                 node = self.nodes[key] = len(self.nodes)
             chain.append(node)
+        if len(self.nodes) > MAX_TRACE_HASH_IDS:
+            raise InvalidInput(
+                _field(line, "hash_ids"),
+                f"the rows up to this one chain {len(self.nodes):,} distinct blocks: a trace's chains "
+                f"hold at most {MAX_TRACE_HASH_IDS:,} (Mooncake's conversation trace chains 182,790); "
+                "simulate a part of it",
+            )
         self._add(line, "timestamp", row.timestamp * unit, prompt, output)
         self.chains.append(tuple(chain))
 
