@@ -209,6 +209,33 @@ def test_a_flag_quoted_or_spaced_as_people_write_it_gives_its_bare_value(line):
     assert log.value("tensor_parallel_size") == 2
 
 
+def test_a_log_of_a_thousand_argument_lines_spends_the_logs_budget_not_a_budget_a_line(monkeypatch):
+    """Each line a dict cut short tried at 64 closing braces, each a 15 KB `vllm serve`: read a line
+    at a time, 1,000 of them cost seconds; the log has one budget of parses."""
+    from kvplan.core.limits import MAX_LOG_ARGS_TRIES, MAX_LOG_COMMANDS
+    from kvplan.core.logs import arguments
+
+    calls = {"eval": 0, "command": 0}
+    literal_eval, read_command = arguments.ast.literal_eval, arguments.read_command
+
+    def counted_eval(text):
+        calls["eval"] += 1
+        return literal_eval(text)
+
+    def counted_command(*args):
+        calls["command"] += 1
+        return read_command(*args)
+
+    monkeypatch.setattr(arguments.ast, "literal_eval", counted_eval)
+    monkeypatch.setattr(arguments, "read_command", counted_command)
+    dicts = "INFO non-default args: {'max_model_len': [" + "1," * 200 + "}" * 64 + "\n"
+    commands = "vllm serve meta-llama/Llama-3.1-8B " + "--max-num-seqs 8 " * 900 + "\n"
+    log = read_log(dicts * 1000 + commands * 1000 + "INFO non-default args: {'max_model_len': 8192}\n")
+    assert calls["command"] <= MAX_LOG_COMMANDS
+    assert calls["eval"] <= MAX_LOG_ARGS_TRIES + MAX_LOG_COMMANDS  # the command reader evaluates a dict once
+    assert log.value("max_model_len") == 8192  # read by the tolerant reader once the budget is spent
+
+
 def test_a_non_default_args_dict_cut_short_gives_the_keys_that_are_whole():
     log = read_log(
         "INFO 09-12 16:40:02 [utils.py:328] non-default args: {'model': 'Qwen/Qwen3-32B', "

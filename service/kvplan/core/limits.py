@@ -198,6 +198,11 @@ MAX_LOG_LINES = 2_000_000
 # hold braces of its own).
 MAX_ARGS_CHARS = 8_192
 MAX_ARGS_TRIES = 64
+# A whole log: closing braces tried, and lines read as a command (`vllm serve …`, `non-default
+# args: {…}`). A start-up log prints its arguments once or twice; 1,000 lines of them made a log
+# cost a parse each (0.3 s a dict cut short, 6 ms a 15 KB command), seconds before the deadline.
+MAX_LOG_ARGS_TRIES = 4 * MAX_ARGS_TRIES
+MAX_LOG_COMMANDS = 32
 # Figures kept: a log states each a few times (once a rank); more is noise or an attack on memory.
 MAX_FIGURES_PER_LINE = 16
 MAX_FIGURES_PER_NAME = 64

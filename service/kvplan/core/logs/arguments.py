@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ..engine.command import Command, read_command
 from ..errors import InvalidInput, WorkStopped
-from ..limits import MAX_ARGS_CHARS, MAX_ARGS_TRIES
+from ..limits import MAX_ARGS_CHARS, MAX_ARGS_TRIES, MAX_LOG_ARGS_TRIES, MAX_LOG_COMMANDS
 from .lines import BOOL_FIGURES, number
 
 _ARGS = re.compile(r"non-default args: \{")
@@ -41,6 +41,16 @@ _SHORT = {"tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "dp": "d
 Add = Callable[[str, object], None]
 
 
+class ArgsBudget:
+    """What one log may spend reading engine arguments: closing braces tried, command lines read."""
+
+    __slots__ = ("commands", "tries")
+
+    def __init__(self) -> None:
+        self.tries = MAX_LOG_ARGS_TRIES
+        self.commands = MAX_LOG_COMMANDS
+
+
 def arg_value(name: str, raw: object) -> tuple[float | int | str | bool, int] | None:
     """An argument's value as a figure (and the decimals printed); None when it is not one."""
     if name in BOOL_FIGURES:
@@ -59,19 +69,20 @@ def arg_value(name: str, raw: object) -> tuple[float | int | str | bool, int] | 
     return number(str(raw), name) if isinstance(raw, str) else None
 
 
-def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object:
+def _args_dict(line: str, start: int, should_stop: Callable[[], bool], budget: ArgsBudget) -> object:
     """The printed dict that opens at `start`: each closing brace from the left is tried (a paste
     may put more braces after it on the same line), within MAX_ARGS_CHARS and MAX_ARGS_TRIES.
     should_stop() is asked before each try but the first: one line can cost MAX_ARGS_TRIES parses of
     MAX_ARGS_CHARS (0.3 s), and a log of such lines minutes, between two per-line checks."""
     end, tries = start, 0
-    while tries < MAX_ARGS_TRIES:
+    while tries < MAX_ARGS_TRIES and budget.tries > 0:
         end = line.find("}", end + 1, start + MAX_ARGS_CHARS)
         if end == -1:
             return None
         if tries and should_stop():  # a dict vLLM printed parses at its first try
             raise WorkStopped(f"stopped reading the engine arguments, try {tries + 1}")
         tries += 1
+        budget.tries -= 1
         try:
             return ast.literal_eval(line[start : end + 1])
         except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
@@ -79,13 +90,14 @@ def _args_dict(line: str, start: int, should_stop: Callable[[], bool]) -> object
     return None
 
 
-def _from_command(line: str, add: Add) -> Command | str | None:
+def _from_command(line: str, add: Add, budget: ArgsBudget) -> Command | str | None:
     """The engine arguments of a `non-default args` or `vllm serve` line, read by the one command
     parser /v1/plan uses (core/engine/command.py); why not when it cannot read the line whole (a
     flag it refuses: the tolerant readers below then take what they can); None without one."""
     at = max(line.find("non-default args:"), line.find("vllm serve"))
-    if at < 0:
+    if at < 0 or budget.commands <= 0:
         return None
+    budget.commands -= 1
     try:
         command = read_command(line[at:])
     except InvalidInput as e:
@@ -99,15 +111,18 @@ def _from_command(line: str, add: Add) -> Command | str | None:
     return command
 
 
-def read_arguments(line: str, add: Add, should_stop: Callable[[], bool]) -> Command | str | None:
+def read_arguments(
+    line: str, add: Add, should_stop: Callable[[], bool], budget: ArgsBudget
+) -> Command | str | None:
     """Add each engine argument the line states; the command when the line reads whole, else why
-    the command parser refused it (the arguments read here are then all the plan has)."""
-    command = _from_command(line, add)
+    the command parser refused it (the arguments read here are then all the plan has). The log's
+    budget bounds the parses: past it, only the tolerant readers below run."""
+    command = _from_command(line, add, budget)
     if isinstance(command, Command):
         return command
     m = _ARGS.search(line)
     if m is not None:
-        args = _args_dict(line, m.end() - 1, should_stop)
+        args = _args_dict(line, m.end() - 1, should_stop, budget)
         if isinstance(args, dict):
             for key, raw in args.items():
                 if isinstance(key, str) and key in ARG_FIGURES:

@@ -19,7 +19,7 @@ import msgspec
 from ..engine.command import Command
 from ..errors import InvalidInput, WorkStopped
 from ..limits import MAX_FIGURES, MAX_FIGURES_PER_LINE, MAX_FIGURES_PER_NAME, MAX_LINE_CHARS, MAX_LOG_LINES
-from .arguments import ARG_FIGURES, arg_value, read_arguments
+from .arguments import ARG_FIGURES, ArgsBudget, arg_value, read_arguments
 from .failure import Failure, failure_in, first_cause
 from .figure import Figure, rank_order
 from .infer import Evidence, Inference, infer
@@ -78,6 +78,7 @@ class _Reader:
 
     def __init__(self, should_stop: Callable[[], bool]) -> None:
         self.should_stop = should_stop
+        self.args_budget = ArgsBudget()
         self.figures: list[Figure] = []
         self.per_name: dict[str, int] = {}
         self.vllm_lines = self.dropped = self.command_line = self.command_refused_line = 0
@@ -112,7 +113,7 @@ class _Reader:
                 elif (parsed := number(value, name)) is not None:
                     new.append(Figure(name=name, value=parsed[0], unit=unit, decimals=parsed[1],
                                       line=count, text=shown, rank=rank))  # fmt: skip
-        command = read_arguments(line, add, self.should_stop)
+        command = read_arguments(line, add, self.should_stop, self.args_budget)
         if isinstance(command, str):
             self.command_refused, self.command_refused_line = command, count
         elif command is not None:
