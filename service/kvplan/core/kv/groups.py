@@ -174,7 +174,7 @@ def packed_plan(
         )
         for g in packing.groups
     )
-    by_stage = tuple(packing.stage_bytes_per_block(a, b) for a, b in stages) or (packing.bytes_per_block,)
+    by_stage = packing.stages_bytes_per_block(stages) if stages else (packing.bytes_per_block,)
     return GroupPlan(groups, 0, 0, packing.widest, by_stage, raised, False, packing=packing)
 
 
