@@ -272,6 +272,18 @@ def test_a_trace_without_a_model_or_a_gpu_with_specs_is_a_400_naming_it(client, 
     refused(r, field)
 
 
+def test_a_trace_without_a_model_is_refused_before_its_body_is_read(live):
+    """A trace is timed, so it needs the model and the GPU; asked before the body streams in, a
+    64 MiB trace without them is not parsed for nothing."""
+    with Healthz(live):
+        answer, sent = _stream(
+            live, b"text/csv", ROW.encode() * 2000, first=AZURE.encode(), path="/v1/simulate?num_blocks=100"
+        )
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:300]
+    assert _problem(answer)["field"] == "model"
+    assert sent < 32 << 20
+
+
 # -- JSON workloads ---------------------------------------------------------------------------
 
 
@@ -396,10 +408,10 @@ def _length(data: bytes) -> int:
     return 1 << 30
 
 
-def _head(media: bytes, framing: bytes) -> bytes:
+def _head(media: bytes, framing: bytes, path: str = POOL) -> bytes:
     return (
         b"POST "
-        + POOL.encode()
+        + path.encode()
         + b" HTTP/1.1\r\nHost: x\r\nContent-Type: "
         + media
         + b"\r\n"
@@ -416,6 +428,7 @@ def _stream(
     declared: int | None = None,
     seconds: float = 60,
     pause: float = 0.0,
+    path: str = POOL,
 ) -> tuple[bytes, int]:
     """A body that keeps coming (`first`, then `piece` again and again, `pause` seconds apart),
     chunked or of a `declared` Content-Length, until the server answers: the answer and the bytes
@@ -429,7 +442,7 @@ def _stream(
         return b if declared is not None else b"%x\r\n%s\r\n" % (len(b), b)
 
     with connect(live) as s:
-        s.sendall(_head(media, framing))
+        s.sendall(_head(media, framing, path))
         s.setblocking(False)
         chunk = frame(piece)
         pending = frame(first) if first else chunk

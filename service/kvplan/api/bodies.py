@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -94,10 +94,15 @@ class Body(NamedTuple, Generic[Q]):
     query: Q | None
 
 
-async def json_or_trace(request: Request[Any, Any, Any], max_json: int, query_type: type[Q]) -> Body[Q]:
+async def json_or_trace(
+    request: Request[Any, Any, Any],
+    max_json: int,
+    query_type: type[Q],
+    check: Callable[[Q], None] | None = None,
+) -> Body[Q]:
     """The body: JSON (at most max_json bytes), or a trace with the rest of the request as query
-    parameters of query_type (decoded before the trace is read, so a bad query is refused before
-    the body streams in; its time_scale, if it has one, stretches the trace)."""
+    parameters of query_type (decoded, and check()ed, before the trace is read, so a bad query is
+    refused before the body streams in; its time_scale, if it has one, stretches the trace)."""
     head, stream = await _read(request, max_json)
     packed = next((name for magic, name in COMPRESSED.items() if head.startswith(magic)), None)
     if packed is not None:
@@ -129,6 +134,8 @@ async def json_or_trace(request: Request[Any, Any, Any], max_json: int, query_ty
     # thread, so the event loop serves other requests meanwhile; memory stays the rows, not the body.
     pairs = [(k, v) for k, v in query_pairs(request.scope["query_string"]) if k != "format"]
     query = decode_pairs(pairs, query_type)
+    if check is not None:
+        check(query)
     reader = TraceReader(csv=kind == "csv", time_scale=getattr(query, "time_scale", 1.0))
     await asyncio.to_thread(reader.feed, head)
     async for chunk in stream:

@@ -31,6 +31,18 @@ MODELLED = (
 )
 
 
+def require_model_and_gpu(model: object, gpu: object) -> None:
+    """A timed simulation's steps are timed on a model and a GPU: a 400 naming the one missing."""
+    if model is None:
+        raise InvalidInput(
+            "model", "a timed simulation (arrivals in seconds) needs the model: its steps are timed"
+        )
+    if gpu is None:
+        raise InvalidInput(
+            "gpu", "a timed simulation (arrivals in seconds) needs the GPU: its steps are timed"
+        )
+
+
 def timing_for(
     registry: Registry,
     req: SimulateRequest,
@@ -40,14 +52,8 @@ def timing_for(
 ) -> Timing:
     """The step-time model and note for req's model, GPU and settings. A 4xx naming the field
     when the request lacks the model or the GPU, or the GPU has no specs."""
-    if req.model is None:
-        raise InvalidInput(
-            "model", "a timed simulation (arrivals in seconds) needs the model: its steps are timed"
-        )
-    if req.gpu is None:
-        raise InvalidInput(
-            "gpu", "a timed simulation (arrivals in seconds) needs the GPU: its steps are timed"
-        )
+    require_model_and_gpu(req.model, req.gpu)
+    assert req.model is not None and req.gpu is not None
     specs = registry.gpu_specs(req.gpu)
     inp, _, _ = budget_input(registry, BudgetRequest(**_same_named(req, BudgetRequest)), ref=ref)
     b = compute_budget(inp)

@@ -13,6 +13,7 @@ from kvplan.schemas import SimulateRequest
 from kvplan.schemas.simulate import SimulateTraceQuery, SimWorkload, decode_simulate_request
 from kvplan.services.answers import encode_answer, is_timed, simulate_answer
 from kvplan.services.models import model_ref
+from kvplan.services.timing import require_model_and_gpu
 from kvplan.services.vllm_bench import UNTIMED, vllm_bench_json
 
 from .. import metrics
@@ -45,7 +46,12 @@ async def simulate_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     its deadline or when the client goes away."""
     fmt = answer_format(request, FORMATS)
     reg = registry_of(request)
-    body = await json_or_trace(request, request.app.state.settings.max_body_bytes, SimulateTraceQuery)
+    body = await json_or_trace(
+        request,
+        request.app.state.settings.max_body_bytes,
+        SimulateTraceQuery,
+        lambda q: require_model_and_gpu(q.model, q.gpu),  # a trace is timed: refused before it is read
+    )
     trace = body.trace
     if body.json is not None:
         req = decode_simulate_request(body.json)
