@@ -398,3 +398,11 @@ def test_a_config_with_an_alias_says_to_write_the_values_out(client):
     config = "max-model-len: &n 8192\nmax-num-batched-tokens: *n\n"
     r = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb", "config": config})
     assert r.status_code == 400 and "aliases (*name) are not read" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("field", ["command", "config"])
+def test_brackets_nested_two_thousand_deep_are_a_400_before_yaml_recurses_into_them(client, field):
+    text = "args: " + "[" * 2000 + "]" * 2000 if field == "command" else "a: " + "[" * 2000 + "]" * 2000
+    body = {"command": "vllm serve meta-llama/Llama-3.1-8B", "gpu": "h100-sxm-80gb", field: text}
+    r = client.post("/v1/plan", json=body)
+    assert r.status_code == 400 and r.json()["field"] == field and "nested 2000 deep" in r.json()["detail"]

@@ -234,6 +234,8 @@ MAX_REPLICA_PROMPT_TOKENS = 10**18
 
 # A `vllm serve` command line (core/engine/command.py): a long one, with JSON configs, is a few KiB.
 MAX_COMMAND_CHARS = 65_536
+# Brackets nested in a YAML command or --config: real ones nest a few; PyYAML recurses on each.
+MAX_YAML_NESTING = 32
 MAX_COMMAND_TOKENS = 4_096
 
 # A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a

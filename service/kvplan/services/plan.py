@@ -16,6 +16,7 @@ from kvplan.core import warnings as w
 from kvplan.core.budget import Budget
 from kvplan.core.engine.command import Command, read_command
 from kvplan.core.errors import InvalidInput
+from kvplan.core.limits import MAX_YAML_NESTING
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest
 from kvplan.schemas.plan import PlanRequest
@@ -42,7 +43,18 @@ class _NoAliases(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-def _yaml(text: str) -> Any:
+def _yaml(text: str, field: str) -> Any:
+    """YAML without aliases, its brackets nested at most MAX_YAML_NESTING deep (PyYAML recurses on
+    each level: 2,000 of them cost 0.6 s before a RecursionError)."""
+    depth = deepest = 0
+    for c in text:
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    if deepest > MAX_YAML_NESTING:
+        raise InvalidInput(field, f"brackets nested {deepest} deep: a command or a config nests a few")
     return yaml.load(text, Loader=_NoAliases)
 
 
@@ -51,7 +63,7 @@ def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
     if raw is None or isinstance(raw, dict):
         return raw
     try:
-        doc = _yaml(raw)
+        doc = _yaml(raw, "config")
     except yaml.YAMLError as e:
         raise InvalidInput("config", f"not YAML: {str(e).splitlines()[0][:120]}") from None
     if not isinstance(doc, dict):
@@ -65,7 +77,7 @@ def _from_yaml(text: str) -> str:
     if not _YAMLISH.search(text) and not text.lstrip().startswith("["):
         return text
     try:
-        doc = _yaml(textwrap.dedent(text))
+        doc = _yaml(textwrap.dedent(text), "command")
     except _AliasRefused as e:
         raise InvalidInput("command", str(e.problem)) from None
     except yaml.YAMLError:
