@@ -72,6 +72,7 @@ class Deployments:
         self.exposition = b""
         self._wake = asyncio.Event()
         self._first = asyncio.Event()  # set once the first reading ended, however it ended
+        self._empty_seen = False  # the last reading found the file empty and kept the plans
         self._task: asyncio.Task[None] | None = None
         self._stopping = threading.Event()  # ends a planning thread's rate searches at shutdown
 
@@ -112,8 +113,17 @@ class Deployments:
         except OSError as e:
             return self._failed(file_failure(self.path, e))
         file_digest = digest(data)
+        empty = not data.strip()
+        if not empty:
+            self._empty_seen = False
         unchanged = self.file_error is None and self.fleet is not None and self.fleet.digest == file_digest
         if not force and unchanged and not any(f.transient for f in self.failures()):
+            return None
+        if empty and self.fleet is not None and self.fleet.plans and not self._empty_seen:
+            # Read while an editor rewrites the file in place, or emptied on purpose (a ConfigMap
+            # key set to ""): the plans stay until the next reading finds it empty still.
+            self._empty_seen = True
+            _log.warning("deployments file empty: its plans stay until the next reading", path=self.path)
             return None
         self.last_reload_at = time.time()
         try:

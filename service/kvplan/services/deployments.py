@@ -176,15 +176,8 @@ def _choices(t: type, name: str) -> list[str]:
 def parse(data: bytes) -> Parsed:
     """The file's deployments, each decoded on its own. Raises KvplanError for a file that is not
     TOML or whose top level is not [[deployment]] tables and an [autoscaling] table (nothing of it
-    is used then); a deployment's own error is a Failure beside the others. An empty file is
-    refused too: it is what a watcher reads while an editor rewrites the file in place, and taken
-    for "no deployments" it would drop every plan's series for a reload interval."""
-    if not data.strip():
-        raise FileError(
-            "KVPLAN_DEPLOYMENTS",
-            "the file is empty (being written?): the last good plans stay; a file that means no "
-            "deployments says so in a comment",
-        )
+    is used then); a deployment's own error is a Failure beside the others. An empty file has no
+    deployments (the watcher confirms it first: api/deployments.py)."""
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
