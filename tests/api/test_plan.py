@@ -391,13 +391,22 @@ def test_yaml_aliases_are_refused_before_they_are_expanded(client, field, text):
     body = {"command": "vllm serve meta-llama/Llama-3.1-8B", "gpu": "h100-sxm-80gb", field: text}
     r = client.post("/v1/plan", json=body)
     assert r.status_code == 400, r.text[:300]
-    assert r.json()["field"] == field and "aliases (*name) are not read" in r.json()["detail"]
+    assert r.json()["field"] == field and "aliases (*name) expand it past 10,000 nodes" in r.json()["detail"]
 
 
-def test_a_config_with_an_alias_says_to_write_the_values_out(client):
+def test_a_few_aliases_are_read_written_out_as_compose_files_and_helm_values_use_them(client):
     config = "max-model-len: &n 8192\nmax-num-batched-tokens: *n\n"
-    r = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb", "config": config})
-    assert r.status_code == 400 and "aliases (*name) are not read" in r.json()["detail"]
+    plan = client.post("/v1/plan", json={"command": COMMAND, "gpu": "h100-sxm-80gb", "config": config}).json()
+    assert plan["max_model_len"] == 32000  # the command's flag wins over the config's
+    assert plan["max_num_batched_tokens"] == 8192  # *n: the anchor's value
+    compose = (
+        "x-vllm: &base\n  image: vllm/vllm-openai\n  command: [vllm, serve, meta-llama/Llama-3.1-8B,"
+        " --max-model-len, '16384']\nservices:\n  llm:\n    <<: *base\n"
+    )
+    assert (
+        client.post("/v1/plan", json={"command": compose, "gpu": "h100-sxm-80gb"}).json()["max_model_len"]
+        == 16384
+    )
 
 
 @pytest.mark.parametrize("field", ["command", "config"])

@@ -236,6 +236,9 @@ MAX_REPLICA_PROMPT_TOKENS = 10**18
 MAX_COMMAND_CHARS = 65_536
 # Brackets nested in a YAML command or --config: real ones nest a few; PyYAML recurses on each.
 MAX_YAML_NESTING = 32
+# A YAML command or --config with its aliases (*name) written out: a manifest of 11 KB is ~500 nodes.
+MAX_YAML_NODES = 10_000
+MAX_YAML_CHARS = 1 << 20
 MAX_COMMAND_TOKENS = 4_096
 
 # A Hub checkpoint's safetensors header: a dimension or a tensor larger than these is not a

@@ -16,7 +16,7 @@ from kvplan.core import warnings as w
 from kvplan.core.budget import Budget
 from kvplan.core.engine.command import Command, read_command
 from kvplan.core.errors import InvalidInput
-from kvplan.core.limits import MAX_YAML_NESTING
+from kvplan.core.limits import MAX_YAML_CHARS, MAX_YAML_NESTING, MAX_YAML_NODES
 from kvplan.presets import Registry
 from kvplan.schemas import BudgetRequest
 from kvplan.schemas.plan import PlanRequest
@@ -26,26 +26,48 @@ from .answers import budget_answer
 _BUDGET_FIELDS = BudgetRequest.__struct_fields__
 
 
-class _AliasRefused(yaml.composer.ComposerError):
+class _TooLarge(yaml.composer.ComposerError):
     pass
 
 
-class _NoAliases(yaml.SafeLoader):
-    """YAML without aliases: `*name` repeats a node without repeating its text, so a few hundred
-    bytes can stand for billions of items (the "billion laughs"), which reading the command or
-    echoing the config would walk."""
+class _BoundedAliases(yaml.SafeLoader):
+    """YAML whose aliases expand to at most MAX_YAML_NODES nodes and MAX_YAML_CHARS characters of
+    scalars. `*name` repeats a node without its text, so a few hundred bytes can stand for billions
+    of items (the "billion laughs"), which reading the command or echoing the config would walk;
+    compose files and Helm values use a few (`<<: *base`)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._expanded: dict[int, tuple[int, int]] = {}  # id(node) → (nodes, chars) written out
+        self._nodes = self._chars = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
-            said = "aliases (*name) are not read: write the values out"
-            raise _AliasRefused(None, None, said, mark)
-        return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
+            self._count(*self._expanded.get(id(node), (1, 0)), mark)
+            return node
+        nodes, chars = self._nodes, self._chars
+        node = super().compose_node(parent, index)
+        scalar = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+        self._count(1, scalar, node.start_mark)
+        self._expanded[id(node)] = (self._nodes - nodes, self._chars - chars)
+        return node
+
+    def _count(self, nodes: int, chars: int, mark: Any) -> None:
+        self._nodes += nodes
+        self._chars += chars
+        if self._nodes > MAX_YAML_NODES or self._chars > MAX_YAML_CHARS:
+            said = (
+                f"aliases (*name) expand it past {MAX_YAML_NODES:,} nodes or {MAX_YAML_CHARS:,} "
+                "characters: write it out smaller"
+            )
+            raise _TooLarge(None, None, said, mark)
 
 
 def _yaml(text: str, field: str) -> Any:
-    """YAML without aliases, its brackets nested at most MAX_YAML_NESTING deep (PyYAML recurses on
-    each level: 2,000 of them cost 0.6 s before a RecursionError)."""
+    """YAML of bounded size once its aliases are written out, its brackets nested at most
+    MAX_YAML_NESTING deep (PyYAML recurses on each level: 2,000 cost 0.6 s, then a RecursionError)."""
     depth = deepest = 0
     for c in text:
         if c in "[{":
@@ -55,7 +77,7 @@ def _yaml(text: str, field: str) -> Any:
             depth -= 1
     if deepest > MAX_YAML_NESTING:
         raise InvalidInput(field, f"brackets nested {deepest} deep: a command or a config nests a few")
-    return yaml.load(text, Loader=_NoAliases)
+    return yaml.load(text, Loader=_BoundedAliases)
 
 
 def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
@@ -64,6 +86,8 @@ def _config(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
         return raw
     try:
         doc = _yaml(raw, "config")
+    except _TooLarge as e:
+        raise InvalidInput("config", str(e.problem)) from None
     except yaml.YAMLError as e:
         raise InvalidInput("config", f"not YAML: {str(e).splitlines()[0][:120]}") from None
     if not isinstance(doc, dict):
@@ -78,7 +102,7 @@ def _from_yaml(text: str) -> str:
         return text
     try:
         doc = _yaml(textwrap.dedent(text), "command")
-    except _AliasRefused as e:
+    except _TooLarge as e:
         raise InvalidInput("command", str(e.problem)) from None
     except yaml.YAMLError:
         return text
