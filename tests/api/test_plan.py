@@ -415,3 +415,23 @@ def test_brackets_nested_two_thousand_deep_are_a_400_before_yaml_recurses_into_t
     body = {"command": "vllm serve meta-llama/Llama-3.1-8B", "gpu": "h100-sxm-80gb", field: text}
     r = client.post("/v1/plan", json=body)
     assert r.status_code == 400 and r.json()["field"] == field and "nested 2000 deep" in r.json()["detail"]
+
+
+def test_a_vllm_run_by_its_path_is_read_as_vllm(client):
+    """production-stack's LMCache image runs /opt/venv/bin/vllm (found by a helper in its chart)."""
+    manifest = (
+        "command:\n- /opt/venv/bin/vllm\n- serve\n- meta-llama/Llama-3.1-8B\nargs: [--max-model-len, '16384']"
+    )
+    plan = client.post("/v1/plan", json={"command": manifest, "gpu": "h100-sxm-80gb"}).json()
+    assert plan["max_model_len"] == 16384, plan
+
+
+def test_a_config_file_may_name_the_model_and_the_command_line_wins(client):
+    """vllm/utils/argparse_utils.py: --model from the config when the command names none."""
+    config = "model: meta-llama/Llama-3.1-8B\nmax-model-len: 8192\n"
+    plan = client.post("/v1/plan", json={"command": "vllm serve --config c.yaml", "gpu": "h100-sxm-80gb",
+                                         "config": config}).json()  # fmt: skip
+    assert plan["command"]["model"] == "meta-llama/Llama-3.1-8B" and plan["max_model_len"] == 8192
+    both = client.post("/v1/plan", json={"command": "vllm serve Qwen/Qwen3-8B --config c.yaml",
+                                         "gpu": "h100-sxm-80gb", "config": config}).json()  # fmt: skip
+    assert both["command"]["model"] == "Qwen/Qwen3-8B"

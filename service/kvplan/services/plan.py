@@ -110,9 +110,11 @@ def _from_yaml(text: str) -> str:
     if not words or not all(isinstance(w, (str, int, float)) for w in words):
         return text
     line = shlex.join(str(w) for w in words)
-    first = str(words[0])
+    first = str(words[0]).rpartition("/")[2]  # /opt/venv/bin/vllm is vllm
     return (
-        line if first in ("vllm", "python", "python3") or first.endswith("python3") else "vllm serve " + line
+        line
+        if first in ("vllm", "python", "python3") or first.startswith("python3")
+        else "vllm serve " + line
     )
 
 

@@ -164,7 +164,8 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
     env: dict[str, str] = {}
     leading = True
     for i, word in enumerate(words):
-        if word == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
+        # `vllm`, or a path to it (/opt/venv/bin/vllm: production-stack's LMCache image)
+        if word.rpartition("/")[2] == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
             return "vllm serve", env, words[i + 2 :]
         if word == "-m" and i + 1 < len(words) and words[i + 1] in _MODULES:
             return "api_server", env, words[i + 2 :]
@@ -431,7 +432,9 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     settings = _settings(read)
     _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
-    settings.pop("model", None)  # the model is its own
+    named = settings.pop("model", None)  # the model is its own: a --model flag's, or a --config's
+    if model is None and isinstance(named, str):  # vllm/utils/argparse_utils.py: the CLI's first
+        model = named
     return Command(form=form, model=model, env=env, flags=tuple(read), settings=settings, labels=labels)
 
 
