@@ -193,6 +193,8 @@ def test_a_deployment_removed_from_the_file_loses_its_series(fleet):
             'valid: "model_name", "namespace,deployment"',
         ),
         ("deployment = 3\n", "deployment", "array of tables"),
+        ("extra = " + "[" * 1000 + "]" * 1000 + "\n", "KVPLAN_DEPLOYMENTS", "nested too deeply"),
+        ("#" + "x" * (8 << 20) + "\n", "KVPLAN_DEPLOYMENTS", "a deployments file is at most 8,388,608"),
     ],
 )
 def test_a_file_of_the_wrong_shape_is_refused_whole(fleet, text, field, words):
@@ -349,3 +351,19 @@ def test_the_deployments_answer_503_while_their_first_reading_runs(tmp_path, reg
         assert client.get("/readyz").status_code == 503
         gate.set()
         within(5, lambda: client.get("/v1/deployments/serving/llama").status_code == 200)
+
+
+def test_a_deployment_name_of_253_characters_is_served_and_a_miss_among_long_names_is_quick(fleet):
+    """Kubernetes names run to 253 characters; "did you mean" compares the asked path with at most
+    MAX_SUGGESTION_NAMES names of everyday length (difflib over 1,000 long names took seconds)."""
+    path, client = fleet
+    long_name = "a" * 251 + "-b"
+    many = "".join(
+        LLAMA.format(util=0.9).replace('name = "llama"', f'name = "{"ab" * 60}{i}"') for i in range(300)
+    )
+    rewrite(path, LLAMA.format(util=0.9).replace('name = "llama"', f'name = "{long_name}"') + many)
+    within(INTERVAL * 50, lambda: client.get(f"/v1/deployments/serving/{long_name}").status_code == 200)
+    miss = client.get("/v1/deployments/serving/" + "ab" * 60 + "x")
+    assert miss.status_code == 404
+    near = client.get("/v1/deployments/serving/" + "ab" * 60 + "7x")
+    assert near.status_code == 404 and f"serving/{'ab' * 60}7" in near.json()["detail"]

@@ -32,6 +32,7 @@ from kvplan.services.deployments import (
     SERIES,
     Failure,
     Fleet,
+    Parsed,
     Plan,
     ReloadState,
     digest,
@@ -39,7 +40,7 @@ from kvplan.services.deployments import (
     parse,
     plan_all,
 )
-from kvplan.services.models import model_ref
+from kvplan.services.models import ModelRef, model_ref
 
 from .hubfetch import prefetch
 
@@ -56,6 +57,16 @@ class _Families:
 
     def collect(self) -> list[GaugeMetricFamily]:
         return self.families
+
+
+def _parsed(registry: Registry, data: bytes) -> tuple[Parsed, list[ModelRef]]:
+    """The file's deployments and the models they name (those that can be named)."""
+    parsed = parse(data)
+    refs = []
+    for spec in parsed.specs:
+        with contextlib.suppress(KvplanError):
+            refs.append(model_ref(registry, spec.model))
+    return parsed, refs
 
 
 class Deployments:
@@ -126,16 +137,12 @@ class Deployments:
             _log.warning("deployments file empty: its plans stay until the next reading", path=self.path)
             return None
         self.last_reload_at = time.time()
-        try:
-            parsed = parse(data)
-        except KvplanError as e:
-            return self._failed(Failure.of(e))
         # Hub models are fetched first, in the Hub pool; planning then finds them (cache only).
         cache_only()
-        refs = []
-        for spec in parsed.specs:
-            with contextlib.suppress(KvplanError):
-                refs.append(model_ref(registry, spec.model))
+        try:  # off the loop: a file of inline configs is megabytes of TOML to read
+            parsed, refs = await asyncio.to_thread(_parsed, registry, data)
+        except KvplanError as e:
+            return self._failed(Failure.of(e))
         await prefetch(registry, refs, each_alone=True)
         fleet = await asyncio.to_thread(
             plan_all, registry, parsed, file_digest, self.fleet, None, self._stopping.is_set

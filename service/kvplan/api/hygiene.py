@@ -47,6 +47,9 @@ from kvplan.schemas import Problem
 
 from .errors import ApiError
 
+# A deployment's name is a Kubernetes object name: up to 253 characters (schemas/deployments.py).
+_PATH_CHARS = {"name": 253}
+
 REFUSED = "kvplan.refused"
 """Scope key the protocol sets when it refused a body still arriving (408 too slow, 503 over the
 byte budget): (status, detail, Retry-After seconds or None). It has answered on the wire already;
@@ -308,8 +311,9 @@ class RouteHygiene:
                 await send_problem(scope, send, 415, "Unsupported media type", detail, headers=headers)
                 return
             for name, value in scope["path_params"].items():
-                if isinstance(value, str) and len(value.lstrip("/")) > MAX_ID_CHARS:
-                    detail = f"{name}: {len(value)} characters; no preset id is longer than {MAX_ID_CHARS}."
+                most = _PATH_CHARS.get(name, MAX_ID_CHARS)
+                if isinstance(value, str) and len(value.lstrip("/")) > most:
+                    detail = f"{name}: {len(value)} characters; none is longer than {most}."
                     await send_problem(scope, send, 404, "Not found", detail, field=name)
                     return
         await self.app(scope, receive, send)

@@ -216,6 +216,8 @@ MAX_METRICS_LABELS = 128
 # The deployments file (KVPLAN_DEPLOYMENTS) and what an autoscaler observes of one deployment
 # (schemas/deployments.py): each replica's /metrics is at most MAX_METRICS_BYTES.
 MAX_DEPLOYMENTS = 1000
+# The deployments file: read on each change; 6 MB of TOML held the event loop 5 s before it moved off.
+MAX_DEPLOYMENTS_FILE_BYTES = 8 << 20
 # A deployment with latency targets is planned by rate searches (POST /v1/capacity's, each bounded
 # by MAX_SEARCH_STEPS or MAX_FLEET_SEARCH_STEPS with vary): a file holds at most this many such
 # entries, and each entry's searches stop after DEPLOYMENT_SEARCH_SECONDS, so one reading of the
@@ -245,3 +247,7 @@ MAX_COMMAND_TOKENS = 4_096
 # checkpoint's (hub/safetensors.py).
 MAX_DIMENSION = 1 << 40
 MAX_ELEMENTS = 1 << 48
+# "Did you mean": difflib is quadratic in the lengths, so an unknown deployment is compared with at
+# most this many names of at most this many characters (a fleet of 1,000 long names cost 4.7 s).
+MAX_SUGGESTION_NAMES = 200
+MAX_SUGGESTED_CHARS = 128

@@ -25,8 +25,11 @@ from kvplan.core.errors import InvalidInput, KvplanError, UnknownDeployment, Unk
 from kvplan.core.limits import (
     DEPLOYMENT_SEARCH_SECONDS,
     MAX_DEPLOYMENTS,
+    MAX_DEPLOYMENTS_FILE_BYTES,
     MAX_REPLICA_REQUESTS,
     MAX_SLO_DEPLOYMENTS,
+    MAX_SUGGESTED_CHARS,
+    MAX_SUGGESTION_NAMES,
 )
 from kvplan.core.traffic.search import RateSearch
 from kvplan.core.traffic.sweep import CapacitySweep
@@ -178,12 +181,20 @@ def parse(data: bytes) -> Parsed:
     TOML or whose top level is not [[deployment]] tables and an [autoscaling] table (nothing of it
     is used then); a deployment's own error is a Failure beside the others. An empty file has no
     deployments (the watcher confirms it first: api/deployments.py)."""
+    if len(data) > MAX_DEPLOYMENTS_FILE_BYTES:
+        raise FileError(
+            "KVPLAN_DEPLOYMENTS",
+            f"{len(data):,} bytes: a deployments file is at most {MAX_DEPLOYMENTS_FILE_BYTES:,} "
+            f"({MAX_DEPLOYMENTS:,} deployments of a few KB each); name large models by their Hub id",
+        )
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise FileError("KVPLAN_DEPLOYMENTS", f"not UTF-8 text (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise FileError("KVPLAN_DEPLOYMENTS", f"not TOML: {e}") from None
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise FileError("KVPLAN_DEPLOYMENTS", "not TOML kvplan reads: nested too deeply") from None
     unknown = [k for k in doc if k not in TOP_LEVEL]
     if unknown:
         near = difflib.get_close_matches(unknown[0], TOP_LEVEL, n=1)
@@ -615,7 +626,17 @@ def lookup(fleet: Fleet | None, namespace: str, name: str, configured: bool) -> 
             f"{namespace}/{name}",
             (),
         )
-    near = tuple(difflib.get_close_matches(f"{namespace}/{name}", names, n=3, cutoff=0.6))
+    # difflib is quadratic in the lengths: against every name of a large fleet of long names, for any
+    # path a caller sends, it cost seconds on the event loop. Suggested among the first names of
+    # everyday length, the asked one's namespace first.
+    asked = f"{namespace}/{name}"
+    near: tuple[str, ...] = ()
+    if len(asked) <= MAX_SUGGESTED_CHARS:
+        short = sorted(
+            (n for n in names if len(n) <= MAX_SUGGESTED_CHARS),
+            key=lambda n: not n.startswith(namespace + "/"),
+        )
+        near = tuple(difflib.get_close_matches(asked, short[:MAX_SUGGESTION_NAMES], n=3, cutoff=0.6))
     raise UnknownDeployment("deployment", "deployment", f"{namespace}/{name}", names, near)
 
 
