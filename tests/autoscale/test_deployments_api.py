@@ -172,6 +172,7 @@ def test_the_text_answer_shows_the_count_and_its_terms(fleet_client):
     ("body", "field", "words"),
     [
         ({"metrics": ["this is not a scrape {"]}, "metrics[0]", "exposition format"),
+        ({"metrics": ["#\n# a comment\n" * 1000 + "x{\n"]}, "metrics[0]", "line 2001 `x{`"),
         ({"metrics": ["# TYPE up gauge\nup 1\n"]}, "metrics[0]", "no vLLM series"),
         ({"metrics": [vllm_scrape(0.5, 1, 0).replace("0.5", "NaN")]}, "metrics[0]", "is nan"),
         ({"metrics": [vllm_scrape(0.5, 1, 0), vllm_scrape(0.5, 1, 0).replace(" 1.0", " -3.0")]}, "metrics[1]",

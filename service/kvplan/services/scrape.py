@@ -94,11 +94,18 @@ def _excerpt(line: str) -> str:
     return line if len(line) <= EXCERPT else line[: EXCERPT - 1] + "…"
 
 
-def _where(text: str, field: str, error: Exception) -> InvalidInput:
-    """The parse error of `text` as the line that causes it: each line alone, in order."""
+def _where(
+    text: str, field: str, error: Exception, should_stop: Callable[[], bool] | None = None
+) -> InvalidInput:
+    """The parse error of `text` as the line that causes it: each line alone, in order (a plain
+    comment cannot be it: 524,000 of them before a bad line took 1.9 s to parse one by one).
+    should_stop() is asked every 1,024 lines."""
     lines = text.split("\n")
     for n, line in enumerate(lines, start=1):
-        if not line.strip():
+        if n % 1024 == 0 and should_stop is not None and should_stop():
+            raise WorkStopped(f"stopped finding the bad /metrics line, at line {n:,}")
+        bare = line.strip()
+        if not bare or (bare.startswith("#") and not bare.startswith(("# HELP", "# TYPE"))):
             continue
         try:
             list(text_string_to_metric_families(line + "\n"))
@@ -139,7 +146,7 @@ def samples(text: str, field: str, should_stop: Callable[[], bool] | None = None
     except (InvalidInput, WorkStopped):
         raise
     except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
-        raise _where(text, field, e) from None
+        raise _where(text, field, e, should_stop) from None
 
 
 class ScrapedLoad:
