@@ -63,13 +63,13 @@ def capacity_text(s: RateSearch | CapacitySweep, labels: dict[str, object]) -> s
         rows = [("sustainable rate", "none: " + s.reason)]
     else:
         above = _rate(s.max_rate_per_s * (1 + s.tolerance))
-        rows = [
-            (
-                "sustainable rate",
-                f"{_rate(s.max_rate_per_s)} requests/s (every target met; at {above}/s one is "
-                f"missed: tolerance {s.tolerance:.1%})",
-            )
-        ]
+        rate = (
+            f"{_rate(s.max_rate_per_s)} requests/s or more (every rate tried met every target)"
+            if s.above_max is None  # no rate missed: the search's ceiling, not the replica's limit
+            else f"{_rate(s.max_rate_per_s)} requests/s (every target met; at {above}/s one is "
+            f"missed: tolerance {s.tolerance:.1%})"
+        )
+        rows = [("sustainable rate", rate)]
         if s.reason:
             rows.append(("note", s.reason))
     rows.append(("binds first", s.binding.why))

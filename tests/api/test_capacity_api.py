@@ -72,6 +72,8 @@ def test_a_workload_too_short_to_load_the_replica_says_so(client: TestClient) ->
     body = {**REPLICA, "workload": {**SHAPES["decode heavy"], "count": 20}, "slo": {"e2e_p99_ms": 600000}}
     a = client.post("/v1/capacity", json=body).json()
     assert a["above_max"] is None and "arrive as one burst" in a["reason"]
+    text = client.post("/v1/capacity?format=text", json=body).text
+    assert "requests/s or more (every rate tried met every target)" in text and "one is missed" not in text
 
 
 def test_targets_no_rate_meets_are_answered_with_the_reason(client: TestClient) -> None:

@@ -49,6 +49,19 @@ def test_a_rate_target_sizes_each_layout_by_its_sustainable_rate(client: TestCli
     assert mix["cost_per_hour"] == sum(p["cost_per_hour"] for p in mix["parts"])
 
 
+def test_traffic_too_short_to_load_a_replica_sizes_no_layout_past_the_rates_it_tried(
+    client: TestClient,
+) -> None:
+    """Ten requests meet every target at any rate: the search's ceiling is no replica's limit, so
+    a million a second is not sized as ceiling-many replicas (the deployments file refuses it too)."""
+    short = {**TRAFFIC, "count": 10}
+    body = {**FLEET, "target_rate": 1e6, "slo": {"ttft_p90_ms": 5000}, "traffic": short}
+    t = client.post("/v1/fleet", json=body).json()["traffic"]
+    assert t["layouts"] and all("replicas_needed" not in x for x in t["layouts"]), t["layouts"]
+    assert all("does not load one replica up to 1e+06/s" in x["reason"] for x in t["layouts"])
+    assert "cheapest_mix" not in t
+
+
 def test_a_concurrency_target_answers_without_traffic(client: TestClient) -> None:
     r = client.post("/v1/fleet", json={**FLEET, "target_concurrency": 100})
     assert r.status_code == 200 and "traffic" not in r.json()

@@ -95,6 +95,20 @@ def plan_traffic(
                     )
                 )
                 continue
+            if s.above_max is None and target_rate > s.max_rate_per_s:
+                # Every rate the search tried met the targets: its ceiling is no limit of a replica,
+                # and target ÷ ceiling replicas would be a guess (services/deployments.py refuses it).
+                rows.append(
+                    TrafficLayout(
+                        gpu=p.gpu,
+                        layout=p.name,
+                        gpus_per_replica=p.gpus_per_replica,
+                        max_rate_per_s=s.max_rate_per_s,
+                        binding=s.binding,
+                        reason=f"the traffic does not load one replica up to {target_rate:g}/s: {s.reason}",
+                    )
+                )
+                continue
             replicas = math.ceil(target_rate / s.max_rate_per_s - 1e-12)
             gpus = replicas * p.gpus_per_replica
             rows.append(
