@@ -101,6 +101,40 @@ def test_a_search_past_the_work_bound_is_refused_before_it_runs(client: TestClie
     assert "exceeds the limit" in r.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/v1/capacity",
+            {**REPLICA, "workload": {**SHAPES["decode heavy"], "count": 1_000_000}},
+            "workload.count",
+        ),
+        (
+            "/v1/capacity",
+            {
+                **REPLICA,
+                "workload": {**SHAPES["decode heavy"], "count": 200_000},
+                "vary": {"max_num_seqs": [64, 128, 256, 512]},
+            },
+            "vary",
+        ),
+    ],
+)
+def test_a_million_requests_are_refused_from_their_count_before_any_is_generated(
+    client: TestClient, monkeypatch, path, body, field
+) -> None:
+    """Generating them was seconds and hundreds of MB a replica before the work bound refused them."""
+    from kvplan.services import capacity
+
+    def generated(*args):
+        raise AssertionError("the workload was generated")
+
+    monkeypatch.setattr(capacity, "planned_once", generated)
+    r = client.post(path, json={**body, "slo": {"ttft_p90_ms": 500}})
+    assert r.status_code == 400 and r.json()["field"] == field, r.text
+    assert "give fewer requests" in r.json()["detail"]
+
+
 def test_a_workload_with_its_own_rate_is_refused(client: TestClient) -> None:
     body = {**REPLICA, "workload": {**SHAPES["chat"], "arrival_rate_per_s": 3}, "slo": {"ttft_p90_ms": 500}}
     r = client.post("/v1/capacity", json=body)

@@ -91,3 +91,24 @@ def test_a_fleet_search_past_its_work_bound_is_refused_before_it_runs(client: Te
     body = {**FLEET, "target_rate": 5, "slo": {"ttft_p90_ms": 500}, "traffic": huge}
     r = client.post("/v1/fleet", json=body)
     assert r.status_code == 400 and r.json()["field"] == "traffic.count"
+
+
+def test_a_fleet_of_a_million_requests_is_refused_from_their_count_before_any_is_generated(
+    client: TestClient, monkeypatch
+) -> None:
+    """12 GPU types × 16 layouts of a million requests spent 50 s generating them, a layout at a time."""
+    from kvplan.services import capacity
+
+    def generated(*args):
+        raise AssertionError("the workload was generated")
+
+    monkeypatch.setattr(capacity, "planned_once", generated)
+    body = {
+        **FLEET,
+        "target_rate": 10,
+        "slo": {"ttft_p90_ms": 500},
+        "traffic": {**TRAFFIC, "count": 1_000_000},
+    }
+    r = client.post("/v1/fleet", json=body)
+    assert r.status_code == 400 and r.json()["field"] == "traffic.count", r.text
+    assert "4 layouts" in r.json()["detail"] and "give fewer requests" in r.json()["detail"]

@@ -101,6 +101,20 @@ def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:
         raise WorkStopped(f"stopped while {where}")
 
 
+def _refuse_early(load: Load, runs: int, limit: int, field: str, what: str) -> None:
+    """The searches' work refused from the request count alone, before the workload is generated
+    (a million requests is seconds and hundreds of MB of it, a replica at a time): every request
+    is at least one step of a simulation (core/sim/config.py step_bound counts six), so a count
+    over limit ÷ runs is refused later anyway."""
+    count = len(load.requests) if isinstance(load, TraceLoad) else load.count
+    if count * runs > limit:
+        raise InvalidInput(
+            field,
+            f"{what}: {runs:,} simulations of {count:,} requests, each at least a step, is over the "
+            f"limit of {limit:,} steps: give fewer requests",
+        )
+
+
 def planned_once(load: Load, should_stop: Callable[[], bool] | None) -> Planned:
     """The load as the scheduler takes it, at rate 1: planned once a request, whatever the number of
     replicas (layouts, settings) it is sized on; only its size and fit are read from it."""
@@ -144,6 +158,13 @@ def capacity_sweep(
         raise InvalidInput(
             "vary", f"{len(combos)} combinations; at most {MAX_CAPACITY_VARIANTS}: try fewer values"
         )
+    _refuse_early(
+        load,
+        len(combos) * req.search.max_points,
+        MAX_FLEET_SEARCH_STEPS,
+        "vary",
+        f"{len(combos)} combinations",
+    )
     planned = planned_once(load, should_stop)
     replicas: list[tuple[dict[str, Any], int, Replica]] = []
     refused: list[tuple[dict[str, Any], int, str]] = []
@@ -195,11 +216,13 @@ def capacity_answer(
     if req.vary is not None:
         sweep, ran = capacity_sweep(registry, req, load, should_stop, ref)
         return sweep, _labels(registry, req, ran)
-    replica = Replica(registry, _simulation(req, load), load, ref, planned_once(load, should_stop))
     points = req.search.max_points
+    field = "workload.count" if trace is None else "trace"
+    _refuse_early(load, points, MAX_SEARCH_STEPS, field, f"a search of up to {points} simulations")
+    replica = Replica(registry, _simulation(req, load), load, ref, planned_once(load, should_stop))
     if replica.steps * points > MAX_SEARCH_STEPS:
         raise InvalidInput(
-            "workload.count" if trace is None else "trace",
+            field,
             f"a search of up to {points} simulations of up to {replica.steps:,} steps each "
             f"({replica.steps * points:,}) exceeds the limit of {MAX_SEARCH_STEPS:,} steps: give fewer "
             "requests (count) or fewer search.max_points",
@@ -244,6 +267,16 @@ def fleet_by_traffic(
     assert target is not None
     targets(req.slo)
     options = SearchOptions()
+    searched = sum(
+        p.feasible and not p.layout.data_parallel_attention for t in plan.gpu_types for p in t.layouts
+    )
+    _refuse_early(
+        req.traffic,
+        searched * options.max_points,
+        MAX_FLEET_SEARCH_STEPS,
+        "traffic.count",
+        f"{searched} layouts",
+    )
     planned = planned_once(req.traffic, should_stop)
     replicas: dict[tuple[str, str], Replica] = {}
     refused: dict[tuple[str, str], str] = {}
