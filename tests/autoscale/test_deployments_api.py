@@ -241,3 +241,8 @@ def test_an_inline_models_vllm_arguments_are_refused_saying_why(fleet_client, tm
         r = client.get("/v1/deployments/s/inline/manifests?kind=vllm-args")
         assert r.status_code == 400 and "inline config" in r.json()["detail"]
         assert client.get("/v1/deployments/s/inline/manifests?kind=keda").status_code == 200
+
+
+def test_manifests_in_json_are_refused_naming_the_one_format_they_come_in(fleet_client):
+    r = fleet_client.get("/v1/deployments/serving/llama-8b-h100/manifests?kind=keda&format=json")
+    assert r.status_code == 400 and r.json()["detail"].endswith("format: must be yaml"), r.text

@@ -66,7 +66,8 @@ def answer_format(request: Request[Any, Any, Any], offered: tuple[str, ...] = ("
     fmt = query_param(request, "format")
     if fmt is not None:
         if fmt not in offered:
-            raise ApiError(400, f"format: must be {', '.join(offered[:-1])} or {offered[-1]}", field="format")
+            choices = " or ".join(filter(None, (", ".join(offered[:-1]), offered[-1])))  # ("yaml",): "yaml"
+            raise ApiError(400, f"format: must be {choices}", field="format")
         return fmt
     return "text" if "text" in offered and text_wanted(None, header(request, b"accept")) else "json"
 
