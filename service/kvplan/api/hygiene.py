@@ -313,7 +313,8 @@ class RouteHygiene:
             for name, value in scope["path_params"].items():
                 most = _PATH_CHARS.get(name, MAX_ID_CHARS)
                 if isinstance(value, str) and len(value.lstrip("/")) > most:
-                    detail = f"{name}: {len(value)} characters; none is longer than {most}."
+                    what = "Kubernetes name" if name in _PATH_CHARS else "preset id"
+                    detail = f"{name}: {len(value)} characters; no {what} is longer than {most}."
                     await send_problem(scope, send, 404, "Not found", detail, field=name)
                     return
         await self.app(scope, receive, send)
