@@ -183,3 +183,19 @@ def test_a_trace_keeps_its_lengths_and_sharing_while_its_rate_is_searched(client
     rates = [p["rate_per_s"] for p in a["curve"]]
     assert rates == sorted(set(rates)) and a["at_max"]["rate_per_s"] == a["max_rate_per_s"] in rates
     assert a["above_max"]["rate_per_s"] == pytest.approx(a["max_rate_per_s"] * (1 + a["tolerance"]))
+
+
+def test_a_workload_too_long_for_the_searchs_lowest_rate_is_probed_at_the_lowest_it_admits(
+    client: TestClient,
+) -> None:
+    """20,000 requests at 1e-4/s would arrive past the simulator's last second: the search probes at
+    the lowest rate they fit, and a target no rate meets is answered, not a 400 on a rate the caller
+    never sent (a helper's second hunt)."""
+    fixed = {"kind": "fixed"}
+    tiny = {"count": 20_000, "prompt": {**fixed, "value": 16}, "output": {**fixed, "value": 2}}
+    body = {**REPLICA, "workload": tiny, "slo": {"ttft_p90_ms": 0.001}}
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["max_rate_per_s"] == 0 and a["reason"]
+    assert min(p["rate_per_s"] for p in a["curve"]) == pytest.approx(1.5 * 20_000 / 1e8, rel=1e-6)

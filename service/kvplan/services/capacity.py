@@ -12,7 +12,12 @@ import msgspec
 from kvplan.core.budget import compute_budget
 from kvplan.core.errors import InvalidInput, WorkStopped
 from kvplan.core.fleet.types import FleetPlan
-from kvplan.core.limits import MAX_CAPACITY_VARIANTS, MAX_FLEET_SEARCH_STEPS, MAX_SEARCH_STEPS
+from kvplan.core.limits import (
+    MAX_ARRIVAL_TIME,
+    MAX_CAPACITY_VARIANTS,
+    MAX_FLEET_SEARCH_STEPS,
+    MAX_SEARCH_STEPS,
+)
 from kvplan.core.sim import workload
 from kvplan.core.sim.config import SimConfig, step_bound
 from kvplan.core.sim.simulate import TimedSimResult, Timing, check_fits, simulate
@@ -67,12 +72,16 @@ class Replica:
 
     def search(self, slo: Slo, options: SearchOptions, should_stop: Callable[[], bool] | None) -> RateSearch:
         first = options.first_rate_per_s or (self.load.rate if isinstance(self.load, TraceLoad) else 1.0)
+        count = len(self.load.requests) if isinstance(self.load, TraceLoad) else self.load.count
         return sustainable_rate(
             lambda rate: self.run(rate, should_stop),
             slo,
             tolerance=options.tolerance,
             max_points=options.max_points,
             first_rate=first,
+            # The lowest rate whose arrivals end within the simulator's last second: Poisson arrivals
+            # end about count ÷ rate, give or take √count gaps, which 1.5 × covers.
+            min_rate=1.5 * count / MAX_ARRIVAL_TIME,
         )
 
 

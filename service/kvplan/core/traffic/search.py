@@ -57,8 +57,12 @@ def sustainable_rate(
     max_points: int,
     first_rate: float = FIRST_RATE,
     max_rate: float = MAX_ARRIVAL_RATE_PER_S,
+    min_rate: float = MIN_RATE,
 ) -> RateSearch:
-    """The search above. `simulate(rate)` runs the workload at `rate` requests a second."""
+    """The search above. `simulate(rate)` runs the workload at `rate` requests a second; min_rate,
+    the lowest it probes (at least MIN_RATE: a longer workload's arrivals at MIN_RATE would pass
+    the simulator's last arrival time)."""
+    least = max(min_rate, MIN_RATE)
     if not 0 < tolerance < 1:
         raise InvalidInput("search.tolerance", "must be between 0 and 1 (a share of the rate)")
     seen: dict[float, RatePoint] = {}
@@ -74,7 +78,7 @@ def sustainable_rate(
     hi: float | None = None  # lowest rate known to fail
     reason = ""
     try:
-        rate = min(max(first_rate, MIN_RATE), max_rate)
+        rate = min(max(first_rate, least), max_rate)
         if at(rate).meets:
             lo = rate
             while hi is None:
@@ -97,8 +101,8 @@ def sustainable_rate(
             hi = rate
             # Missed at the first rate: the lowest rate settles whether any rate meets (an idle
             # replica's latency is the least the workload sees); then bisection between the two.
-            if rate > MIN_RATE and at(MIN_RATE).meets:
-                lo = MIN_RATE
+            if rate > least and at(least).meets:
+                lo = least
         while lo is not None and hi is not None:
             if hi <= lo * (1 + tolerance) * (1 + 1e-12):
                 edge = lo * (1 + tolerance)
@@ -125,7 +129,7 @@ def sustainable_rate(
             method=METHOD,
             at_max=None,
             above_max=low,
-            binding=binding(low, idle=low.rate_per_s <= MIN_RATE),
+            binding=binding(low, idle=low.rate_per_s <= least),
             curve=curve,
             points=len(seen),
             reason=reason
