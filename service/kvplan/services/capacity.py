@@ -72,7 +72,6 @@ class Replica:
 
     def search(self, slo: Slo, options: SearchOptions, should_stop: Callable[[], bool] | None) -> RateSearch:
         first = options.first_rate_per_s or (self.load.rate if isinstance(self.load, TraceLoad) else 1.0)
-        count = len(self.load.requests) if isinstance(self.load, TraceLoad) else self.load.count
         return sustainable_rate(
             lambda rate: self.run(rate, should_stop),
             slo,
@@ -81,7 +80,7 @@ class Replica:
             first_rate=first,
             # The lowest rate whose arrivals end within the simulator's last second: Poisson arrivals
             # end about count ÷ rate, give or take √count gaps, which 1.5 × covers.
-            min_rate=1.5 * count / MAX_ARRIVAL_TIME,
+            min_rate=1.5 * _requests(self.load) / MAX_ARRIVAL_TIME,
         )
 
 
@@ -110,12 +109,17 @@ def _stop_if_asked(should_stop: Callable[[], bool] | None, where: str) -> None:
         raise WorkStopped(f"stopped while {where}")
 
 
+def _requests(load: Load) -> int:
+    """The requests of the workload: a generator's count, or a trace's rows."""
+    return len(load.requests) if isinstance(load, TraceLoad) else load.count
+
+
 def _refuse_early(load: Load, runs: int, limit: int, field: str, what: str) -> None:
     """The searches' work refused from the request count alone, before the workload is generated
     (a million requests is seconds and hundreds of MB of it, a replica at a time): every request
     is at least one step of a simulation (core/sim/config.py step_bound counts six), so a count
     over limit ÷ runs is refused later anyway."""
-    count = len(load.requests) if isinstance(load, TraceLoad) else load.count
+    count = _requests(load)
     if count * runs > limit:
         raise InvalidInput(
             field,

@@ -83,46 +83,32 @@ def plan_traffic(
             s = searches.get((p.gpu, p.name))
             if s is None:
                 continue
-            if s.max_rate_per_s <= 0:
-                rows.append(
-                    TrafficLayout(
-                        gpu=p.gpu,
-                        layout=p.name,
-                        gpus_per_replica=p.gpus_per_replica,
-                        max_rate_per_s=0.0,
-                        binding=s.binding,
-                        reason=s.reason,
-                    )
-                )
+            row = TrafficLayout(
+                gpu=p.gpu,
+                layout=p.name,
+                gpus_per_replica=p.gpus_per_replica,
+                max_rate_per_s=s.max_rate_per_s if s.max_rate_per_s > 0 else 0.0,
+                binding=s.binding,
+                reason=s.reason,
+            )
+            if s.max_rate_per_s <= 0:  # no rate meets the targets
+                rows.append(row)
                 continue
             if s.above_max is None and target_rate > s.max_rate_per_s:
                 # Every rate the search tried met the targets: its ceiling is no limit of a replica,
                 # and target ÷ ceiling replicas would be a guess (services/deployments.py refuses it).
-                rows.append(
-                    TrafficLayout(
-                        gpu=p.gpu,
-                        layout=p.name,
-                        gpus_per_replica=p.gpus_per_replica,
-                        max_rate_per_s=s.max_rate_per_s,
-                        binding=s.binding,
-                        reason=f"the traffic does not load one replica up to {target_rate:g}/s: {s.reason}",
-                    )
-                )
+                why = f"the traffic does not load one replica up to {target_rate:g}/s: {s.reason}"
+                rows.append(msgspec.structs.replace(row, reason=why))
                 continue
             replicas = math.ceil(target_rate / s.max_rate_per_s - 1e-12)
             gpus = replicas * p.gpus_per_replica
             rows.append(
-                TrafficLayout(
-                    gpu=p.gpu,
-                    layout=p.name,
-                    gpus_per_replica=p.gpus_per_replica,
-                    max_rate_per_s=s.max_rate_per_s,
-                    binding=s.binding,
+                msgspec.structs.replace(
+                    row,
                     replicas_needed=replicas,
                     gpus_needed=gpus,
                     available=gpus <= t.count,
                     cost_per_hour=None if price is None else gpus * price,
-                    reason=s.reason,
                 )
             )
             milli = math.floor(s.max_rate_per_s * MILLI)
