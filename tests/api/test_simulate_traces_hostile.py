@@ -24,7 +24,7 @@ from kvplan.core.limits import (
     MAX_SIMULATED_STEPS,
     MAX_TOKENS_PER_REQUEST,
     MAX_TRACE_BYTES,
-    MAX_TRACE_HASH_IDS,
+    MAX_TRACE_CHAIN_BLOCKS,
     MAX_TRACE_LINE_BYTES,
 )
 from tests.live import Server, connect, start_server
@@ -163,13 +163,13 @@ def test_more_rows_than_the_limit_is_a_400_naming_it(client):
 def test_more_hash_ids_than_the_limit_is_a_400_naming_the_row_before_they_are_all_kept(client):
     """Each new id becomes an interned node (~170 bytes): a 20 MB body of them held 1.4 GB."""
     per_row = 32_768  # a 16M-token prompt's 512-token blocks
-    rows = MAX_TRACE_HASH_IDS // per_row + 1
+    rows = MAX_TRACE_CHAIN_BLOCKS // per_row + 1
     body = "".join(
         mooncake(t, i=per_row * 512, hash_ids=list(range(t * per_row, (t + 1) * per_row)))
         for t in range(rows + 5)
     )
     problem = refused(
-        post_trace(client, body, JSONL), f"trace[line {rows}].hash_ids", f"{MAX_TRACE_HASH_IDS:,}"
+        post_trace(client, body, JSONL), f"trace[line {rows}].hash_ids", f"{MAX_TRACE_CHAIN_BLOCKS:,}"
     )
     assert "simulate a part of it" in problem["detail"]
 

@@ -132,7 +132,7 @@ MAX_TRACE_LINE_BYTES = 1 << 20
 # Distinct blocks a trace's hash chains hold, all rows together: each is an interned node (~170
 # bytes), and a body of MAX_TRACE_BYTES can carry ~8M new ones (1.4 GB); ids that rows share are one.
 # Mooncake's conversation trace chains 182,790.
-MAX_TRACE_HASH_IDS = 2_000_000
+MAX_TRACE_CHAIN_BLOCKS = 2_000_000
 # A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
 MAX_TIME_SCALE = 1e6
 # A capacity search (core/traffic/search.py): at most this many simulations, and their work

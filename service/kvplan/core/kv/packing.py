@@ -81,20 +81,15 @@ class Packing:
         return self.stage_bytes_per_block(0, None)
 
     def stage_bytes_per_block(self, first: int, end: int | None) -> int:
-        """_get_kv_cache_bytes_per_block (block-outermost) over the caches of layers [first, end):
-        the widest group's pages rounded up to the lcm of the caches' block stride alignments (a
-        pipeline stage's worker holds its own layers' share of every group,
-        _project_kv_cache_groups_to_worker)."""
-        mine = [
-            [s for s in g.specs if first <= s.layer and (end is None or s.layer < end)] for g in self.groups
-        ]
-        widest = max(sum(s.page_bytes for s in specs) for specs in mine)
-        align = math.lcm(*(s.stride_alignment for specs in mine for s in specs))
-        return cdiv(widest, align) * align
+        """The bytes a block takes on the worker of layers [first, end) (stages_bytes_per_block)."""
+        return self.stages_bytes_per_block(((first, end if end is not None else 1 << 62),))[0]
 
     def stages_bytes_per_block(self, stages: Sequence[tuple[int, int]]) -> tuple[int, ...]:
-        """stage_bytes_per_block of each of these contiguous stages, in one pass over the caches:
-        a stage at a time, 1,024 stages of a 4,096-layer model cost seconds."""
+        """_get_kv_cache_bytes_per_block (block-outermost) of each of these contiguous stages,
+        [first, end) layers each: the widest group's pages rounded up to the lcm of the caches'
+        block stride alignments (a pipeline stage's worker holds its own layers' share of every
+        group, _project_kv_cache_groups_to_worker). One pass over the caches: a stage at a time,
+        1,024 stages of a 4,096-layer model cost seconds."""
         starts = [a for a, _ in stages]
         pages = [[0] * len(self.groups) for _ in stages]
         aligns = [1] * len(stages)

@@ -36,7 +36,7 @@ from ..limits import (
     MAX_ARRIVAL_TIME,
     MAX_REQUESTS,
     MAX_TOKENS_PER_REQUEST,
-    MAX_TRACE_HASH_IDS,
+    MAX_TRACE_CHAIN_BLOCKS,
     MAX_TRACE_LINE_BYTES,
 )
 from .workload import SimRequest
@@ -269,11 +269,11 @@ class TraceReader:
             if node < 0:
                 node = self.nodes[key] = len(self.nodes)
             chain.append(node)
-        if len(self.nodes) > MAX_TRACE_HASH_IDS:
+        if len(self.nodes) > MAX_TRACE_CHAIN_BLOCKS:
             raise InvalidInput(
                 _field(line, "hash_ids"),
                 f"the rows up to this one chain {len(self.nodes):,} distinct blocks: a trace's chains "
-                f"hold at most {MAX_TRACE_HASH_IDS:,} (Mooncake's conversation trace chains 182,790); "
+                f"hold at most {MAX_TRACE_CHAIN_BLOCKS:,} (Mooncake's conversation trace chains 182,790); "
                 "simulate a part of it",
             )
         self._add(line, "timestamp", row.timestamp * unit, prompt, output)
