@@ -30,6 +30,29 @@ NULL_BLOCK = 0
 SEALED = -1
 
 
+def check_size(num_blocks: int) -> None:
+    if num_blocks < 2:
+        raise InvalidInput("num_blocks", "a pool needs the null block and at least one more")
+    if num_blocks > MAX_NUM_BLOCKS:
+        raise InvalidInput(
+            "num_blocks",
+            f"{num_blocks:,} blocks: the simulator takes pools of at most {MAX_NUM_BLOCKS:,} "
+            "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
+        )
+
+
+def longest_hit(cached: dict[Hashable, int], keys: Sequence[Hashable], n: int) -> list[int]:
+    """The cached blocks of keys[0], keys[1], … up to the first miss, at most n."""
+    get = cached.get
+    hits = []
+    for j in range(n):
+        b = get(keys[j])
+        if b is None:
+            break
+        hits.append(b)
+    return hits
+
+
 class BlockPool:
     __slots__ = (
         "_cached",
@@ -45,14 +68,7 @@ class BlockPool:
     )
 
     def __init__(self, num_blocks: int) -> None:
-        if num_blocks < 2:
-            raise InvalidInput("num_blocks", "a pool needs the null block and at least one more")
-        if num_blocks > MAX_NUM_BLOCKS:
-            raise InvalidInput(
-                "num_blocks",
-                f"{num_blocks:,} blocks: the simulator takes pools of at most {MAX_NUM_BLOCKS:,} "
-                "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
-            )
+        check_size(num_blocks)
         self.num_blocks = num_blocks
         self.usable = num_blocks - 1  # every block but the null block
         # ref_cnt and hash of the blocks handed out so far, by block id; blocks from
@@ -172,15 +188,7 @@ class BlockPool:
         return self._cached.get(key)
 
     def longest_hit(self, keys: Sequence[Hashable], n: int) -> list[int]:
-        """The cached blocks of keys[0], keys[1], … up to the first miss, at most n."""
-        get = self._cached.get
-        hits = []
-        for j in range(n):
-            b = get(keys[j])
-            if b is None:
-                break
-            hits.append(b)
-        return hits
+        return longest_hit(self._cached, keys, n)
 
     def ref_cnt(self, b: int) -> int:
         return self.ref[b] if b < len(self.ref) else 0

@@ -44,6 +44,7 @@ from ..limits import (
 )
 from ..units import cdiv
 from . import runs
+from .anonpool import AnonymousPool
 from .blockpool import BlockPool
 from .clock import Batch, Clock
 from .config import SimConfig
@@ -87,15 +88,18 @@ class Scheduler:
         should_stop: Callable[[], bool] | None = None,
         clock: Clock | None = None,
         concurrency: int | None = None,
+        block_ids: bool = True,
     ) -> None:
         """A scheduler over a fresh block pool of cfg.num_blocks blocks, with every planned request queued
         to arrive at its step and the run's statistics at zero. should_stop() is asked while the
         requests are queued and while the run goes (see run). With a clock the run is timed:
         arrivals are in seconds, and at most `concurrency` requests are in flight when given
-        (vllm bench serve --max-concurrency: the next is sent when one finishes)."""
+        (vllm bench serve --max-concurrency: the next is sent when one finishes). Without
+        block_ids the pool names only the blocks a lookup can find (anonpool.py): the same
+        figures, faster, and no snapshots."""
         self.cfg = cfg
         self.bs = cfg.block_size
-        self.pool = BlockPool(cfg.num_blocks)
+        self.pool: BlockPool | AnonymousPool = (BlockPool if block_ids else AnonymousPool)(cfg.num_blocks)
         self.should_stop = should_stop
         self.clock = clock
         self.concurrency = concurrency
@@ -628,6 +632,8 @@ class Scheduler:
         return t + 1 + k, end + elapsed
 
     def snapshot(self, step: int) -> Snapshot:
+        if not isinstance(self.pool, BlockPool):
+            raise SchedulerStateError("a snapshot shows block ids: run with block_ids")
         return snapshot(self, step)
 
     def run(

@@ -357,7 +357,7 @@ def simulate(
     concurrency = None
     if clock is not None and timing is not None:
         concurrency = generator.concurrency if generator is not None else timing.concurrency
-    sched = Scheduler(cfg, planned, should_stop, clock, concurrency)
+    sched = Scheduler(cfg, planned, should_stop, clock, concurrency, block_ids=bool(snapshot_steps))
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
     snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run, recorder.needs_all)
