@@ -84,7 +84,7 @@ def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps(monkeypatc
 class OneAtATime(EveryStep):
     """The reference for a step's crossings: each takes its block in turn (Scheduler._alloc)."""
 
-    def _cross_at_once(self, crossing: list[Request]) -> None:
+    def _cross_at_once(self, crossing: list[Request], t: int) -> None:
         return
 
 

@@ -90,12 +90,14 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Point]) -> int:
     buckets = [wheel[s % bs] for s in range(a, b)]
     used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
     blocks = pool.allocate(sum(map(len, buckets)))
+    named = sched.block_ids  # else the tables catch up when read (Scheduler._catch_up)
     pos = area = 0
     for s, bucket in enumerate(buckets, a):
         m = len(bucket)
         if m:
-            for q, block in zip(bucket, blocks[pos : pos + m], strict=True):
-                q.blocks.append(block)
+            if named:
+                for q, block in zip(bucket, blocks[pos : pos + m], strict=True):
+                    q.blocks.append(block)
             pos += m
             crossed.append((s, used + pos, cached - max(0, pos - uncached)))
         area += used + pos
@@ -118,9 +120,11 @@ def cross_sparse(sched: Scheduler, a: int, b: int, crossed: list[Point]) -> int:
     steps.sort()
     used, cached, uncached = pool.in_use, pool.cached_free, pool.uncached_free
     blocks = pool.allocate(len(steps))
+    named = sched.block_ids
     area = (b - a) * used  # each block counts from its step to the run's end
     for pos, ((s, _, q), block) in enumerate(zip(steps, blocks, strict=True), 1):
-        q.blocks.append(block)
+        if named:
+            q.blocks.append(block)
         area += b - s
         if pos == len(steps) or steps[pos][0] != s:  # the step's last crossing
             crossed.append((s, used + pos, cached - max(0, pos - uncached)))

@@ -44,7 +44,7 @@ from ..limits import (
 )
 from ..units import cdiv
 from . import runs
-from .anonpool import AnonymousPool
+from .anonpool import ANON, AnonymousPool
 from .blockpool import BlockPool
 from .clock import Batch, Clock
 from .config import SimConfig
@@ -100,6 +100,9 @@ class Scheduler:
         self.cfg = cfg
         self.bs = cfg.block_size
         self.pool: BlockPool | AnonymousPool = (BlockPool if block_ids else AnonymousPool)(cfg.num_blocks)
+        # Without block ids a decoding request's table is written when it is read (_catch_up), not
+        # at each boundary a run crosses: its length follows from its tokens.
+        self.block_ids = block_ids
         self.should_stop = should_stop
         self.clock = clock
         self.concurrency = concurrency
@@ -279,6 +282,8 @@ class Scheduler:
         else:
             victim = self.running[next(reversed(self.running))]
         if victim.state is State.DECODING:
+            if not self.block_ids:  # its blocks to the last step run (this one, if served in it)
+                self._catch_up(victim, self._decode_tokens(victim, t) - 1)
             self._keep_pending_visit(victim, t, current)
             victim.generated = victim.gen0 + (t - victim.s0)
             computed = victim.prompt + victim.generated - 1
@@ -309,7 +314,7 @@ class Scheduler:
         q.blocks += self.pool.allocate(n)
         return True
 
-    def _cross_at_once(self, crossing: list[Request]) -> None:
+    def _cross_at_once(self, crossing: list[Request], t: int) -> None:
         """The requests crossing a block boundary this step take their blocks at once when
         nothing between them in running order takes any (no prefill older than the youngest) and
         the pool covers them all: the same blocks, in the same order, as one at a time. (A prefill
@@ -318,8 +323,20 @@ class Scheduler:
         if crossing and self.pool.num_free >= len(crossing):
             first_prefill = next(iter(self.prefilling.values()), None)
             if first_prefill is None or crossing[-1].seq < first_prefill.seq:
-                for q, block in zip(crossing, self.pool.allocate(len(crossing)), strict=True):
+                blocks = self.pool.allocate(len(crossing))
+                if not self.block_ids:
+                    for q in crossing:
+                        self._catch_up(q, self._decode_tokens(q, t))
+                    return
+                for q, block in zip(crossing, blocks, strict=True):
                     q.blocks.append(block)
+
+    def _catch_up(self, q: Request, tokens: int) -> None:
+        """Without block ids: a decoding request's table as long as `tokens` need, the blocks that
+        runs handed it (runs.cross counts them in the pool, not in its table) written at once."""
+        missing = cdiv(tokens, self.bs) - len(q.blocks)
+        if missing > 0:
+            q.blocks += [ANON] * missing
 
     def _keep_pending_visit(self, victim: Request, t: int, current: Request) -> None:
         """The series samples the steps the loop visits, and the loop has always visited the
@@ -464,7 +481,8 @@ class Scheduler:
             if q.version == version and q.state is State.DECODING and q.phase != phase:
                 due.append(q)
         work = sorted(due, key=by_seq)
-        self._cross_at_once(self.wheel[phase])
+        self._cross_at_once(self.wheel[phase], t)
+        catch_up = not self.block_ids
         self.step_dn, self.step_dctx = self.n_dec, self.dec_base + self.n_dec * t
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
@@ -479,6 +497,8 @@ class Scheduler:
                     budget -= self._prefill_chunk(q, budget, t)
                 continue
             tokens = self._decode_tokens(q, t)
+            if catch_up:  # its blocks to the last step
+                self._catch_up(q, tokens - 1)
             if cdiv(tokens, self.bs) > len(q.blocks) and not self._alloc(q, 1, t):
                 continue
             if q.s0 + (q.output - 1 - q.gen0) == t:
