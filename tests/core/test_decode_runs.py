@@ -64,20 +64,20 @@ def test_advancing_decode_runs_at_once_leaves_the_pool_as_every_step_does(
 
 
 def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps(monkeypatch):
-    # 4 requests decoding 4M tokens each in blocks of 65,536: 4M steps, 256 crossings. Visiting
+    # 4 requests decoding 4M tokens each in blocks of 65,536: 4M steps, 61 of them crossing. Visiting
     # every step of the run would take seconds; the crossings alone, milliseconds.
     cfg = SimConfig(num_blocks=2000, block_size=65536, max_num_seqs=4, max_num_batched_tokens=65536)
     sched = Scheduler(cfg, plan([SimRequest(prompt_tokens=10, output_tokens=4_000_000)] * 4, None))
     walked: list[int] = []
-    sparse = runs.cross_sparse
+    hand_out = runs._hand_out
 
-    def counted(s: Scheduler, a: int, b: int, crossed: list[tuple[int, int, int]]) -> int:
-        walked.append(b - a)
-        return sparse(s, a, b, crossed)
+    def counted(s: Scheduler, run: runs.Crossings, blocks: list[int]) -> None:
+        walked.append(run.count)
+        hand_out(s, run, blocks)
 
-    monkeypatch.setattr(runs, "cross_sparse", counted)
+    monkeypatch.setattr(runs, "_hand_out", counted)
     sched.run()
-    assert sched.t + 1 == 4_000_000 and sum(walked) > 3_990_000
+    assert sched.t + 1 == 4_000_000 and sched.visited < 10 and sum(walked) == 61  # steps crossing
     assert sched.pool.allocated == 4 * 62
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -18,10 +19,13 @@ from kvplan.core.limits import (
     MAX_SIMULATED_STEPS,
     MAX_TOTAL_TOKENS,
 )
+from kvplan.core.sim import series as series_module
 from kvplan.core.sim import simulate as simulate_module
 from kvplan.core.sim.blockpool import BlockPool
 from kvplan.core.sim.config import SimConfig
-from kvplan.core.sim.simulate import SeriesRecorder, _busiest, simulate
+from kvplan.core.sim.runs import Crossings
+from kvplan.core.sim.series import SeriesRecorder, _busiest
+from kvplan.core.sim.simulate import simulate
 from kvplan.core.sim.workload import Conversations, Fixed, Generator, SimRequest, plan, size
 
 
@@ -144,18 +148,18 @@ def test_the_series_holds_every_step_up_to_its_exact_limit_exactly_as_before():
         recorder.add(*r)
     assert recorder.bins is None
     points = [(p.step, p.blocks_used, p.cached_free_blocks, p.running, p.waiting) for p in recorder.series()]
-    assert points == _busiest(records, MAX_SERIES)
+    assert points == _busiest(records, len(records), MAX_SERIES)
 
 
 def test_past_its_exact_limit_the_series_folds_into_bounded_bins_and_keeps_the_peak(monkeypatch):
-    monkeypatch.setattr(simulate_module, "SERIES_EXACT_RECORDS", 1000)
-    monkeypatch.setattr(simulate_module, "SERIES_FOLD_BINS", 64)
+    monkeypatch.setattr(series_module, "SERIES_EXACT_RECORDS", 1000)
+    monkeypatch.setattr(series_module, "SERIES_FOLD_BINS", 64)
     recorder = SeriesRecorder()
     peak_at = 123_457
     held = 0
     for t in range(200_000):
         recorder.add(t, 5000 if t == peak_at else t % 977, 0, 1, 0)
-        held = max(held, len(recorder.records) + len(recorder.bins or ()))
+        held = max(held, len(recorder.items) + len(recorder.bins or ()))
     assert held <= 1001
     series = recorder.series()
     assert len(series) <= MAX_SERIES
@@ -164,18 +168,18 @@ def test_past_its_exact_limit_the_series_folds_into_bounded_bins_and_keeps_the_p
 
 
 def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
-    monkeypatch.setattr(simulate_module, "SERIES_EXACT_RECORDS", 1000)
-    monkeypatch.setattr(simulate_module, "SERIES_FOLD_BINS", 64)
+    monkeypatch.setattr(series_module, "SERIES_EXACT_RECORDS", 1000)
+    monkeypatch.setattr(series_module, "SERIES_FOLD_BINS", 64)
     held = []
 
     class Watched(SeriesRecorder):
         def add(self, *point: int) -> None:
             super().add(*point)
-            held.append(len(self.records) + len(self.bins or ()))
+            held.append(len(self.items) + len(self.bins or ()))
 
-        def add_run(self, records: list) -> None:  # type: ignore[type-arg]
-            super().add_run(records)
-            held.extend([len(self.records) + len(self.bins or ())] * len(records))
+        def add_run(self, run: Crossings) -> None:
+            super().add_run(run)
+            held.extend([len(self.items) + len(self.bins or ())] * run.count)
 
     monkeypatch.setattr(simulate_module, "SeriesRecorder", Watched)
     # One token of prefill a step: every one of the 100,002 steps is visited and recorded.
@@ -186,24 +190,65 @@ def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
     assert max(p.blocks_used for p in r.series) == r.peak_blocks_in_use
 
 
-@settings(max_examples=60, deadline=None)
+def _run(a: int, length: int, bs: int, sizes: list[int], used: int, cached: int, uncached: int) -> Crossings:
+    """A run of steps a..a + length − 1 whose requests cross at offsets j with sizes[j] > 0."""
+    offs = [j for j in range(bs) if sizes[j]]
+    pre = [0]
+    for j in offs:
+        pre.append(pre[-1] + sizes[j])
+    pool = SimpleNamespace(in_use=used, cached_free=cached, uncached_free=uncached)
+    run = Crossings(SimpleNamespace(pool=pool, bs=bs), a, a + length, offs, pre)
+    run.observed(SimpleNamespace(running=[1, 2, 3], n_waiting=1, clock=None))
+    return run
+
+
+@settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(1, 40), st.integers(0, 30), st.integers(1, 400)), min_size=1, max_size=60)
+    st.lists(
+        st.tuples(
+            st.integers(1, 120),  # the run's length in steps
+            st.integers(0, 30),  # blocks in use before it
+            st.integers(1, 400),  # steps before it starts
+            st.sampled_from([1, 2, 4, 16]),  # block size
+            st.lists(st.integers(0, 3), min_size=16, max_size=16),  # requests at each offset
+            st.integers(0, 40),  # cached free blocks, and unhashed ones, before it
+            st.integers(0, 40),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([(50, 8), (1000, 64), (10**6, 4096)]),
 )
-def test_a_run_folded_in_at_once_or_by_its_busiest_step_leaves_the_series_as_its_steps_one_by_one(runs):
-    """Each run: its length, the blocks in use before it, and the steps before it starts."""
-    saved = simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS
-    simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS = 50, 8
+def test_a_run_made_on_demand_leaves_the_series_as_its_steps_one_by_one(runs, limits):
+    saved = series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS
+    series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS = limits
     try:
         one, whole = SeriesRecorder(), SeriesRecorder()
         step = 0
-        for length, used, gap in runs:
+        for length, used, gap, bs, sizes, cached, uncached in runs:
             step += gap
-            records = [(step + j, used + j + 1, 0, 3, 1) for j in range(length)]  # blocks only rise
+            one.add(step, used, cached, 3, 1)  # the visited step before it
+            whole.add(step, used, cached, 3, 1)
+            run = _run(step + 1, length, bs, sizes[:bs], used, cached, uncached)
             step += length
-            for r in records:
+            if not run.count:
+                continue
+            for r in run.records(range(run.count)):
                 one.add(*r)
-            whole.add_run(records if whole.needs_all(records[0][0], records[-1][0]) else records[-1:])
+            whole.add_run(run)
         assert whole.series() == one.series()
     finally:
-        simulate_module.SERIES_EXACT_RECORDS, simulate_module.SERIES_FOLD_BINS = saved
+        series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS = saved
+
+
+def test_a_runs_records_are_its_crossing_steps_and_the_pool_after_each():
+    # Block size 4; one request crosses at offset 1, two at offset 3: steps 11, 13, 15, 17 of 10..17.
+    run = _run(10, 8, 4, [0, 1, 0, 2], used=5, cached=4, uncached=3)
+    assert run.count == 4 and run.blocks() == 6
+    assert run.records(range(4)) == [
+        (11, 6, 4, 3, 1),
+        (13, 8, 4, 3, 1),
+        (15, 9, 3, 3, 1),  # the fourth block is a cached one: the unhashed ran out
+        (17, 11, 1, 3, 1),
+    ]
+    assert [run.last_before(s) for s in (10, 11, 12, 16, 99)] == [-1, -1, 0, 2, 3]

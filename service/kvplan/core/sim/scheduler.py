@@ -35,7 +35,6 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import InvalidInput, SchedulerStateError, SimulationStopped
 from ..limits import (
@@ -73,8 +72,8 @@ Observer = Callable[..., None]  # (step, blocks used, cached free, running, wait
 
 
 def _one_by_one(observe: Observer) -> RunObserver:
-    def each(points: list[Any]) -> None:
-        for p in points:
+    def each(run: runs.Crossings) -> None:
+        for p in run.records(range(run.count)):
             observe(*p)
 
     return each
@@ -407,15 +406,15 @@ class Scheduler:
         """Admit the head of the waiting queue if its first chunk fits; the tokens it used, or 0."""
         total = q.prompt + q.generated
         hits: list[int] = []
-        if self.cfg.prefix_caching:
-            limit = min((total - 1) // self.bs, q.own_from)  # its own blocks are not keyed yet
+        limit = min((total - 1) // self.bs, q.own_from)  # its own blocks are not keyed yet
+        if self.cfg.prefix_caching and limit > 0:
             hits = self.pool.longest_hit(self._key_list(q, limit), limit)
         hit_tokens = len(hits) * self.bs
         chunk = min(total - hit_tokens, budget)
         if chunk <= 0:
             return 0
         need = cdiv(hit_tokens + chunk, self.bs) - len(hits)
-        evictable = sum(1 for b in hits if self.pool.ref[b] == 0)
+        evictable = sum(1 for b in hits if self.pool.ref[b] == 0) if hits else 0
         # vllm/v1/core/kv_cache_manager.py allocate_slots(full_sequence_must_fit=...): the gate
         # counts the blocks of the whole sequence beyond the prefix hits.
         gate = cdiv(total, self.bs) - len(hits) if self.cfg.admit_full_sequence else need
@@ -486,20 +485,24 @@ class Scheduler:
         self.step_dn, self.step_dctx = self.n_dec, self.dec_base + self.n_dec * t
         n_decoding = len(self.running) - len(self.prefilling)
         budget = self.cfg.max_num_batched_tokens - n_decoding
+        bs, decoding, prefilling = self.bs, State.DECODING, State.PREFILLING
         for q in work:
             n += 1
             if n % every == 0:
                 self.stop_if_asked()
-            if q.state not in RUNNING:
-                continue  # preempted earlier this step
-            if q.state is State.PREFILLING:
+            state = q.state
+            if state is prefilling:
                 if budget > 0:
                     budget -= self._prefill_chunk(q, budget, t)
                 continue
-            tokens = self._decode_tokens(q, t)
-            if catch_up:  # its blocks to the last step
-                self._catch_up(q, tokens - 1)
-            if cdiv(tokens, self.bs) > len(q.blocks) and not self._alloc(q, 1, t):
+            if state is not decoding:
+                continue  # preempted earlier this step
+            tokens = q.prompt + q.gen0 + (t - q.s0)  # _decode_tokens, in the hot loop
+            blocks = len(q.blocks)
+            if catch_up and (tokens - 2) // bs >= blocks:  # its blocks to the last step (_catch_up)
+                q.blocks += [ANON] * ((tokens - 2) // bs + 1 - blocks)
+                blocks = len(q.blocks)
+            if (tokens - 1) // bs >= blocks and not self._alloc(q, 1, t):
                 continue
             if q.s0 + (q.output - 1 - q.gen0) == t:
                 self.finish_now.append(q)
@@ -661,12 +664,11 @@ class Scheduler:
         snapshot_steps: Sequence[int] = (),
         observe: Observer | None = None,
         observe_run: RunObserver | None = None,
-        needs_all: Callable[[int, int], bool] | None = None,
     ) -> list[Snapshot]:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
         waiting) after every step the loop visits, and after each step of a decode run that
-        crosses a block boundary (observe_run(those points) at once, if given; only the run's
-        last, its busiest, when needs_all(first step, last step) says so). Stops with InvalidInput
+        crosses a block boundary (or observe_run(the run's runs.Crossings), which makes those
+        records on demand, if given). Stops with InvalidInput
         when preemptions push the run past the limits visit_bound enforces up front, and with
         SimulationStopped when the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
@@ -701,12 +703,10 @@ class Scheduler:
                     raise SchedulerStateError("the simulation stopped making progress")
                 snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                 return snapshots
-            crossed: list[tuple[int, int, int]] = []
+            crossed: list[runs.Crossings] = []
             nxt = runs.advance(self, nxt, pending, snapshots, crossed)
             if crossed and observe is not None:
-                if needs_all is not None and not needs_all(crossed[0][0], crossed[-1][0]):
-                    crossed = crossed[-1:]  # the observer keeps only the run's busiest step
-                runs.observe_run(self, crossed, observe_run or _one_by_one(observe))
+                runs.observe(self, crossed, observe_run or _one_by_one(observe))
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited
                 self._check_limits()

@@ -35,6 +35,7 @@ from .clock import Clock, Server, StepTimer
 from .config import SimConfig, check_config, visit_bound
 from .latency import Latency, Throughput, distribution
 from .scheduler import Scheduler
+from .series import SeriesPoint, SeriesRecorder
 from .snapshot import Snapshot, TableEntry
 from .workload import Conversations, Fixed, Generator, Length, Lognormal, SimRequest, Uniform, generate
 
@@ -64,27 +65,6 @@ __all__ = [
     "generate",
     "simulate",
 ]
-
-# Steps recorded one by one before the recorder starts folding them into bins: 65,536 records of
-# five ints are a few MB, and cover the sizes benchmark's runs exactly.
-SERIES_EXACT_RECORDS = 1 << 16
-# Bins kept while folding: each fold halves them, so the recorder holds at most this many.
-SERIES_FOLD_BINS = 4096
-
-# step, blocks used, cached free blocks, running, waiting[, seconds at the step's start]
-Record = tuple[int, int, int, int, int] | tuple[int, int, int, int, int, float]
-
-
-class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
-    step: int
-    blocks_used: int
-    cached_free_blocks: int
-    running: int
-    waiting: int
-
-
-class TimedSeriesPoint(SeriesPoint, frozen=True):
-    time_s: float
 
 
 class SimResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,98 +145,6 @@ class TimedSimResult(SimResult, frozen=True, kw_only=True):
     # (a preemption or no blocks for it), max_num_seqs, or the step's token budget.
     waiting_s: dict[str, float]
     timing: TimingNote
-
-
-def _busiest(records: Sequence[Record], bins: int) -> list[Record]:
-    """At most `bins` records: per equal slice of the steps, the busiest (most blocks used; the
-    first of equals). The peak survives."""
-    if len(records) <= bins:
-        return list(records)
-    first, last = records[0][0], records[-1][0]
-    width = (last - first + 1) / bins
-    kept: dict[int, Record] = {}
-    for r in records:
-        k = min(bins - 1, int((r[0] - first) / width))
-        if k not in kept or r[1] > kept[k][1]:
-            kept[k] = r
-    return [kept[k] for k in sorted(kept)]
-
-
-class SeriesRecorder:
-    """The pool over time in bounded memory. The first SERIES_EXACT_RECORDS steps are kept as
-    they are (and the answer is then exactly MAX_SERIES slices of them); past that, steps fold
-    into at most SERIES_FOLD_BINS bins of a power-of-two width, each keeping its busiest step,
-    which the answer slices again. Either way the busiest step overall is in the answer."""
-
-    def __init__(self) -> None:
-        self.records: list[Record] = []
-        self.bins: dict[int, Record] | None = None  # once folding: bin index → busiest record
-        self.first = 0
-        self.width = 1
-
-    def add(
-        self, step: int, used: int, cached: int, running: int, waiting: int, time_s: float | None = None
-    ) -> None:
-        """One step (and, timed, the seconds at which it started)."""
-        r: Record = (
-            (step, used, cached, running, waiting)
-            if time_s is None
-            else (step, used, cached, running, waiting, time_s)
-        )
-        if self.bins is None:
-            self.records.append(r)
-            if len(self.records) > SERIES_EXACT_RECORDS:
-                self.first = self.records[0][0]
-                self.bins = {}
-                for old in self.records:
-                    self._fold_in(old)
-                self.records = []
-            return
-        self._fold_in(r)
-
-    def needs_all(self, first: int, last: int) -> bool:
-        """Whether a run's steps first..last are all needed, or its last alone (see add_run)."""
-        return self.bins is None or (first - self.first) // self.width != (last - self.first) // self.width
-
-    def add_run(self, records: list[Record]) -> None:
-        """The steps of one decode run, in order. Its blocks in use only rise, so past the exact
-        records the last of the run in a bin is the run's busiest there: only it is folded in."""
-        if self.bins is None:
-            if len(self.records) + len(records) <= SERIES_EXACT_RECORDS:
-                self.records += records
-                return
-            for r in records:
-                self.add(*r)
-            return
-        if not self.needs_all(records[0][0], records[-1][0]):
-            self._fold_in(records[-1])
-            return
-        for r in records:
-            self._fold_in(r)
-
-    def _fold_in(self, r: Record) -> None:
-        bins = self.bins
-        if bins is None:
-            return
-        k = (r[0] - self.first) // self.width
-        while k >= SERIES_FOLD_BINS:  # steps only grow: widen every bin, merging pairs
-            self.width *= 2
-            k //= 2
-            merged: dict[int, Record] = {}
-            for j in sorted(bins):
-                m = merged.get(j // 2)
-                if m is None or bins[j][1] > m[1]:
-                    merged[j // 2] = bins[j]
-            self.bins = bins = merged
-        kept = bins.get(k)
-        if kept is None or r[1] > kept[1]:
-            bins[k] = r
-
-    def series(self) -> tuple[SeriesPoint, ...]:
-        records = self.records if self.bins is None else [self.bins[k] for k in sorted(self.bins)]
-        return tuple(
-            (TimedSeriesPoint if len(r) == 6 else SeriesPoint)(*r) for r in _busiest(records, MAX_SERIES)
-        )
 
 
 # -- refusing before running ----------------------------------------------------------------------
@@ -360,7 +248,7 @@ def simulate(
     sched = Scheduler(cfg, planned, should_stop, clock, concurrency, block_ids=bool(snapshot_steps))
     check_fits(cfg, planned, sched.pool.usable)
     recorder = SeriesRecorder()
-    snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run, recorder.needs_all)
+    snapshots = sched.run(snapshot_steps, recorder.add, recorder.add_run)
     steps = sched.t + 1
     longest = max(q.prompt + q.output for q in sched.reqs)
     formula = sched.pool.usable // cdiv(longest, sched.bs)
