@@ -250,7 +250,7 @@ def cases() -> dict[str, Case]:
         ),
         # /v1/capacity and /v1/fleet by traffic: searches at their work bounds (MAX_SEARCH_STEPS,
         # MAX_FLEET_SEARCH_STEPS), each simulation asking should_stop() as /v1/simulate does.
-        "capacity: 40 simulations of 1,000 decode-heavy requests": (
+        "capacity: 40 simulations of 2,000 decode-heavy requests": (
             "capacity",
             "POST",
             "/v1/capacity",
@@ -259,7 +259,7 @@ def cases() -> dict[str, Case]:
                     "model": "llama-3.1-8b",
                     "gpu": "h100-sxm-80gb",
                     # Long outputs: each simulation's run, not its generation, takes the time.
-                    "workload": {**_SHAPE, "count": 1000, "output": {"kind": "fixed", "value": 2000}},
+                    "workload": {**_SHAPE, "count": 2000, "output": {"kind": "fixed", "value": 2000}},
                     "slo": {"ttft_p90_ms": 500},
                     "search": {"max_points": 40, "tolerance": 0.001},
                 }

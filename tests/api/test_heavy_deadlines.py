@@ -47,7 +47,7 @@ CASES = [
     ("resolve: DeepSeek-V4.1 at 4,096 layers, every layer a source", 0.001, "after reading the config"),
     # A search stops at whichever check of its many simulations (or of its replicas' preparing) comes
     # first: generating, queueing, a step. Each names itself; any will do, promptly.
-    ("capacity: 40 simulations of 1,000 decode-heavy requests", 1.5, "stopped "),
+    ("capacity: 40 simulations of 2,000 decode-heavy requests", 1.5, "stopped "),
     ("fleet_traffic: 5 GPU types × every layout", 1.5, "stopped "),
     ("capacity_sweep: 32 combinations of settings", 1.5, "stopped "),
 ]

@@ -23,7 +23,12 @@ LONG = {
     "num_blocks": 200_000,
     "block_size": 1,
     "workload": {
-        "generator": {"count": 2000, "arrival_rate": 0.1, "prompt": {"value": 1000}, "output": {"value": 400}}
+        "generator": {
+            "count": 10_000,
+            "arrival_rate": 0.1,
+            "prompt": {"value": 1000},
+            "output": {"value": 400},
+        }
     },
 }
 

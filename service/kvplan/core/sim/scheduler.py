@@ -276,6 +276,9 @@ class Scheduler:
         self.blocked = False
 
     def _preempt_one(self, t: int, current: Request) -> Request:
+        """Preempt the last running request (the lowest priority's youngest under priority), as
+        vLLM does when `current` finds no free block at step t: it frees every block and goes to
+        the front of the queue, its computed tokens to be recomputed. Returns the victim."""
         if self.cfg.policy == "priority":
             victim = max(self.running.values(), key=lambda r: (r.priority, r.seq))
         else:
