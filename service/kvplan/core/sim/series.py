@@ -104,6 +104,11 @@ class SeriesRecorder:
         self, step: int, used: int, cached: int, running: int, waiting: int, time_s: float | None = None
     ) -> None:
         """One visited step (and, timed, the seconds at which it started)."""
+        bins = self.bins
+        if bins is not None:  # most steps are not their bin's busiest: known before any record is made
+            kept = bins.get((step - self.first) // self.width)
+            if kept is not None and used <= kept[1]:
+                return
         r: Record = (
             (step, used, cached, running, waiting)
             if time_s is None
