@@ -66,8 +66,13 @@ class AnonymousPool:
         return self.usable - self.num_free
 
     def allocate(self, n: int) -> list[int]:
-        """n anonymous blocks from the head: unhashed ones first, then the tail's oldest, whose
-        keys leave the cache."""
+        """n anonymous blocks for a request's table (take)."""
+        self.take(n)
+        return [ANON] * n
+
+    def take(self, n: int) -> None:
+        """n blocks off the head: unhashed ones first, then the tail's oldest, whose keys leave
+        the cache."""
         if n > self.num_free:
             raise PoolExhausted(n)
         take = min(n, self.uncached_free)
@@ -92,7 +97,6 @@ class AnonymousPool:
                     left -= count
         self.num_free -= n
         self.allocated += n
-        return [ANON] * n
 
     def touch(self, blocks: Sequence[int]) -> None:
         """A cache hit (named blocks): out of the tail if idle; ref_cnt + 1."""

@@ -188,7 +188,8 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
         b = covered_until(sched, a, b)
     offs, pre = _offsets(sched, a, b)
     run = Crossings(sched, a, b, offs, pre)
-    blocks = pool.allocate(run.blocks())
+    named = sched.block_ids  # else the tables catch up when read (Scheduler._catch_up)
+    blocks = pool.allocate(run.blocks()) if named else pool.take(run.blocks())
     # The area under the pool's use: each block counts from its step to the run's end.
     full, rem = divmod(b - a, bs)
     area = (b - a) * run.used
@@ -196,7 +197,7 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
         c = full + (j < rem)  # this offset's crossings
         area += (pre[i + 1] - pre[i]) * (c * (b - a - j) - bs * c * (c - 1) // 2)
     sched.used_area += area
-    if sched.block_ids:
+    if named:
         _hand_out(sched, run, blocks)
     if run.count:
         crossed.append(run)

@@ -325,12 +325,13 @@ class Scheduler:
         if crossing and self.pool.num_free >= len(crossing):
             first_prefill = next(iter(self.prefilling.values()), None)
             if first_prefill is None or crossing[-1].seq < first_prefill.seq:
-                blocks = self.pool.allocate(len(crossing))
-                if not self.block_ids:
+                pool = self.pool
+                if isinstance(pool, AnonymousPool):
+                    pool.take(len(crossing))
                     for q in crossing:
                         self._catch_up(q, self._decode_tokens(q, t))
                     return
-                for q, block in zip(crossing, blocks, strict=True):
+                for q, block in zip(crossing, pool.allocate(len(crossing)), strict=True):
                     q.blocks.append(block)
 
     def _catch_up(self, q: Request, tokens: int) -> None:
