@@ -197,9 +197,8 @@ def _run(a: int, length: int, bs: int, sizes: list[int], used: int, cached: int,
     for j in offs:
         pre.append(pre[-1] + sizes[j])
     pool = SimpleNamespace(in_use=used, cached_free=cached, uncached_free=uncached)
-    run = Crossings(SimpleNamespace(pool=pool, bs=bs), a, a + length, offs, pre)
-    run.observed(SimpleNamespace(running=[1, 2, 3], n_waiting=1, clock=None))
-    return run
+    sched = SimpleNamespace(pool=pool, bs=bs, running=[1, 2, 3], n_waiting=1, clock=None)
+    return Crossings(sched, a, a + length, offs, pre)
 
 
 @settings(max_examples=80, deadline=None)

@@ -39,7 +39,7 @@ class Crossings:
 
     __slots__ = (
         "a", "bs", "cached", "clock", "context", "count", "decoding", "offs", "pre", "run_start",
-        "running", "start_s", "uncached", "used", "waiting",
+        "running", "sched", "start_s", "uncached", "used", "waiting",
     )  # fmt: skip
     a: int
     bs: int
@@ -53,6 +53,7 @@ class Crossings:
         full, rem = divmod(b - a, self.bs)
         self.count = full * len(offs) + bisect.bisect_left(offs, rem)
         self.used, self.cached, self.uncached = pool.in_use, pool.cached_free, pool.uncached_free
+        self.sched: Scheduler = sched  # until observed
         self.running = self.waiting = self.decoding = self.context = self.run_start = 0
         self.clock: Any = None
         self.start_s = 0.0
@@ -78,9 +79,14 @@ class Crossings:
         cycle, rem = divmod(d, self.bs)
         return min(self.count - 1, cycle * len(self.offs) + bisect.bisect_right(self.offs, rem) - 1)
 
-    def observed(self, sched: Scheduler) -> None:
-        """The queues during the run and, timed, its clock: the run started at step sched.t + 1,
-        when the step before it ended."""
+    def observed(self) -> None:
+        """Keeps the queues during the run and, timed, its clock (the run started at step
+        sched.t + 1, when the step before it ended): before the scheduler moves on, if its
+        records are to be made later."""
+        sched = self.sched
+        if sched is None:
+            return
+        self.sched = None
         self.running, self.waiting = len(sched.running), sched.n_waiting
         if sched.clock is not None:
             self.clock, self.start_s = sched.clock, sched.step_end
@@ -89,6 +95,7 @@ class Crossings:
 
     def records(self, js: Sequence[int]) -> list[Record]:
         """The records of crossing steps js (ascending): the pool after each; timed, when it started."""
+        self.observed()
         steps = [self.step(j) for j in js]
         used, cached, uncached = self.used, self.cached, self.uncached
         out: list[Record] = []
@@ -217,7 +224,7 @@ def _hand_out(sched: Scheduler, run: Crossings, blocks: list[int]) -> None:
             sched.stop_if_asked()
 
 
-def observe(sched: Scheduler, crossed: list[Crossings], observe_run: RunObserver) -> None:
+def observe(crossed: list[Crossings], observe_run: RunObserver) -> None:
+    """Tells observe_run of each run, while the scheduler is as the runs left it."""
     for run in crossed:
-        run.observed(sched)
         observe_run(run)

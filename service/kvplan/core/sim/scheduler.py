@@ -710,7 +710,7 @@ class Scheduler:
             crossed: list[runs.Crossings] = []
             nxt = runs.advance(self, nxt, pending, snapshots, crossed)
             if crossed and observe is not None:
-                runs.observe(self, crossed, observe_run or _one_by_one(observe))
+                runs.observe(crossed, observe_run or _one_by_one(observe))
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited
                 self._check_limits()

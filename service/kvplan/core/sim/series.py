@@ -123,12 +123,20 @@ class SeriesRecorder:
         self._fold_in(r)
 
     def add_run(self, run: Crossings) -> None:
-        """The steps of one decode run that crossed a block boundary."""
+        """The steps of one decode run that crossed a block boundary (told as the run ends)."""
         if self.bins is None:
+            run.observed()  # its records are made later
             self.items.append(run)
             self.count += run.count
             if self.count > SERIES_EXACT_RECORDS:
                 self._start_folding()
+            return
+        last = run.count - 1
+        k = (run.step(last) - self.first) // self.width
+        if k < SERIES_FOLD_BINS and (run.step(0) - self.first) // self.width == k:  # in one bin
+            kept = self.bins.get(k)
+            if kept is None or run.used + run.taken(last) > kept[1]:  # its last is its busiest
+                self.bins[k] = run.records([last])[0]
             return
         self._fold_run(run)
 
