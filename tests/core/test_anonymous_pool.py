@@ -4,14 +4,17 @@ and cached free after every step the loop sees."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import SchedulerStateError
-from kvplan.core.sim.anonpool import AnonymousPool
+from kvplan.core.sim.anonpool import ANON, AnonymousPool
+from kvplan.core.sim.clock import Clock
 from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.scheduler import Scheduler
-from kvplan.core.sim.workload import SimRequest, plan
+from kvplan.core.sim.workload import Conversations, Generator, SimRequest, Uniform, plan
+from tests.core.test_sim_clock import LinearTimer
 
 Point = tuple[int, ...]
 
@@ -28,9 +31,14 @@ requests = st.lists(
 )
 
 
-def figures(cfg: SimConfig, reqs: list[SimRequest], block_ids: bool) -> tuple[object, ...]:
+def figures(
+    cfg: SimConfig, reqs: list[SimRequest] | None, block_ids: bool, generator: Generator | None = None
+) -> tuple[object, ...]:
     seen: list[Point] = []
-    sched = Scheduler(cfg, plan(reqs, None), block_ids=block_ids)
+    timed = generator is not None and generator.arrival_rate_per_s is not None
+    sched = Scheduler(
+        cfg, plan(reqs, generator), None, Clock(LinearTimer()) if timed else None, block_ids=block_ids
+    )
     sched.run(observe=lambda *p: seen.append(p))
     return (
         sched.t,
@@ -85,6 +93,44 @@ def test_naming_only_keyed_blocks_changes_no_figure(spec, blocks, bs, seqs, poli
     assert figures(cfg, reqs, block_ids=False) == figures(cfg, reqs, block_ids=True)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 60),
+    st.sampled_from([0.3, 3.0]),
+    st.floats(0, 1),
+    st.integers(1, 3),
+    st.integers(8, 120),
+    st.sampled_from([1, 4, 16]),
+    st.booleans(),
+    st.integers(0, 10_000),
+)
+def test_conversations_and_system_prompts_timed_or_not_see_the_same_figures_without_block_ids(
+    count, rate, share, turns, blocks, bs, timed, seed
+):
+    cfg = SimConfig(num_blocks=blocks, block_size=bs, max_num_seqs=6, max_num_batched_tokens=64)
+    usable = (blocks - 1) * bs
+    gen = Generator(
+        count=count,
+        arrival_rate=None if timed else rate,
+        arrival_rate_per_s=rate * 10 if timed else None,
+        prompt=Uniform(low=1, high=max(1, usable // (4 * turns + 4))),
+        output=Uniform(low=1, high=max(1, usable // (4 * turns + 4))),
+        system_prompt_share=share,
+        system_prompt_tokens=min(24, usable // 8),
+        conversations=Conversations(
+            share=share, turns=turns, user_tokens=3, think_steps=2, think_time_s=0.01
+        ),
+        seed=seed,
+    )
+    try:
+        reference = figures(cfg, None, True, gen)
+    except Exception as e:  # a conversation's last turn that fits no pool: refused alike
+        with pytest.raises(type(e)):
+            figures(cfg, None, False, gen)
+        return
+    assert figures(cfg, None, False, gen) == reference
+
+
 def test_a_preempted_requests_blocks_get_names_and_free_to_the_tail():
     pool = AnonymousPool(10)
     table = pool.allocate(4)
@@ -108,12 +154,30 @@ def test_sealed_blocks_are_evicted_oldest_first_and_take_their_keys_with_them():
     assert pool.cached_free == 0 and pool.longest_hit([1], 1) == []
 
 
+def test_part_of_a_sealed_run_is_evicted_and_the_rest_stays_oldest():
+    pool = AnonymousPool(9)
+    first = pool.allocate(4)
+    pool.seal(first, 0, 4)
+    pool.free(first)  # tail: a run of 4 sealed blocks
+    keyed = pool.allocate(5)  # the 4 unhashed, then one of the run
+    pool.cache_run(keyed, [7], 0, 1)
+    pool.free(keyed)  # tail: the run's 3 left, then the keyed block
+    assert (pool.cached_free, pool.uncached_free) == (4, 4)
+    pool.allocate(7)  # the 4 unhashed, then the run's 3: the keyed block, newest, stays
+    assert pool.longest_hit([7], 1) == keyed[:1] and pool.cached_free == 1
+
+
+def test_a_table_whose_named_blocks_are_not_first_is_refused():
+    pool = AnonymousPool(9)
+    table = pool.allocate(2)
+    pool.cache_run(table, [4, 5], 1, 2)  # names the second block only
+    with pytest.raises(SchedulerStateError, match="named blocks"):
+        pool.free(table)
+    assert table[0] == ANON
+
+
 def test_a_scheduler_without_block_ids_refuses_a_snapshot():
     cfg = SimConfig(num_blocks=10, block_size=4, max_num_seqs=2, max_num_batched_tokens=64)
     sched = Scheduler(cfg, plan([SimRequest(prompt_tokens=5, output_tokens=3)], None), block_ids=False)
-    try:
+    with pytest.raises(SchedulerStateError, match="block ids"):
         sched.run([1])
-    except SchedulerStateError as e:
-        assert "block ids" in str(e)
-    else:
-        raise AssertionError("a snapshot of anonymous blocks was taken")

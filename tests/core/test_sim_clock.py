@@ -4,17 +4,21 @@ closed-form sums over skipped decode steps give the times a run visiting every s
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
+from kvplan.core.sim import series as series_module
 from kvplan.core.sim import workload
 from kvplan.core.sim.clock import Batch, Clock, _first_reaching, _sum
 from kvplan.core.sim.config import SimConfig
 from kvplan.core.sim.latency import percentile
 from kvplan.core.sim.scheduler import Scheduler
+from kvplan.core.sim.series import SeriesRecorder
 from kvplan.core.sim.simulate import GoodputTargets, TimedSimResult, Timing, TimingNote, simulate
 from kvplan.core.sim.workload import Fixed, Generator, SimRequest, Uniform
 
@@ -135,6 +139,48 @@ def test_skipping_decode_runs_gives_the_times_of_visiting_every_step(requests, b
     assert fast.preemptions == slow.preemptions
     assert fast.itl.count == slow.itl.count
     assert fast.itl.total == pytest.approx(slow.itl.total, rel=1e-9)
+
+
+def _points(sched: Scheduler, recorder: SeriesRecorder | None = None) -> list[tuple[Any, ...]]:
+    """What the run shows the series: every record one by one, or the series a recorder keeps
+    (runs stored whole and made at the end, or folded as they come)."""
+    seen: list[tuple[Any, ...]] = []
+    if recorder is None:
+        sched.run(observe=lambda *p: seen.append(p))
+        return seen
+    sched.run(observe=recorder.add, observe_run=recorder.add_run)
+    return [tuple(msgspec.structs.astuple(p)) for p in recorder.series()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    timed_requests,
+    st.sampled_from([1 << 60, 900]),
+    st.sampled_from([None, 3]),
+    st.booleans(),
+    st.sampled_from([None, (1 << 16, 4096), (40, 8)]),
+)
+def test_a_timed_runs_points_are_the_steps_visiting_every_step_gives(requests, bend, k, block_ids, limits):
+    """Each step a decode run shows the series (its crossings, made on demand from what the run
+    kept of the scheduler) is that step as visiting it gives: the pool after it, the queues, and
+    when it started."""
+    timer = LinearTimer(bend)
+    every: dict[int, tuple[Any, ...]] = {}
+    slow = EveryStep(cfg(), workload.plan(requests, None), None, Clock(timer), k)
+    slow.run(observe=lambda *p: every.setdefault(p[0], p))
+    saved = series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS
+    try:
+        if limits is not None:
+            series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS = limits
+        fast = Scheduler(cfg(), workload.plan(requests, None), None, Clock(timer), k, block_ids=block_ids)
+        points = _points(fast, None if limits is None else SeriesRecorder())
+    finally:
+        series_module.SERIES_EXACT_RECORDS, series_module.SERIES_FOLD_BINS = saved
+    assert points
+    for p in points:
+        step = every[p[0]]
+        assert p[1:5] == step[1:5], p
+        assert p[5] == pytest.approx(step[5], rel=1e-9, abs=1e-12), p
 
 
 @settings(max_examples=60, deadline=None)

@@ -197,7 +197,7 @@ def _run(a: int, length: int, bs: int, sizes: list[int], used: int, cached: int,
     for j in offs:
         pre.append(pre[-1] + sizes[j])
     pool = SimpleNamespace(in_use=used, cached_free=cached, uncached_free=uncached)
-    sched = SimpleNamespace(pool=pool, bs=bs, running=[1, 2, 3], n_waiting=1, clock=None)
+    sched = SimpleNamespace(pool=pool, bs=bs, running=[1, 2, 3], n_waiting=1, clock=None, t=a - 1)
     return Crossings(sched, a, a + length, offs, pre)
 
 

@@ -167,9 +167,10 @@ MAX_SIGMA = 5.0
 # them, so 69 s measured. A day of 1M requests is bounded by ~8.2M; the bound's 8 steps a request
 # also caps the requests, every conversation turn counted, at 2.5M.
 MAX_SIMULATED_STEPS = 20_000_000
-# Blocks handed out over a run: the caching, lookups and freeing the loop does are per block,
-# 0.3–0.8 µs each, so 80 s at most (measured, in blocks of 1). A day of 1M requests of ~1,400
-# tokens takes ~90M in blocks of 16.
+# Blocks handed out over a run: where blocks are keyed (shared prefixes, preempted requests, every
+# block of a snapshot run) the caching, lookups and freeing are per block, 0.3–0.8 µs each, so
+# 80 s at most (measured, in blocks of 1); elsewhere they are counted, not walked. A day of 1M
+# requests of ~1,400 tokens takes ~90M in blocks of 16.
 MAX_BLOCK_EVENTS = 100_000_000
 
 # The block-pool simulator (blockpool.py).

@@ -4,8 +4,10 @@ Which physical block a request gets changes nothing an answer reports unless som
 the block up later: a prefix-cache hit finds a block by its key. Most blocks never get a key: a
 request's own content is keyed only once it is preempted (it looks its blocks up when it comes
 back), and a finished request's own full blocks are sealed (blockpool.py `seal`). So this pool
-names a block only when it gets a key; every other block is an anonymous entry in a request's
-block table (ANON, or SEALED_ANON once sealed), and the free queue holds counts of them:
+names a block only when it is keyed (a key already cached elsewhere too: the block then stays
+unhashed, but named, so that a table's named blocks come first); every other block is an
+anonymous entry in a request's block table (ANON, or SEALED_ANON once sealed), and the free queue
+holds counts of them:
 
 - the unhashed free blocks (the head run and the never-used run, handed out first) as one count;
 - the tail (hashed free blocks, evicted oldest first) as named blocks and runs of sealed ones,
@@ -22,9 +24,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
-from ..errors import PoolExhausted
+from ..errors import PoolExhausted, SchedulerStateError
 from .blockpool import SEALED, check_size, longest_hit
 
+# Entries of a block table, never block ids (those are positive). Not hashes: SEALED, also −1, is
+# a hash value (blockpool.py), and never sits in a table.
 ANON = -1  # a block no one can look up, unhashed
 SEALED_ANON = -2  # the same, sealed: it frees to the tail
 
@@ -115,6 +119,8 @@ class AnonymousPool:
         sealed = blocks.count(SEALED_ANON)
         unhashed = blocks.count(ANON)
         named = len(blocks) - sealed - unhashed
+        if named and blocks[named - 1] < 0:
+            raise SchedulerStateError("a block table's named blocks are not its first")
         freed = sealed + unhashed
         tail = self._tail
         if sealed:

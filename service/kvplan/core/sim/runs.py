@@ -20,22 +20,28 @@ import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..errors import SchedulerStateError
 from ..units import cdiv
 from .snapshot import Snapshot
 
-RunObserver = Callable[["Crossings"], None]  # told of each run (series.py SeriesRecorder.add_run)
+# Told of each run as it ends (series.py SeriesRecorder.add_run); one that keeps the run to make
+# its records later calls its observed() first.
+RunObserver = Callable[["Crossings"], None]
 # The scheduler (scheduler.py, which imports this module), typed loosely as snapshot.py types it.
 Scheduler = Any
-# step, blocks used, cached free blocks, running, waiting[, seconds at the step's start]
-Record = tuple[Any, ...]
+# A step as the series shows it (series.py): step, blocks used, cached free blocks, running,
+# waiting[, seconds at the step's start]
+Record = tuple[int, int, int, int, int] | tuple[int, int, int, int, int, float]
 
 
 class Crossings:
     """The steps of a run a..b − 1 that cross a block boundary, and the pool after each, made on
     demand. The decoding requests sit at fixed offsets from a modulo block_size: `offs` (those
     with any, ascending) and `pre` (prefix sums of how many sit at each), so the j-th crossing
-    step and the blocks handed out up to it are arithmetic. The pool before the run, the queues
-    and, timed, the run's clock are kept to make the records."""
+    step and the blocks handed out up to it are arithmetic; only offsets with requests are kept,
+    so every crossing step takes a block and the blocks in use rise strictly along the run (the
+    series keeps a run's last step in a slice as its busiest). The pool before the run, the
+    queues and, timed, the run's clock are kept to make the records."""
 
     __slots__ = (
         "a", "bs", "cached", "clock", "context", "count", "decoding", "offs", "pre", "run_start",
@@ -86,6 +92,8 @@ class Crossings:
         sched = self.sched
         if sched is None:
             return
+        if sched.t >= self.a:
+            raise SchedulerStateError("a run's records are kept after the scheduler moved past it")
         self.sched = None
         self.running, self.waiting = len(sched.running), sched.n_waiting
         if sched.clock is not None:
@@ -196,7 +204,11 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
     offs, pre = _offsets(sched, a, b)
     run = Crossings(sched, a, b, offs, pre)
     named = sched.block_ids  # else the tables catch up when read (Scheduler._catch_up)
-    blocks = pool.allocate(run.blocks()) if named else pool.take(run.blocks())
+    blocks: list[int] = []
+    if named:
+        blocks = pool.allocate(run.blocks())
+    else:
+        pool.take(run.blocks())
     # The area under the pool's use: each block counts from its step to the run's end.
     full, rem = divmod(b - a, bs)
     area = (b - a) * run.used
@@ -222,9 +234,3 @@ def _hand_out(sched: Scheduler, run: Crossings, blocks: list[int]) -> None:
             pos += 1
         if not (j + 1) & 4095:
             sched.stop_if_asked()
-
-
-def observe(crossed: list[Crossings], observe_run: RunObserver) -> None:
-    """Tells observe_run of each run, while the scheduler is as the runs left it."""
-    for run in crossed:
-        observe_run(run)

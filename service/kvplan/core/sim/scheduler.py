@@ -99,9 +99,6 @@ class Scheduler:
         self.cfg = cfg
         self.bs = cfg.block_size
         self.pool: BlockPool | AnonymousPool = (BlockPool if block_ids else AnonymousPool)(cfg.num_blocks)
-        # Without block ids a decoding request's table is written when it is read (_catch_up), not
-        # at each boundary a run crosses: its length follows from its tokens.
-        self.block_ids = block_ids
         self.should_stop = should_stop
         self.clock = clock
         self.concurrency = concurrency
@@ -201,6 +198,13 @@ class Scheduler:
         q = self.reqs[request_id]
         self._transition(q, event)
         return q.state
+
+    @property
+    def block_ids(self) -> bool:
+        """Whether the pool names every block. Without ids a decoding request's table is written
+        when it is read (_catch_up), not at each boundary a run crosses: its length follows from
+        its tokens."""
+        return isinstance(self.pool, BlockPool)
 
     def _transition(self, q: Request, event: Event) -> None:
         """The one place a request changes state, and the queues follow: the waiting queue holds
@@ -659,7 +663,7 @@ class Scheduler:
         return t + 1 + k, end + elapsed
 
     def snapshot(self, step: int) -> Snapshot:
-        if not isinstance(self.pool, BlockPool):
+        if not self.block_ids:
             raise SchedulerStateError("a snapshot shows block ids: run with block_ids")
         return snapshot(self, step)
 
@@ -672,11 +676,13 @@ class Scheduler:
         """Run to the last completion; observe(step, blocks in use, cached free blocks, running,
         waiting) after every step the loop visits, and after each step of a decode run that
         crosses a block boundary (or observe_run(the run's runs.Crossings), which makes those
-        records on demand, if given). Stops with InvalidInput
+        records on demand, if given; an observer that keeps a run for later calls its observed()
+        first, before the loop moves on). Stops with InvalidInput
         when preemptions push the run past the limits visit_bound enforces up front, and with
         SimulationStopped when the should_stop() it was built with says so."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
+        tell_run = None if observe is None else observe_run or _one_by_one(observe)
         clock = self.clock
         if self.arrivals:
             if clock is None:
@@ -709,8 +715,9 @@ class Scheduler:
                 return snapshots
             crossed: list[runs.Crossings] = []
             nxt = runs.advance(self, nxt, pending, snapshots, crossed)
-            if crossed and observe is not None:
-                runs.observe(crossed, observe_run or _one_by_one(observe))
+            if crossed and tell_run is not None:
+                for run in crossed:  # told while the scheduler is as the runs left it
+                    tell_run(run)
             if self.visited - checked >= STOP_CHECK_INTERVAL:
                 checked = self.visited
                 self._check_limits()

@@ -8,23 +8,17 @@ only the last can be the busiest. A slice spanned by a run costs one record, not
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
 
+from ..errors import SchedulerStateError
 from ..limits import MAX_SERIES
+from .runs import Crossings, Record
 
-if TYPE_CHECKING:
-    from .runs import Crossings
-
-# Steps recorded one by one before the recorder starts folding them into bins: 65,536 records of
-# five ints are a few MB, and cover the sizes benchmark's runs exactly.
+# Records held one by one before the recorder starts folding them into bins: 65,536 records are
+# about 16 MB (as many one-crossing runs, about 22 MB), and cover the sizes benchmark's runs exactly.
 SERIES_EXACT_RECORDS = 1 << 16
 # Bins kept while folding: each fold halves them, so the recorder holds at most this many.
 SERIES_FOLD_BINS = 4096
-
-# step, blocks used, cached free blocks, running, waiting[, seconds at the step's start]
-Record = tuple[int, int, int, int, int] | tuple[int, int, int, int, int, float]
 
 
 class SeriesPoint(msgspec.Struct, frozen=True, array_like=False):
@@ -58,6 +52,8 @@ def _busiest(items: list[Record | Crossings], count: int, bins: int) -> list[Rec
         return min(bins - 1, int((step - first) / width))
 
     kept: dict[int, Record] = {}
+    # A slice's last step in a run is found by bisection on the slices themselves: their width is
+    # a float, which no formula inverts to the same integer steps.
     for run in items:
         if isinstance(run, tuple):  # a record
             _keep(kept, slice_of(run[0]), run)
@@ -131,13 +127,6 @@ class SeriesRecorder:
             if self.count > SERIES_EXACT_RECORDS:
                 self._start_folding()
             return
-        last = run.count - 1
-        k = (run.step(last) - self.first) // self.width
-        if k < SERIES_FOLD_BINS and (run.step(0) - self.first) // self.width == k:  # in one bin
-            kept = self.bins.get(k)
-            if kept is None or run.used + run.taken(last) > kept[1]:  # its last is its busiest
-                self.bins[k] = run.records([last])[0]
-            return
         self._fold_run(run)
 
     def _start_folding(self) -> None:
@@ -156,12 +145,24 @@ class SeriesRecorder:
         self.count = 0
 
     def _fold_run(self, run: Crossings) -> None:
-        """The run's last step in each bin it spans: its busiest there (blocks only rise in a run)."""
+        """The run's last step in each bin it spans: its busiest there (blocks only rise in a run),
+        made only when it is busier than what the bin holds."""
+        bins = self.bins
+        assert bins is not None
+        last = run.count - 1
+        k = (run.step(last) - self.first) // self.width
+        if k < SERIES_FOLD_BINS and (run.step(0) - self.first) // self.width == k:  # in one bin
+            kept = bins.get(k)
+            if kept is None or run.used + run.taken(last) > kept[1]:
+                bins[k] = run.records([last])[0]
+            return
         j = 0
         while j < run.count:
             k = self._widen_for(run.step(j))
             last = run.last_before(self.first + (k + 1) * self.width)
-            assert self.bins is not None
+            if last < j:
+                raise SchedulerStateError(f"a run's step {run.step(j):,} is not before its bin's end")
+            assert self.bins is not None  # widening may have merged it into a new dict
             kept = self.bins.get(k)
             if kept is None or run.used + run.taken(last) > kept[1]:  # else not worth making
                 self._fold_in(run.records([last])[0])

@@ -2,8 +2,9 @@
 
 `simulate` plans the workload (workload.py: requests or a seeded generator, conversations),
 refuses it before running when its work exceeds the limits (config.visit_bound and friends),
-runs vLLM's scheduler on the block pool (scheduler.py, blockpool.py), and shapes the answer: the
-figures, a bounded series of the pool over time, snapshots, and the preemption warning.
+runs vLLM's scheduler on the block pool (scheduler.py; blockpool.py, or anonpool.py when no
+snapshot asks for block ids), and shapes the answer: the figures, a bounded series of the pool
+over time (series.py), snapshots, and the preemption warning.
 """
 
 from __future__ import annotations
