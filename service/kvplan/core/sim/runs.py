@@ -121,26 +121,17 @@ class Crossings:
 def covered_until(sched: Scheduler, a: int, b: int) -> int:
     """The first step of a..b − 1 whose block boundaries the free blocks do not cover (b when
     they cover all): every block_size steps, each decoding request crosses one."""
-    n: int = sched.n_dec
-    if n == 0 or b <= a:
+    if sched.n_dec == 0 or b <= a:
         return b
-    bs: int = sched.bs
-    free: int = sched.pool.num_free
-    full, rem = divmod(b - a, bs)
-    cycles, left = free // n, free % n  # whole cycles covered, then `left` more crossings
-    if bs > 4 * n:  # large blocks: by the requests' offsets from a, not the steps of a cycle
-        offsets: list[int] = sorted([(q.phase - a) % bs for q in sched.running.values() if q.phase >= 0])
-        if full * n + bisect.bisect_left(offsets, rem) <= free:
-            return b
-        return a + cycles * bs + offsets[left]
-    sizes = [len(sched.wheel[(a + j) % bs]) for j in range(bs)]  # crossings at a, a + 1, …
-    if full * n + sum(sizes[:rem]) <= free:
-        return b
-    j = 0
-    while sizes[j] <= left:
-        left -= sizes[j]
-        j += 1
-    return a + cycles * bs + j
+    offs, pre = _offsets(sched, a, a + sched.bs)
+    return min(b, _first_uncovered(offs, pre, a, sched.bs, sched.pool.num_free))
+
+
+def _first_uncovered(offs: list[int], pre: list[int], a: int, bs: int, free: int) -> int:
+    """The step of the crossing that `free` blocks leave without one: whole cycles of block_size
+    steps first, then the first offset whose crossings so far exceed what is left."""
+    cycles, left = divmod(free, pre[-1])
+    return a + cycles * bs + offs[bisect.bisect_right(pre, left) - 1]
 
 
 def advance(
@@ -200,8 +191,10 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
         sched.used_area += pool.in_use * (b - a)
         return b
     if cdiv(b - a, bs) * sched.n_dec > pool.num_free:  # the pool may run out first
-        b = covered_until(sched, a, b)
-    offs, pre = _offsets(sched, a, b)
+        offs, pre = _offsets(sched, a, a + bs)
+        b = min(b, _first_uncovered(offs, pre, a, bs, pool.num_free))
+    else:
+        offs, pre = _offsets(sched, a, b)
     run = Crossings(sched, a, b, offs, pre)
     named = sched.block_ids  # else the tables catch up when read (Scheduler._catch_up)
     blocks: list[int] = []
