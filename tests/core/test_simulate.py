@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
+from kvplan.core.sim.anonpool import AnonymousPool
 from kvplan.core.sim.scheduler import Scheduler
 from kvplan.core.sim.simulate import (
     Conversations,
@@ -164,6 +165,9 @@ class AuditedSim(Scheduler):
     def step(self, t: int) -> None:
         super().step(t)
         pool = self.pool
+        if isinstance(pool, AnonymousPool):
+            self._audit_counts(pool)
+            return
         free = set(pool.free_queue())
         assert len(free) == pool.num_free
         assert 0 not in free
@@ -172,6 +176,22 @@ class AuditedSim(Scheduler):
         held = sum(len(q.blocks) for q in self.running.values())
         assert pool.in_use <= pool.usable
         assert held >= pool.in_use  # shared blocks are counted once by the pool
+
+    def _audit_counts(self, pool: AnonymousPool) -> None:
+        """The pool without block ids: its counts add up, and what it names is consistent."""
+        tail = pool._tail
+        assert sum(tail.values()) == pool.cached_free
+        assert pool.uncached_free + pool.cached_free == pool.num_free <= pool.usable
+        assert len(pool.ref) <= pool.usable
+        for b, r in pool.ref.items():
+            assert (b in tail) == (r == 0), b  # a named block idle in the tail, or referenced
+            if r == 0:
+                assert pool.hash_of[b] is not None, b  # only hashed blocks wait in the tail
+        for key, b in pool._cached.items():
+            assert pool.hash_of[b] == key
+        for q in self.running.values():
+            named = [x > 0 for x in q.blocks]
+            assert named == sorted(named, reverse=True), q.id  # named blocks first
 
 
 @settings(
@@ -185,15 +205,16 @@ class AuditedSim(Scheduler):
     st.sampled_from([4, 8, 16]),
     st.integers(1, 8),
     st.sampled_from(["fcfs", "priority"]),
+    st.booleans(),
 )
-def test_pool_invariants_hold_and_every_request_finishes(spec, blocks, bs, seqs, policy):
+def test_pool_invariants_hold_and_every_request_finishes(spec, blocks, bs, seqs, policy, block_ids):
     reqs = requests_from_spec(spec)
     cfg = SimConfig(
         num_blocks=blocks, block_size=bs, max_num_seqs=seqs, max_num_batched_tokens=64, policy=policy
     )
     fits = [r for r in reqs if -(-(r.prompt_tokens + r.output_tokens - 1) // bs) <= blocks - 1]
     assume(fits)  # an example where nothing fits is not a pass
-    sim = AuditedSim(cfg, plan(fits, None))
+    sim = AuditedSim(cfg, plan(fits, None), block_ids=block_ids)
     sim.run()
     assert sim.completed == len(fits)
     assert sim.pool.in_use == 0
