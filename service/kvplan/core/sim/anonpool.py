@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from ..errors import PoolExhausted, SchedulerStateError
-from .blockpool import SEALED, check_size, longest_hit
+from .blockpool import SEALED, Pool
 
 # Entries of a block table, never block ids (those are positive). Not hashes: SEALED, also −1, is
 # a hash value (blockpool.py), and never sits in a table.
@@ -33,41 +33,19 @@ ANON = -1  # a block no one can look up, unhashed
 SEALED_ANON = -2  # the same, sealed: it frees to the tail
 
 
-class AnonymousPool:
-    __slots__ = (
-        "_cached",
-        "_next_id",
-        "_next_run",
-        "_tail",
-        "allocated",
-        "cached_free",
-        "hash_of",
-        "num_blocks",
-        "num_free",
-        "ref",
-        "uncached_free",
-        "usable",
-    )
+class AnonymousPool(Pool):
+    __slots__ = ("_next_id", "_next_run", "_tail", "cached_free", "hash_of", "ref", "uncached_free")
 
     def __init__(self, num_blocks: int) -> None:
-        check_size(num_blocks)
-        self.num_blocks = num_blocks
-        self.usable = num_blocks - 1  # every block but the null block
+        super().__init__(num_blocks)
         self.ref: dict[int, int] = {}  # named blocks (in use or in the tail): ref_cnt
         self.hash_of: dict[int, Hashable | None] = {}
-        self._cached: dict[Hashable, int] = {}
         # The tail, LRU first: a named block id (> 0) → 1, or a run's number (< 0) → its length.
         self._tail: OrderedDict[int, int] = OrderedDict()
         self._next_id = 1
         self._next_run = -1
         self.uncached_free = num_blocks - 1  # the head and never-used runs together
         self.cached_free = 0  # the tail's blocks
-        self.num_free = num_blocks - 1
-        self.allocated = 0
-
-    @property
-    def in_use(self) -> int:
-        return self.usable - self.num_free
 
     def allocate(self, n: int) -> list[int]:
         """n anonymous blocks for a request's table (take)."""
@@ -170,6 +148,3 @@ class AnonymousPool:
                 blocks[j] = SEALED_ANON
             elif b > 0 and self.hash_of[b] is None:
                 self.hash_of[b] = SEALED
-
-    def longest_hit(self, keys: Sequence[Hashable], n: int) -> list[int]:
-        return longest_hit(self._cached, keys, n)

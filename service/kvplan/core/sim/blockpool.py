@@ -30,57 +30,55 @@ NULL_BLOCK = 0
 SEALED = -1
 
 
-def check_size(num_blocks: int) -> None:
-    if num_blocks < 2:
-        raise InvalidInput("num_blocks", "a pool needs the null block and at least one more")
-    if num_blocks > MAX_NUM_BLOCKS:
-        raise InvalidInput(
-            "num_blocks",
-            f"{num_blocks:,} blocks: the simulator takes pools of at most {MAX_NUM_BLOCKS:,} "
-            "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
-        )
+class Pool:
+    """What every block pool counts (this one, and anonpool.py's without block ids): its size, its
+    free blocks, the blocks handed out over its life, and the prefix cache's map of keys to blocks."""
 
-
-def longest_hit(cached: dict[Hashable, int], keys: Sequence[Hashable], n: int) -> list[int]:
-    """The cached blocks of keys[0], keys[1], … up to the first miss, at most n."""
-    get = cached.get
-    hits = []
-    for j in range(n):
-        b = get(keys[j])
-        if b is None:
-            break
-        hits.append(b)
-    return hits
-
-
-class BlockPool:
-    __slots__ = (
-        "_cached",
-        "_fresh",
-        "_head",
-        "_tail",
-        "allocated",
-        "hash_of",
-        "num_blocks",
-        "num_free",
-        "ref",
-        "usable",
-    )
+    __slots__ = ("_cached", "allocated", "num_blocks", "num_free", "usable")
 
     def __init__(self, num_blocks: int) -> None:
-        check_size(num_blocks)
+        if num_blocks < 2:
+            raise InvalidInput("num_blocks", "a pool needs the null block and at least one more")
+        if num_blocks > MAX_NUM_BLOCKS:
+            raise InvalidInput(
+                "num_blocks",
+                f"{num_blocks:,} blocks: the simulator takes pools of at most {MAX_NUM_BLOCKS:,} "
+                "(no real GPU holds more); simulate a sample of the pool, or a larger block_size",
+            )
         self.num_blocks = num_blocks
         self.usable = num_blocks - 1  # every block but the null block
+        self.num_free = num_blocks - 1
+        self.allocated = 0  # blocks handed out over the pool's life
+        self._cached: dict[Hashable, int] = {}
+
+    @property
+    def in_use(self) -> int:
+        return self.usable - self.num_free
+
+    def longest_hit(self, keys: Sequence[Hashable], n: int) -> list[int]:
+        """The cached blocks of keys[0], keys[1], … up to the first miss, at most n."""
+        get = self._cached.get
+        hits = []
+        for j in range(n):
+            b = get(keys[j])
+            if b is None:
+                break
+            hits.append(b)
+        return hits
+
+
+class BlockPool(Pool):
+    __slots__ = ("_fresh", "_head", "_tail", "hash_of", "ref")
+
+    def __init__(self, num_blocks: int) -> None:
+        super().__init__(num_blocks)
         # ref_cnt and hash of the blocks handed out so far, by block id; blocks from
         # len(self.ref) on have never been handed out (ref_cnt 0, no hash).
         self.ref = [0]
         self.hash_of: list[Hashable | None] = [None]
-        self._cached: dict[Hashable, int] = {}
         self._head: deque[int] = deque()  # freed unhashed blocks, next to be reused first
         self._fresh = NULL_BLOCK + 1  # the never-used run: _fresh .. num_blocks − 1
         self._tail: OrderedDict[int, None] = OrderedDict()  # freed hashed blocks, LRU first
-        self.num_free = num_blocks - 1  # the three runs' lengths together
-        self.allocated = 0  # blocks handed out over the pool's life
 
     # -- the free queue -------------------------------------------------------------------
     @property
@@ -187,9 +185,6 @@ class BlockPool:
     def lookup(self, key: Hashable) -> int | None:
         return self._cached.get(key)
 
-    def longest_hit(self, keys: Sequence[Hashable], n: int) -> list[int]:
-        return longest_hit(self._cached, keys, n)
-
     def ref_cnt(self, b: int) -> int:
         return self.ref[b] if b < len(self.ref) else 0
 
@@ -199,7 +194,3 @@ class BlockPool:
     def referenced(self) -> Iterator[tuple[int, int]]:
         """(block, ref_cnt) of every block in use, by block id."""
         return ((b, r) for b, r in enumerate(self.ref) if r and b != NULL_BLOCK)
-
-    @property
-    def in_use(self) -> int:
-        return self.usable - self.num_free

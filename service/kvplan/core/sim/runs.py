@@ -196,11 +196,9 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
     else:
         offs, pre = _offsets(sched, a, b)
     run = Crossings(sched, a, b, offs, pre)
-    named = sched.block_ids  # else the tables catch up when read (Scheduler._catch_up)
-    blocks: list[int] = []
-    if named:
-        blocks = pool.allocate(run.blocks())
-    else:
+    if sched.block_ids:
+        _hand_out(sched, run, pool.allocate(run.blocks()))
+    else:  # the tables catch up when read (Scheduler._catch_up)
         pool.take(run.blocks())
     # The area under the pool's use: each block counts from its step to the run's end.
     full, rem = divmod(b - a, bs)
@@ -209,8 +207,6 @@ def cross(sched: Scheduler, a: int, b: int, crossed: list[Crossings]) -> int:
         c = full + (j < rem)  # this offset's crossings
         area += (pre[i + 1] - pre[i]) * (c * (b - a - j) - bs * c * (c - 1) // 2)
     sched.used_area += area
-    if named:
-        _hand_out(sched, run, blocks)
     if run.count:
         crossed.append(run)
     sched.peak_used = max(sched.peak_used, pool.in_use)

@@ -422,7 +422,7 @@ class Scheduler:
         if chunk <= 0:
             return 0
         need = cdiv(hit_tokens + chunk, self.bs) - len(hits)
-        evictable = sum(1 for b in hits if self.pool.ref[b] == 0) if hits else 0
+        evictable = sum(1 for b in hits if self.pool.ref[b] == 0)
         # vllm/v1/core/kv_cache_manager.py allocate_slots(full_sequence_must_fit=...): the gate
         # counts the blocks of the whole sequence beyond the prefix hits.
         gate = cdiv(total, self.bs) - len(hits) if self.cfg.admit_full_sequence else need
@@ -505,12 +505,10 @@ class Scheduler:
                 continue
             if state is not decoding:
                 continue  # preempted earlier this step
-            tokens = q.prompt + q.gen0 + (t - q.s0)  # _decode_tokens, in the hot loop
-            blocks = len(q.blocks)
-            if catch_up and (tokens - 2) // bs >= blocks:  # its blocks to the last step (_catch_up)
-                q.blocks += [ANON] * ((tokens - 2) // bs + 1 - blocks)
-                blocks = len(q.blocks)
-            if (tokens - 1) // bs >= blocks and not self._alloc(q, 1, t):
+            tokens = self._decode_tokens(q, t)
+            if catch_up:  # its blocks to the last step
+                self._catch_up(q, tokens - 1)
+            if cdiv(tokens, bs) > len(q.blocks) and not self._alloc(q, 1, t):
                 continue
             if q.s0 + (q.output - 1 - q.gen0) == t:
                 self.finish_now.append(q)
