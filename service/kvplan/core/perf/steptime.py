@@ -256,7 +256,10 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        t = sum(g.count * _gemm_s(g, m, self.hbm_bytes_per_s) for g in self.gemms)
+        t: float = 0
+        bw = self.hbm_bytes_per_s
+        for g in self.gemms:  # a loop, not sum(): a mixed step's m is rarely seen twice
+            t += g.count * _gemm_s(g, m, bw)
         if self.moe is not None:
             t += self.moe_layers * moe_seconds(
                 self.moe,
@@ -305,9 +308,9 @@ def _tau(r: Roofline, m: float) -> float:
 
 
 def _gemm_s(g: _Gemm, m: int, bw: float) -> float:
-    r = g.fit
-    nbytes = g.n * g.k * g.weight_bytes + 2 * (m * g.k + m * g.n)
-    return (r.t0_s + max(_tau(r, m) * g.n * g.k, nbytes / (bw * r.eta_mem))) * g.scale
+    r, n, k = g.fit, g.n, g.k
+    nbytes = n * k * g.weight_bytes + 2 * (m * k + m * n)
+    return (r.t0_s + max(_tau(r, m) * n * k, nbytes / (bw * r.eta_mem))) * g.scale
 
 
 def moe_seconds(

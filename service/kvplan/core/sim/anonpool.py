@@ -64,17 +64,18 @@ class AnonymousPool(Pool):
             self.cached_free -= left
             tail, ref, hash_of, cached = self._tail, self.ref, self.hash_of, self._cached
             while left:
-                entry, count = tail.popitem(last=False)
+                entry = next(iter(tail))
+                count = tail[entry]
+                if entry < 0 and count > left:  # part of a run: the rest stays oldest
+                    tail[entry] = count - left
+                    break
+                del tail[entry]
                 if entry > 0:  # a named block, evicted
                     key = hash_of.pop(entry)
                     del ref[entry]
                     if key != SEALED:
                         del cached[key]
                     left -= 1
-                elif count > left:  # part of a run: the rest stays oldest
-                    tail[entry] = count - left
-                    tail.move_to_end(entry, last=False)
-                    left = 0
                 else:
                     left -= count
         self.num_free -= n

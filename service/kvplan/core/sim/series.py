@@ -33,14 +33,28 @@ class TimedSeriesPoint(SeriesPoint, frozen=True):
     time_s: float
 
 
-def _keep(kept: dict[int, Record], k: int, r: Record) -> None:
+# A candidate for a slice or bin: a record, or (step, blocks used, run, j), a run's crossing j whose
+# record is made only if it is still the busiest when the answer is read (a record's clock costs
+# more than the comparisons that discard most candidates).
+Entry = Record | tuple[int, int, Crossings, int]
+
+
+def _keep(kept: dict[int, Entry], k: int, r: Entry) -> None:
     """r in slice (or bin) k, if busier than what it holds: the first of equals stays."""
     old = kept.get(k)
     if old is None or r[1] > old[1]:
         kept[k] = r
 
 
-def _busiest(items: list[Record | Crossings], count: int, bins: int) -> list[Record]:
+def _candidate(run: Crossings, j: int) -> Entry:
+    return (run.step(j), run.used + run.taken(j), run, j)
+
+
+def _made(entries: list[Entry]) -> list[Record]:
+    return [e[2].records([e[3]])[0] if len(e) == 4 else e for e in entries]  # type: ignore[misc]
+
+
+def _busiest(items: list[Entry | Crossings], count: int, bins: int) -> list[Record]:
     """At most `bins` records of the `count` that `items` hold: per equal slice of the steps, the
     busiest (most blocks used; the first of equals). The peak survives."""
     if count <= bins:
@@ -51,7 +65,7 @@ def _busiest(items: list[Record | Crossings], count: int, bins: int) -> list[Rec
     def slice_of(step: int) -> int:
         return min(bins - 1, int((step - first) / width))
 
-    kept: dict[int, Record] = {}
+    kept: dict[int, Entry] = {}
     # A slice's last step in a run is found by bisection on the slices themselves: their width is
     # a float, which no formula inverts to the same integer steps.
     for run in items:
@@ -65,20 +79,20 @@ def _busiest(items: list[Record | Crossings], count: int, bins: int) -> list[Rec
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 lo, hi = (mid, hi) if slice_of(run.step(mid)) == k else (lo, mid - 1)
-            _keep(kept, k, run.records([lo])[0])
+            _keep(kept, k, _candidate(run, lo))
             j = lo + 1
-    return [kept[k] for k in sorted(kept)]
+    return _made([kept[k] for k in sorted(kept)])
 
 
-def _records(item: Record | Crossings) -> list[Record]:
-    return [item] if isinstance(item, tuple) else item.records(range(item.count))
+def _records(item: Entry | Crossings) -> list[Record]:
+    return _made([item]) if isinstance(item, tuple) else item.records(range(item.count))
 
 
-def _first_step(item: Record | Crossings) -> int:
+def _first_step(item: Entry | Crossings) -> int:
     return item[0] if isinstance(item, tuple) else item.step(0)
 
 
-def _last_step(item: Record | Crossings) -> int:
+def _last_step(item: Entry | Crossings) -> int:
     return item[0] if isinstance(item, tuple) else item.step(item.count - 1)
 
 
@@ -92,7 +106,7 @@ class SeriesRecorder:
     def __init__(self) -> None:
         self.items: list[Record | Crossings] = []
         self.count = 0  # the records items hold
-        self.bins: dict[int, Record] | None = None  # once folding: bin index → busiest record
+        self.bins: dict[int, Entry] | None = None  # once folding: bin index → busiest candidate
         self.first = 0
         self.width = 1
 
@@ -154,7 +168,8 @@ class SeriesRecorder:
         if k < SERIES_FOLD_BINS and (run.step(0) - self.first) // self.width == k:  # in one bin
             kept = bins.get(k)
             if kept is None or run.used + run.taken(last) > kept[1]:
-                bins[k] = run.records([last])[0]
+                run.observed()
+                bins[k] = _candidate(run, last)
             return
         j = 0
         while j < run.count:
@@ -164,8 +179,9 @@ class SeriesRecorder:
                 raise SchedulerStateError(f"a run's step {run.step(j):,} is not before its bin's end")
             assert self.bins is not None  # widening may have merged it into a new dict
             kept = self.bins.get(k)
-            if kept is None or run.used + run.taken(last) > kept[1]:  # else not worth making
-                self._fold_in(run.records([last])[0])
+            if kept is None or run.used + run.taken(last) > kept[1]:  # else not worth keeping
+                run.observed()
+                self._fold_in(_candidate(run, last))
             j = last + 1
 
     def _widen_for(self, step: int) -> int:
@@ -176,13 +192,13 @@ class SeriesRecorder:
         while k >= SERIES_FOLD_BINS:  # steps only grow: widen every bin, merging pairs
             self.width *= 2
             k //= 2
-            merged: dict[int, Record] = {}
+            merged: dict[int, Entry] = {}
             for j in sorted(bins):
                 _keep(merged, j // 2, bins[j])
             self.bins = bins = merged
         return k
 
-    def _fold_in(self, r: Record) -> None:
+    def _fold_in(self, r: Entry) -> None:
         k = self._widen_for(r[0])
         assert self.bins is not None
         _keep(self.bins, k, r)
