@@ -72,12 +72,35 @@ RULE_SOURCE = "aiconfigurator 0.12.0 generator/rule_plugin/vllm.rule"
 # --max-concurrency CONC, --request-rate inf, --ignore-eos. NVIDIA's AISimulate replays the same
 # rows so (random_range_ratio 0.8, request_count = concurrency × 10).
 INFERENCEMAX_SOURCES = frozenset({"2026-03-25.csv", "2026-04-06.csv"})
-# Its gpt-oss scripts for Hopper (benchmarks/gptoss_fp4_h100.sh, gptoss_fp4_h200.sh, and their
-# single_node/ successors) export VLLM_MXFP4_USE_MARLIN=1: vLLM (fused_moe/oracle/mxfp4.py) then runs
-# the MXFP4 experts on Marlin, not its default OAI Triton kernel; vLLM 0.33 spells it --moe-backend marlin.
-INFERENCEMAX_MARLIN = frozenset({("openai/gpt-oss-120b", "h100_sxm"), ("openai/gpt-oss-120b", "h200_sxm")})
 INFERENCEMAX_RANGE_RATIO = 0.8
 INFERENCEMAX_ROUNDS = 10
+
+
+def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: int) -> dict[str, Any]:
+    """What the InferenceX (InferenceMAX) vLLM script in effect when a row was measured (its
+    `measured=` date) passed beyond the settings every one of them shares, as far as kvplan
+    expresses it. Read in SemiAnalysisAI/InferenceX: the rows' `image=` and perf-changelog.yaml
+    date the scripts. Not expressed: the B200 scripts' fusion passes and gpt-oss's MXFP8
+    activations (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), and the vLLM version each ran."""
+    # H200 and B200 scripts: CALCULATED_MAX_MODEL_LEN (H100's say 10240, the common setting).
+    extra_len = 20 if isl == osl == 1024 else 200
+    model_len = {} if system == "h100_sxm" else {"max_model_len": isl + osl + extra_len}
+    if model == "meta-llama/Llama-3.1-70B":  # 2025-10-29, vLLM v0.10.2: benchmarks/70b_fp{8,4}_*.sh
+        out: dict[str, Any] = {"kv_cache_dtype": "fp8", **model_len}
+        if system == "b200_sxm":  # 70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh
+            out |= {"max_num_seqs": 512, "cudagraph_mode": "full_decode_only"}
+        return out
+    if model != "openai/gpt-oss-120b" or measured < "2026":
+        return {}  # gpt-oss rows of 2025: their scripts were not found
+    # 2026 (H100, H200: 2026-03-27, v0.18.0; B200: 2026-02-25, v0.15.1):
+    # benchmarks/single_node/gptoss_fp4_{h100,h200,b200}.sh
+    out = {"max_cudagraph_capture_size": 2048, **model_len}
+    if system == "b200_sxm":
+        return out | {"kv_cache_dtype": "fp8", "max_num_seqs": 512}
+    # Hopper: VLLM_MXFP4_USE_MARLIN=1 (from InferenceX PR #327, vLLM 0.13): vLLM (fused_moe/oracle/
+    # mxfp4.py) runs the MXFP4 experts on Marlin, not its default OAI Triton kernel; vLLM 0.33
+    # spells it --moe-backend marlin.
+    return out | {"moe_backend": "marlin"}
 
 
 class Row(NamedTuple):
@@ -94,6 +117,7 @@ class Row(NamedTuple):
     ttft_ms: float
     tpot_ms: float
     source: str  # the measurement's source file or dump (silicon_data_source, first field)
+    measured: str  # when (silicon_data_source's measured=, an ISO date; "" if not given)
 
     @property
     def inferencemax(self) -> bool:
@@ -103,14 +127,13 @@ class Row(NamedTuple):
         """The vLLM settings the row's deployment had: InferenceMAX's scripts', or the limits
         AIConfigurator's generator writes for the rows its own benchmark measured."""
         if self.inferencemax:
-            marlin = (self.model, self.system) in INFERENCEMAX_MARLIN
             return {
                 "max_num_seqs": self.concurrency,
                 "max_num_batched_tokens": 8192,
                 "enable_prefix_caching": False,
                 "gpu_memory_utilization": 0.9,
                 "max_model_len": max(10240, self.isl + self.osl),
-                **({"moe_backend": "marlin"} if marlin else {}),
+                **inferencemax_script(self.model, self.system, self.measured, self.isl, self.osl),
             }
         seqs = 512 if self.concurrency < 512 else 2 * self.concurrency
         return {
@@ -188,9 +211,19 @@ def read_rows() -> tuple[list[Row], list[tuple[dict[str, str], str]]]:
                 ttft_ms=float(r["silicon_ttft_ms"]),
                 tpot_ms=float(r["silicon_tpot_ms"]),
                 source=_source(r["silicon_data_source"]),
+                measured=_field(r["silicon_data_source"], "measured"),
             )
         )
     return rows, out
+
+
+def _field(cell: str, name: str) -> str:
+    """`…; measured=2026-03-27T00:00:00.000Z; …` → `2026-03-27T00:00:00.000Z` ("" if absent)."""
+    for part in cell.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return ""
 
 
 def _source(cell: str) -> str:
@@ -324,9 +357,16 @@ def document(
         "  `benchmark_serving.py --random-range-ratio 0.8 --num-prompts CONC×10 --max-concurrency CONC",
         "  --request-rate inf --ignore-eos`: a closed loop of 10 × concurrency requests whose lengths are",
         "  uniform over ⌊0.8·L⌋..L (kimbochen/bench_serving's sample_random_requests), as NVIDIA's",
-        "  AISimulate replays these rows. Its gpt-oss scripts for H100 and H200 export",
-        "  `VLLM_MXFP4_USE_MARLIN=1`: those rows run with `--moe-backend marlin`, vLLM 0.33's spelling.",
-        "  (Some of its scripts also set an fp8 KV cache; not simulated.)",
+        "  AISimulate replays these rows. And what the script in effect when the row was measured",
+        "  (the row's `measured=` date) added (`inferencemax_script`): the Llama rows (2025-10-29,",
+        "  `benchmarks/70b_fp{8,4}_*.sh`) an fp8 KV cache, on H200 and B200 `--max-model-len`",
+        "  isl + osl + 20 (1k/1k) or + 200, and on B200 `--max-num-seqs 512` and `cudagraph_mode",
+        "  FULL_DECODE_ONLY`; the gpt-oss rows of 2026 (`benchmarks/single_node/gptoss_fp4_*.sh`)",
+        "  `--max-cudagraph-capture-size 2048`, that `--max-model-len` on H200 and B200, an fp8 KV",
+        "  cache and `--max-num-seqs 512` on B200, and on Hopper `VLLM_MXFP4_USE_MARLIN=1` (`--moe-backend",
+        "  marlin`, vLLM 0.33's spelling; InferenceX added it in January 2026, so its gpt-oss rows of",
+        "  2025, whose scripts were not found, keep the settings above only). Not simulated: the B200",
+        "  scripts' fusion passes and gpt-oss's MXFP8 activations on B200.",
         f"- **The others** (AIConfigurator's own runs): its benchmark template, aiperf with {ROUNDS} ×",
         "  concurrency requests of the row's fixed lengths (isl/osl stddev 0, ignore_eos; its 2 ×",
         "  concurrency warm-up requests are not simulated apart: identical requests in a closed loop",
@@ -335,7 +375,7 @@ def document(
         "  concurrency from 512 up), `--max-num-batched-tokens` = that + isl + 1500, `--max-model-len` =",
         "  isl + osl + 1500 (an assumption: the rows carry no engine settings).",
         "",
-        "vLLM 0.33's defaults for everything else (the rows ran vLLM 0.11–0.19: the differences are part",
+        "vLLM 0.33's defaults for everything else (the rows ran vLLM 0.10–0.19: the differences are part",
         "of the error). The server's one tokenizer thread and async scheduling's step-ahead are simulated",
         '(docs/steptime.md, "What a benchmark run adds"); a hybrid model (gpt-oss) gets its pool as',
         "num_blocks and block_size from its budget.",

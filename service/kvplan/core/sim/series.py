@@ -4,7 +4,8 @@ each slice of the run, in bounded memory however long the run.
 Every step the loop visits is a record, and so is every step of a decode run that crosses a block
 boundary. A run's records are not made one by one: the run (runs.Crossings) computes any of them
 on demand, and within a run the blocks in use only rise, so of its steps in one slice (or bin)
-only the last can be the busiest. A slice spanned by a run costs one record, not its steps."""
+only the last can be the busiest. A slice spanned by a run costs one candidate, not its steps,
+and a record (with its clock) only if the answer shows it."""
 
 from __future__ import annotations
 
