@@ -178,7 +178,9 @@ def read_rows() -> tuple[list[Row], list[tuple[dict[str, str], str]]]:
     """The rows the presets express, and the others with the reason they are left out."""
     rows: list[Row] = []
     out: list[tuple[dict[str, str], str]] = []
-    for r in csv.DictReader(ROWS.open()):
+    with ROWS.open() as f:
+        table = list(csv.DictReader(f))
+    for r in table:
         model = MODELS.get(r["model_path"])
         reason = None
         if r["system"] not in GPUS:

@@ -687,8 +687,8 @@ class Scheduler:
                 self.t = int(self.arrivals[0][0])
             else:  # steps count from the first arrival's
                 clock.now = self.arrivals[0][0]
-        elif clock is not None and self.front is not None and self.front.sent:  # through the server
-            self.front.through(self.front.sent[0][0], self.arrivals)
+        elif clock is not None and self.front is not None and (head := self.front.first()) is not None:
+            self.front.through(head[0], self.arrivals)  # through the server
             clock.now = self.arrivals[0][0]
         checked = 0
         while True:

@@ -9,6 +9,8 @@ and a record (with its clock) only if the answer shows it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from ..errors import SchedulerStateError
@@ -52,10 +54,10 @@ def _candidate(run: Crossings, j: int) -> Entry:
 
 
 def _made(entries: list[Entry]) -> list[Record]:
-    return [e[2].records([e[3]])[0] if len(e) == 4 else e for e in entries]  # type: ignore[misc]
+    return [e[2].records([e[3]])[0] if len(e) == 4 else e for e in entries]
 
 
-def _busiest(items: list[Entry | Crossings], count: int, bins: int) -> list[Record]:
+def _busiest(items: Sequence[Entry | Crossings], count: int, bins: int) -> list[Record]:
     """At most `bins` records of the `count` that `items` hold: per equal slice of the steps, the
     busiest (most blocks used; the first of equals). The peak survives."""
     if count <= bins:

@@ -1,0 +1,73 @@
+"""The validation simulates each measured row with the settings it ran with (validate_silicon.py):
+InferenceMAX's rows with the script in effect on the day they were measured."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.perf.validate_silicon import Row, inferencemax_script, read_rows
+
+
+def _inferencemax_rows() -> list[Row]:
+    rows, _ = read_rows()
+    return [r for r in rows if r.inferencemax]
+
+
+def test_every_inferencemax_row_says_when_it_was_measured():
+    dates = Counter((r.model.split("/")[-1], r.system, r.measured[:10]) for r in _inferencemax_rows())
+    assert dates[("gpt-oss-120b", "h100_sxm", "2026-03-27")] == 58
+    assert dates[("gpt-oss-120b", "h200_sxm", "2026-03-27")] == 66
+    assert dates[("gpt-oss-120b", "b200_sxm", "2026-02-25")] == 74
+    assert (
+        sum(n for (model, _, day), n in dates.items() if model == "Llama-3.1-70B" and day == "2025-10-29")
+        == 225
+    )
+
+
+def test_gpt_oss_on_h200_in_2026_runs_marlin_with_graphs_of_2048_tokens_and_its_model_length():
+    settings = inferencemax_script("openai/gpt-oss-120b", "h200_sxm", "2026-03-27T00:00:00.000Z", 1024, 1024)
+    assert settings == {"max_cudagraph_capture_size": 2048, "max_model_len": 2068, "moe_backend": "marlin"}
+
+
+def test_gpt_oss_on_h100_keeps_the_common_model_length():
+    settings = inferencemax_script("openai/gpt-oss-120b", "h100_sxm", "2026-03-27T08:01:51Z", 8192, 1024)
+    assert settings == {"max_cudagraph_capture_size": 2048, "moe_backend": "marlin"}
+
+
+def test_gpt_oss_on_b200_runs_an_fp8_kv_cache_and_512_sequences():
+    settings = inferencemax_script("openai/gpt-oss-120b", "b200_sxm", "2026-02-25T00:00:00.000Z", 8192, 1024)
+    assert settings == {
+        "max_cudagraph_capture_size": 2048,
+        "max_model_len": 9416,
+        "kv_cache_dtype": "fp8",
+        "max_num_seqs": 512,
+    }
+
+
+def test_gpt_oss_rows_of_2025_predate_marlin_and_keep_the_common_settings():
+    assert (
+        inferencemax_script("openai/gpt-oss-120b", "h100_sxm", "2025-12-08T00:00:00.000Z", 1024, 1024) == {}
+    )
+
+
+def test_llama_on_b200_decodes_in_full_graphs_with_an_fp8_kv_cache():
+    settings = inferencemax_script(
+        "meta-llama/Llama-3.1-70B", "b200_sxm", "2025-10-29T00:00:00.000Z", 1024, 8192
+    )
+    assert settings == {
+        "kv_cache_dtype": "fp8",
+        "max_model_len": 9416,
+        "max_num_seqs": 512,
+        "cudagraph_mode": "full_decode_only",
+    }
+
+
+def test_the_script_settings_override_the_common_ones():
+    row = next(
+        r
+        for r in _inferencemax_rows()
+        if r.system == "b200_sxm" and "gpt-oss" in r.model and r.measured > "2026"
+    )
+    settings = row.engine_settings()
+    assert settings["max_num_seqs"] == 512 and settings["max_num_batched_tokens"] == 8192
+    assert settings["max_model_len"] == row.isl + row.osl + (20 if row.isl == row.osl == 1024 else 200)
