@@ -17,8 +17,9 @@ from ..errors import SchedulerStateError
 from ..limits import MAX_SERIES
 from .runs import Crossings, Record
 
-# Records held one by one before the recorder starts folding them into bins: 65,536 records are
-# about 16 MB (as many one-crossing runs, about 22 MB), and cover the sizes benchmark's runs exactly.
+# Records the answer slices exactly (past them it slices bins), and records or runs held before
+# folding: 65,536 records are about 16 MB (as many runs, about 22 MB); the sizes benchmark's runs
+# are answered exactly.
 SERIES_EXACT_RECORDS = 1 << 16
 # Bins kept while folding: each fold halves them, so the recorder holds at most this many.
 SERIES_FOLD_BINS = 4096
@@ -100,11 +101,13 @@ def _last_step(item: Entry | Crossings) -> int:
 
 
 class SeriesRecorder:
-    """The pool over time in bounded memory. The first SERIES_EXACT_RECORDS records are kept as
-    they are (a run as itself: it makes its records on demand), and the answer is then exactly
-    MAX_SERIES slices of them; past that, records fold into at most SERIES_FOLD_BINS bins of a
-    power-of-two width, each keeping its busiest record, which the answer slices again. Either way
-    the busiest step overall is in the answer."""
+    """The pool over time in bounded memory. Up to SERIES_EXACT_RECORDS records the answer is
+    exactly MAX_SERIES slices of them; past that, records fold into at most SERIES_FOLD_BINS bins
+    of a power-of-two width, each keeping its busiest record, which the answer slices again. Either
+    way the busiest step overall is in the answer. Records and runs are kept as they come (a run
+    as itself: it makes its records on demand) until SERIES_EXACT_RECORDS of them are held, and
+    folded then, or when the answer is read: a fold at the width the answer needs keeps the same
+    record per bin as folding each as it came into narrower bins merged since, for less work."""
 
     def __init__(self) -> None:
         self.items: list[Record | Crossings] = []
@@ -130,7 +133,7 @@ class SeriesRecorder:
         if self.bins is None:
             self.items.append(r)
             self.count += 1
-            if self.count > SERIES_EXACT_RECORDS:
+            if len(self.items) > SERIES_EXACT_RECORDS:
                 self._start_folding()
             return
         self._fold_in(r)
@@ -141,7 +144,7 @@ class SeriesRecorder:
             run.observed()  # its records are made later
             self.items.append(run)
             self.count += run.count
-            if self.count > SERIES_EXACT_RECORDS:
+            if len(self.items) > SERIES_EXACT_RECORDS:
                 self._start_folding()
             return
         self._fold_run(run)
@@ -207,6 +210,8 @@ class SeriesRecorder:
         _keep(self.bins, k, r)
 
     def series(self) -> tuple[SeriesPoint, ...]:
+        if self.bins is None and self.count > SERIES_EXACT_RECORDS:
+            self._start_folding()
         if self.bins is None:
             records = _busiest(self.items, self.count, MAX_SERIES)
         else:
