@@ -31,7 +31,7 @@ def _one_heap(batches: list[list[Sent]], untils: list[float]) -> list[tuple[floa
         while heap and heap[0][0] <= until:
             at, rid, prompt = heapq.heappop(heap)
             free = max(at, free) + prompt * 1e-6
-            out.append((free, rid))
+            heapq.heappush(out, (free, rid))  # the engine's arrivals heap, as Frontend.through fills it
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from tests.perf.validate_silicon import Row, inferencemax_script, read_rows
 
 
@@ -14,6 +16,7 @@ def _inferencemax_rows() -> list[Row]:
 
 
 def test_every_inferencemax_row_says_when_it_was_measured():
+    assert all(r.measured for r in _inferencemax_rows())
     dates = Counter((r.model.split("/")[-1], r.system, r.measured[:10]) for r in _inferencemax_rows())
     assert dates[("gpt-oss-120b", "h100_sxm", "2026-03-27")] == 58
     assert dates[("gpt-oss-120b", "h200_sxm", "2026-03-27")] == 66
@@ -42,6 +45,11 @@ def test_gpt_oss_on_b200_runs_an_fp8_kv_cache_and_512_sequences():
         "kv_cache_dtype": "fp8",
         "max_num_seqs": 512,
     }
+
+
+def test_a_row_without_a_date_has_no_script_to_go_by():
+    with pytest.raises(ValueError, match="without a measured= date"):
+        inferencemax_script("openai/gpt-oss-120b", "h200_sxm", "", 1024, 1024)
 
 
 def test_gpt_oss_rows_of_2025_predate_marlin_and_keep_the_common_settings():

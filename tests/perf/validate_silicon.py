@@ -85,7 +85,11 @@ def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: i
     # H200 and B200 scripts: CALCULATED_MAX_MODEL_LEN (H100's say 10240, the common setting).
     extra_len = 20 if isl == osl == 1024 else 200
     model_len = {} if system == "h100_sxm" else {"max_model_len": isl + osl + extra_len}
+    if not measured:
+        raise ValueError(f"an InferenceMAX row of {model} on {system} without a measured= date")
     if model == "meta-llama/Llama-3.1-70B":  # 2025-10-29, vLLM v0.10.2: benchmarks/70b_fp{8,4}_*.sh
+        if measured >= "2025-11":
+            raise ValueError(f"a Llama row measured {measured}: InferenceX ran Llama until November 2025")
         out: dict[str, Any] = {"kv_cache_dtype": "fp8", **model_len}
         if system == "b200_sxm":  # 70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh
             out |= {"max_num_seqs": 512, "cudagraph_mode": "full_decode_only"}

@@ -40,25 +40,25 @@ class TimedSeriesPoint(SeriesPoint, frozen=True):
 # A candidate for a slice or bin: a record, or (step, blocks used, run, j), a run's crossing j whose
 # record is made only if it is still the busiest when the answer is read (a record's clock costs
 # more than the comparisons that discard most candidates).
-Entry = Record | tuple[int, int, Crossings, int]
+Candidate = Record | tuple[int, int, Crossings, int]
 
 
-def _keep(kept: dict[int, Entry], k: int, r: Entry) -> None:
+def _keep(kept: dict[int, Candidate], k: int, r: Candidate) -> None:
     """r in slice (or bin) k, if busier than what it holds: the first of equals stays."""
     old = kept.get(k)
     if old is None or r[1] > old[1]:
         kept[k] = r
 
 
-def _candidate(run: Crossings, j: int) -> Entry:
+def _candidate(run: Crossings, j: int) -> Candidate:
     return (run.step(j), run.used + run.taken(j), run, j)
 
 
-def _made(entries: list[Entry]) -> list[Record]:
-    return [e[2].records([e[3]])[0] if len(e) == 4 else e for e in entries]
+def _make_records(candidates: list[Candidate]) -> list[Record]:
+    return [c[2].records([c[3]])[0] if len(c) == 4 else c for c in candidates]
 
 
-def _busiest(items: Sequence[Entry | Crossings], count: int, bins: int) -> list[Record]:
+def _busiest(items: Sequence[Candidate | Crossings], count: int, bins: int) -> list[Record]:
     """At most `bins` records of the `count` that `items` hold: per equal slice of the steps, the
     busiest (most blocks used; the first of equals). The peak survives."""
     if count <= bins:
@@ -69,11 +69,11 @@ def _busiest(items: Sequence[Entry | Crossings], count: int, bins: int) -> list[
     def slice_of(step: int) -> int:
         return min(bins - 1, int((step - first) / width))
 
-    kept: dict[int, Entry] = {}
+    kept: dict[int, Candidate] = {}
     # A slice's last step in a run is found by bisection on the slices themselves: their width is
     # a float, which no formula inverts to the same integer steps.
     for run in items:
-        if isinstance(run, tuple):  # a record
+        if isinstance(run, tuple):  # a record or candidate: its step and blocks used are all it takes
             _keep(kept, slice_of(run[0]), run)
             continue
         j = 0
@@ -85,18 +85,18 @@ def _busiest(items: Sequence[Entry | Crossings], count: int, bins: int) -> list[
                 lo, hi = (mid, hi) if slice_of(run.step(mid)) == k else (lo, mid - 1)
             _keep(kept, k, _candidate(run, lo))
             j = lo + 1
-    return _made([kept[k] for k in sorted(kept)])
+    return _make_records([kept[k] for k in sorted(kept)])
 
 
-def _records(item: Entry | Crossings) -> list[Record]:
-    return _made([item]) if isinstance(item, tuple) else item.records(range(item.count))
+def _records(item: Candidate | Crossings) -> list[Record]:
+    return _make_records([item]) if isinstance(item, tuple) else item.records(range(item.count))
 
 
-def _first_step(item: Entry | Crossings) -> int:
+def _first_step(item: Candidate | Crossings) -> int:
     return item[0] if isinstance(item, tuple) else item.step(0)
 
 
-def _last_step(item: Entry | Crossings) -> int:
+def _last_step(item: Candidate | Crossings) -> int:
     return item[0] if isinstance(item, tuple) else item.step(item.count - 1)
 
 
@@ -112,7 +112,7 @@ class SeriesRecorder:
     def __init__(self) -> None:
         self.items: list[Record | Crossings] = []
         self.count = 0  # the records items hold
-        self.bins: dict[int, Entry] | None = None  # once folding: bin index → busiest candidate
+        self.bins: dict[int, Candidate] | None = None  # once folding: bin index → busiest candidate
         self.first = 0
         self.width = 1
 
@@ -198,13 +198,13 @@ class SeriesRecorder:
         while k >= SERIES_FOLD_BINS:  # steps only grow: widen every bin, merging pairs
             self.width *= 2
             k //= 2
-            merged: dict[int, Entry] = {}
+            merged: dict[int, Candidate] = {}
             for j in sorted(bins):
                 _keep(merged, j // 2, bins[j])
             self.bins = bins = merged
         return k
 
-    def _fold_in(self, r: Entry) -> None:
+    def _fold_in(self, r: Candidate) -> None:
         k = self._widen_for(r[0])
         assert self.bins is not None
         _keep(self.bins, k, r)
