@@ -31,6 +31,8 @@ def key_list(q: Keyed, n: int, bs: int, prefix_numbers: dict[str, int]) -> list[
     lo = len(keys)
     if lo >= n:
         return keys
+    if not lo:  # its first keys: a list of its own (it shared the empty NO_BLOCKS)
+        keys = q.keys = []
     shared = min(n, q.shared_len // bs) if q.prefix_id is not None or q.chain else 0
     if lo < shared:
         if q.prefix_id is not None:

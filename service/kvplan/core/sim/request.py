@@ -3,8 +3,14 @@ sampled, its place on the decode wheel, and, timed, when it saw what."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from .states import State
 from .workload import Planned
+
+# An empty block table or key list shared by every request that has none: a tuple, so that a
+# request adding to it fails loudly rather than adding to all. Tables are lists once allocated.
+NO_BLOCKS: list[int] = cast("list[int]", ())
 
 
 def by_seq(q: Request) -> int:
@@ -58,8 +64,11 @@ class Request:
         self.prefix_id = p.prefix_id
         self.shared_len = p.shared_tokens
         self.priority = r.priority
-        self.blocks: list[int] = []
-        self.keys: list[int] = []  # its blocks' cache keys, as far as computed (Scheduler._key_list)
+        # Its block table and its blocks' cache keys (as far as computed, Scheduler._key_list): none
+        # until it is admitted or keyed, as NO_BLOCKS, which no one can append to (most of a long
+        # simulation's requests wait or are done: two lists each would be millions for the GC).
+        self.blocks: list[int] = NO_BLOCKS
+        self.keys: list[int] = NO_BLOCKS
         self.computed = 0
         self.generated = 0
         self.hashed = 0

@@ -50,7 +50,7 @@ from .config import SimConfig
 from .frontend import Frontend
 from .keys import key_list
 from .latency import GapHistogram
-from .request import Request, by_seq
+from .request import NO_BLOCKS, Request, by_seq
 from .runs import RunObserver
 from .snapshot import Snapshot, snapshot
 from .states import QUEUED, RUNNING, TRANSITIONS, Event, State
@@ -275,7 +275,7 @@ class Scheduler:
         if full > q.hashed:  # finished: its own full blocks are hashed, and never looked up
             self.pool.seal(q.blocks, q.hashed, full)
         self.pool.free(q.blocks)
-        q.blocks = []
+        q.blocks = NO_BLOCKS
         q.version += 1
         self.blocked = False
 
@@ -577,7 +577,7 @@ class Scheduler:
         computed = q.prompt + q.output - 1
         self.tail_waste_total += len(q.blocks) * self.bs - computed
         self._release(q, computed, finished=True)
-        q.keys = []  # a finished request's blocks are only ever looked up by others' keys
+        q.keys = NO_BLOCKS  # a finished request's blocks are only ever looked up by others' keys
         self._stop_decoding(q)
         self._transition(q, Event.FINISH)
         q.done_step = t
