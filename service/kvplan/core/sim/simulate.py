@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from itertools import count, repeat
+from operator import sub
 from typing import Annotated, NamedTuple
 
 import msgspec
@@ -310,11 +312,9 @@ def _peak_in_flight(sched: Scheduler) -> int:
     instant: a closed loop's next request replaces the one that ended)."""
     sent = sorted([q.t_arrive for q in sched.reqs])
     done = sorted([q.t_done for q in sched.reqs])
-    peak = ended = 0
-    for count, at in enumerate(sent, 1):
-        ended = bisect_right(done, at, ended)  # finished by then, at the same instant included
-        peak = max(peak, count - ended)
-    return peak
+    # The k-th send (from 1) less those finished by then, the same instant included; in C loops.
+    in_flight = map(sub, count(1), map(bisect_right, repeat(done), sent))
+    return max(0, max(in_flight, default=0))
 
 
 def timed_figures(sched: Scheduler, slo: GoodputTargets | None) -> tuple[Latency, Throughput, Goodput | None]:
