@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed-stamp
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps prometheus-deps lock reliability oracle
+.PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps prometheus-deps compiler-deps compiled lock reliability oracle
 
 # Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
 $(STAMP): pyproject.toml requirements-dev.lock
@@ -23,7 +23,13 @@ lock: $(STAMP)
 
 install: $(STAMP)
 
+# The simulator's hot modules compiled by mypyc (service/kvplan/compiled.py): rebuilt when their
+# source changed, used only while fresh. Without a C compiler `make serve` runs the Python source.
+compiled: $(STAMP) compiler-deps
+	$(BIN)/kvplan compiled build
+
 serve: $(STAMP)
+	@$(MAKE) --no-print-directory compiled || echo "kvplan: no compiled simulator; serving the Python one (slower)"
 	$(BIN)/kvplan serve --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
@@ -44,6 +50,17 @@ browser-deps:
 	  else echo "chromium is missing and this is not root: the browser tests will be skipped"; fi; \
 	fi
 
+# mypyc needs a C compiler and Python's headers.
+compiler-deps:
+	@if ! command -v cc >/dev/null 2>&1 || [ ! -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing a C compiler and Python's headers (Debian) for the compiled simulator"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev >/dev/null 2>&1 || \
+	      { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev >/dev/null; }; \
+	  else echo "a C compiler or Python's headers are missing and this is not root: the simulator stays Python"; fi; \
+	fi
+
 # The Prometheus tests (tests/autoscale) run Debian's prometheus and promtool.
 prometheus-deps:
 	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
@@ -55,8 +72,9 @@ prometheus-deps:
 	  else echo "prometheus or promtool is missing and this is not root: the Prometheus tests will be skipped"; fi; \
 	fi
 
-test: lint browser-deps prometheus-deps
-	$(BIN)/pytest -q
+test: lint compiled browser-deps prometheus-deps
+	KVPLAN_REQUIRE_COMPILED=1 $(BIN)/pytest -q
+	KVPLAN_COMPILED=0 $(BIN)/pytest -q -m source  # the white-box tests, on the Python source
 
 contract: $(STAMP)
 	KVPLAN_SCHEMATHESIS_EXAMPLES=$${KVPLAN_SCHEMATHESIS_EXAMPLES:-300} $(BIN)/pytest -q tests/contract
@@ -66,7 +84,7 @@ openapi: $(STAMP)
 
 # The revision compare_http.py measures this tree against (e8b5a9e: before issue 10).
 AGAINST ?= e8b5a9e
-bench: $(STAMP)
+bench: compiled
 	$(BIN)/python benchmarks/core_bench.py
 	$(BIN)/python benchmarks/fleet_bench.py
 	$(BIN)/python benchmarks/sim_bench.py
@@ -97,4 +115,4 @@ oracle: $(STAMP)
 	ORACLE_PYTHON=$(ORACLE_PYTHON) ORACLE_DIR=$(ORACLE_DIR) $(BIN)/python tests/oracle/generate.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis service/kvplan/_compiled

@@ -35,8 +35,8 @@ import httpx
 from http_bench import BATCH, RESULTS, ROOT, A, ensure_wrk, free_port, lua, lua_rotating, wrk_run
 
 
-def serve(tree: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "KVPLAN_BENCH_ROUTES": "1", "PYTHONPATH": str(tree / "service")}
+def serve(tree: Path, port: int, **extra_env: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "KVPLAN_BENCH_ROUTES": "1", "PYTHONPATH": str(tree / "service"), **extra_env}
     cmd = [sys.executable, "-m", "kvplan", "serve", "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--workers", "1"]
     return subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

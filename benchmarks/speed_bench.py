@@ -2,14 +2,16 @@
 
 Today's simulator is the revision BASELINE (the simulator as issue #29 found it: event-driven,
 visiting every step in which a request crosses a block boundary), checked out in a temporary git
-worktree; this tree's is the speed-up. Each workload runs through the same service function
-(services.answers.simulate_answer: what POST /v1/simulate runs) in a fresh process per tree,
-alternating trees round by round, so both see the same machine drift. Medians of ROUNDS; the
-ratio is today's seconds over this tree's. Then the day-long mix at 1,000,000 requests through
-the HTTP API of this tree (a `kvplan serve` worker on loopback with the default settings), which
-today's simulator refuses (its MAX_REQUESTS is 100,000).
+worktree; this tree's is the speed-up, run twice: as shipped (its hot modules compiled by mypyc,
+kvplan/compiled.py; `make bench` builds them) and on its Python source (KVPLAN_COMPILED=0). Each
+workload runs through the same service function (services.answers.simulate_answer: what POST
+/v1/simulate runs) in a fresh process per variant, the order rotating round by round, so all see
+the same machine drift. Medians of ROUNDS; the ratio is today's seconds over this tree's.
+Then the day-long mix at 1,000,000 requests through the HTTP API of this tree (a `kvplan serve`
+worker on loopback with the default settings, compiled), which today's simulator refuses (its
+MAX_REQUESTS is 100,000).
 
-Run: python benchmarks/speed_bench.py (about 6 minutes); results in benchmarks/results/speed.json.
+Run: python benchmarks/speed_bench.py (about 8 minutes); results in benchmarks/results/speed.json.
 """
 
 from __future__ import annotations
@@ -80,12 +82,16 @@ req = msgspec.convert(body, SimulateRequest)
 t0 = time.perf_counter()
 answer, _ = simulate_answer(reg, req)
 seconds = time.perf_counter() - t0
-print(json.dumps({"seconds": seconds, "steps": answer.steps, "finish": hash(answer.finish_order)}))
+compiled = not sys.modules["kvplan.core.sim.scheduler"].__file__.endswith(".py")
+finish = hash(answer.finish_order)
+print(json.dumps({"seconds": seconds, "steps": answer.steps, "finish": finish, "compiled": compiled}))
 """
+# (name, tree, environment): the tree None is BASELINE's worktree; the rest are this tree.
+VARIANTS = (("today", None, {}), ("python", ROOT, {"KVPLAN_COMPILED": "0"}), ("now", ROOT, {}))
 
 
-def run(tree: Path, body: dict[str, object]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree / "service"), "PYTHONHASHSEED": "0"}
+def run(tree: Path, body: dict[str, object], **extra_env: str) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree / "service"), "PYTHONHASHSEED": "0", **extra_env}
     out = subprocess.run(
         [sys.executable, "-c", RUNNER, json.dumps(body)], env=env, cwd=tree, capture_output=True, text=True
     )
@@ -94,21 +100,35 @@ def run(tree: Path, body: dict[str, object]) -> dict[str, float]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
+def rotated(i: int) -> tuple[tuple[str, Path | None, dict[str, str]], ...]:
+    return VARIANTS[i % 3 :] + VARIANTS[: i % 3]
+
+
 def side_by_side(baseline: Path) -> dict[str, dict[str, float]]:
     results = {}
     for name, body in WORKLOADS.items():
-        today, ours = [], []
+        got: dict[str, list[dict[str, float]]] = {v: [] for v, _, _ in VARIANTS}
         for i in range(ROUNDS):
-            for tree in (baseline, ROOT) if i % 2 == 0 else (ROOT, baseline):
-                r = run(tree, body)
-                (today if tree == baseline else ours).append(r)
-        if {r["steps"] for r in today} != {r["steps"] for r in ours} or today[0]["finish"] != ours[0][
-            "finish"
-        ]:
-            raise SystemExit(f"{name}: the two simulators scheduled differently")
-        t, o = statistics.median(r["seconds"] for r in today), statistics.median(r["seconds"] for r in ours)
-        results[name] = {"today_s": t, "now_s": o, "ratio": t / o, "steps": ours[0]["steps"]}
-        print(f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×   ({ours[0]['steps']:,} steps)")
+            for variant, tree, env in rotated(i):
+                got[variant].append(run(tree or baseline, body, **env))
+        if len({(r["steps"], r["finish"]) for rs in got.values() for r in rs}) != 1:
+            raise SystemExit(f"{name}: the simulators scheduled differently")
+        if not all(r["compiled"] for r in got["now"]) or any(r["compiled"] for r in got["python"]):
+            raise SystemExit("this tree's compiled simulator is not built or not fresh: make compiled")
+        t, p, o = (statistics.median(r["seconds"] for r in got[v]) for v in ("today", "python", "now"))
+        steps = got["now"][0]["steps"]
+        results[name] = {
+            "today_s": t,
+            "python_s": p,
+            "now_s": o,
+            "ratio": t / o,
+            "python_ratio": t / p,
+            "steps": steps,
+        }
+        print(
+            f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×   "
+            f"(Python source {p:6.2f} s, {t / p:4.1f}×; {steps:,} steps)"
+        )
     return results
 
 
@@ -123,25 +143,25 @@ SEARCHES = {
 
 
 def searches_side_by_side(baseline: Path) -> dict[str, dict[str, float]]:
-    """The searches through both trees' servers, one worker each, alternating round by round."""
-    ports = {baseline: free_port(), ROOT: free_port()}
-    procs = [serve(tree, port) for tree, port in ports.items()]
+    """The searches through each variant's server, one worker each, the order rotating."""
+    ports = {v: free_port() for v, _, _ in VARIANTS}
+    procs = [serve(tree or baseline, ports[v], **env) for v, tree, env in VARIANTS]
     results = {}
     try:
         for port in ports.values():
             wait_ready(f"http://127.0.0.1:{port}")
         for name, (path, body) in SEARCHES.items():
-            times: dict[Path, list[float]] = {baseline: [], ROOT: []}
+            times: dict[str, list[float]] = {v: [] for v in ports}
             for i in range(ROUNDS):
-                for tree in (baseline, ROOT) if i % 2 == 0 else (ROOT, baseline):
+                for variant, _, _ in rotated(i):
                     t0 = time.perf_counter()
-                    r = httpx.post(f"http://127.0.0.1:{ports[tree]}{path}", json=body, timeout=300)
-                    times[tree].append(time.perf_counter() - t0)
+                    r = httpx.post(f"http://127.0.0.1:{ports[variant]}{path}", json=body, timeout=300)
+                    times[variant].append(time.perf_counter() - t0)
                     if r.status_code != 200:
-                        raise SystemExit(f"{name} ({tree}): {r.status_code} {r.text[:300]}")
-            t, o = statistics.median(times[baseline]), statistics.median(times[ROOT])
-            results[name] = {"today_s": t, "now_s": o, "ratio": t / o}
-            print(f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×")
+                        raise SystemExit(f"{name} ({variant}): {r.status_code} {r.text[:300]}")
+            t, p, o = (statistics.median(times[v]) for v in ("today", "python", "now"))
+            results[name] = {"today_s": t, "python_s": p, "now_s": o, "ratio": t / o, "python_ratio": t / p}
+            print(f"{name:70} today {t:6.2f} s   now {o:6.2f} s   {t / o:5.1f}×   (Python source {p:6.2f} s)")
     finally:
         for p in procs:
             p.send_signal(signal.SIGINT)

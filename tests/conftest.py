@@ -11,6 +11,7 @@ import pytest
 # loopback one (tests/hub/fakehub.py), which turns offline mode off for itself.
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+from kvplan import compiled
 from kvplan.core.budget import Budget, BudgetInput, compute_budget
 from kvplan.core.engine.profiles import get_profile
 from kvplan.hub import reset_default_hub
@@ -73,3 +74,15 @@ def hub(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> I
     fake_hub.reset()
     yield fake_hub
     reset_default_hub()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """White-box tests of the simulator (marked `source`) subclass or patch what the compiled
+    modules hold natively, so they run on the Python source: make test runs them a second time
+    with KVPLAN_COMPILED=0 (tests/sim/test_compiled.py checks the two simulators agree)."""
+    if not compiled.active():
+        return
+    skip = pytest.mark.skip(reason="white-box: runs on the Python source (KVPLAN_COMPILED=0; make test does)")
+    for item in items:
+        if item.get_closest_marker("source"):
+            item.add_marker(skip)

@@ -246,7 +246,7 @@ def _split(argv: list[str]) -> tuple[list[str], str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line: `serve`, one-shot `budget`/`per-token`/`plan`, `reconcile`, `deployments`,
-    `manifests` and `openapi`. Returns the process's exit code."""
+    `manifests`, `openapi` and `compiled`. Returns the process's exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["plan"]:  # its own syntax: everything after `--` is vLLM's, untouched
         return _plan(argv[1:])
@@ -280,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     man.add_argument("--flavor", help="the endpoint picker's (kind epp): llm-d, the default, or gie")
     sub.add_parser("plan", help="plan a `vllm serve` command: kvplan plan gpu=… -- vllm serve MODEL --flag …")
     sub.add_parser("openapi", help="print the OpenAPI document (make openapi writes openapi/openapi.json)")
+    comp = sub.add_parser("compiled", help="the simulator compiled by mypyc: build it, or say which one runs")
+    comp.add_argument("action", choices=("build", "status"))
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
@@ -291,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         return _manifests(args)
     if args.command == "openapi":
         sys.stdout.write(openapi_json())
+        return 0
+    if args.command == "compiled":
+        from kvplan import compiled
+
+        print(compiled.build() if args.action == "build" else compiled.STATUS)
         return 0
     return _one_shot(args.command, args.pairs, args.json)
 

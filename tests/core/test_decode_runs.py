@@ -4,6 +4,7 @@ preemptions and finish order, the same area under the pool's use."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ def run(kind: type[Scheduler], cfg: SimConfig, spec, steps: list[int]) -> tuple[
     return sched, sched.run(steps)
 
 
+@pytest.mark.source
 @settings(max_examples=150, deadline=None)
 @given(
     workload_specs(arrival=60, prompt=90, output=200, size=14),
@@ -63,6 +65,7 @@ def test_advancing_decode_runs_at_once_leaves_the_pool_as_every_step_does(
     assert fast.visited <= slow.visited
 
 
+@pytest.mark.source
 def test_a_long_run_of_large_blocks_walks_its_crossings_not_its_steps(monkeypatch):
     # 4 requests decoding 4M tokens each in blocks of 65,536: 4M steps, 61 of them crossing. Visiting
     # every step of the run would take seconds; the crossings alone, milliseconds.
@@ -88,6 +91,7 @@ class OneAtATime(EveryStep):
         return
 
 
+@pytest.mark.source
 @settings(max_examples=150, deadline=None)
 @given(
     workload_specs(arrival=20, prompt=120, output=60, size=12),

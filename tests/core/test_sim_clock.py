@@ -129,6 +129,7 @@ def assert_same_schedule_and_times(fast: Scheduler, slow: Scheduler) -> None:
         assert a.t_done == pytest.approx(b.t_done, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.source
 @settings(max_examples=60, deadline=None)
 @given(timed_requests, st.sampled_from([1 << 60, 900, 3000]), st.sampled_from([None, 1, 3]))
 def test_skipping_decode_runs_gives_the_times_of_visiting_every_step(requests, bend, k):
@@ -152,6 +153,7 @@ def _points(sched: Scheduler, recorder: SeriesRecorder | None = None) -> list[tu
     return [tuple(msgspec.structs.astuple(p)) for p in recorder.series()]
 
 
+@pytest.mark.source
 @settings(max_examples=60, deadline=None)
 @given(
     timed_requests,
@@ -183,6 +185,7 @@ def test_a_timed_runs_points_are_the_steps_visiting_every_step_gives(requests, b
         assert p[5] == pytest.approx(step[5], rel=1e-9, abs=1e-12), p
 
 
+@pytest.mark.source
 @settings(max_examples=60, deadline=None)
 @given(timed_requests, st.sampled_from([1 << 60, 900]), st.sampled_from([None, 1, 3]), st.booleans())
 def test_skipping_decode_runs_gives_the_times_of_visiting_every_step_behind_a_server(
@@ -222,6 +225,7 @@ def test_an_idle_engine_schedules_an_arrival_at_once_even_scheduled_ahead():
     assert s.reqs[0].t_sched == pytest.approx(0.5 + 50 * 2e-5)
 
 
+@pytest.mark.source
 @settings(max_examples=40, deadline=None)
 @given(timed_requests)
 def test_a_small_pool_preempts_the_same_requests_timed_or_not(requests):

@@ -194,6 +194,7 @@ class AuditedSim(Scheduler):
             assert named == sorted(named, reverse=True), q.id  # named blocks first
 
 
+@pytest.mark.source
 @settings(
     max_examples=int(os.environ.get("KVPLAN_PROPERTY_EXAMPLES", "60")),
     deadline=None,

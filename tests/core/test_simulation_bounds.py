@@ -167,6 +167,7 @@ def test_past_its_exact_limit_the_series_folds_into_bounded_bins_and_keeps_the_p
     assert [p.step for p in series] == sorted(p.step for p in series)
 
 
+@pytest.mark.source
 def test_a_long_run_holds_a_bounded_number_of_records(monkeypatch):
     monkeypatch.setattr(series_module, "SERIES_EXACT_RECORDS", 1000)
     monkeypatch.setattr(series_module, "SERIES_FOLD_BINS", 64)

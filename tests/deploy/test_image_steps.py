@@ -1,12 +1,14 @@
 """Docker cannot run on these machines, so the image is replayed here from its Dockerfile: the build
 stage's COPY and RUN steps, as written, into a fresh virtual environment in place of its venv
-path; then the build context is removed (the final stage keeps only the venv) and the final
-stage's CMD runs with the final stage's ENV. The CMD must resolve to the venv's console script,
-run on the venv's interpreter, and serve the seed's answer."""
+path (its apt-get steps are not run: the host must already have what they install); then the
+build context is removed (the final stage keeps only the venv) and the final stage's CMD runs
+with the final stage's ENV. The CMD must resolve to the venv's console script, run on the venv's
+interpreter, serve the seed's answer, and run the simulator compiled in the build stage."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -56,11 +58,19 @@ def replay_build_stage(tmp_path: Path, venv: str, prefix: Path) -> None:
             for src in sources:
                 path = ROOT / src
                 into = target / path.name if dest.endswith("/") else target
-                if path.is_dir():
-                    shutil.copytree(path, into, ignore=shutil.ignore_patterns("__pycache__"))
+                if path.is_dir():  # as .dockerignore leaves it: no bytecode, no local compiled build
+                    shutil.copytree(path, into, ignore=shutil.ignore_patterns("__pycache__", "_compiled"))
                 else:
                     into.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, into)
+        elif word == "RUN" and args.startswith("apt-get "):
+            packages = [w for w in re.search(r" install ([^&]+)", args)[1].split() if not w.startswith("-")]
+            missing = [
+                p for p in packages if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode
+            ]
+            assert not missing, (
+                f"the build stage installs {missing}, which this host lacks (make compiler-deps)"
+            )
         elif word == "RUN":
             command = args.replace(venv, str(prefix))
             done = subprocess.run(command, shell=True, cwd=workdir, env=env, capture_output=True, text=True)
@@ -118,6 +128,8 @@ def test_the_images_build_steps_and_cmd_serve_the_seed_answer_from_its_venv(tmp_
         assert r.json()["num_blocks"] == 880
         assert httpx.get(f"{url}/schema/assets/swagger-ui-bundle.js").status_code == 200  # package data
         assert httpx.get(f"{url}/").status_code == 200  # the planner page shipped
+        # The build stage compiled the simulator into the venv, and the server runs it.
+        assert 'kvplan_simulator_info{build="compiled"} 1.0' in httpx.get(f"{url}/metrics").text
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -6,6 +6,7 @@ import gc
 from pathlib import Path
 from typing import Any
 
+import structlog
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusConfig
@@ -13,7 +14,7 @@ from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from litestar.response import File
 from litestar.static_files import create_static_files_router
 
-from kvplan import __version__
+from kvplan import __version__, compiled
 from kvplan.hub import cache_only
 from kvplan.presets import Registry, load_registry
 
@@ -77,6 +78,7 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
         reg = registry or load_registry(settings.extra_presets)
         app.state.registry = reg
         metrics.REGISTRY_INFO.labels(reg.version, str(len(reg.models)), str(len(reg.gpus))).set(1)
+        structlog.get_logger("kvplan.simulator").info("simulator", status=compiled.STATUS)
 
     return on_startup
 
@@ -126,6 +128,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     # collector walks them over and over (~8 % of a day of 1M requests). None of them form cycles.
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     metrics.BUILD_INFO.labels(__version__).set(1)
+    metrics.SIMULATOR_INFO.labels("compiled" if compiled.active() else "python").set(1)
     prometheus = _prometheus()
     app = Litestar(
         route_handlers=[

@@ -29,6 +29,13 @@ CORE_SECONDS = Histogram(
 WARNINGS = Counter("kvplan_warnings_total", "Warnings attached to answers, by code", ["code"])
 UNHANDLED_ERRORS = Counter("kvplan_unhandled_errors_total", "Requests that failed with a 500")
 BUILD_INFO = Gauge("kvplan_build_info", "kvplan version", ["version"], multiprocess_mode="max")
+SIMULATOR_INFO = Gauge(
+    "kvplan_simulator_info",
+    "The simulator this process runs: compiled (by mypyc) or python (its source); "
+    "`kvplan compiled status` says why",
+    ["build"],
+    multiprocess_mode="max",
+)
 REGISTRY_INFO = Gauge(
     "kvplan_registry_info", "Preset registry loaded", ["version", "models", "gpus"], multiprocess_mode="max"
 )

@@ -3,14 +3,13 @@ sampled, its place on the decode wheel, and, timed, when it saw what."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from .states import State
 from .workload import Planned
 
-# An empty block table or key list shared by every request that has none: a tuple, so that a
-# request adding to it fails loudly rather than adding to all. Tables are lists once allocated.
-NO_BLOCKS: list[int] = cast("list[int]", ())
+# The empty block table or key list shared by every request that has none. A list, as the compiled
+# simulator (kvplan.compiled) checks the declared type; Scheduler.run checks it is still empty at
+# the end, since a request adding to it would add to all. Tables are lists of their own once allocated.
+NO_BLOCKS: list[int] = []
 
 
 def by_seq(q: Request) -> int:
@@ -65,7 +64,7 @@ class Request:
         self.shared_len = p.shared_tokens
         self.priority = r.priority
         # Its block table and its blocks' cache keys (as far as computed, Scheduler._key_list): none
-        # until it is admitted or keyed, as NO_BLOCKS, which no one can append to (most of a long
+        # until it is admitted or keyed, as NO_BLOCKS, which no one may append to (most of a long
         # simulation's requests wait or are done: two lists each would be millions for the GC).
         self.blocks: list[int] = NO_BLOCKS
         self.keys: list[int] = NO_BLOCKS

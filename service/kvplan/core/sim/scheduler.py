@@ -461,7 +461,7 @@ class Scheduler:
         self.finish_now = []
         self.step_pn = self.step_ptok = self.step_pctx = 0
         if self.clock is None:
-            horizon: float = t
+            horizon = float(t)
         else:
             if self.front is not None:
                 self.front.through(self.clock.now, self.arrivals)
@@ -709,6 +709,8 @@ class Scheduler:
                 if self.running or self.n_waiting:
                     # Every request fits the pool alone, so an idle pool admits the queue's head.
                     raise SchedulerStateError("the simulation stopped making progress")
+                if NO_BLOCKS:
+                    raise SchedulerStateError("a request added to the shared empty block table")
                 snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                 return snapshots
             crossed: list[runs.Crossings] = []
