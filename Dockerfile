@@ -4,19 +4,21 @@
 FROM python:3.11.11-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 # A C compiler for mypyc, in this stage only. Debian's security updates move these versions, so
-# they are not pinned: the compiled code is checked against its Python source by the tests.
+# they are not pinned (tests/deploy/test_image_steps.py compares the build these steps make with
+# its Python source).
 # hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 RUN python -m venv /opt/kvplan
-COPY requirements.lock requirements-build.lock ./
+COPY requirements.lock ./
 RUN /opt/kvplan/bin/pip install --require-hashes -r requirements.lock
+# mypyc, in a throwaway environment beside the service's (mypy is not a runtime dependency)
+COPY requirements-build.lock ./
+RUN python -m venv tools && tools/bin/pip install --require-hashes -r requirements-build.lock
 COPY pyproject.toml README.md ./
 COPY service ./service
 RUN /opt/kvplan/bin/pip install --no-deps . && /opt/kvplan/bin/python -m compileall -q /opt/kvplan
-# mypyc from a throwaway environment beside the service's (mypy is not a runtime dependency)
-RUN python -m venv tools && tools/bin/pip install --require-hashes -r requirements-build.lock && \
-    PYTHONPATH="$(tools/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+RUN PYTHONPATH="$(tools/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
     /opt/kvplan/bin/kvplan compiled build
 
 FROM python:3.11.11-slim-bookworm

@@ -9,10 +9,11 @@ PORT    ?= 8000
 .PHONY: install serve test contract lint format bench bench-compare bench-servers openapi clean browser-deps prometheus-deps compiler-deps compiled lock reliability oracle
 
 # Installs are locked (requirements*.lock, with hashes; `make lock` regenerates them from pyproject.toml).
-$(STAMP): pyproject.toml requirements-dev.lock
+$(STAMP): pyproject.toml requirements-dev.lock requirements-build.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install -q --require-hashes -r requirements-build.lock  # mypyc's setuptools
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
@@ -20,11 +21,13 @@ lock: $(STAMP)
 	$(BIN)/python -m pip install -q pip-tools
 	$(BIN)/pip-compile -q --generate-hashes --strip-extras -o requirements.lock pyproject.toml
 	$(BIN)/pip-compile -q --generate-hashes --strip-extras --extra test --extra dev -o requirements-dev.lock pyproject.toml
+	$(BIN)/pip-compile -q --generate-hashes --strip-extras --allow-unsafe -o requirements-build.lock requirements-build.in
 
 install: $(STAMP)
 
-# The simulator's hot modules compiled by mypyc (service/kvplan/compiled.py): rebuilt when their
-# source changed, used only while fresh. Without a C compiler `make serve` runs the Python source.
+# The simulator's hot modules compiled by mypyc (service/kvplan/compiled.py): rebuilt when a source
+# they were compiled from changed, used only while fresh. Without a C compiler `make serve` runs
+# the Python source; `make test` needs the compiled one.
 compiled: $(STAMP) compiler-deps
 	$(BIN)/kvplan compiled build
 
@@ -50,25 +53,27 @@ browser-deps:
 	  else echo "chromium is missing and this is not root: the browser tests will be skipped"; fi; \
 	fi
 
-# mypyc needs a C compiler and Python's headers.
-compiler-deps:
-	@if ! command -v cc >/dev/null 2>&1 || [ ! -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
+# Debian packages $(1), as root: the package lists are fetched only if the first try lacks them.
+apt_install = export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -qq --no-install-recommends $(1) >/dev/null 2>&1 || \
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $(1) >/dev/null; }
+
+# mypyc needs a C compiler and Python's headers (`kvplan compiled build` says which is missing).
+HEADER = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h
+compiler-deps: $(STAMP)
+	@need=""; command -v cc >/dev/null 2>&1 || need="gcc libc6-dev"; \
+	[ -f "$(HEADER)" ] || need="$$need python3-dev"; \
+	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "installing a C compiler and Python's headers (Debian) for the compiled simulator"; \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev >/dev/null 2>&1 || \
-	      { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc libc6-dev python3-dev >/dev/null; }; \
-	  else echo "a C compiler or Python's headers are missing and this is not root: the simulator stays Python"; fi; \
+	    echo "installing $$need (Debian) for the compiled simulator"; $(call apt_install,$$need); \
+	  else echo "$$need missing and this is not root: no compiled simulator"; fi; \
 	fi
 
 # The Prometheus tests (tests/autoscale) run Debian's prometheus and promtool.
 prometheus-deps:
 	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "installing prometheus (Debian) for the Prometheus tests"; \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
-	      { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; \
+	    echo "installing prometheus (Debian) for the Prometheus tests"; $(call apt_install,prometheus); \
 	  else echo "prometheus or promtool is missing and this is not root: the Prometheus tests will be skipped"; fi; \
 	fi
 

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,3 +89,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("source"):
             item.add_marker(skip)
+
+
+def corpus_answers(python: str, **env: str) -> dict[str, Any]:
+    """tests/sim/compiled_corpus.py's answers as `python` gives them, in a process of its own
+    (`compiled`: whether it ran the compiled simulator)."""
+    code = "import runpy; runpy.run_module('tests.sim.compiled_corpus', run_name='__main__')"
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [python, "-c", code], env={**os.environ, **env}, cwd=root, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.splitlines()[-1])  # type: ignore[no-any-return]  # after start-up logs
+
+
+@pytest.fixture(scope="session")
+def python_source_corpus() -> dict[str, str]:
+    """The corpus's answers from the simulator's Python source: what every compiled build must give."""
+    got = corpus_answers(sys.executable, KVPLAN_COMPILED="0")
+    assert got["compiled"] is False
+    return got["answers"]  # type: ignore[no-any-return]

@@ -237,6 +237,21 @@ def _plan(argv: list[str]) -> int:
     return _answer(compute)
 
 
+def _compiled(action: str) -> int:
+    """`kvplan compiled build|status`: exit 1, with the reason, when the build cannot be made."""
+    from kvplan import compiled
+
+    if action == "status":
+        print(compiled.STATUS)
+        return 0
+    try:
+        print(compiled.build())
+    except compiled.BuildError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _split(argv: list[str]) -> tuple[list[str], str, list[str]]:
     if "--" not in argv:
         return argv, "", []
@@ -295,10 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(openapi_json())
         return 0
     if args.command == "compiled":
-        from kvplan import compiled
-
-        print(compiled.build() if args.action == "build" else compiled.STATUS)
-        return 0
+        return _compiled(args.action)
     return _one_shot(args.command, args.pairs, args.json)
 
 

@@ -199,3 +199,27 @@ def test_a_workload_too_long_for_the_searchs_lowest_rate_is_probed_at_the_lowest
     a = r.json()
     assert a["max_rate_per_s"] == 0 and a["reason"]
     assert min(p["rate_per_s"] for p in a["curve"]) == pytest.approx(1.5 * 20_000 / 1e8, rel=1e-6)
+
+
+def test_a_search_whose_points_run_out_above_a_rate_that_meets_again_answers_what_it_ran(client):
+    # Found by a differential fuzzer (2026-12-06): 2.0/s meets, 2.378 misses, the edge 2.4 meets
+    # again; the bound set above it (2.88) was never run when the sixth point ran out: a 500.
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "a100-80gb",
+        "workload": {
+            "count": 31,
+            "prompt": {"kind": "uniform", "low": 860, "high": 2722},
+            "output": {"kind": "uniform", "low": 14, "high": 105},
+            "seed": 44,
+        },
+        "slo": {"ttft_p90_ms": 200},
+        "search": {"tolerance": 0.2, "max_points": 6},
+    }
+    r = client.post("/v1/capacity", json=body)
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["points"] == 6 and "used its 6 simulations" in a["reason"]
+    assert a["max_rate_per_s"] == 2.4 and a["at_max"]["meets"]
+    assert a["above_max"]["rate_per_s"] == pytest.approx(2.828, rel=1e-3)  # the lowest that ran and missed
+    assert not a["above_max"]["meets"]

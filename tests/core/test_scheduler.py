@@ -269,3 +269,13 @@ def test_should_stop_is_asked_once_every_few_steps_and_changes_nothing_when_fals
     quiet = simulate(THRASH_CFG, THRASH, should_stop=lambda: bool(calls.append(1)))
     assert 2 < len(calls) <= (visited - 1) // scheduler.STOP_CHECK_INTERVAL + 2
     assert quiet == simulate(THRASH_CFG, THRASH)
+
+
+def test_a_request_that_added_to_the_shared_empty_table_voids_its_run_and_empties_it_for_the_next():
+    from kvplan.core.sim.request import NO_BLOCKS
+
+    NO_BLOCKS.append(7)  # as a request appending to the table it shares with every other would
+    with pytest.raises(SchedulerStateError, match="shared empty block table"):
+        Scheduler(THRASH_CFG, plan(THRASH, None)).run()
+    assert NO_BLOCKS == []
+    assert simulate(THRASH_CFG, THRASH).completed == len(THRASH)

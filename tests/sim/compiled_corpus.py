@@ -174,4 +174,6 @@ def answers() -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(answers()))
+    from kvplan import compiled
+
+    print(json.dumps({"compiled": compiled.active(), "answers": answers()}))

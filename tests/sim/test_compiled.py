@@ -1,10 +1,12 @@
 """The simulator compiled by mypyc (kvplan/compiled.py) is the one make test runs, and it answers
-byte for byte as its Python source does; a build is used only while its sources are unchanged."""
+byte for byte as its Python source does; a build is used only while every file it was compiled
+from is unchanged, and one that will not load leaves the source in use."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,30 @@ from tests.sim import compiled_corpus
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_python(code: str, **env: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def built() -> Path:
+    files, why = compiled.check()
+    if files is None:
+        pytest.skip(why)
+    return compiled.BUILD_DIR
+
+
+def a_copy_of(build: Path, tmp_path: Path, **changes: object) -> Path:
+    copy = tmp_path / "build"
+    shutil.copytree(build, copy)
+    manifest = json.loads((copy / compiled.MANIFEST).read_text())
+    (copy / compiled.MANIFEST).write_text(json.dumps({**manifest, **changes}))
+    return copy
+
+
 def test_make_test_runs_the_compiled_simulator() -> None:
     if not compiled.active():
         if os.environ.get("KVPLAN_REQUIRE_COMPILED") == "1":
@@ -25,51 +51,72 @@ def test_make_test_runs_the_compiled_simulator() -> None:
     assert compiled.STATUS.startswith("compiled by mypyc")
 
 
-def test_the_compiled_simulator_answers_every_workload_as_the_python_source_does() -> None:
+def test_the_compiled_simulator_answers_every_workload_as_the_python_source_does(
+    python_source_corpus: dict[str, str],
+) -> None:
     if not compiled.active():
         pytest.skip(compiled.STATUS)
-    env = {**os.environ, "KVPLAN_COMPILED": "0"}
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.sim.compiled_corpus"], env=env, cwd=ROOT, capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    source = json.loads(out.stdout.splitlines()[-1])  # after the app's start-up log
     now = compiled_corpus.answers()
-    assert len(now) == len(compiled_corpus.GOLDEN_CASES) + len(compiled_corpus.JSON_QUERIES) + 4
+    traces = 2
+    queries = len(compiled_corpus.JSON_QUERIES) + len(compiled_corpus.FORMATS) + traces
+    assert len(now) == len(compiled_corpus.GOLDEN_CASES) + queries
     assert all(v.startswith("200 ") for k, v in now.items() if not k.startswith("golden")), now
-    assert {k: v for k, v in now.items() if source[k] != v} == {}
+    assert {k: v for k, v in now.items() if python_source_corpus[k] != v} == {}
 
 
-def test_a_build_whose_source_changed_is_not_used(tmp_path: Path) -> None:
-    files, why = compiled.check()
-    if files is None:
-        pytest.skip(why)
-    build = compiled.BUILD_DIR
-    stale = tmp_path / "build"
-    stale.mkdir()
-    manifest = json.loads((build / compiled.MANIFEST).read_text())
-    manifest["sources"]["kvplan.core.sim.scheduler"] = "0" * 64
-    (stale / compiled.MANIFEST).write_text(json.dumps(manifest))
-    files, why = compiled.check(stale)
+def test_a_build_is_stale_once_a_module_it_imports_changed(built: Path, tmp_path: Path) -> None:
+    manifest = json.loads((built / compiled.MANIFEST).read_text())
+    assert "kvplan.core.sim.workload" in manifest["sources"]  # not compiled, but its NamedTuples are
+    sources = {**manifest["sources"], "kvplan.core.sim.workload": "0" * 64}
+    files, why = compiled.check(a_copy_of(built, tmp_path, sources=sources))
     assert files is None
-    assert why == "the build is stale: kvplan.core.sim.scheduler changed since (make compiled rebuilds it)"
+    assert why == "the build is stale: kvplan.core.sim.workload changed since (make compiled rebuilds it)"
 
 
-def test_a_build_for_another_python_is_not_used(tmp_path: Path) -> None:
-    (tmp_path / compiled.MANIFEST).write_text(json.dumps({"cache_tag": "cpython-39"}))
+def test_a_build_for_another_interpreter_or_machine_is_not_used(built: Path, tmp_path: Path) -> None:
+    files, why = compiled.check(a_copy_of(built, tmp_path, ext_suffix=".cpython-39-aarch64-linux-gnu.so"))
+    assert files is None
+    assert why.startswith("the build is for .cpython-39-aarch64-linux-gnu.so")
+
+
+def test_a_manifest_kvplan_did_not_write_is_refused_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / compiled.MANIFEST).write_text("[1, 2]")
     files, why = compiled.check(tmp_path)
     assert files is None
-    assert why.startswith("the build is for cpython-39")
+    assert why.startswith("the build's manifest is not one kvplan wrote")
 
 
-def test_no_build_is_said_so(tmp_path: Path) -> None:
+def test_a_build_anyone_can_write_to_is_not_loaded(built: Path, tmp_path: Path) -> None:
+    copy = a_copy_of(built, tmp_path)
+    copy.chmod(0o777)
+    files, why = compiled.check(copy)
+    assert files is None
+    assert why.endswith("is writable by anyone: its code is not loaded")
+
+
+def test_a_missing_build_is_reported_as_missing(tmp_path: Path) -> None:
     files, why = compiled.check(tmp_path)
     assert files is None
     assert why.startswith(f"no compiled build in {tmp_path}")
 
 
+def test_a_build_that_will_not_load_leaves_the_python_source_in_use(built: Path, tmp_path: Path) -> None:
+    copy = a_copy_of(built, tmp_path)
+    shared = next(copy.glob(f"{compiled.GROUP}*"))
+    shared.write_bytes(b"not a shared library")  # (a file cut short would crash dlopen: builds swap whole)
+    code = "from kvplan import compiled; print(compiled.active()); print(compiled.STATUS)"
+    active, status = run_python(code, KVPLAN_COMPILED_DIR=str(copy)).splitlines()[-2:]
+    assert active == "False"
+    assert status.startswith(f"pure Python: the compiled build in {copy} would not load (ImportError")
+
+
+def test_a_build_never_replaces_a_directory_that_is_not_one(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(compiled.BuildError, match="holds something other than a kvplan build"):
+        compiled.build(tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_the_python_source_runs_when_compiled_is_off() -> None:
-    env = {**os.environ, "KVPLAN_COMPILED": "0"}
     code = "from kvplan import compiled; print(compiled.active(), compiled.STATUS)"
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.stdout.strip() == "False pure Python: KVPLAN_COMPILED is off"
+    assert run_python(code, KVPLAN_COMPILED="0") == "False pure Python: KVPLAN_COMPILED is off"

@@ -78,9 +78,13 @@ def _load_presets(settings: Settings, registry: Registry | None) -> Any:
         reg = registry or load_registry(settings.extra_presets)
         app.state.registry = reg
         metrics.REGISTRY_INFO.labels(reg.version, str(len(reg.models)), str(len(reg.gpus))).set(1)
-        structlog.get_logger("kvplan.simulator").info("simulator", status=compiled.STATUS)
 
     return on_startup
+
+
+async def _say_which_simulator(app: Litestar) -> None:
+    """Compiled or the Python source, and why (kvplan/compiled.py): an operator reads it once."""
+    structlog.get_logger("kvplan.simulator").info("simulator", status=compiled.STATUS)
 
 
 async def _watch_deployments(app: Litestar) -> None:
@@ -150,7 +154,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
-        on_startup=[_load_presets(settings, registry), _watch_deployments],
+        on_startup=[_load_presets(settings, registry), _say_which_simulator, _watch_deployments],
         on_shutdown=[_stop_watching],
         before_request=_answers_never_fetch,
         request_max_body_size=settings.max_body_bytes,

@@ -7,8 +7,9 @@ from .states import State
 from .workload import Planned
 
 # The empty block table or key list shared by every request that has none. A list, as the compiled
-# simulator (kvplan.compiled) checks the declared type; Scheduler.run checks it is still empty at
-# the end, since a request adding to it would add to all. Tables are lists of their own once allocated.
+# simulator (kvplan.compiled) checks the declared type; Scheduler.run checks it is still empty
+# however it ends, since a request adding to it would add to all. Tables are lists of their own
+# once allocated.
 NO_BLOCKS: list[int] = []
 
 
@@ -55,7 +56,7 @@ class Request:
         self.id = rid
         self.planned = p
         # A step, or seconds in a timed simulation (every request then has an arrival_time).
-        self.arrival: float = r.arrival_step if r.arrival_time is None else r.arrival_time
+        self.arrival = float(r.arrival_step) if r.arrival_time is None else r.arrival_time
         self.chain = p.chain
         self.chain_block = p.chain_block
         self.prompt = r.prompt_tokens

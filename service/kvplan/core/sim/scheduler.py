@@ -461,7 +461,7 @@ class Scheduler:
         self.finish_now = []
         self.step_pn = self.step_ptok = self.step_pctx = 0
         if self.clock is None:
-            horizon = float(t)
+            horizon = float(t)  # a float from the start: the compiled build holds it as one
         else:
             if self.front is not None:
                 self.front.through(self.clock.now, self.arrivals)
@@ -678,6 +678,16 @@ class Scheduler:
         first, before the loop moves on). Stops with InvalidInput
         when preemptions push the run past the limits visit_bound enforces up front, and with
         SimulationStopped when the should_stop() it was built with says so."""
+        try:
+            return self._run(snapshot_steps, observe, observe_run)
+        finally:
+            if NO_BLOCKS:  # a request added to the table every request without one shares
+                NO_BLOCKS.clear()  # (for the next simulation; this one's answer is void)
+                raise SchedulerStateError("a request added to the shared empty block table")
+
+    def _run(
+        self, snapshot_steps: Sequence[int], observe: Observer | None, observe_run: RunObserver | None
+    ) -> list[Snapshot]:
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
         tell_run = None if observe is None else observe_run or _one_by_one(observe)
@@ -709,8 +719,6 @@ class Scheduler:
                 if self.running or self.n_waiting:
                     # Every request fits the pool alone, so an idle pool admits the queue's head.
                     raise SchedulerStateError("the simulation stopped making progress")
-                if NO_BLOCKS:
-                    raise SchedulerStateError("a request added to the shared empty block table")
                 snapshots += [self.snapshot(s) for s in pending if s >= self.t]
                 return snapshots
             crossed: list[runs.Crossings] = []

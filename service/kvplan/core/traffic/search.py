@@ -117,6 +117,9 @@ def sustainable_rate(
                 hi = mid
     except _Exhausted:
         reason = f"the search used its {max_points} simulations before the bracket closed"
+        if hi is not None and hi not in seen:  # the bound set above a non-monotone edge, not yet run:
+            misses = [r for r in seen if lo is not None and r > lo and not seen[r].meets]
+            hi = min(misses, default=None)  # the lowest rate above lo that ran and missed
     curve = tuple(seen[r] for r in sorted(seen))
     if lo is None:
         low = seen[min(seen)]
