@@ -50,7 +50,7 @@ JSON_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "chat at 11.6/s": (
         "/v1/simulate",
-        {**POOL, **_generator(count=3000, arrival_rate_per_s=11.6, **LOGNORMAL_CHAT)},
+        {**POOL, **_generator(count=1500, arrival_rate_per_s=11.6, **LOGNORMAL_CHAT)},
     ),
     "chat queued behind max_num_seqs 8": (
         "/v1/simulate",
@@ -158,8 +158,8 @@ def through_the_api() -> dict[str, str]:
             if fmt == "format=vllm-bench":  # all but its `date`, the second it was written
                 body = json.dumps({k: v for k, v in r.json().items() if k != "date"}).encode()
             out[name] = f"{r.status_code} {hashlib.sha256(body).hexdigest()}"
-        azure = b"\r\n".join(azure_csv().split(b"\r\n")[:3001])
-        mooncake = b"".join(mooncake_jsonl().splitlines(keepends=True)[:2000])
+        azure = b"\r\n".join(azure_csv().split(b"\r\n")[:1501])
+        mooncake = b"".join(mooncake_jsonl().splitlines(keepends=True)[:1000])
         for name, content, kind in (
             ("azure trace", azure, "text/csv"),
             ("mooncake trace", mooncake, "application/x-ndjson"),

@@ -688,6 +688,8 @@ class Scheduler:
     def _run(
         self, snapshot_steps: Sequence[int], observe: Observer | None, observe_run: RunObserver | None
     ) -> list[Snapshot]:
+        """run()'s loop: visit a step, then advance the decode run to the next step that needs a
+        visit; the snapshots asked for, taken as the loop passes their steps."""
         pending = sorted(set(snapshot_steps))
         snapshots: list[Snapshot] = []
         tell_run = None if observe is None else observe_run or _one_by_one(observe)
