@@ -45,10 +45,14 @@ max_replicas = {max_replicas}
 
 
 @pytest.fixture
-def fleet(tmp_path: Path, registry: Registry) -> Iterator[tuple[Path, TestClient]]:
+def fleet(
+    tmp_path: Path, registry: Registry, request: pytest.FixtureRequest
+) -> Iterator[tuple[Path, TestClient]]:
+    """The two deployments, watched every INTERVAL (or the interval the test gives as its param)."""
+    interval = getattr(request, "param", INTERVAL)
     path = tmp_path / "deployments.toml"
     path.write_text(LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))
-    app = create_app(Settings(deployments=str(path), deployments_reload_seconds=INTERVAL), registry=registry)
+    app = create_app(Settings(deployments=str(path), deployments_reload_seconds=interval), registry=registry)
     with TestClient(app) as client:
         yield path, client
 
@@ -150,21 +154,25 @@ def test_a_deployment_that_cannot_be_planned_is_reported_by_name(fleet):
     assert ("num_gpu_blocks", "serving", "qwen") in published(client)
 
 
+SLOW = 1.0  # a reload interval the test's steps between two readings fit in, on a busy machine
+
+
+@pytest.mark.parametrize("fleet", [SLOW], indirect=True)
 def test_a_file_read_empty_keeps_its_plans_until_a_second_reading_finds_it_empty_still(fleet):
     """Written in place, a file reads empty for a moment; emptied on purpose, it stays so."""
     path, client = fleet
     good = published(client)
     path.write_text("")  # the moment an editor truncates it
     deployments = client.app.state.deployments
-    within(INTERVAL * 5, lambda: deployments._empty_seen)
+    within(SLOW * 5, lambda: deployments._empty_seen)
     assert published(client) == good  # one empty reading drops nothing
     rewrite(path, LLAMA.format(util=0.9) + QWEN.format(max_replicas=4))  # the write completes
-    within(INTERVAL * 5, lambda: not deployments._empty_seen)
+    within(SLOW * 5, lambda: not deployments._empty_seen)
     assert (
         published(client)["num_gpu_blocks", "serving", "llama"] == good["num_gpu_blocks", "serving", "llama"]
     )
     rewrite(path, "\n")  # emptied on purpose: gone after a second reading
-    within(INTERVAL * 10, lambda: ("num_gpu_blocks", "serving", "llama") not in published(client))
+    within(SLOW * 10, lambda: ("num_gpu_blocks", "serving", "llama") not in published(client))
     assert reload_ok(client) == 1.0 and client.get("/v1/deployments").json()["deployments"] == []
 
 
