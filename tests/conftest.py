@@ -91,16 +91,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def run_python(code: str, python: str = sys.executable, **env: str) -> str:
+    """What `python -c code` prints, run from the repository's root with this environment but
+    for kvplan's settings (KVPLAN_COMPILED and the like), and `env` on top."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("KVPLAN_")}
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([python, "-c", code], env={**base, **env}, cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
+
+
 def corpus_answers(python: str, **env: str) -> dict[str, Any]:
     """tests/sim/compiled_corpus.py's answers as `python` gives them, in a process of its own
     (`compiled`: whether it ran the compiled simulator)."""
     code = "import runpy; runpy.run_module('tests.sim.compiled_corpus', run_name='__main__')"
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run(
-        [python, "-c", code], env={**os.environ, **env}, cwd=root, capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.splitlines()[-1])  # type: ignore[no-any-return]  # after start-up logs
+    return json.loads(run_python(code, python, **env).splitlines()[-1])  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")

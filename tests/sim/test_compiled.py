@@ -7,24 +7,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kvplan import compiled
+from tests.conftest import run_python
 from tests.sim import compiled_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_python(code: str, **env: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, **env}, cwd=ROOT, capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out.stdout.strip()
 
 
 @pytest.fixture
