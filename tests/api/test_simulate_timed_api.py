@@ -127,6 +127,24 @@ def test_a_gpu_without_specs_is_refused_naming_the_gpu(client: TestClient) -> No
     assert "h100-sxm-80gb" in r.json()["detail"]  # it says which GPUs have specs
 
 
+def test_mxfp8_activations_time_gpt_oss_on_b200_and_are_refused_on_hopper(client: TestClient) -> None:
+    body = {
+        "model": "gpt-oss-120b",
+        "gpu": "b200-180gb",
+        "flashinfer_moe_mxfp4_mxfp8": True,
+        "num_blocks": 20_000,  # a hybrid model's pool is given (its groups are budgeted apart)
+        "block_size": 16,
+        "workload": {"generator": {**GENERATOR, "count": 40, "concurrency": 8}},
+    }
+    r = client.post("/v1/simulate", json=body)
+    assert r.status_code == 200, r.text
+    moe = [s for s in r.json()["timing"]["steps"] if s["name"] == "step-time dtypes and layout"]
+    assert "w4a8_mxfp4_mxfp8" in moe[0]["inputs"]["moe"]
+    r = client.post("/v1/simulate", json={**body, "gpu": "h100-sxm-80gb"})
+    assert r.status_code == 400 and r.json()["field"] == "flashinfer_moe_mxfp4_mxfp8"
+    assert "Blackwell" in r.json()["detail"]
+
+
 def test_the_whole_azure_conversation_trace_replays(client: TestClient) -> None:
     r = client.post(f"/v1/simulate?{POOL}", content=azure_csv(), headers={"content-type": "text/csv"})
     assert r.status_code == 200, r.text

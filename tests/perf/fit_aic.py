@@ -56,7 +56,11 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "service/kvplan/presets/data/perf"
 SAMPLE = ROOT / "tests/perf/data/aic_sample.json"
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
-MOE_WEIGHT_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
+MOE_WEIGHT_BYTES = WEIGHT_BYTES | {
+    "int4_wo": 0.5 + 2 / 128,
+    "w4a16_mxfp4": 0.5 + 1 / 32,
+    "w4a8_mxfp4_mxfp8": 0.5 + 1 / 32,
+}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
 MIN_NK = 1 << 20  # GEMMs smaller than a 1024 × 1024 weight are launch floor only; not a layer's size
 # Weight-size buckets (n·k) fitted apart: a kernel's efficiency at one m depends on the shape too.
@@ -441,6 +445,14 @@ def moe_key(dtype: str, marlin: bool, tp: int) -> str:
     return dtype + ("_marlin" if marlin else "") + (f"@tp{tp}" if tp > 1 else "")
 
 
+def moe_peak(dtype: str) -> str:
+    """The tensor-core rate a MoE table's GEMMs run at: MXFP8 activations (w4a8_mxfp4_mxfp8,
+    FlashInfer's TRT-LLM kernel) run at FP8's, weight-only 4-bit experts at bf16's."""
+    if dtype == "nvfp4":
+        return "fp4"
+    return "fp8" if dtype.startswith("fp8") or dtype.endswith("mxfp8") else "bf16"
+
+
 def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]]) -> dict[str, object]:
     """Per dtype, kernel and TP size. A dtype measured on two kernels is fitted per kernel: the
     w4a16_mxfp4 tables hold gpt-oss on the kernel vLLM picks for it (OAI Triton on Hopper,
@@ -458,7 +470,7 @@ def fit_moe(path: Path, gpu: dict[str, float], samples: list[dict[str, object]])
         if dtype not in MOE_WEIGHT_BYTES or len(g) < 20:
             continue
         key = moe_key(str(dtype), bool(marlin) and kernels[dtype] > 1, int(tp))
-        peak = gpu["fp4" if dtype == "nvfp4" else "fp8" if dtype.startswith("fp8") else "bf16"] or gpu["bf16"]
+        peak = gpu[moe_peak(str(dtype))] or gpu["bf16"]
         m, per_expert, nk, nbytes, t = moe_rows(g, int(tp))
         t0, eta_m, xs, w = per_expert_fit(m, per_expert, nk, nbytes, t, peak, gpu["bw"])
         pred = per_expert_predict(m, per_expert, nk, nbytes, t0, eta_m, gpu["bw"], xs, w)

@@ -27,6 +27,7 @@ def model(
     async_scheduling: bool = True,
     mode: str = "full_and_piecewise",
     moe_backend: str = "auto",
+    mxfp8: bool = False,
 ) -> StepModel:
     specs = REGISTRY.gpu_specs(gpu)
     sizes = capture_sizes(
@@ -48,4 +49,5 @@ def model(
         async_scheduling=async_scheduling,
         cudagraph_mode=mode,
         moe_backend=moe_backend,
+        mxfp8_activations=mxfp8,
     )

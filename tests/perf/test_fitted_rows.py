@@ -18,7 +18,11 @@ from tests.perf.steptime_cases import REGISTRY
 ROWS = json.loads((Path(__file__).parent / "data" / "aic_sample.json").read_text())
 COEFFS = load_coefficients()
 WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0 + 4 / 128**2, "nvfp4": 0.5 + 1 / 16}
-MOE_BYTES = WEIGHT_BYTES | {"int4_wo": 0.5 + 2 / 128, "w4a16_mxfp4": 0.5 + 1 / 32}
+MOE_BYTES = WEIGHT_BYTES | {
+    "int4_wo": 0.5 + 2 / 128,
+    "w4a16_mxfp4": 0.5 + 1 / 32,
+    "w4a8_mxfp4_mxfp8": 0.5 + 1 / 32,
+}
 KV_BYTES = {"bfloat16": 2, "fp8": 1}
 FAMILIES = ("gemm", "decode_attention", "prefill_attention", "moe", "mla_decode", "mla_prefill")
 BW = {g.specs.aic_system: float(g.specs.hbm_bytes_per_s) for g in REGISTRY.gpus.values() if g.specs}
@@ -122,7 +126,7 @@ def test_provenance_names_the_wheel_its_hash_and_the_licence():
 
 
 def test_the_fitted_tables_stay_small():
-    assert (PERF_DIR / "aic-0.12.0.json").stat().st_size < 350_000  # MoE: a table a dtype, kernel and TP
+    assert (PERF_DIR / "aic-0.12.0.json").stat().st_size < 375_000  # MoE: a table a dtype, kernel and TP
 
 
 def test_provenance_states_the_hash_of_the_tables_shipped():

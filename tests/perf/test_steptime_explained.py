@@ -71,6 +71,29 @@ def test_marlin_prices_mxfp4_experts_on_the_marlin_table_only_when_asked():
     assert dense.seconds(prefill) == model("llama-3.1-70b", "h200-141gb", 1, "fp8").seconds(prefill)
 
 
+def test_mxfp8_activations_price_mxfp4_experts_on_flashinfers_mxfp4_by_mxfp8_table():
+    """VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (InferenceX's B200 gpt-oss script): AIC's rows of that
+    kernel (other shapes, read by tokens an expert) price a long prefill's experts at FP8 rate."""
+    bf16 = model("gpt-oss-120b", "b200-180gb", 2)
+    mxfp8 = model("gpt-oss-120b", "b200-180gb", 2, mxfp8=True)
+    assert moe_table(mxfp8) == "mxfp4 experts priced on the w4a8_mxfp4_mxfp8@tp2 MoE table"
+    prefill = Batch(0, 0, 1, 8192, 8192 * 8192)
+    assert mxfp8.seconds(prefill) < 0.8 * bf16.seconds(prefill)
+    dense = model("llama-3.1-70b", "b200-180gb", 2, "fp8", mxfp8=True)
+    assert dense.seconds(prefill) == model("llama-3.1-70b", "b200-180gb", 2, "fp8").seconds(prefill)
+
+
+def test_an_explicit_moe_backend_wins_over_mxfp8_activations_as_in_vllm():
+    both = model("gpt-oss-120b", "b200-180gb", 1, moe_backend="marlin", mxfp8=True)
+    assert moe_table(both) == "mxfp4 experts priced on the w4a16_mxfp4_marlin MoE table"
+
+
+def test_mxfp8_activations_on_hopper_are_refused_naming_the_setting():
+    with pytest.raises(InvalidInput) as e:
+        model("gpt-oss-120b", "h200-141gb", 1, mxfp8=True)
+    assert e.value.field == "flashinfer_moe_mxfp4_mxfp8" and "Blackwell" in str(e.value)
+
+
 @pytest.mark.parametrize("name", ["deepseek-v3", "kimi-k2"])
 def test_deepseek_v3_shaped_mla_is_priced_on_aics_mla_module(name):
     m = model(name, "h200-141gb", 8, "fp8")

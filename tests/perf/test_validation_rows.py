@@ -37,13 +37,14 @@ def test_gpt_oss_on_h100_keeps_the_common_model_length():
     assert settings == {"max_cudagraph_capture_size": 2048, "moe_backend": "marlin"}
 
 
-def test_gpt_oss_on_b200_runs_an_fp8_kv_cache_and_512_sequences():
+def test_gpt_oss_on_b200_runs_an_fp8_kv_cache_512_sequences_and_mxfp8_activations():
     settings = inferencemax_script("openai/gpt-oss-120b", "b200_sxm", "2026-02-25T00:00:00.000Z", 8192, 1024)
     assert settings == {
         "max_cudagraph_capture_size": 2048,
         "max_model_len": 9416,
         "kv_cache_dtype": "fp8",
         "max_num_seqs": 512,
+        "flashinfer_moe_mxfp4_mxfp8": True,
     }
 
 

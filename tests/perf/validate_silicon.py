@@ -80,8 +80,8 @@ def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: i
     """What the InferenceX (InferenceMAX) vLLM script in effect when a row was measured (its
     `measured=` date) passed beyond the settings every one of them shares, as far as kvplan
     expresses it. Read in SemiAnalysisAI/InferenceX: the rows' `image=` and perf-changelog.yaml
-    date the scripts. Not expressed: the B200 scripts' fusion passes and gpt-oss's MXFP8
-    activations (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), and the vLLM version each ran."""
+    date the scripts. Not expressed: the B200 scripts' fusion passes and the vLLM version each
+    ran."""
     # H200 and B200 scripts: CALCULATED_MAX_MODEL_LEN (H100's say 10240, the common setting).
     extra_len = 20 if isl == osl == 1024 else 200
     model_len = {} if system == "h100_sxm" else {"max_model_len": isl + osl + extra_len}
@@ -99,8 +99,8 @@ def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: i
     # 2026 (H100, H200: 2026-03-27, v0.18.0; B200: 2026-02-25, v0.15.1):
     # benchmarks/single_node/gptoss_fp4_{h100,h200,b200}.sh
     out = {"max_cudagraph_capture_size": 2048, **model_len}
-    if system == "b200_sxm":
-        return out | {"kv_cache_dtype": "fp8", "max_num_seqs": 512}
+    if system == "b200_sxm":  # and VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: MXFP8 activations
+        return out | {"kv_cache_dtype": "fp8", "max_num_seqs": 512, "flashinfer_moe_mxfp4_mxfp8": True}
     # Hopper: VLLM_MXFP4_USE_MARLIN=1 (from InferenceX PR #327, vLLM 0.13): vLLM (fused_moe/oracle/
     # mxfp4.py) runs the MXFP4 experts on Marlin, not its default OAI Triton kernel; vLLM 0.33
     # spells it --moe-backend marlin.
@@ -369,10 +369,11 @@ def document(
         "  isl + osl + 20 (1k/1k) or + 200, and on B200 `--max-num-seqs 512` and `cudagraph_mode",
         "  FULL_DECODE_ONLY`; the gpt-oss rows of 2026 (`benchmarks/single_node/gptoss_fp4_*.sh`)",
         "  `--max-cudagraph-capture-size 2048`, that `--max-model-len` on H200 and B200, an fp8 KV",
-        "  cache and `--max-num-seqs 512` on B200, and on Hopper `VLLM_MXFP4_USE_MARLIN=1` (`--moe-backend",
-        "  marlin`, vLLM 0.33's spelling; InferenceX added it in January 2026, so its gpt-oss rows of",
-        "  2025, whose scripts were not found, keep the settings above only). Not simulated: the B200",
-        "  scripts' fusion passes and gpt-oss's MXFP8 activations on B200.",
+        "  cache, `--max-num-seqs 512` and `VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1` (field",
+        "  `flashinfer_moe_mxfp4_mxfp8`: MXFP8 activations) on B200, and on Hopper",
+        "  `VLLM_MXFP4_USE_MARLIN=1` (`--moe-backend marlin`, vLLM 0.33's spelling; InferenceX added it",
+        "  in January 2026, so its gpt-oss rows of 2025, whose scripts were not found, keep the settings",
+        "  above only). Not simulated: the B200 scripts' fusion passes.",
         f"- **The others** (AIConfigurator's own runs): its benchmark template, aiperf with {ROUNDS} ×",
         "  concurrency requests of the row's fixed lengths (isl/osl stddev 0, ignore_eos; its 2 ×",
         "  concurrency warm-up requests are not simulated apart: identical requests in a closed loop",

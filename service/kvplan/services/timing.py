@@ -72,6 +72,7 @@ def timing_for(
         data_parallel=inp.data_parallel_size or 1,
         expert_parallel=bool(inp.enable_expert_parallel),
         moe_backend=inp.moe_backend,
+        mxfp8_activations=inp.flashinfer_moe_mxfp4_mxfp8,
     )
     server = serving_prior(async_scheduling=inp.async_scheduling is not False)
     return Timing(

@@ -125,6 +125,14 @@ MoeBackend = Annotated[
         "not in the memory budget"
     ),
 ]  # fmt: skip
+MoeMxfp8Activations = Annotated[
+    bool,
+    Meta(
+        description="VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (an environment variable): MXFP4 experts run "
+        "FlashInfer's TRT-LLM kernel with MXFP8 activations (Blackwell). Timed only: prices them on "
+        "AIConfigurator's MXFP4 × MXFP8 MoE table"
+    ),
+]
 CompilationMode = Annotated[
     Literal["none", "stock_torch_compile", "dynamo_trace_once", "vllm_compile"],
     Meta(description="--compilation-config mode; other than vllm_compile, no piecewise CUDA graphs"),
@@ -284,6 +292,7 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     # CUDA graphs: what vLLM captures, which the non-KV estimate scales with (core/engine/cudagraphs.py).
     cudagraph_mode: CudagraphMode | None = None
     moe_backend: MoeBackend = "auto"  # timed only: the experts' kernel in the step-time model
+    flashinfer_moe_mxfp4_mxfp8: MoeMxfp8Activations = False  # timed only, as moe_backend
     compilation_mode: CompilationMode | None = None
     cudagraph_capture_sizes: CaptureSizes | None = None
     max_cudagraph_capture_size: MaxCaptureSize | None = None

@@ -443,6 +443,7 @@ def step_model(
     data_parallel: int = 1,
     expert_parallel: bool = False,
     moe_backend: str = "auto",
+    mxfp8_activations: bool = False,
     host: HostPrior = HOST_PRIOR,
     elementwise: ElementwisePrior = ELEMENTWISE_PRIOR,
 ) -> StepModel:
@@ -450,7 +451,8 @@ def step_model(
     cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
     capture_sizes, cudagraph_mode); no sizes or mode "none" is eager. moe_backend: vLLM's
     --moe-backend; "marlin" prices the experts on the Marlin kernel's table where AIC measured one
-    beside the dtype's default kernel (MXFP4 on Hopper and Blackwell)."""
+    beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations:
+    VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8, MXFP4 experts on the MXFP4 × MXFP8 table (Blackwell)."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -515,6 +517,8 @@ def step_model(
             mkey = "bfloat16"
         if moe_backend == "marlin" and f"{mkey}_marlin" in table.moe:
             mkey = f"{mkey}_marlin"  # the Marlin kernel's own table, where AIC measured another too
+        elif mxfp8_activations and mkey == "w4a16_mxfp4" and moe_backend == "auto":
+            mkey = _mxfp8_table(table, gpu.aic_system)
         if f"{mkey}@tp{tp}" in table.moe:
             mkey = f"{mkey}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
         moe_nk = shape.experts_per_token * per_expert // tp
@@ -622,6 +626,21 @@ def step_model(
         elementwise_bytes_per_token=ew_bytes,
         elementwise=elementwise,
     )
+
+
+# vLLM's fused_moe/oracle/mxfp4.py: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 picks FlashInfer's TRT-LLM
+# MXFP4 × MXFP8 kernel (after an explicit --moe-backend, before Marlin), or raises where it cannot run.
+MXFP8_TABLE = "w4a8_mxfp4_mxfp8"
+
+
+def _mxfp8_table(table: SystemCoeffs, system: str) -> str:
+    if MXFP8_TABLE not in table.moe:
+        raise InvalidInput(
+            "flashinfer_moe_mxfp4_mxfp8",
+            f"FlashInfer's MXFP4 × MXFP8 MoE kernel has no measured table on {system}: it runs on "
+            "Blackwell (B200, B300, GB200, GB300)",
+        )
+    return MXFP8_TABLE
 
 
 def _mla_terms(count: int, heads: int, fit: MlaFit) -> _AttnTerms:
