@@ -302,6 +302,14 @@ def test_a_command_is_read_as_people_paste_it(pasted, model, settings):
     assert (c.model, c.settings) == (model, settings)
 
 
+def test_the_mxfp8_environment_switch_sets_its_field_and_a_bad_value_is_named():
+    c = read_command("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 vllm serve openai/gpt-oss-120b -tp 2")
+    assert c.settings == {"tensor_parallel_size": 2, "flashinfer_moe_mxfp4_mxfp8": True}
+    with pytest.raises(InvalidInput) as e:
+        read_command("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=yes vllm serve openai/gpt-oss-120b")
+    assert e.value.field == "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8"
+
+
 def test_docker_options_are_not_the_engines_environment():
     c = read_command(
         "docker run -e HF_TOKEN=x --security-opt seccomp=unconfined vllm/vllm-openai --model m/m"

@@ -429,7 +429,7 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
         for key, value in config.items():
             option, flag = _option("--" + str(key).replace("_", "-"))
             read.append(_flag(f"config: {key}", option, flag, value))
-    settings = _settings(read)
+    settings = _settings(read) | _env_settings(env)
     _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
     named = settings.pop("model", None)  # the model is its own: a --model flag's, or a --config's
@@ -525,6 +525,21 @@ def _zero_limits(limits: Value) -> Any:
         return limits
     count = {k: v.get("count") if isinstance(v, dict) else v for k, v in limits.items()}
     return tuple(k for k, n in count.items() if n == 0 and k in ("image", "video", "audio"))
+
+
+# The environment variables that set a plan's field (vllm/envs.py reads each as an integer).
+ENV_SETTINGS = {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "flashinfer_moe_mxfp4_mxfp8"}
+
+
+def _env_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, field in ENV_SETTINGS.items():
+        if name not in env:
+            continue
+        if env[name].strip() not in ("0", "1"):
+            raise InvalidInput(name, f"vLLM reads it as an integer, 0 or 1, not {env[name]!r}")
+        out[field] = env[name].strip() == "1"
+    return out
 
 
 def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
