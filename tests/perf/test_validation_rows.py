@@ -1,5 +1,6 @@
 """The validation simulates each measured row with the settings it ran with (validate_silicon.py):
-InferenceMAX's rows with the script in effect on the day they were measured."""
+InferenceMAX's rows with the script in effect on the day they were measured, AIConfigurator's own
+with the defaults of the vLLM they name."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tests.perf.validate_silicon import Row, inferencemax_script, read_rows
+from tests.perf.validate_silicon import Row, async_by_default, inferencemax_script, read_rows
 
 
 def _inferencemax_rows() -> list[Row]:
@@ -80,3 +81,18 @@ def test_the_script_settings_override_the_common_ones():
     settings = row.engine_settings()
     assert settings["max_num_seqs"] == 512 and settings["max_num_batched_tokens"] == 8192
     assert settings["max_model_len"] == row.isl + row.osl + (20 if row.isl == row.osl == 1024 else 200)
+
+
+@pytest.mark.parametrize(
+    ("version", "on"), [("0.12.0", False), ("0.13.1", False), ("0.14.0", True), ("0.19.0", True), ("", True)]
+)
+def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, on):
+    assert async_by_default(version) is on
+
+
+def test_aiconfigurators_own_rows_ran_vllm_0_12_without_async_scheduling():
+    rows, _ = read_rows()
+    own = [r for r in rows if not r.inferencemax]
+    assert own and {r.version for r in own} == {"0.12.0"}
+    assert all(r.engine_settings()["async_scheduling"] is False for r in own)
+    assert all("async_scheduling" not in r.engine_settings() for r in _inferencemax_rows())

@@ -107,6 +107,16 @@ def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: i
     return out | {"moe_backend": "marlin"}
 
 
+def async_by_default(version: str) -> bool:
+    """vLLM's default for async scheduling in the version a row names: on from 0.14.0 (vLLM PR
+    #27614, "enabled by default" in the 0.14.0 release), off before; on (0.33's) when unnamed.
+    AIConfigurator's generator passes no --async-scheduling, so its own runs had the default."""
+    parts = version.split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return True
+    return (int(parts[0]), int(parts[1])) >= (0, 14)
+
+
 class Row(NamedTuple):
     id: str
     gpu: str
@@ -122,6 +132,7 @@ class Row(NamedTuple):
     tpot_ms: float
     source: str  # the measurement's source file or dump (silicon_data_source, first field)
     measured: str  # when (silicon_data_source's measured=, an ISO date; "" if not given)
+    version: str = ""  # the vLLM it ran (backend_version; "" if not given)
 
     @property
     def inferencemax(self) -> bool:
@@ -141,6 +152,7 @@ class Row(NamedTuple):
             }
         seqs = 512 if self.concurrency < 512 else 2 * self.concurrency
         return {
+            "async_scheduling": async_by_default(self.version),
             "max_num_seqs": seqs,
             "max_num_batched_tokens": seqs + self.isl + 1500,
             "max_model_len": self.isl + self.osl + 1500,
@@ -218,6 +230,7 @@ def read_rows() -> tuple[list[Row], list[tuple[dict[str, str], str]]]:
                 tpot_ms=float(r["silicon_tpot_ms"]),
                 source=_source(r["silicon_data_source"]),
                 measured=_field(r["silicon_data_source"], "measured"),
+                version=r["backend_version"],
             )
         )
     return rows, out
@@ -380,7 +393,9 @@ def document(
         "  repeat the same waves), and the engine limits AIConfigurator's generator writes for an",
         f"  aggregated vLLM worker ({RULE_SOURCE}): `--max-num-seqs` 512 (twice the",
         "  concurrency from 512 up), `--max-num-batched-tokens` = that + isl + 1500, `--max-model-len` =",
-        "  isl + osl + 1500 (an assumption: the rows carry no engine settings).",
+        "  isl + osl + 1500 (an assumption: the rows carry no engine settings). The generator passes no",
+        "  `--async-scheduling`, and the rows name vLLM 0.12.0, whose default left it off (vLLM turned it",
+        "  on by default in 0.14.0, PR #27614): these rows run without it (`async_by_default`).",
         "",
         "vLLM 0.33's defaults for everything else (the rows ran vLLM 0.10–0.19: the differences are part",
         "of the error). The server's one tokenizer thread and async scheduling's step-ahead are simulated",
