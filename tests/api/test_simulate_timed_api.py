@@ -145,6 +145,18 @@ def test_mxfp8_activations_time_gpt_oss_on_b200_and_are_refused_on_hopper(client
     assert "Blackwell" in r.json()["detail"]
 
 
+def test_an_engine_without_async_scheduling_by_default_times_its_steps_without_it(client: TestClient) -> None:
+    """vLLM 0.10 had async scheduling off unless asked (on by default from 0.14): its host work
+    runs between the GPU's steps, so the same requests decode slower than with it on."""
+    closed = {**GENERATOR, "concurrency": 8}
+    off = timed(client, closed, engine="vllm@0.10")
+    on = timed(client, closed, engine="vllm@0.10", async_scheduling=True)
+    assert off["latency"]["tpot_ms"]["mean"] > on["latency"]["tpot_ms"]["mean"]
+    assert timed(client, closed, engine="vllm@0.19") == timed(
+        client, closed, engine="vllm@0.19", async_scheduling=True
+    )
+
+
 def test_the_whole_azure_conversation_trace_replays(client: TestClient) -> None:
     r = client.post(f"/v1/simulate?{POOL}", content=azure_csv(), headers={"content-type": "text/csv"})
     assert r.status_code == 200, r.text

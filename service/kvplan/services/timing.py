@@ -57,7 +57,8 @@ def timing_for(
     specs = registry.gpu_specs(req.gpu)
     inp, _, _ = budget_input(registry, BudgetRequest(**_same_named(req, BudgetRequest)), ref=ref)
     b = compute_budget(inp)
-    graphs = captured_graphs(inp, resolve_settings(inp))
+    settings = resolve_settings(inp)  # async scheduling: the request's, else its engine's default
+    graphs = captured_graphs(inp, settings)
     model = step_model(
         inp.geometry,
         specs,
@@ -68,13 +69,13 @@ def timing_for(
         kv_cache_dtype=b.per_token.kv_cache_dtype,
         cudagraph_sizes=graphs.sizes,
         cudagraph_mode=graphs.mode,
-        async_scheduling=inp.async_scheduling is not False,
+        async_scheduling=settings.async_scheduling,
         data_parallel=inp.data_parallel_size or 1,
         expert_parallel=bool(inp.enable_expert_parallel),
         moe_backend=inp.moe_backend,
         mxfp8_activations=inp.flashinfer_moe_mxfp4_mxfp8,
     )
-    server = serving_prior(async_scheduling=inp.async_scheduling is not False)
+    server = serving_prior(async_scheduling=settings.async_scheduling)
     return Timing(
         timer=model,
         note=TimingNote(

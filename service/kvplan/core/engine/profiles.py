@@ -216,8 +216,12 @@ _VLLM_0_19 = msgspec.structs.replace(
     description=(
         "vLLM of early 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, "
         "windows and the start-up checks; its own memory model (a smaller activation peak "
-        "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget)."
+        "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget); async "
+        "scheduling on by default, as from 0.14 (0.12–0.13 ran without it: give "
+        "async_scheduling false for them)."
     ),
+    # vLLM 0.14.0 turned async scheduling on by default (PR #27614); 0.12–0.13 had it off.
+    async_scheduling_default=True,
     memory=_MEMORY_0_19,
 )
 
