@@ -168,6 +168,43 @@ def test_a_config_file_is_read_from_its_content():
     assert c.settings == {"max_model_len": 4096, "tensor_parallel_size": 2}
 
 
+def test_a_config_file_is_read_as_vllms_load_config_file_turns_it_into_flags():
+    """InferenceX's gpt-oss B200 script (benchmarks/single_node/gptoss_fp4_b200.sh): a JSON string
+    for --compilation-config, `no-enable-prefix-caching: true` (prefix caching off), and the
+    command line's own flags win over the file's (vllm/utils/argparse_utils.py)."""
+    config = {
+        "kv-cache-dtype": "fp8",
+        "compilation-config": '{"pass_config":{"fuse_allreduce_rms":true,"eliminate_noops":true}}',
+        "no-enable-prefix-caching": True,
+        "max-cudagraph-capture-size": 2048,
+        "tensor-parallel-size": 4,
+        "enforce-eager": False,
+    }
+    c = read_command("vllm serve openai/gpt-oss-120b --config config.yaml --tensor-parallel-size 2", config)
+    assert c.settings == {
+        "kv_cache_dtype": "fp8",
+        "enable_prefix_caching": False,
+        "max_cudagraph_capture_size": 2048,
+        "tensor_parallel_size": 2,
+        "enforce_eager": False,
+    }
+
+
+def test_an_export_anywhere_before_the_command_reaches_its_environment():
+    script = (
+        "cat > config.yaml << EOF\nkv-cache-dtype: fp8\nEOF\n\n"
+        "export TORCH_CUDA_ARCH_LIST=10.0\nexport VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1\n\n"
+        "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2"
+    )
+    assert read_command(script).settings == {"tensor_parallel_size": 2, "flashinfer_moe_mxfp4_mxfp8": True}
+    chained = read_command(
+        "export VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 && python3 -m vllm.entrypoints.openai.api_server"
+        " --model m"
+    )
+    assert chained.env == {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "1"}
+    assert read_command("cd /x; X=1; vllm serve m").env == {}  # not exported: not vllm's
+
+
 @pytest.mark.parametrize(
     ("command", "words"),
     [

@@ -122,6 +122,7 @@ def _tokens(text: str) -> list[str]:
     lexer.whitespace_split = True
     lexer.commenters = ""
     words: list[str] = []
+    exported: list[str] = []  # `export X=1 && vllm serve …`: the shell's environment for what follows
     try:
         for word in lexer:
             if len(words) >= MAX_COMMAND_TOKENS:
@@ -129,12 +130,13 @@ def _tokens(text: str) -> list[str]:
             if word in _ENDS and words:
                 if any(w in ("vllm", "serve") or _IMAGE.match(w) or w == _MODULE for w in words):
                     break
+                exported += _exports(words)
                 words = []  # `cd dir && vllm serve …`: the command is the next one
                 continue
             words.append(word)
     except ValueError as e:  # No closing quotation, No escaped character
         raise InvalidInput(FIELD, f"{str(e).lower()}: the command's quotes do not pair") from None
-    out: list[str] = []
+    out: list[str] = exported
     skip = False
     for word in words:  # a redirection and its target: `> log`, `2>&1`, `>> "$LOG"`
         if skip:
@@ -144,6 +146,21 @@ def _tokens(text: str) -> list[str]:
             skip = True
             continue
         out.append(word)
+    return out
+
+
+def _exports(words: list[str]) -> list[str]:
+    """The `export NAME=VALUE …` runs of a command, as words."""
+    out: list[str] = []
+    exporting = False
+    for word in words:
+        if word == "export":
+            exporting = True
+            out.append(word)
+        elif exporting and _ENV.match(word):
+            out.append(word)
+        else:
+            exporting = False
     return out
 
 
@@ -163,6 +180,7 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
     `env`, docker's `-e`), and its arguments."""
     env: dict[str, str] = {}
     leading = True
+    exporting = False  # after `export`: its NAME=VALUE words, wherever it stands (a script's lines)
     for i, word in enumerate(words):
         # `vllm`, or a path to it (/opt/venv/bin/vllm: production-stack's LMCache image)
         if word.rpartition("/")[2] == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
@@ -172,7 +190,8 @@ def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
         if _IMAGE.match(word):
             return "image", env, words[i + 1 :]
         given = words[i - 1] in ("-e", "--env") if i else False
-        if (leading or given) and _ENV.match(word):
+        exporting = word == "export" or (exporting and _ENV.match(word) is not None)
+        if (leading or given or exporting) and _ENV.match(word):
             name, _, value = word.partition("=")
             env[name] = value
         elif word not in ("export", "env", "-e", "--env"):
@@ -426,9 +445,8 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     if any(f.option == "--config" for f in read):
         if config is None:
             raise InvalidInput("config", "the command names a --config file: send its content as `config`")
-        for key, value in config.items():
-            option, flag = _option("--" + str(key).replace("_", "-"))
-            read.append(_flag(f"config: {key}", option, flag, value))
+        _, given = _read_args(_config_words(config), "config")
+        read = [msgspec.structs.replace(f, given=f"config: {f.given}"[:200]) for f in given] + read
     settings = _settings(read) | _env_settings(env)
     _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
@@ -540,6 +558,29 @@ def _env_settings(env: Mapping[str, str]) -> dict[str, Any]:
             raise InvalidInput(name, f"vLLM reads it as an integer, 0 or 1, not {env[name]!r}")
         out[field] = env[name].strip() == "1"
     return out
+
+
+def _config_words(config: Mapping[str, Any]) -> list[str]:
+    """A --config file as the words vLLM's FlexibleArgumentParser.load_config_file makes of it
+    (vllm/utils/argparse_utils.py): `--key` for true, `--no-key` for false where the flag has that
+    form, a list's items after its key, a mapping as JSON, anything else as its text. They stand
+    before the command line's own flags, which override them (_pull_args_from_config)."""
+    words: list[str] = []
+    for key, value in config.items():
+        flag = "--" + str(key)
+        if isinstance(value, bool):
+            option = canonical(flag)
+            if value:
+                words.append(flag)
+            elif option is not None and FLAGS[option].kind == "bool":
+                words.append("--no-" + str(key))
+        elif isinstance(value, list):
+            words += [flag, *(str(v) for v in value)] if value else []
+        elif isinstance(value, dict):
+            words += [flag, json.dumps(value)]
+        else:
+            words += [flag, str(value)]
+    return words
 
 
 def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:

@@ -638,7 +638,7 @@ def _mxfp8_table(table: SystemCoeffs, system: str) -> str:
         raise InvalidInput(
             "flashinfer_moe_mxfp4_mxfp8",
             f"FlashInfer's MXFP4 × MXFP8 MoE kernel has no measured table on {system}: it runs on "
-            "Blackwell (B200, B300, GB200, GB300)",
+            "data-center Blackwell (SM100: B200, B300, GB200, GB300)",
         )
     return MXFP8_TABLE
 
