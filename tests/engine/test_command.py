@@ -190,6 +190,39 @@ def test_a_config_file_is_read_as_vllms_load_config_file_turns_it_into_flags():
     }
 
 
+def test_a_config_key_set_false_is_read_as_vllm_reads_it_spelling_and_all():
+    """load_config_file writes `--no-{key}` only where that spelling is an option: `enforce_eager:
+    false` adds nothing (the default stays), `enforce-eager: false` turns it off; on the command
+    line --no-enforce_eager is --no-enforce-eager (underscores read as dashes)."""
+    assert read_command("vllm serve m --config c.yaml", {"enforce_eager": False}).settings == {}
+    assert read_command("vllm serve m --config c.yaml", {"no-enable-prefix-caching": False}).settings == {}
+    assert read_command("vllm serve m --no-enforce_eager").settings == {"enforce_eager": False}
+
+
+def test_a_config_files_values_are_not_a_shells_and_its_errors_name_the_config():
+    c = read_command("vllm serve m --config c.yaml", {"served-model-name": "$NAME"})
+    assert c.labels == {"served_model_name": ["$NAME"]}
+    with pytest.raises(InvalidInput) as e:
+        read_command("vllm serve m --config c.yaml", {"max-model-len": "lots"})
+    assert e.value.field == "config" and "is not an integer" in e.value.reason
+
+
+def test_a_commented_out_export_in_a_script_is_a_comment():
+    script = "cd /x\n# export VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1\nvllm serve m"
+    assert read_command(script).env == {}
+    assert read_command("# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 vllm serve m").settings == {
+        "flashinfer_moe_mxfp4_mxfp8": True  # a root prompt
+    }
+
+
+def test_an_image_sees_its_own_environment_not_the_hosts():
+    c = read_command(
+        "export VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 && docker run --gpus all -e HF_HUB_OFFLINE=1 "
+        "vllm/vllm-openai:latest --model openai/gpt-oss-120b"
+    )
+    assert c.env == {"HF_HUB_OFFLINE": "1"} and "flashinfer_moe_mxfp4_mxfp8" not in c.settings
+
+
 def test_an_export_anywhere_before_the_command_reaches_its_environment():
     script = (
         "cat > config.yaml << EOF\nkv-cache-dtype: fp8\nEOF\n\n"
@@ -342,9 +375,12 @@ def test_a_command_is_read_as_people_paste_it(pasted, model, settings):
 def test_the_mxfp8_environment_switch_sets_its_field_and_a_bad_value_is_named():
     c = read_command("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 vllm serve openai/gpt-oss-120b -tp 2")
     assert c.settings == {"tensor_parallel_size": 2, "flashinfer_moe_mxfp4_mxfp8": True}
+    assert read_command("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=2 vllm serve m").settings == {
+        "flashinfer_moe_mxfp4_mxfp8": True  # vllm/envs.py: bool(int(value))
+    }
     with pytest.raises(InvalidInput) as e:
         read_command("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=yes vllm serve openai/gpt-oss-120b")
-    assert e.value.field == "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8"
+    assert e.value.field == "command" and "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8='yes'" in e.value.reason
 
 
 def test_docker_options_are_not_the_engines_environment():

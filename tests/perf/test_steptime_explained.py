@@ -88,9 +88,10 @@ def test_an_explicit_moe_backend_wins_over_mxfp8_activations_as_in_vllm():
     assert moe_table(both) == "mxfp4 experts priced on the w4a16_mxfp4_marlin MoE table"
 
 
-def test_mxfp8_activations_on_hopper_are_refused_naming_the_setting():
+@pytest.mark.parametrize("gpu", ["h200-141gb", "a100-80gb"])
+def test_mxfp8_activations_before_blackwell_are_refused_naming_the_setting(gpu):
     with pytest.raises(InvalidInput) as e:
-        model("gpt-oss-120b", "h200-141gb", 1, mxfp8=True)
+        model("gpt-oss-120b", gpu, 1, mxfp8=True)
     assert e.value.field == "flashinfer_moe_mxfp4_mxfp8" and "Blackwell" in str(e.value)
 
 

@@ -32,6 +32,7 @@ from .flags import (
     human_readable_int,
     human_readable_int_or_auto,
     nearest,
+    negative,
     sets_false,
 )
 
@@ -79,6 +80,7 @@ class Command(msgspec.Struct, frozen=True, kw_only=True):
 # start with after one: a `# ` line that starts otherwise is a comment.
 _PROMPT = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+:[^\s$#]*\s*)?[$#%]\s+(?=\S)")
 _STARTS = ("vllm", "python", "docker", "podman", "export", "env", "nohup", "uv", "CUDA_", "VLLM_", "HF_")
+_COMMANDS = ("vllm", "python", "docker", "podman", "nohup", "uv", "env ")
 _TYPOGRAPHY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u00a0": " "})
 # Where a command ends (a pipe, a list, the background), and a redirection with its target.
 _ENDS = frozenset({"|", "||", "&&", ";", "&", "|&"})
@@ -94,8 +96,10 @@ def _lines(text: str) -> str:
         m = _PROMPT.match(line)
         if m is not None:
             rest = line[m.end() :]
-            if m.group(0).strip().endswith("#") and not rest.startswith(_STARTS):
-                continue  # a comment, not a root prompt
+            if m.group(0).strip().endswith("#") and not (
+                rest.startswith(_COMMANDS) or (rest.startswith(_STARTS) and "vllm" in rest)
+            ):
+                continue  # a comment (`# export X=1` in a script), not a root prompt
             line = rest
         elif line.lstrip().startswith("#"):
             continue
@@ -177,23 +181,24 @@ def _evaluated(option: str, value: str) -> None:
 
 def _start(words: list[str]) -> tuple[str, dict[str, str], list[str]]:
     """The form of the command, the environment set for it (assignments before it, `export`,
-    `env`, docker's `-e`), and its arguments."""
+    `env`, docker's `-e`: an image sees only its `-e`s, not the host's), and its arguments."""
     env: dict[str, str] = {}
+    container: dict[str, str] = {}  # docker's -e NAME=VALUE
     leading = True
     exporting = False  # after `export`: its NAME=VALUE words, wherever it stands (a script's lines)
     for i, word in enumerate(words):
         # `vllm`, or a path to it (/opt/venv/bin/vllm: production-stack's LMCache image)
         if word.rpartition("/")[2] == "vllm" and i + 1 < len(words) and words[i + 1] == "serve":
-            return "vllm serve", env, words[i + 2 :]
+            return "vllm serve", env | container, words[i + 2 :]
         if word == "-m" and i + 1 < len(words) and words[i + 1] in _MODULES:
-            return "api_server", env, words[i + 2 :]
+            return "api_server", env | container, words[i + 2 :]
         if _IMAGE.match(word):
-            return "image", env, words[i + 1 :]
+            return "image", container, words[i + 1 :]
         given = words[i - 1] in ("-e", "--env") if i else False
         exporting = word == "export" or (exporting and _ENV.match(word) is not None)
         if (leading or given or exporting) and _ENV.match(word):
             name, _, value = word.partition("=")
-            env[name] = value
+            (container if given else env)[name] = value
         elif word not in ("export", "env", "-e", "--env"):
             leading = False
     first = " ".join(words[:3])[:80]
@@ -342,17 +347,20 @@ def _read_args(args: list[str], form: str) -> tuple[str | None, list[ReadFlag]]:
                     items.append(args[i])
                     i += 1
                 raw = items
-        read.append(_value(word, name, option, flag, raw))
+        read.append(_value(word, name, option, flag, raw, shell=form != "config"))
     for f in read:
         if f.option == "--model" and isinstance(f.value, str):
             model = f.value
     return model, _merged(read)
 
 
-def _value(word: str, name: str, option: str, flag: Flag, raw: str | list[str] | None) -> ReadFlag:
+def _value(
+    word: str, name: str, option: str, flag: Flag, raw: str | list[str] | None, shell: bool = True
+) -> ReadFlag:
     """One flag's value as vLLM holds it after this word. A value that needs a shell is refused
-    where it would change the plan; kept as text where the flag changes no memory."""
-    if flag.effect != "none":
+    where it would change the plan; kept as text where the flag changes no memory. A --config
+    file's values (shell False) are YAML's: nothing in them is expanded."""
+    if flag.effect != "none" and shell:
         for text in [raw] if isinstance(raw, str) else raw or []:
             _evaluated(option, text)
     if "." in name and name.startswith("--"):  # --compilation-config.mode 3
@@ -445,7 +453,10 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     if any(f.option == "--config" for f in read):
         if config is None:
             raise InvalidInput("config", "the command names a --config file: send its content as `config`")
-        _, given = _read_args(_config_words(config), "config")
+        try:
+            _, given = _read_args(_config_words(config), "config")
+        except InvalidInput as e:
+            raise InvalidInput("config", e.reason) from None
         read = [msgspec.structs.replace(f, given=f"config: {f.given}"[:200]) for f in given] + read
     settings = _settings(read) | _env_settings(env)
     _check_lora(read, settings)
@@ -554,9 +565,10 @@ def _env_settings(env: Mapping[str, str]) -> dict[str, Any]:
     for name, field in ENV_SETTINGS.items():
         if name not in env:
             continue
-        if env[name].strip() not in ("0", "1"):
-            raise InvalidInput(name, f"vLLM reads it as an integer, 0 or 1, not {env[name]!r}")
-        out[field] = env[name].strip() == "1"
+        try:
+            out[field] = bool(int(env[name]))  # vllm/envs.py: bool(int(os.getenv(name, "0")))
+        except ValueError:
+            raise InvalidInput(FIELD, f"{name}={env[name][:40]!r}: vLLM reads it as an integer") from None
     return out
 
 
@@ -569,10 +581,9 @@ def _config_words(config: Mapping[str, Any]) -> list[str]:
     for key, value in config.items():
         flag = "--" + str(key)
         if isinstance(value, bool):
-            option = canonical(flag)
             if value:
                 words.append(flag)
-            elif option is not None and FLAGS[option].kind == "bool":
+            elif negative("--no-" + str(key)):  # spelled as the key is: `enforce_eager: false` is no flag
                 words.append("--no-" + str(key))
         elif isinstance(value, list):
             words += [flag, *(str(v) for v in value)] if value else []

@@ -81,7 +81,16 @@ def canonical(option: str) -> str | None:
 
 
 def sets_false(option: str) -> bool:
-    """Whether a bool flag's option string sets it False (--no-x, or --disable-x for --enable-x)."""
+    """Whether a bool flag's option string sets it False (--no-x, or --disable-x for --enable-x),
+    its underscores read as dashes, as FlexibleArgumentParser reads them (--no-enforce_eager)."""
+    if option.startswith("--"):
+        option = _DASHES.sub(lambda m: m.group(0).replace("_", "-"), option, count=1)
+    return option in _NEGATIVE
+
+
+def negative(option: str) -> bool:
+    """Whether an option string, exactly as spelled, is a bool flag's negative form: what vLLM's
+    load_config_file looks up for a key set false (`--no-{key}` in _option_string_actions)."""
     return option in _NEGATIVE
 
 

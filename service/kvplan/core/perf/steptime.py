@@ -511,13 +511,14 @@ def step_model(
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
         mkey, mbytes = _MOE_DTYPES.get(edtype, ("bfloat16", _WEIGHT_ONLY.get(edtype, 2.0)))
+        mxfp4 = mkey == "w4a16_mxfp4"  # before a GPU without MoE tables (A100) falls back to bf16
         if mkey == "fp8" and "fp8_block" in table.moe:
             mkey = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
         if mkey not in table.moe:
             mkey = "bfloat16"
         if moe_backend == "marlin" and f"{mkey}_marlin" in table.moe:
             mkey = f"{mkey}_marlin"  # the Marlin kernel's own table, where AIC measured another too
-        elif mxfp8_activations and mkey == "w4a16_mxfp4" and moe_backend == "auto":
+        elif mxfp8_activations and mxfp4 and moe_backend == "auto":
             mkey = _mxfp8_table(table, gpu.aic_system)
         if f"{mkey}@tp{tp}" in table.moe:
             mkey = f"{mkey}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
@@ -637,8 +638,8 @@ def _mxfp8_table(table: SystemCoeffs, system: str) -> str:
     if MXFP8_TABLE not in table.moe:
         raise InvalidInput(
             "flashinfer_moe_mxfp4_mxfp8",
-            f"FlashInfer's MXFP4 × MXFP8 MoE kernel has no measured table on {system}: it runs on "
-            "data-center Blackwell (SM100: B200, B300, GB200, GB300)",
+            f"FlashInfer's MXFP4 × MXFP8 MoE kernel does not run on this GPU ({system}), and vLLM "
+            "refuses it: it runs on data-center Blackwell (B200, B300, GB200, GB300); leave it false",
         )
     return MXFP8_TABLE
 
