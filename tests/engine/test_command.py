@@ -236,6 +236,8 @@ def test_an_export_anywhere_before_the_command_reaches_its_environment():
     )
     assert chained.env == {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "1"}
     assert read_command("cd /x; X=1; vllm serve m").env == {}  # not exported: not vllm's
+    piped = read_command("export A=1; export X=1 | tee log; vllm serve m")
+    assert piped.env == {"A": "1"}  # a pipe's export stays in its subshell
 
 
 @pytest.mark.parametrize(
@@ -387,7 +389,7 @@ def test_docker_options_are_not_the_engines_environment():
     c = read_command(
         "docker run -e HF_TOKEN=x --security-opt seccomp=unconfined vllm/vllm-openai --model m/m"
     )
-    assert c.env == {"HF_TOKEN": "x"}
+    assert c.env == {"HF_TOKEN": "(redacted)"}  # the answer does not repeat a secret
 
 
 def test_a_flag_at_vllms_default_changes_nothing():

@@ -84,7 +84,7 @@ def test_the_script_settings_override_the_common_ones():
 
 
 @pytest.mark.parametrize(
-    ("version", "on"), [("0.12.0", False), ("0.13.1", False), ("0.14.0", True), ("0.19.0", True), ("", True)]
+    ("version", "on"), [("0.12.0", False), ("v0.13.1", False), ("0.14.0", True), ("0.19.0", True), ("", True)]
 )
 def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, on):
     assert async_by_default(version) is on
@@ -95,4 +95,4 @@ def test_aiconfigurators_own_rows_ran_vllm_0_12_without_async_scheduling():
     own = [r for r in rows if not r.inferencemax]
     assert own and {r.version for r in own} == {"0.12.0"}
     assert all(r.engine_settings()["async_scheduling"] is False for r in own)
-    assert all("async_scheduling" not in r.engine_settings() for r in _inferencemax_rows())
+    assert all(r.engine_settings()["async_scheduling"] is True for r in _inferencemax_rows())

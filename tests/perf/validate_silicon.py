@@ -111,7 +111,7 @@ def async_by_default(version: str) -> bool:
     """vLLM's default for async scheduling in the version a row names: on from 0.14.0 (vLLM PR
     #27614, "enabled by default" in the 0.14.0 release), off before; on (0.33's) when unnamed.
     AIConfigurator's generator passes no --async-scheduling, so its own runs had the default."""
-    parts = version.split(".")
+    parts = version.removeprefix("v").split(".")
     if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
         return True
     return (int(parts[0]), int(parts[1])) >= (0, 14)
@@ -143,6 +143,7 @@ class Row(NamedTuple):
         AIConfigurator's generator writes for the rows its own benchmark measured."""
         if self.inferencemax:
             return {
+                "async_scheduling": True,  # the scripts pass --async-scheduling (or ran vLLM ≥ 0.14)
                 "max_num_seqs": self.concurrency,
                 "max_num_batched_tokens": 8192,
                 "enable_prefix_caching": False,

@@ -80,6 +80,8 @@ class Command(msgspec.Struct, frozen=True, kw_only=True):
 # start with after one: a `# ` line that starts otherwise is a comment.
 _PROMPT = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+:[^\s$#]*\s*)?[$#%]\s+(?=\S)")
 _STARTS = ("vllm", "python", "docker", "podman", "export", "env", "nohup", "uv", "CUDA_", "VLLM_", "HF_")
+# An environment variable whose value the answer does not repeat (HF_TOKEN, AWS_SECRET_ACCESS_KEY, …).
+_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|ACCESS_KEY|PRIVATE", re.IGNORECASE)
 _COMMANDS = ("vllm", "python", "docker", "podman", "nohup", "uv", "env ")
 _TYPOGRAPHY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u00a0": " "})
 # Where a command ends (a pipe, a list, the background), and a redirection with its target.
@@ -109,7 +111,8 @@ def _lines(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     """The words of the paste's command as a POSIX shell splits them, without evaluating anything:
-    it ends at a pipe, `;`, `&&` or `&`, and its redirections are dropped."""
+    it ends at a pipe, `;`, `&&` or `&`, and its redirections are dropped. The `export`s of the
+    commands before it (`export X=1 && vllm serve …`) stand before it: they are its environment."""
     if len(text) > MAX_COMMAND_CHARS:
         raise InvalidInput(FIELD, f"{len(text):,} characters: a command is at most {MAX_COMMAND_CHARS:,}")
     text = _lines(text)
@@ -134,7 +137,8 @@ def _tokens(text: str) -> list[str]:
             if word in _ENDS and words:
                 if any(w in ("vllm", "serve") or _IMAGE.match(w) or w == _MODULE for w in words):
                     break
-                exported += _exports(words)
+                if word in (";", "&&"):  # a pipe's or a background job's exports stay in its subshell
+                    exported += _exports(words)
                 words = []  # `cd dir && vllm serve …`: the command is the next one
                 continue
             words.append(word)
@@ -154,7 +158,8 @@ def _tokens(text: str) -> list[str]:
 
 
 def _exports(words: list[str]) -> list[str]:
-    """The `export NAME=VALUE …` runs of a command, as words."""
+    """The `export NAME=VALUE …` runs of a command, as words: what a later command in the same
+    shell inherits (a bare `NAME=VALUE` stays the shell's own)."""
     out: list[str] = []
     exporting = False
     for word in words:
@@ -464,7 +469,8 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     named = settings.pop("model", None)  # the model is its own: a --model flag's, or a --config's
     if model is None and isinstance(named, str):  # vllm/utils/argparse_utils.py: the CLI's first
         model = named
-    return Command(form=form, model=model, env=env, flags=tuple(read), settings=settings, labels=labels)
+    shown = {k: "(redacted)" if _SECRET.search(k) else v for k, v in env.items()}
+    return Command(form=form, model=model, env=shown, flags=tuple(read), settings=settings, labels=labels)
 
 
 def _int(option: str, value: Any) -> int:
