@@ -38,6 +38,7 @@ from .coeffs import (
     SystemCoeffs,
 )
 from .elementwise import ELEMENTWISE_PRIOR, ElementwisePrior
+from .experts import expert_table
 from .mla import mla_module, mla_params
 from .specs import GpuSpecs
 
@@ -395,20 +396,6 @@ _WEIGHT_ONLY: dict[str, float] = {
     "int8": 1.0 + 2 / 128,
     "w8a16": 1.0 + 2 / 128,
 }
-_MOE_DTYPES: dict[str, tuple[str, float]] = {
-    "bfloat16": ("bfloat16", 2.0),
-    "float16": ("bfloat16", 2.0),
-    "fp8": ("fp8", 1.0),
-    "fp8_e4m3": ("fp8", 1.0),
-    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
-    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
-    "fp4": ("nvfp4", 0.5 + 1 / 16),
-    "mxfp4": ("w4a16_mxfp4", 0.5 + 1 / 32),
-    "int4": ("int4_wo", 0.5 + 2 / 128),
-    "w4a16": ("int4_wo", 0.5 + 2 / 128),
-    "awq": ("int4_wo", 0.5 + 2 / 128),
-    "gptq": ("int4_wo", 0.5 + 2 / 128),
-}
 _MODELLED_KINDS = frozenset({FULL, SLIDING, CHUNKED, MLA})
 
 
@@ -510,18 +497,9 @@ def step_model(
         per_expert = 3 * h * shape.moe_intermediate_size
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
-        mkey, mbytes = _MOE_DTYPES.get(edtype, ("bfloat16", _WEIGHT_ONLY.get(edtype, 2.0)))
-        mxfp4 = mkey == "w4a16_mxfp4"  # before a GPU without MoE tables (A100) falls back to bf16
-        if mkey == "fp8" and "fp8_block" in table.moe:
-            mkey = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
-        if mkey not in table.moe:
-            mkey = "bfloat16"
-        if moe_backend == "marlin" and f"{mkey}_marlin" in table.moe:
-            mkey = f"{mkey}_marlin"  # the Marlin kernel's own table, where AIC measured another too
-        elif mxfp8_activations and mxfp4 and moe_backend == "auto":
-            mkey = _mxfp8_table(table, gpu.aic_system)
-        if f"{mkey}@tp{tp}" in table.moe:
-            mkey = f"{mkey}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
+        mkey, mbytes = expert_table(
+            table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations, _WEIGHT_ONLY.get(edtype, 2.0)
+        )
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
         if mkey in table.moe:
@@ -627,21 +605,6 @@ def step_model(
         elementwise_bytes_per_token=ew_bytes,
         elementwise=elementwise,
     )
-
-
-# vLLM's fused_moe/oracle/mxfp4.py: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 picks FlashInfer's TRT-LLM
-# MXFP4 × MXFP8 kernel (after an explicit --moe-backend, before Marlin), or raises where it cannot run.
-MXFP8_TABLE = "w4a8_mxfp4_mxfp8"
-
-
-def _mxfp8_table(table: SystemCoeffs, system: str) -> str:
-    if MXFP8_TABLE not in table.moe:
-        raise InvalidInput(
-            "flashinfer_moe_mxfp4_mxfp8",
-            f"FlashInfer's MXFP4 × MXFP8 MoE kernel does not run on this GPU ({system}), and vLLM "
-            "refuses it: it runs on data-center Blackwell (B200, B300, GB200, GB300); leave it false",
-        )
-    return MXFP8_TABLE
 
 
 def _mla_terms(count: int, heads: int, fit: MlaFit) -> _AttnTerms:

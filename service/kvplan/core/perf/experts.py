@@ -1,0 +1,60 @@
+"""Which measured MoE table prices a model's routed experts: their dtype's, on the kernel vLLM
+runs for it (its fused_moe/oracle/), the Marlin or MXFP8-activation kernel where the deployment
+asks for one, and the GPU's shard of each expert at its tensor-parallel size."""
+
+from __future__ import annotations
+
+from ..errors import InvalidInput
+from .coeffs import SystemCoeffs
+
+# Experts' weight dtype → (fitted MoE table, bytes a weight).
+MOE_DTYPES: dict[str, tuple[str, float]] = {
+    "bfloat16": ("bfloat16", 2.0),
+    "float16": ("bfloat16", 2.0),
+    "fp8": ("fp8", 1.0),
+    "fp8_e4m3": ("fp8", 1.0),
+    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
+    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
+    "fp4": ("nvfp4", 0.5 + 1 / 16),
+    "mxfp4": ("w4a16_mxfp4", 0.5 + 1 / 32),
+    "int4": ("int4_wo", 0.5 + 2 / 128),
+    "w4a16": ("int4_wo", 0.5 + 2 / 128),
+    "awq": ("int4_wo", 0.5 + 2 / 128),
+    "gptq": ("int4_wo", 0.5 + 2 / 128),
+}
+# vLLM's fused_moe/oracle/mxfp4.py: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 picks FlashInfer's TRT-LLM
+# MXFP4 × MXFP8 kernel (after an explicit --moe-backend, before Marlin), or raises where it cannot run.
+MXFP8_TABLE = "w4a8_mxfp4_mxfp8"
+
+
+def expert_table(
+    table: SystemCoeffs,
+    system: str,
+    dtype: str,
+    tp: int,
+    moe_backend: str,
+    mxfp8_activations: bool,
+    other_bytes: float,
+) -> tuple[str, float]:
+    """(the table's key, bytes a weight) for experts of `dtype` on this GPU's tables; a key the
+    tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM.
+    `other_bytes`: a weight's bytes for a dtype without a MoE table of its own."""
+    key, nbytes = MOE_DTYPES.get(dtype, ("bfloat16", other_bytes))
+    mxfp4 = key == "w4a16_mxfp4"  # before a GPU without MoE tables falls back to bf16
+    if key == "fp8" and "fp8_block" in table.moe:
+        key = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
+    if key not in table.moe:
+        key = "bfloat16"
+    if moe_backend == "marlin" and f"{key}_marlin" in table.moe:
+        key = f"{key}_marlin"  # the Marlin kernel's own table, where AIC measured another too
+    elif mxfp8_activations and mxfp4 and moe_backend == "auto":
+        if MXFP8_TABLE not in table.moe:
+            raise InvalidInput(
+                "flashinfer_moe_mxfp4_mxfp8",
+                f"FlashInfer's MXFP4 × MXFP8 MoE kernel does not run on this GPU ({system}), and vLLM "
+                "refuses it: it runs on data-center Blackwell (B200, B300, GB200, GB300); leave it false",
+            )
+        key = MXFP8_TABLE
+    if f"{key}@tp{tp}" in table.moe:
+        key = f"{key}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
+    return key, nbytes
