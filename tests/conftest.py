@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from kvplan.presets import Registry, load_registry
 from tests.hub.fakehub import FakeHub, isolate_hf_client, serve_hub
 from tests.hub.repos import ALL_REPOS
 from tests.live import Server, start_server
+from tests.processes import CORPUS, Job, printed_json
 
 
 @pytest.fixture(scope="session")
@@ -91,26 +90,93 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-def run_python(code: str, python: str = sys.executable, **env: str) -> str:
-    """What `python -c code` prints, run from the repository's root with this environment but
-    for kvplan's settings (KVPLAN_COMPILED and the like), and `env` on top."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("KVPLAN_")}
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([python, "-c", code], env={**base, **env}, cwd=root, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out.stdout.strip()
+def this_simulator() -> dict[str, str]:
+    """The settings that give a fresh process the simulator this one runs: its compiled build, or
+    the Python source."""
+    return {
+        "KVPLAN_COMPILED": "1" if compiled.active() else "0",
+        "KVPLAN_COMPILED_DIR": str(compiled.BUILD_DIR),
+    }
 
 
-def corpus_answers(python: str, **env: str) -> dict[str, Any]:
-    """tests/sim/compiled_corpus.py's answers as `python` gives them, in a process of its own
-    (`compiled`: whether it ran the compiled simulator)."""
-    code = "import runpy; runpy.run_module('tests.sim.compiled_corpus', run_name='__main__')"
-    return json.loads(run_python(code, python, **env).splitlines()[-1])  # type: ignore[no-any-return]
+def source_corpus_job() -> Job:
+    """tests/sim/compiled_corpus.py run on the simulator's Python source (seven seconds)."""
+    return Job("source-corpus", lambda _: [sys.executable, "-c", CORPUS], KVPLAN_COMPILED="0")
+
+
+def compiled_corpus_job() -> Job:
+    """tests/sim/compiled_corpus.py run on the simulator this process runs (five seconds)."""
+    return Job("compiled-corpus", lambda _: [sys.executable, "-c", CORPUS], **this_simulator())
+
+
+def replay_job() -> Job:
+    """tests/replay/compare.py: the recording replayed on the simulator this process runs (twenty seconds)."""
+    return Job("replay", lambda _: [sys.executable, "-m", "tests.replay.compare"], **this_simulator())
+
+
+def build_stage_job() -> Job:
+    """The Dockerfile's build stage replayed, and the corpus on what it built (a minute and a half)."""
+    return Job("build-stage", lambda d: [sys.executable, "-m", "tests.deploy.build_stage", str(d)])
+
+
+# Slow subprocesses whose answers tests take as fixtures: started as soon as the session knows it
+# will run a test that takes them, at idle CPU priority (tests/processes.py's Job), they run beside
+# the tests before that one, on the CPU those leave, instead of adding their minutes to the suite's.
+BACKGROUND: dict[str, Callable[[], Job]] = {
+    "python_source_corpus": source_corpus_job,
+    "compiled_corpus": compiled_corpus_job,
+    "replayed_recording": replay_job,
+    "image_build_stage": build_stage_job,
+}
+JOBS = pytest.StashKey[dict[str, Job]]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the background jobs of the fixtures the selected tests take (none for --collect-only)."""
+    if session.config.option.collectonly:
+        return
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    session.config.stash[JOBS] = {name: start() for name, start in BACKGROUND.items() if name in wanted}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the jobs still running (the session ended before a test waited for them)."""
+    for job in session.config.stash.get(JOBS, {}).values():
+        job.stop()
+
+
+def background(request: pytest.FixtureRequest, name: str) -> Job:
+    """The session's job for the fixture `name`, started now if the session did not start it."""
+    jobs = request.config.stash.setdefault(JOBS, {})
+    if name not in jobs:
+        jobs[name] = BACKGROUND[name]()
+    return jobs[name]
 
 
 @pytest.fixture(scope="session")
-def python_source_corpus() -> dict[str, str]:
+def python_source_corpus(request: pytest.FixtureRequest) -> dict[str, str]:
     """The corpus's answers from the simulator's Python source: what every compiled build must give."""
-    got = corpus_answers(sys.executable, KVPLAN_COMPILED="0")
+    got = printed_json(background(request, "python_source_corpus").output())
     assert got["compiled"] is False
     return got["answers"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def compiled_corpus(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The corpus's answers from the simulator this process runs, in a process of its own
+    (`compiled`: whether it ran the compiled simulator)."""
+    return printed_json(background(request, "compiled_corpus").output())
+
+
+@pytest.fixture(scope="session")
+def replayed_recording(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """tests/replay/recording.jsonl.gz replayed (tests/replay/compare.py): how many requests it
+    holds, and the report of those answered differently (empty when none)."""
+    return printed_json(background(request, "replayed_recording").output())
+
+
+@pytest.fixture(scope="session")
+def image_build_stage(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The Dockerfile's build stage replayed (tests/deploy/build_stage.py): its venv and the
+    corpus's answers from the venv's interpreter, or why the replay was skipped."""
+    return printed_json(background(request, "image_build_stage").output())

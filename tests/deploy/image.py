@@ -1,5 +1,5 @@
 """The Dockerfile read as data, for the deploy tests: what the final stage runs (user, port, CMD,
-ENV) and the build stage's steps, which test_image_steps replays in a fresh virtual environment."""
+ENV) and the build stage's steps, which build_stage.py replays in a fresh virtual environment."""
 
 from __future__ import annotations
 

@@ -8,82 +8,15 @@ A behaviour change meant on purpose is recorded anew, against the code that make
 
 from __future__ import annotations
 
-import difflib
-import json
-from collections import Counter
 from typing import Any
 
 import pytest
 
-from kvplan.presets import Registry
-from tests.replay.harness import Answer, decode_bytes, read_recording, req_from_json, service, sha256
 
-SHOWN = 5  # mismatches shown in full
-DIFF_LINES = 40
-
-
-def _pretty(body: bytes) -> list[str]:
-    """A body as lines to diff: JSON indented (one figure a line), text as it is."""
-    try:
-        return json.dumps(json.loads(body), indent=1, ensure_ascii=False).splitlines()
-    except ValueError:
-        return body.decode("utf-8", "replace").splitlines()
-
-
-def _differences(rec: dict[str, Any], got: Answer) -> list[str]:
-    out = []
-    if got.status != rec["status"]:
-        out.append(f"status: expected {rec['status']}, got {got.status}")
-    if got.content_type != rec["content_type"]:
-        out.append(f"content-type: expected {rec['content_type']!r}, got {got.content_type!r}")
-    expected_headers = [tuple(h) for h in rec["response_headers"]]
-    if got.headers != expected_headers:
-        missing = sorted(set(expected_headers) - set(got.headers))
-        extra = sorted(set(got.headers) - set(expected_headers))
-        out.append(f"headers: expected but not sent {missing}; sent but not expected {extra}")
-    expected = decode_bytes(rec.get("response_body"))  # kept whole unless recorded with --sha-only
-    if sha256(got.body) != rec["sha256"]:
-        out.append(f"body: expected {rec['length']:,} bytes (sha256 {rec['sha256'][:12]}…), "
-                   f"got {len(got.body):,} (sha256 {sha256(got.body)[:12]}…)")  # fmt: skip
-    elif expected is not None and got.body != expected:
-        out.append("body: the recorded body differs from its own sha256 (the recording was edited?)")
-    return out
-
-
-def _shown(i: int, rec: dict[str, Any], got: Answer, differences: list[str]) -> str:
-    req = req_from_json(rec)
-    body = b"" if req.body is None else req.body
-    sent = body[:300].decode("utf-8", "replace") + ("…" if len(body) > 300 else "")
-    lines = [
-        f"#{i} {req.method} {req.url[:300]}" + (f" [{req.phase}]" if req.phase != "online" else ""),
-        *(f"  header {k}: {v[:100]}" for k, v in req.headers),
-        *([f"  body: {sent}"] if body else []),
-        *(f"  {d}" for d in differences),
-    ]
-    expected = decode_bytes(rec.get("response_body"))
-    if expected is not None and expected != got.body:
-        diff = difflib.unified_diff(_pretty(expected), _pretty(got.body), "expected", "got", n=2, lineterm="")
-        lines += [f"    {line[:200]}" for line in list(diff)[:DIFF_LINES]]
-    elif expected is None and got.body != b"":
-        lines.append(f"  got body: {got.body[:300].decode('utf-8', 'replace')}")
-    return "\n".join(lines)
-
-
-def test_every_recorded_request_answers_byte_identically(registry: Registry) -> None:
-    records = read_recording()
-    assert len(records) >= 2000, f"the recording holds {len(records)} requests; record it anew"
-    mismatches: list[tuple[int, dict[str, Any], Answer, list[str]]] = []
-    with service(registry) as svc:
-        for i, rec in enumerate(records):
-            got = svc.send(i, req_from_json(rec))
-            differences = _differences(rec, got)
-            if differences:
-                mismatches.append((i, rec, got, differences))
-    if mismatches:
-        by_endpoint = Counter(rec["endpoint"] for _, rec, _, _ in mismatches)
-        report = [
-            f"{len(mismatches)} of {len(records)} recorded requests answered differently "
-            f"({', '.join(f'{ep}: {n}' for ep, n in by_endpoint.most_common())}); the first {SHOWN}:",
-            *(_shown(*m) for m in mismatches[:SHOWN]),
-        ]
-        pytest.fail("\n\n".join(report), pytrace=False)
+def test_every_recorded_request_answers_byte_identically(replayed_recording: dict[str, Any]) -> None:
+    """Replayed in a process of its own (compare.py), started as soon as the session knew it would
+    run this test."""
+    requests = replayed_recording["requests"]
+    assert requests >= 2000, f"the recording holds {requests} requests; record it anew"
+    if replayed_recording["report"]:
+        pytest.fail(replayed_recording["report"], pytrace=False)

@@ -8,12 +8,13 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kvplan import compiled
-from tests.conftest import run_python
-from tests.sim import compiled_corpus
+from tests.processes import run_python
+from tests.sim import compiled_corpus as corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,14 +44,15 @@ def test_make_test_runs_the_compiled_simulator() -> None:
 
 
 def test_the_compiled_simulator_answers_every_workload_as_the_python_source_does(
-    python_source_corpus: dict[str, str],
+    compiled_corpus: dict[str, Any], python_source_corpus: dict[str, str]
 ) -> None:
     if not compiled.active():
         pytest.skip(compiled.STATUS)
-    now = compiled_corpus.answers()
+    assert compiled_corpus["compiled"] is True  # the build this process runs, in a process of its own
+    now = compiled_corpus["answers"]
     traces = 2
-    queries = len(compiled_corpus.JSON_QUERIES) + len(compiled_corpus.FORMATS) + traces
-    assert len(now) == len(compiled_corpus.GOLDEN_CASES) + queries
+    queries = len(corpus.JSON_QUERIES) + len(corpus.FORMATS) + traces
+    assert len(now) == len(corpus.GOLDEN_CASES) + queries
     assert all(v.startswith("200 ") for k, v in now.items() if not k.startswith("golden")), now
     assert {k: v for k, v in now.items() if python_source_corpus[k] != v} == {}
 
