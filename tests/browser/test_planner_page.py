@@ -44,16 +44,49 @@ def browser() -> Iterator[object]:
         b.close()
 
 
+# What the page has still to do after a change, counted in the page before its own script runs: the
+# timers it set (the inputs' debounce), and the requests it sent and the answers it reads, each
+# counted until a task after it settles, so that what the page does with an answer (render it, or
+# ask for the next one) is done by then. settle() waits until there is nothing left.
+WATCH = """(() => {
+  const setTimeout_ = window.setTimeout.bind(window), clearTimeout_ = window.clearTimeout.bind(window);
+  const timers = new Set();
+  let reading = 0;
+  const settled = () => { setTimeout_(() => { reading -= 1; }, 0); };
+  const read = (promise) => { reading += 1; promise.then(settled, settled); return promise; };
+  window.setTimeout = (handler, ms, ...args) => {
+    if (typeof handler !== "function") return setTimeout_(handler, ms, ...args);
+    const id = setTimeout_((...a) => { timers.delete(id); handler(...a); }, ms, ...args);
+    timers.add(id);
+    return id;
+  };
+  window.clearTimeout = (id) => { timers.delete(id); clearTimeout_(id); };
+  const fetch_ = window.fetch.bind(window);
+  window.fetch = (...args) => read(fetch_(...args));
+  for (const name of ["json", "text", "arrayBuffer", "blob"]) {
+    const body = Response.prototype[name];
+    Response.prototype[name] = function () { return read(body.call(this)); };
+  }
+  window.kvplanTestIdle = () => timers.size === 0 && reading === 0;
+})()"""
+
+
+def new_page(browser, **options):  # type: ignore[no-untyped-def]
+    """A page in a browser context of its own (`options`: its viewport and the like), watched (WATCH)."""
+    ctx = browser.new_context(**options)
+    ctx.add_init_script(WATCH)
+    return ctx.new_page()
+
+
 @pytest.fixture
 def page(browser, server):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
-    pg = ctx.new_page()
+    pg = new_page(browser, viewport={"width": 1280, "height": 800})
     pg.requests = []  # type: ignore[attr-defined]
     pg.errors = []  # type: ignore[attr-defined]
     pg.on("request", lambda r: pg.requests.append(r.url))
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     yield pg
-    ctx.close()
+    pg.context.close()
 
 
 def open_page(page, server, query: str = "") -> None:
@@ -69,9 +102,9 @@ def open_preset(page, server, group: str) -> None:
 
 
 def settle(page) -> None:
-    """Wait for the answers to a change: the debounced update, then idle network."""
-    page.wait_for_timeout(300)
-    page.wait_for_load_state("networkidle")
+    """Wait for the answers to a change: its debounced update sent, and every answer the page asked
+    for read and dealt with (WATCH: nothing left to do)."""
+    page.wait_for_function("window.kvplanTestIdle()", timeout=20_000)
 
 
 def shot(page, name: str, selector: str | None = None) -> None:
@@ -128,7 +161,7 @@ def test_a_copied_url_restores_the_same_view(page, server, browser):
     page.click("#ledger-toggle")
     settle(page)
     url = page.url
-    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh = new_page(browser, viewport={"width": 1280, "height": 800})
     fresh.goto(url)
     fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)
     settle(fresh)
@@ -197,15 +230,14 @@ PHONE_WIDTH = 390
 @contextmanager
 def phone_page(browser, server) -> Iterator:
     """The page opened at a phone's width (390 CSS px, 2× pixels, touch), closed after."""
-    ctx = browser.new_context(
-        viewport={"width": PHONE_WIDTH, "height": 844}, device_scale_factor=2, is_mobile=True
+    pg = new_page(
+        browser, viewport={"width": PHONE_WIDTH, "height": 844}, device_scale_factor=2, is_mobile=True
     )
     try:
-        pg = ctx.new_page()
         open_page(pg, server)
         yield pg
     finally:
-        ctx.close()
+        pg.context.close()
 
 
 def assert_no_horizontal_scroll(pg) -> None:
@@ -267,8 +299,7 @@ def hub_server(tmp_path_factory):
 def test_a_hub_id_typed_in_resolves_and_becomes_the_model(browser, hub_server):
     from tests.hub.repos import QWEN3_8B_BASE
 
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = ctx.new_page()
+    page = new_page(browser, viewport={"width": 1280, "height": 800})
     try:
         open_page(page, hub_server)
         page.fill("#hub-id", "Qwen/Qwen3-8B-Base")
@@ -283,7 +314,7 @@ def test_a_hub_id_typed_in_resolves_and_becomes_the_model(browser, hub_server):
         page.press("#hub-id", "Enter")
         page.wait_for_function("document.querySelector('#hub-status').textContent.includes('no model')")
     finally:
-        ctx.close()
+        page.context.close()
 
 
 def test_a_pasted_log_shows_the_side_by_side_as_text(page, server):
@@ -339,8 +370,7 @@ def test_every_warning_the_api_returns_is_on_the_page_with_the_memory_estimate(p
 
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
 def test_the_chart_has_labelled_axes_from_zero_and_labels_that_do_not_overlap(browser, server, width, height):
-    ctx = browser.new_context(viewport={"width": width, "height": height})
-    pg = ctx.new_page()
+    pg = new_page(browser, viewport={"width": width, "height": height})
     try:
         open_page(pg, server)
         pg.click("#preset-A")
@@ -366,7 +396,7 @@ def test_the_chart_has_labelled_axes_from_zero_and_labels_that_do_not_overlap(br
         assert pg.locator("#chart-table tbody tr").count() == pg.locator("#chart circle").count()
         shot(pg, f"chart-{width}")
     finally:
-        ctx.close()
+        pg.context.close()
 
 
 def race(page, url: str, slow: tuple[str, str], fast: tuple[str, str], shown: str) -> None:
@@ -660,7 +690,7 @@ def test_a_copied_url_restores_the_fleet(page, server, browser):
     page.fill("#fleet-count-h200-141gb", "16")
     page.fill("#fleet-cost-h200-141gb", "3.5")
     set_target(page, 700)
-    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh = new_page(browser, viewport={"width": 1280, "height": 800})
     fresh.goto(page.url)
     fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)
     settle(fresh)
@@ -675,8 +705,7 @@ def test_a_copied_url_restores_the_fleet(page, server, browser):
 
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
 def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, width, height):
-    ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
-    pg = ctx.new_page()
+    pg = new_page(browser, viewport={"width": width, "height": height}, device_scale_factor=1)
     try:
         open_preset(pg, server, "B")
         pg.click("#fleet-types summary")
@@ -694,7 +723,7 @@ def test_the_fleet_view_is_legible_at_desktop_and_phone_widths(browser, server, 
         shot(pg, f"fleet-{width}", "#fleet")
         shot(pg, f"fleet-page-{width}")
     finally:
-        ctx.close()
+        pg.context.close()
 
 
 VIEWS = {  # each view of the page, by the element that holds it
@@ -719,8 +748,7 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
     was clipped); a screenshot of each view for a person to look at."""
     from pathlib import Path
 
-    ctx = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
-    pg = ctx.new_page()
+    pg = new_page(browser, viewport={"width": width, "height": height}, device_scale_factor=1)
     try:
         open_preset(pg, server, "B")
         pg.fill("#command", VIEW_COMMAND)
@@ -750,7 +778,7 @@ def test_every_view_at_desktop_and_phone_width_is_whole_and_shot(browser, server
             .map((el) => el.closest('[id]').id + ': ' + el.textContent.slice(0, 40))""")
         assert clipped == []
     finally:
-        ctx.close()
+        pg.context.close()
 
 
 # -- issue 31: the page speaks by severity, in its own words, with the figures the plan used ---------
@@ -792,8 +820,7 @@ RED_ELEMENTS = """(() => {
 
 def test_the_default_budget_shows_no_red_and_no_alarm(browser, server):
     for width in (1440, 390):
-        ctx = browser.new_context(viewport={"width": width, "height": 900})
-        pg = ctx.new_page()
+        pg = new_page(browser, viewport={"width": width, "height": 900})
         try:
             open_page(pg, server, DEFAULT_BUDGET)
             settle(pg)
@@ -805,7 +832,7 @@ def test_the_default_budget_shows_no_red_and_no_alarm(browser, server):
             assert note.count() == 1 and note.get_attribute("data-severity") == "info"
             assert pg.evaluate(RED_ELEMENTS) == [], f"red on the default budget at {width} px"
         finally:
-            ctx.close()
+            pg.context.close()
 
 
 def shown_messages(page) -> list[tuple[str | None, str]]:
@@ -1086,7 +1113,7 @@ def test_a_command_without_a_readable_model_plans_the_pages_and_values_no_option
     assert effects["--max-num-seqs"] == "planned, no control here" and effects["--port"] == "no memory effect"
     assert "No control here for --max-num-seqs" in page.text_content("#command-notes")
     figures = page.text_content("#out-concurrency")
-    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh = new_page(browser, viewport={"width": 1280, "height": 800})
     try:
         fresh.goto(page.url)
         fresh.wait_for_selector("body[data-ready='1']", timeout=20_000)

@@ -129,7 +129,7 @@ def test_a_closed_loop_keeps_the_requests_in_flight_it_was_given_and_a_copied_ur
     assert (
         "sim=concurrency" in page.url and "n=96" in page.url and "rate=" not in page.url
     )  # defaults left out
-    fresh = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fresh = planner.new_page(browser, viewport={"width": 1280, "height": 800})
     try:
         open_page(fresh, server, "?" + page.url.split("?", 1)[1])
         assert fresh.input_value("#sim-source") == "concurrency" and fresh.is_visible("#sim-concurrency")

@@ -86,23 +86,31 @@ def _healthz_ms(server: Server) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _trickle(s: socket.socket, piece: bytes, every: float, until: float) -> None:
-    """Send `piece` every `every` seconds until the server stops reading or `until` (monotonic)."""
-    while time.monotonic() < until:
+def _trickle(
+    s: socket.socket, piece: bytes, every: float, until: float, done: threading.Event | None = None
+) -> None:
+    """Send `piece` every `every` seconds until the server stops reading, `until` (monotonic) or
+    `done` is set."""
+    done = done or threading.Event()
+    while time.monotonic() < until and not done.is_set():
         if not _send(s, piece):
             return
-        time.sleep(every)
+        done.wait(every)
 
 
 def _trickle_then_read(s: socket.socket, piece: bytes, every: float, until: float) -> tuple[bytes, float]:
-    """Trickle in a thread while reading the answer here: (everything read, when it started to come)."""
-    sender = threading.Thread(target=_trickle, args=(s, piece, every, until), daemon=True)
+    """Trickle in a thread while reading the answer here: (everything read, when it started to come).
+    The trickle goes on until the server has closed the connection, then stops (rather than
+    sleeping out its interval until a send finds the connection gone)."""
+    done = threading.Event()
+    sender = threading.Thread(target=_trickle, args=(s, piece, every, until, done), daemon=True)
     sender.start()
     first = b""
     with contextlib.suppress(OSError):
         first = s.recv(65536)
     answered = time.monotonic()
     rest = read_until_closed(s) if first else b""
+    done.set()
     sender.join(until - time.monotonic() + 5)
     return first + rest, answered
 
