@@ -435,3 +435,20 @@ def test_a_config_file_may_name_the_model_and_the_command_line_wins(client):
     both = client.post("/v1/plan", json={"command": "vllm serve Qwen/Qwen3-8B --config c.yaml",
                                          "gpu": "h100-sxm-80gb", "config": config}).json()  # fmt: skip
     assert both["command"]["model"] == "Qwen/Qwen3-8B"
+
+
+def test_a_kubernetes_containers_env_reaches_the_command_it_runs(client):
+    """A Deployment's container sets VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 in `env:`; a value from a
+    secret (valueFrom) is not the manifest's to say, and is left out."""
+    manifest = (
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        "        image: vllm/vllm-openai:v0.11.0\n        env:\n"
+        '        - name: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8\n          value: "1"\n'
+        "        - name: HF_TOKEN\n          valueFrom:\n            secretKeyRef: {name: hf, key: token}\n"
+        '        args: ["openai/gpt-oss-120b", "--tensor-parallel-size", "2"]\n'
+    )
+    r = client.post("/v1/plan", json={"command": manifest, "gpu": "b200-180gb"})
+    assert r.status_code == 200, r.text
+    command = r.json()["command"]
+    assert command["env"] == {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "1"}
+    assert command["settings"] == {"tensor_parallel_size": 2, "flashinfer_moe_mxfp4_mxfp8": True}

@@ -106,45 +106,56 @@ def _from_yaml(text: str) -> str:
         raise InvalidInput("command", str(e.problem)) from None
     except yaml.YAMLError:
         return text
-    words = _container_words(doc)
+    words, env = _container_words(doc)
     if not words or not all(isinstance(w, (str, int, float)) for w in words):
         return text
     line = shlex.join(str(w) for w in words)
     first = str(words[0]).rpartition("/")[2]  # /opt/venv/bin/vllm is vllm
-    return (
-        line
-        if first in ("vllm", "python", "python3") or first.startswith("python3")
-        else "vllm serve " + line
-    )
+    if not (first in ("vllm", "python", "python3") or first.startswith("python3")):
+        line = "vllm serve " + line
+    # the container's `env:` entries with a value of their own (not valueFrom), as assignments
+    # before the command: what vLLM's process sees (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8, …)
+    return " ".join([*(shlex.quote(f"{k}={v}") for k, v in env), line])
 
 
 _YAMLISH = re.compile(r"^\s*(?:args|command):\s*(?:\[.*)?$|^\s*- \S", re.M)
 
 
-def _container_words(doc: Any, depth: int = 0) -> list[Any]:
-    """The words a container runs: a list of them, or the first mapping (however deep in a
-    manifest) with `command` or `args` lists, command first."""
+def _container_words(doc: Any, depth: int = 0) -> tuple[list[Any], list[tuple[str, str]]]:
+    """The words a container runs and its environment: a list of words, or the first mapping
+    (however deep in a manifest) with `command` or `args` lists, command first, and its `env`
+    entries that give a value (name, value)."""
     if isinstance(doc, list) and all(isinstance(w, (str, int, float)) for w in doc):
-        return list(doc)
+        return list(doc), []
     if depth > 12:
-        return []
+        return [], []
     if isinstance(doc, dict):
         if isinstance(doc.get("args"), list) or isinstance(doc.get("command"), list):
             words: list[Any] = []
             for key in ("command", "args"):
                 part = doc.get(key) or []
                 words += part if isinstance(part, list) else [part]
-            return words
+            entries = doc.get("env") if isinstance(doc.get("env"), list) else []
+            env = [
+                (e["name"], str(e["value"]))
+                for e in entries
+                if isinstance(e, dict) and isinstance(e.get("name"), str) and _ENV_NAME.fullmatch(e["name"])
+                and isinstance(e.get("value"), (str, int, float)) and not isinstance(e.get("value"), bool)
+            ]  # fmt: skip
+            return words, env
         children = list(doc.values())
     elif isinstance(doc, list):
         children = doc
     else:
-        return []
+        return [], []
     for child in children:
         found = _container_words(child, depth + 1)
-        if found:
+        if found[0]:
             return found
-    return []
+    return [], []
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def budget_question(req: PlanRequest, given: Collection[str]) -> tuple[BudgetRequest, Command]:
