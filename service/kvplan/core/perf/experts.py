@@ -6,21 +6,14 @@ from __future__ import annotations
 
 from ..errors import InvalidInput
 from .coeffs import SystemCoeffs
+from .weights import GEMM_DTYPES, WEIGHT_ONLY
 
-# Experts' weight dtype → (fitted MoE table, bytes a weight).
+# Experts' weight dtype → (fitted MoE table, bytes a weight): the GEMM dtypes' own (float32 experts
+# as bf16), MXFP4 and the 4-bit weight-only formats on their MoE kernels' tables.
 MOE_DTYPES: dict[str, tuple[str, float]] = {
-    "bfloat16": ("bfloat16", 2.0),
-    "float16": ("bfloat16", 2.0),
-    "fp8": ("fp8", 1.0),
-    "fp8_e4m3": ("fp8", 1.0),
-    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
-    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
-    "fp4": ("nvfp4", 0.5 + 1 / 16),
-    "mxfp4": ("w4a16_mxfp4", 0.5 + 1 / 32),
-    "int4": ("int4_wo", 0.5 + 2 / 128),
-    "w4a16": ("int4_wo", 0.5 + 2 / 128),
-    "awq": ("int4_wo", 0.5 + 2 / 128),
-    "gptq": ("int4_wo", 0.5 + 2 / 128),
+    **{d: table for d, table in GEMM_DTYPES.items() if d != "float32"},
+    "mxfp4": ("w4a16_mxfp4", WEIGHT_ONLY["mxfp4"]),
+    **{d: ("int4_wo", WEIGHT_ONLY[d]) for d in ("int4", "w4a16", "awq", "gptq")},
 }
 # vLLM's fused_moe/oracle/mxfp4.py: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 picks FlashInfer's TRT-LLM
 # MXFP4 × MXFP8 kernel (after an explicit --moe-backend, before Marlin), or raises where it cannot run.
@@ -34,12 +27,10 @@ def expert_table(
     tp: int,
     moe_backend: str,
     mxfp8_activations: bool,
-    other_bytes: float,
 ) -> tuple[str, float]:
     """(the table's key, bytes a weight) for experts of `dtype` on this GPU's tables; a key the
-    tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM.
-    `other_bytes`: a weight's bytes for a dtype without a MoE table of its own."""
-    key, nbytes = MOE_DTYPES.get(dtype, ("bfloat16", other_bytes))
+    tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM."""
+    key, nbytes = MOE_DTYPES.get(dtype, ("bfloat16", WEIGHT_ONLY.get(dtype, 2.0)))
     mxfp4 = key == "w4a16_mxfp4"  # before a GPU without MoE tables falls back to bf16
     if key == "fp8" and "fp8_block" in table.moe:
         key = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized

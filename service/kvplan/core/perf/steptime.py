@@ -41,6 +41,7 @@ from .elementwise import ELEMENTWISE_PRIOR, ElementwisePrior
 from .experts import expert_table
 from .mla import mla_module, mla_params
 from .specs import GpuSpecs
+from .weights import GEMM_DTYPES, WEIGHT_ONLY
 
 UNBOUNDED = 1 << 62  # decode_line's `until` when its form holds on
 SRC_GRAPHS = "vllm/config/vllm.py (_set_cudagraph_sizes), vllm/v1/cudagraph_dispatcher.py"
@@ -375,42 +376,21 @@ def _interp_loglog(c: Curve, x: float) -> float:
 
 # --- building ---------------------------------------------------------------------------------------
 
-# kvplan's weight dtypes → (AIC GEMM table, bytes a weight); "weight-only" dtypes (4-bit AWQ/GPTQ,
-# MXFP4, int8) run as bf16 compute over a memory-bound read of their packed weights.
-_GEMM_DTYPES: dict[str, tuple[str, float]] = {
-    "bfloat16": ("bfloat16", 2.0),
-    "float16": ("bfloat16", 2.0),
-    "float32": ("bfloat16", 4.0),
-    "fp8": ("fp8", 1.0),
-    "fp8_e4m3": ("fp8", 1.0),
-    "fp8_block": ("fp8_block", 1.0 + 4 / 128**2),
-    "nvfp4": ("nvfp4", 0.5 + 1 / 16),
-    "fp4": ("nvfp4", 0.5 + 1 / 16),
-}
-_WEIGHT_ONLY: dict[str, float] = {
-    "int4": 0.5 + 2 / 128,
-    "w4a16": 0.5 + 2 / 128,
-    "awq": 0.5 + 2 / 128,
-    "gptq": 0.5 + 2 / 128,
-    "mxfp4": 0.5 + 1 / 32,
-    "int8": 1.0 + 2 / 128,
-    "w8a16": 1.0 + 2 / 128,
-}
 _MODELLED_KINDS = frozenset({FULL, SLIDING, CHUNKED, MLA})
 
 
 def _route(dtype: str, table: SystemCoeffs, field: str) -> tuple[str, float, str]:
     """(the GEMM table priced, bytes a weight, how it was read) for a weights dtype."""
-    if dtype in _GEMM_DTYPES:
-        key, wbytes = _GEMM_DTYPES[dtype]
+    if dtype in GEMM_DTYPES:
+        key, wbytes = GEMM_DTYPES[dtype]
         if key in table.gemm:
             return key, wbytes, key
         if key == "fp8_block" and "fp8" in table.gemm:
             return "fp8", wbytes, "fp8 (no fp8_block table on this GPU)"
         return "bfloat16", wbytes, f"{dtype} weights read, bf16 compute (no {key} kernels on this GPU)"
-    if dtype in _WEIGHT_ONLY:
-        return "bfloat16", _WEIGHT_ONLY[dtype], f"{dtype}: weight-only, memory-bound read, bf16 compute"
-    valid = ", ".join([*_GEMM_DTYPES, *_WEIGHT_ONLY])
+    if dtype in WEIGHT_ONLY:
+        return "bfloat16", WEIGHT_ONLY[dtype], f"{dtype}: weight-only, memory-bound read, bf16 compute"
+    valid = ", ".join([*GEMM_DTYPES, *WEIGHT_ONLY])
     raise InvalidInput(field, f"the step-time model prices {valid}; got {dtype!r}")
 
 
@@ -497,9 +477,7 @@ def step_model(
         per_expert = 3 * h * shape.moe_intermediate_size
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
-        mkey, mbytes = expert_table(
-            table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations, _WEIGHT_ONLY.get(edtype, 2.0)
-        )
+        mkey, mbytes = expert_table(table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations)
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
         if mkey in table.moe:
