@@ -10,9 +10,23 @@ from tests.seed import W_LLAMA_3_70B_BF16 as W
 from tests.seed import A, C
 
 
-def test_five_profiles_are_listed_and_the_seed_is_the_default():
-    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.19", "vllm@0.10", "vllm@v0"}
+def test_six_profiles_are_listed_and_the_seed_is_the_default():
+    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.19", "vllm@0.12", "vllm@0.10", "vllm@v0"}
     assert get_profile(None).id == "vllm@e740bad"
+
+
+@pytest.mark.parametrize(
+    ("version", "profile", "async_default"),
+    [("0.11.1", "vllm@0.10", False), ("0.12.0", "vllm@0.12", False), ("v0.13.0", "vllm@0.12", False),
+     ("0.14.0", "vllm@0.19", True), ("0.29", "vllm@0.19", True), ("0.33.0", "vllm@0.33", True)],
+)  # fmt: skip
+def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, profile, async_default):
+    """vLLM 0.14.0 turned async scheduling on by default (PR #27614): 0.12–0.13 share 0.19's rules
+    and memory model but not that default, so they have a profile of their own."""
+    found = get_profile(version)
+    assert (found.id, found.async_scheduling_default) == (profile, async_default)
+    if profile == "vllm@0.12":
+        assert found.memory == PROFILES["vllm@0.19"].memory
 
 
 def test_unknown_profile_lists_the_valid_ones():

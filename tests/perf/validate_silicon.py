@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kvplan.core.budget import compute_budget
+from kvplan.core.engine.profiles import profile_for_version
 from kvplan.core.errors import KvplanError
 from kvplan.core.sim.simulate import TimedSimResult
 from kvplan.presets.perf import PERF_DIR, VALIDATION, GpuValidation, Validation
@@ -108,13 +109,12 @@ def inferencemax_script(model: str, system: str, measured: str, isl: int, osl: i
 
 
 def async_by_default(version: str) -> bool:
-    """vLLM's default for async scheduling in the version a row names: on from 0.14.0 (vLLM PR
-    #27614, "enabled by default" in the 0.14.0 release), off before; on (0.33's) when unnamed.
-    AIConfigurator's generator passes no --async-scheduling, so its own runs had the default."""
-    parts = version.removeprefix("v").split(".")
-    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
-        return True
-    return (int(parts[0]), int(parts[1])) >= (0, 14)
+    """vLLM's default for async scheduling in the version a row names, as the engine profile that
+    governs the version says it (on from 0.14.0, vLLM PR #27614: `vllm@0.12` and older off); on
+    (0.33's) when unnamed. AIConfigurator's generator passes no --async-scheduling, so its own
+    runs had the default."""
+    profile = profile_for_version(version) if version else None
+    return True if profile is None else profile.async_scheduling_default
 
 
 class Row(NamedTuple):

@@ -212,17 +212,27 @@ _VLLM_0_10 = EngineProfile(
 _VLLM_0_19 = msgspec.structs.replace(
     _VLLM_0_10,
     id="vllm@0.19",
-    title="vLLM 0.12–0.29 (2026)",
+    title="vLLM 0.14–0.29 (2026)",
     description=(
-        "vLLM of early 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, "
-        "windows and the start-up checks; its own memory model (a smaller activation peak "
-        "than 0.11's; CUDA graphs estimated but not subtracted from the KV budget); async "
-        "scheduling on by default, as from 0.14 (0.12–0.13 ran without it: give "
-        "async_scheduling false for them)."
+        "vLLM of 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, windows "
+        "and the start-up checks; its own memory model (a smaller activation peak than 0.11's; "
+        "CUDA graphs estimated but not subtracted from the KV budget); async scheduling on by "
+        "default."
     ),
-    # vLLM 0.14.0 turned async scheduling on by default (PR #27614); 0.12–0.13 had it off.
+    # vLLM 0.14.0 turned async scheduling on by default (PR #27614).
     async_scheduling_default=True,
     memory=_MEMORY_0_19,
+)
+# 0.12–0.13: 0.19's rules and memory model, with async scheduling still off by default.
+_VLLM_0_12 = msgspec.structs.replace(
+    _VLLM_0_19,
+    id="vllm@0.12",
+    title="vLLM 0.12–0.13 (late 2025)",
+    description=(
+        "vLLM of late 2025: vllm@0.19's rules and memory model (calibrated on 0.19 start-up "
+        "logs), with async scheduling off by default, as before 0.14."
+    ),
+    async_scheduling_default=False,
 )
 
 _VLLM_E740BAD = EngineProfile(
@@ -291,7 +301,7 @@ _VLLM_V0 = msgspec.structs.replace(
 )
 
 PROFILES: dict[str, EngineProfile] = {
-    p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_19, _VLLM_V0)
+    p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_12, _VLLM_0_19, _VLLM_V0)
 }
 
 DEFAULT_PROFILE_ID = "vllm@e740bad"
@@ -303,7 +313,8 @@ V0_PROFILE_ID = _VLLM_V0.id
 _VERSION_RANGES: tuple[tuple[tuple[int, int], tuple[int, int], str], ...] = (
     ((0, 4), (0, 7), "vllm@v0"),
     ((0, 8), (0, 11), "vllm@0.10"),
-    ((0, 12), (0, 29), "vllm@0.19"),
+    ((0, 12), (0, 13), "vllm@0.12"),
+    ((0, 14), (0, 29), "vllm@0.19"),
     ((0, 30), (0, 33), "vllm@0.33"),
 )
 _VERSION = re.compile(r"(?:vllm@|v)?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?(?:[.+-]?[0-9A-Za-z.+-]{0,40})?")
