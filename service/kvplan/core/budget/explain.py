@@ -15,12 +15,12 @@ from ..kv import dsv4
 from ..kv.pertoken import per_token_ledger
 from ..ledger import LedgerBuilder, Step
 from ..model.geometry import KIND_NAMES, MAMBA
-from ..model.lora import lora_steps
 from ..model.mamba import SRC_DTYPES, SRC_MODE, mamba_cache_mode
 from ..model.served_dtype import with_served_dtype
 from ..model.speculative import SRC_LAYERS, SRC_LOAD, SRC_LOOKAHEAD, SRC_MAMBA
 from ..model.towers import tower_skipped, without_tower
 from ..units import GiB
+from .explain_weights import weights_per_gpu_steps
 from .kv_cache_utils import (
     SRC_BLOCKS,
     SRC_CONC,
@@ -44,119 +44,6 @@ SRC_BATCH_DEFAULTS = "vllm/engine/arg_utils.py (get_batch_defaults)"
 SRC_PROFILE_RUN = "vllm/v1/worker/gpu_model_runner.py (profile_run: _dummy_run, _dummy_sampler_run)"
 SRC_NON_TORCH = "vllm/v1/worker/gpu_worker.py (determine_available_memory: non-torch increase)"
 SRC_GRAPHS = "vllm/v1/worker/gpu_model_runner.py (capture_model)"
-
-
-SRC_MOE_PARALLEL = "vllm/model_executor/layers/fused_moe/config.py (FusedMoEParallelConfig.make: TP × DP)"
-SRC_EXPERT_MAP = "vllm/model_executor/layers/fused_moe/expert_map_manager.py (determine_expert_map)"
-SRC_UVA_OFFLOAD = "vllm/model_executor/offloader/uva.py (UVAOffloader._maybe_offload_to_cpu)"
-
-
-def _weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
-    """One GPU's weights: the split over TP × PP, or the dense part over TP and the routed experts
-    over TP × DP (whole experts under expert parallelism), then what --cpu-offload-gb offloads."""
-    g, par, pl = inp.geometry, cap.parallel, cap.placement
-    # The last step is the GPU's figure: with LoRA slots or a drafter, the model's weights plus
-    # theirs; with an offload (before them), the one before it is what was loaded.
-    lora = cap.lora_bytes if cap.lora_slots else 0
-    draft = b.weights_bytes_per_gpu - pl.per_gpu - lora  # ⌈draft ÷ TP⌉ (capacity.py)
-    final = "model_weights_bytes_per_gpu" if lora or draft else "weights_bytes_per_gpu"
-    name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else final
-    loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
-    if pl.expert_per_gpu is None:
-        led.add(
-            name,
-            "⌈(sharded / TP + replicated + K/V proj / min(TP, Hkv)) / PP⌉"
-            if loaded
-            else "ceil((weights_bytes − draft_weights_bytes) / (TP × PP))"
-            if draft
-            else "ceil(weights_bytes / (TP × PP))",
-            pl.before_offload,
-            "B",
-            "weights are split over the TP × PP workers",
-            TP=par.tensor,
-            PP=par.pipeline,
-            GiB=round(pl.before_offload / GiB, 6),
-        )
-    else:
-        led.add(
-            "dense_weights_bytes_per_gpu",
-            "sharded / TP + replicated + K/V proj / min(TP, Hkv)" if loaded else "ceil(dense weights / TP)",
-            pl.dense_per_gpu,
-            "B",
-            "attention and dense layers follow TP only; each DP rank holds them whole",
-            TP=par.tensor,
-        )
-        if pl.experts_per_rank is not None:
-            led.add(
-                "expert_weights_bytes_per_gpu",
-                "ceil(expert weights × ⌈E / (TP × DP)⌉ / E): whole experts, the first E mod (TP × DP) "
-                "ranks one more",
-                pl.expert_per_gpu,
-                "B",
-                f"{SRC_MOE_PARALLEL}; {SRC_EXPERT_MAP}",
-                E=pl.num_experts,
-                TP=par.tensor,
-                DP=inp.data_parallel_size,
-                experts_per_gpu=pl.experts_per_rank,
-            )
-        else:
-            led.add(
-                "expert_weights_bytes_per_gpu",
-                "ceil(expert weights / (TP × DP)): each expert's tensors split over TP × DP",
-                pl.expert_per_gpu,
-                "B",
-                SRC_MOE_PARALLEL,
-                TP=par.tensor,
-                DP=inp.data_parallel_size,
-                expert_parallel=inp.enable_expert_parallel,
-            )
-        led.add(
-            name,
-            "ceil((dense per GPU + experts per GPU) / PP)",
-            pl.before_offload,
-            "B",
-            "pipeline stages split the layers",
-            PP=par.pipeline,
-            GiB=round(pl.before_offload / GiB, 6),
-        )
-    if inp.cpu_offload_bytes:
-        led.add(
-            final,
-            "weights per GPU − min(cpu_offload_bytes, weights per GPU): whole parameters of the decoder "
-            "layers moved to CPU until the budget is reached",
-            pl.per_gpu,
-            "B",
-            f"{SRC_UVA_OFFLOAD}; vllm/model_executor/offloader/base.py (create_offloader: int(GiB × 1024³))",
-            before=pl.before_offload,
-            cpu_offload_bytes=inp.cpu_offload_bytes,
-            offloaded=pl.offloaded,
-            GiB=round(pl.per_gpu / GiB, 6),
-        )
-    if cap.lora_slots:
-        lora_steps(led, cap.lora_slots, inp.max_loras, inp.max_lora_rank, par.tensor)
-    if draft:
-        led.add(
-            "draft_weights_bytes_per_gpu",
-            "⌈draft_weights_bytes / TP⌉ (the drafter on the last pipeline stage)",
-            draft,
-            "B",
-            "vllm/v1/worker/gpu/model_runner.py (load_model: the drafter loads with the target)",
-            draft_weights_bytes=cap.draft_weights_bytes,
-            TP=par.tensor,
-        )
-    if lora or draft:
-        what = " + ".join(x for x, v in (("lora_bytes", lora), ("draft weights per GPU", draft)) if v)
-        led.add(
-            "weights_bytes_per_gpu",
-            f"model weights per GPU + {what} (counted with the weights: Model loading took …)",
-            b.weights_bytes_per_gpu,
-            "B",
-            "vllm/v1/worker/gpu_model_runner.py (load_model: load_lora_model, the drafter)",
-            model_weights=pl.per_gpu,
-            lora_bytes=lora or None,
-            draft_weights_per_gpu=draft or None,
-            GiB=round(b.weights_bytes_per_gpu / GiB, 6),
-        )
 
 
 def _memory_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
@@ -410,7 +297,7 @@ def budget_ledger(inp: BudgetInput, b: Budget, cap: LayoutCapacity) -> tuple[Ste
             GiB=round(b.weights_bytes / GiB, 6),
         )
         _tower_step(inp, b, led)
-        _weights_per_gpu_steps(inp, b, cap, led)
+        weights_per_gpu_steps(inp, b, cap, led)
         _memory_steps(inp, b, cap, led)
         led.add(
             "available_kv_bytes",

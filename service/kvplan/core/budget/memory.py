@@ -11,6 +11,8 @@ from msgspec.structs import replace
 from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..kv.parallel import Parallel
+from ..model.gpu_arch import sm_major
+from ..model.mxfp4 import Mxfp4Experts, gpt_oss_experts
 from ..model.weights import bytes_per_rank
 from .types import BudgetInput
 
@@ -82,6 +84,7 @@ class WeightsPlacement(msgspec.Struct, frozen=True, gc=False):
     expert_ranks: int = 1
     experts_per_rank: int | None = None
     num_experts: int | None = None
+    mxfp4: Mxfp4Experts | None = None  # gpt-oss's experts as vLLM allocates them (padded)
 
 
 def num_routed_experts(inp: BudgetInput) -> int:
@@ -139,13 +142,35 @@ def _expert_share(inp: BudgetInput, expert: int, par: Parallel) -> tuple[int, in
     return -(-expert * most // n), ranks, most, n
 
 
+def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
+    """gpt-oss's MXFP4 experts on one GPU as vLLM allocates them (core/model/mxfp4.py), when the
+    model's own weights are planned (not given weights or a weight dtype), else None."""
+    g, s = inp.geometry, inp.geometry.shape
+    if g.model_type != "gpt_oss" or g.expert_weight_dtype != "mxfp4" or s is None or not s.num_experts:
+        return None
+    if inp.weights_bytes is not None or inp.weight_dtype is not None or not s.moe_intermediate_size:
+        return None
+    return gpt_oss_experts(
+        sm=sm_major(inp.gpu_name),
+        moe_backend=inp.moe_backend,
+        hidden=s.hidden_size,
+        intermediate=s.moe_intermediate_size,
+        experts=s.num_experts,
+        layers=g.num_layers,
+        ranks=par.tensor * inp.data_parallel_size,
+        expert_parallel=inp.enable_expert_parallel,
+    )
+
+
 def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsPlacement:
     """One GPU's weights: a checkpoint's tensors as vLLM shards them when they are known and the
     request did not set the weights, else an even split over TP × PP; the routed experts over
-    TP × DP under data or expert parallelism; less what --cpu-offload-gb keeps in CPU memory."""
+    TP × DP under data or expert parallelism, and gpt-oss's MXFP4 experts as vLLM allocates them
+    (padded for its kernel); less what --cpu-offload-gb keeps in CPU memory."""
     g = inp.geometry
     loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
-    spread = (inp.data_parallel_size > 1 or inp.enable_expert_parallel) and has_experts(inp)
+    mx = mxfp4_experts(inp, par)
+    spread = (inp.data_parallel_size > 1 or inp.enable_expert_parallel or mx is not None) and has_experts(inp)
     dense_per = expert_per = most = n = None
     ranks = 1
     if not spread:
@@ -167,6 +192,8 @@ def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsP
             dense, expert, _ = weight_split(inp)
             dense_per = -(-dense // par.tensor)
         expert_per, ranks, most, n = _expert_share(inp, expert, par)
+        if mx is not None:
+            expert_per = mx.bytes
         per = -(-(dense_per + expert_per) // par.pipeline)
     offloaded = min(inp.cpu_offload_bytes or 0, per)
     return WeightsPlacement(
@@ -178,6 +205,7 @@ def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsP
         expert_ranks=ranks,
         experts_per_rank=most,
         num_experts=n,
+        mxfp4=mx,
     )
 
 

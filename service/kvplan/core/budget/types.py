@@ -120,9 +120,10 @@ MoeBackend = Annotated[
         "rdna3", "triton", "triton_unfused",
     ],
     Meta(
-        description="--moe-backend: the MoE kernel vLLM runs (auto: its choice). Timed only: 'marlin' "
-        "prices MXFP4 experts on AIConfigurator's Marlin table; its weight layout and workspace are "
-        "not in the memory budget"
+        description="--moe-backend: the MoE kernel vLLM runs (auto: its choice for the GPU). gpt-oss's "
+        "MXFP4 experts are budgeted at the sizes that kernel pads them to (a kernel vLLM has no MXFP4 "
+        "variant of is refused); 'marlin' prices MXFP4 experts on AIConfigurator's Marlin table. Other "
+        "kernels' weight layouts and workspaces are not in the memory budget"
     ),
 ]  # fmt: skip
 MoeMxfp8Activations = Annotated[
@@ -291,8 +292,8 @@ class EngineSettings(msgspec.Struct, frozen=True, gc=False):
     mamba_block_size: MambaBlockSize | None = None
     # CUDA graphs: what vLLM captures, which the non-KV estimate scales with (core/engine/cudagraphs.py).
     cudagraph_mode: CudagraphMode | None = None
-    moe_backend: MoeBackend = "auto"  # timed only: the experts' kernel in the step-time model
-    flashinfer_moe_mxfp4_mxfp8: MoeMxfp8Activations = False  # timed only, as moe_backend
+    moe_backend: MoeBackend = "auto"  # the experts' kernel: gpt-oss's MXFP4 padding, the step-time table
+    flashinfer_moe_mxfp4_mxfp8: MoeMxfp8Activations = False  # timed only: the step-time table
     compilation_mode: CompilationMode | None = None
     cudagraph_capture_sizes: CaptureSizes | None = None
     max_cudagraph_capture_size: MaxCaptureSize | None = None

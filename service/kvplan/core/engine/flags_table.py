@@ -497,8 +497,9 @@ ROWS: dict[str, Flag] = {
     "--enable-flashinfer-autotune": none("bool", None, KERNEL),
     "--monokernel": none("bool", False, KERNEL),
     "--moe-backend": plan("moe_backend", "choice", "auto", KERNEL, choices=_MOE_BACKEND, reason=(
-        "the experts' kernel in the step-time model (marlin: AIConfigurator's Marlin MoE table); its weight"
-        " layout and workspace are not budgeted (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py)")),
+        "the experts' kernel: the sizes it pads gpt-oss's MXFP4 experts to, and in the step-time model"
+        " (marlin: AIConfigurator's Marlin MoE table); other kernels' weight layouts and workspaces are not"
+        " budgeted (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py)")),
     "--linear-backend": memory("choice", "auto", KERNEL, choices=_LINEAR_BACKEND, reason=(
         "the linear kernels' weight layout (emulation dequantizes) and workspace"
         " (vllm/model_executor/kernels/)")),
