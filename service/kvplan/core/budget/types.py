@@ -129,9 +129,10 @@ MoeBackend = Annotated[
 MoeMxfp8Activations = Annotated[
     bool,
     Meta(
-        description="VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (an environment variable): MXFP4 experts run "
-        "FlashInfer's TRT-LLM kernel with MXFP8 activations (Blackwell). Timed only: prices them on "
-        "AIConfigurator's MXFP4 × MXFP8 MoE table"
+        description="MXFP8 activations for MXFP4 experts: vLLM 0.33's --quantization-config "
+        '\'{"moe": {"activation": "mxfp8"}}\' (earlier vLLM: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1). '
+        "FlashInfer's TRT-LLM MXFP4 × MXFP8 kernel on data-center Blackwell; elsewhere vLLM falls back to "
+        "BF16 activations. Timed only: prices the experts on AIConfigurator's MXFP4 × MXFP8 MoE table"
     ),
 ]
 CompilationMode = Annotated[

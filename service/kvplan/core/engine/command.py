@@ -614,6 +614,17 @@ def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
 
 
 _SPECULATIVE = "--speculative-config"
+_QUANT_CONFIG = "--quantization-config"
+
+
+def _quant_config_settings(value: object) -> dict[str, Any]:
+    """What of --quantization-config a plan expresses: MXFP8 activations for the experts, its
+    `moe.activation` (vllm/config/quantization.py QuantizationConfigArgs; vLLM 0.33's spelling of
+    VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8). The rest stays a flag whose memory kvplan does not model."""
+    moe = value.get("moe") if isinstance(value, dict) else None
+    if isinstance(moe, dict) and moe.get("activation") == "mxfp8":
+        return {"flashinfer_moe_mxfp4_mxfp8": True}
+    return {}
 
 
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:
@@ -625,7 +636,9 @@ def _settings(read: list[ReadFlag]) -> dict[str, Any]:
     spec: dict[str, Any] | None = None
     shorthands: dict[str, Any] = {}
     for f in read:
-        if f.option == _SPECULATIVE:
+        if f.option == _QUANT_CONFIG:
+            out |= _quant_config_settings(f.value)
+        elif f.option == _SPECULATIVE:
             spec = f.value if isinstance(f.value, dict) else {"": f.value}
         elif f.option in SHORTHANDS:
             shorthands[f.option] = f.value

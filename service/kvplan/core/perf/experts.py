@@ -4,7 +4,6 @@ asks for one, and the GPU's shard of each expert at its tensor-parallel size."""
 
 from __future__ import annotations
 
-from ..errors import InvalidInput
 from .coeffs import SystemCoeffs
 from .weights import GEMM_DTYPES, WEIGHT_ONLY
 
@@ -15,8 +14,10 @@ MOE_DTYPES: dict[str, tuple[str, float]] = {
     "mxfp4": ("w4a16_mxfp4", WEIGHT_ONLY["mxfp4"]),
     **{d: ("int4_wo", WEIGHT_ONLY[d]) for d in ("int4", "w4a16", "awq", "gptq")},
 }
-# vLLM's fused_moe/oracle/mxfp4.py: VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 picks FlashInfer's TRT-LLM
-# MXFP4 × MXFP8 kernel (after an explicit --moe-backend, before Marlin), or raises where it cannot run.
+# MXFP8 activations for MXFP4 experts (vLLM 0.33: --quantization-config moe.activation mxfp8; earlier
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1): FlashInfer's TRT-LLM MXFP4 × MXFP8 kernel where it runs
+# (data-center Blackwell), after an explicit --moe-backend; elsewhere vLLM 0.33 falls back to BF16
+# activations with a warning (fused_moe/oracle/mxfp4.py _filter_by_activation, _warn_on_bf16_fallback).
 MXFP8_TABLE = "w4a8_mxfp4_mxfp8"
 
 
@@ -27,11 +28,13 @@ def expert_table(
     tp: int,
     moe_backend: str,
     mxfp8_activations: bool,
-) -> tuple[str, float]:
-    """(the table's key, bytes a weight) for experts of `dtype` on this GPU's tables; a key the
-    tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM."""
+) -> tuple[str, float, str]:
+    """(the table's key, bytes a weight, a note) for experts of `dtype` on this GPU's tables; a key
+    the tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM. The
+    note says when MXFP8 activations were asked for and vLLM falls back to BF16 ones."""
     key, nbytes = MOE_DTYPES.get(dtype, ("bfloat16", WEIGHT_ONLY.get(dtype, 2.0)))
     mxfp4 = key == "w4a16_mxfp4"  # before a GPU without MoE tables falls back to bf16
+    note = ""
     if key == "fp8" and "fp8_block" in table.moe:
         key = "fp8_block"  # fp8 MoE checkpoints (DeepSeek, Qwen3-FP8, Kimi) are block-quantized
     if key not in table.moe:
@@ -40,12 +43,12 @@ def expert_table(
         key = f"{key}_marlin"  # the Marlin kernel's own table, where AIC measured another too
     elif mxfp8_activations and mxfp4 and moe_backend == "auto":
         if MXFP8_TABLE not in table.moe:
-            raise InvalidInput(
-                "flashinfer_moe_mxfp4_mxfp8",
-                f"FlashInfer's MXFP4 × MXFP8 MoE kernel does not run on this GPU ({system}), and vLLM "
-                "refuses it: it runs on data-center Blackwell (B200, B300, GB200, GB300); leave it false",
+            note = (
+                f"MXFP8 activations asked for, but no MXFP4 × MXFP8 kernel runs on {system} (data-center "
+                "Blackwell only): vLLM 0.33 falls back to BF16 activations with a warning"
             )
-        key = MXFP8_TABLE
+        else:
+            key = MXFP8_TABLE
     if f"{key}@tp{tp}" in table.moe:
         key = f"{key}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
-    return key, nbytes
+    return key, nbytes, note

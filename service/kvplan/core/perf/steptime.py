@@ -418,8 +418,8 @@ def step_model(
     cudagraph_sizes, cudagraph_mode: the capture sizes and mode in force (core/engine/cudagraphs.py
     capture_sizes, cudagraph_mode); no sizes or mode "none" is eager. moe_backend: vLLM's
     --moe-backend; "marlin" prices the experts on the Marlin kernel's table where AIC measured one
-    beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations:
-    VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8, MXFP4 experts on the MXFP4 × MXFP8 table (Blackwell)."""
+    beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations: MXFP4
+    experts on the MXFP4 × MXFP8 table where that kernel runs (Blackwell), BF16 activations elsewhere."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -477,7 +477,7 @@ def step_model(
         per_expert = 3 * h * shape.moe_intermediate_size
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
-        mkey, mbytes = expert_table(table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations)
+        mkey, mbytes, mnote = expert_table(table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations)
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
         if mkey in table.moe:
@@ -486,6 +486,8 @@ def step_model(
         else:  # no MoE measurements on this GPU (A100's tables): the experts as one bf16 GEMM
             moe = table.gemm["bfloat16"].roofline(moe_nk)
             moe_read = f"{edtype} experts priced as a bf16 GEMM (no MoE table on {gpu.aic_system})"
+        if mnote:
+            moe_read += f" ({mnote})"
 
     # Attention: per layer kind, folded over its layers.
     kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
