@@ -389,10 +389,10 @@ def test_mxfp8_activations_in_vllm_0_33s_quantization_config_set_the_same_field(
     """vLLM 0.33 has no VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8: the experts' activations are
     --quantization-config's moe.activation (vllm/config/quantization.py)."""
     c = read_command(
-        "vllm serve openai/gpt-oss-120b --quantization-config '{\"moe\": {\"activation\": \"mxfp8\"}}'"
+        'vllm serve openai/gpt-oss-120b --quantization-config \'{"moe": {"activation": "mxfp8"}}\''
     )
     assert c.settings == {"flashinfer_moe_mxfp4_mxfp8": True}
-    other = read_command("vllm serve m --quantization-config '{\"moe\": {\"weight\": \"mxfp8\"}}'")
+    other = read_command('vllm serve m --quantization-config \'{"moe": {"weight": "mxfp8"}}\'')
     assert other.settings == {}  # online MXFP8 weights: not an activation switch
 
 
