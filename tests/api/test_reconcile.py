@@ -332,3 +332,27 @@ def test_engine_arguments_the_parser_refuses_are_said_not_silently_dropped(clien
     said = next(u for u in body["inputs"] if u["name"] == "engine flags")
     assert "draft_tensor_parallel_size" in said["source"]
     assert next(u for u in body["inputs"] if u["name"] == "tensor_parallel_size")["value"] == 4
+
+
+def test_a_gpt_oss_log_that_ran_marlin_is_planned_with_marlins_padding(client):
+    """vLLM issue #23278's lines (0.10.1, H100): Marlin's FP4 warning names the experts' kernel, so
+    the plan pads them as Marlin does, and the weights come within 0.1 GiB of the 65.97 GiB printed
+    (60.8 GiB as the checkpoint holds them)."""
+    log = (DATA / "v1-0.10.1-gpt-oss-marlin.log").read_text()
+    body = client.post("/v1/reconcile", json={"log": log, "overrides": {"gpu": "h100-sxm-80gb"}}).json()
+    used = {u["name"]: u for u in body["inputs"]}
+    assert used["moe_backend"]["value"] == "marlin" and used["moe_backend"]["source"] == "log line 7"
+    weights = rows_of(body)["weights_gib"]
+    assert weights["vllm"] == 65.9651 and abs(weights["kvplan"] - 65.9651) < 0.1
+
+
+def test_marlins_fp4_warning_is_no_moe_kernel_for_a_model_without_mxfp4_experts(client):
+    log = LOG + (
+        "WARNING 08-20 18:04:08 [marlin_utils_fp4.py:196] Your GPU does not have native support for FP4 "
+        "computation but FP4 quantization is being used. Weight-only FP4 compression will be used "
+        "leveraging the Marlin kernel.\n"
+    )
+    body = client.post("/v1/reconcile", json={"log": log, "overrides": OFFLINE}).json()
+    (u,) = [u for u in body["inputs"] if u["name"] == "moe_backend"]
+    assert "ignored" in u["source"]
+    assert rows_of(body)["gpu_kv_cache_tokens"]["kvplan"] == 8448

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan.core.errors import InvalidInput
-from kvplan.core.model.mxfp4 import KERNEL_ALIGNMENT, gpt_oss_experts
+from kvplan.core.logs.enginelog import read_log
+from kvplan.core.model.mxfp4 import KERNEL_ALIGNMENT, gpt_oss_experts, kernel_from_log
 from kvplan.core.units import GiB
 
 GPT_OSS_120B = "openai/gpt-oss-120b"
@@ -124,3 +125,35 @@ def test_padding_never_shrinks_the_experts(kernel, ranks, ep):
     assert mx.padded_hidden % KERNEL_ALIGNMENT[kernel][0] == 0
     assert mx.padded_intermediate % KERNEL_ALIGNMENT[kernel][1] == 0
     assert mx.padded_intermediate - mx.intermediate < KERNEL_ALIGNMENT[kernel][1]
+
+
+SM100_BF16 = "INFO [mxfp4.py:137] Using FlashInfer MXFP4 BF16 backend for SM100, For faster performance"
+MARLIN_FP4 = (
+    "WARNING [marlin_utils_fp4.py:196] Your GPU does not have native support for FP4 computation but FP4 "
+    "quantization is being used. Weight-only FP4 compression will be used leveraging the Marlin kernel."
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "kernel"),
+    [
+        ("(EngineCore pid=1) INFO [mxfp4.py:352] Using 'MARLIN' Mxfp4 MoE backend.", "marlin"),
+        ("INFO [mxfp4.py:352] Using 'FLASHINFER_TRTLLM_MXFP4_BF16' Mxfp4 MoE backend.", "flashinfer_trtllm"),
+        ("INFO [mxfp4.py:352] Using 'TRITON' Mxfp4 MoE backend.", "triton"),
+        ("INFO 09-01 [mxfp4.py:166] Using Marlin backend", "marlin"),
+        ("INFO 09-01 [mxfp4.py:170] Using Triton backend", "triton"),
+        (SM100_BF16, "flashinfer_trtllm"),
+        ("INFO [mxfp4.py:120] Using FlashInfer MXFP4 BF16 backend for SM90", "flashinfer_cutlass"),
+        (MARLIN_FP4, "marlin"),
+    ],
+)
+def test_each_vllms_log_line_naming_the_mxfp4_kernel_is_read(line, kernel):
+    found = read_log(f"INFO vLLM API server version 0.19.0\n{line}").first("moe_backend")
+    assert found is not None and kernel_from_log(str(found.value)) == kernel
+
+
+def test_an_attention_backend_line_is_no_moe_kernel():
+    log = read_log(
+        "INFO vLLM API server version 0.19.0\nINFO [cuda.py:298] Using Triton Attention backend on V1."
+    )
+    assert log.first("moe_backend") is None

@@ -152,6 +152,18 @@ EXPECTED: dict[str, tuple[dict[str, object], dict[str, object], str | None]] = {
         {"engine": "V1"},
         kinds.KV_NEEDED_OVER_AVAILABLE,
     ),
+    "v1-0.10.1-gpt-oss-marlin.log": (
+        {
+            "version": "0.10.1",
+            "model": "openai/gpt-oss-120b",
+            "max_model_len": 131072,
+            "max_num_batched_tokens": 8192,
+            "moe_backend": "Marlin",
+            "weights_gib": 65.9651,
+        },
+        {"engine": "V1"},
+        None,
+    ),
     "v1-0.11-failed-cuda-oom.log": (
         {"oom_tried_gib": 3.5, "gpu_total_gib": 31.36, "weights_gib": 27.5185},
         {"engine": "V1", "gpu_memory_bytes": round(31.36 * 2**30), "model": "Qwen/Qwen3-14B"},

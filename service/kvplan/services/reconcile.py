@@ -37,6 +37,7 @@ from kvplan.core.logs.reconcile import (
     share_reproduced,
     start_failure,
 )
+from kvplan.core.model.mxfp4 import kernel_from_log
 from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.units import GiB
 from kvplan.hub import HubError
@@ -144,6 +145,7 @@ def _inputs(
     # The dtype the engine served (--dtype): its unquantized weights, and its KV cache under auto.
     take("dtype", "dtype", lambda v: MODEL_DTYPE_ALIASES.get(str(v), str(v)) if str(v) in _SERVED else None)
     take("quantization", "quantization", lambda v: v if v in QUANTIZATION_ARGS else None)
+    take("moe_backend", "moe_backend", lambda v: kernel_from_log(str(v)))  # gpt-oss's padding
     for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
         found = log.inference(name)  # the layout the ranks' lines imply, where no line states it
         if name not in fields and found is not None and isinstance(found.value, int) and found.value > 1:
@@ -342,6 +344,26 @@ def _budget(registry: Registry, fields: dict[str, Any], model: _Model, **more: A
     return compute_budget(inp)
 
 
+def _settle_moe_backend(registry: Registry, fields: dict[str, Any], used: list[Used], model: _Model) -> None:
+    """The MXFP4 kernel a log names is kept for gpt-oss, whose experts it pads (core/model/mxfp4.py),
+    and dropped, said so, for another model (Marlin's FP4 warning also comes from FP4 linear layers)."""
+    if "moe_backend" not in fields:
+        return
+    req = msgspec.convert({"model": fields["model"]}, BudgetRequest)
+    g = resolve(registry, model.of(req)).geometry
+    if g.model_type == "gpt_oss" and g.expert_weight_dtype == "mxfp4":
+        return
+    del fields["moe_backend"]
+    used[:] = [
+        Used(
+            name=u.name, value=u.value, source=f"{u.source} (ignored: the model has no gpt-oss MXFP4 experts)"
+        )
+        if u.name == "moe_backend"
+        else u
+        for u in used
+    ]
+
+
 def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[Used], model: _Model) -> None:
     """The log's --quantization is dropped, and said so, where the checkpoint states its own
     (vLLM reads that from the config)."""
@@ -457,6 +479,7 @@ def reconcile(
         try:
             model = _Model(registry, ref)
             _settle_quantization(registry, fields, used, model)
+            _settle_moe_backend(registry, fields, used, model)
             _stop_if_asked(should_stop, "before the plan")
             plan, rows, from_log = _plan(registry, log, extra, fields, model)
             _stop_if_asked(should_stop, "before the what-ifs")

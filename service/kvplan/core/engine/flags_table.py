@@ -169,8 +169,8 @@ ROWS: dict[str, Flag] = {
     "--quantization": plan(
         "quantization", "choice", None, MODEL, "-q", choices=_QUANTIZATION, open_choices=True),
     "--quantization-config": memory("json", None, MODEL, reason=(
-        "the quantization method's parameters: the weights' bytes on the GPU"
-        " (vllm/config/quantization.py); its moe.activation mxfp8 is read as flashinfer_moe_mxfp4_mxfp8")),
+        "the quantization method's parameters: the weights' bytes on the GPU; its moe.activation mxfp8"
+        " is read as flashinfer_moe_mxfp4_mxfp8 (vllm/config/quantization.py)")),
     "--allow-deprecated-quantization": none("bool", False, MODEL),
     "--enforce-eager": plan("enforce_eager", "bool", False, MODEL),
     "--enable-return-routed-experts": memory("bool", False, AUX_OUTPUT, reason=(

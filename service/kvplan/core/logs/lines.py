@@ -126,6 +126,12 @@ _TABLE: tuple[tuple[str, str, str], ...] = (
     ("model", r"█ {1,2}model {1,4}([^\s│]{1,300})", ""),
     ("served_model_name", r"served_model_name=([^\s,]{1,300}),", ""),
     ("quantization", r" quantization=(\w{1,40}),", ""),
+    # The MXFP4 MoE kernel: fused_moe/oracle/mxfp4.py (0.19 on) and quantization/mxfp4.py before,
+    # and Marlin's weight-only FP4 warning (quantization/utils/marlin_utils_fp4.py).
+    ("moe_backend", r"Using '(\w{1,40})' Mxfp4 MoE backend", ""),
+    ("moe_backend", r"\] Using (Marlin|Triton) backend", ""),
+    ("moe_backend", r"Using (FlashInfer MXFP4 [A-Z0-9 ]{3,20} backend for SM\d{2,3})", ""),
+    ("moe_backend", r"FP4 compression will be used leveraging the (Marlin) kernel", ""),
     ("distributed_executor_backend", r"distributed_executor_backend=['\"]?(\w{1,20})", ""),
     ("kv_cache_dtype", r"kv_cache_dtype=(\w{1,20})", ""),
     ("dtype", r"dtype=torch\.(\w{1,20})", ""),
@@ -181,7 +187,7 @@ OTHER_PATTERNS: tuple[Pattern, ...] = tuple(
 )
 TEXT_FIGURES = frozenset(
     {"version", "model", "kv_cache_dtype", "dtype", "engine", "served_model_name", "quantization",
-     "distributed_executor_backend", "gpu_name"}
+     "distributed_executor_backend", "gpu_name", "moe_backend"}
 )  # fmt: skip
 BOOL_FIGURES = frozenset({"enforce_eager", "enable_prefix_caching"})
 INT_FIGURES = frozenset(
@@ -196,7 +202,7 @@ INTERESTING = re.compile(
     r"GiB|GB|blocks|concurrency|KV cache|non-default args|LLM engine|vllm serve|version|"
     r"max_num_batched_tokens|max model len|--[a-z]|vLLM|world|"
     r"failed to start|initialization failed|hit an exception|out of memory|OutOfMemory|max seq len|NVIDIA|"
-    r"load model|serving model|█|api_server"
+    r"load model|serving model|█|api_server|backend|Marlin kernel"
 )
 # vLLM's own log prefix (vllm/logger.py): `INFO 11-30 12:00:01 [gpu_worker.py:298] ` (file and line
 # in brackets from 0.8, bare `file.py:298]` before). A line that has it is vLLM's even when it

@@ -73,6 +73,31 @@ def gpt_oss_kernel(sm: int | None, moe_backend: str) -> tuple[str, str] | None:
     return "marlin", f"auto on SM {sm}.x: Marlin ({why})"
 
 
+def kernel_from_log(said: str) -> str | None:
+    """The --moe-backend name of the MXFP4 kernel a vLLM log names: 0.19 on print the kernel's enum
+    value ("Using 'MARLIN' Mxfp4 MoE backend."), earlier ones a phrase ("Using Marlin backend",
+    "Using FlashInfer MXFP4 BF16 backend for SM100", Marlin's weight-only FP4 warning). None for a
+    name kvplan does not map."""
+    enum = said.upper()
+    if "SM90" in enum or "CUTLASS" in enum:
+        return "flashinfer_cutlass"  # SM90_FI_MXFP4_BF16 (FlashInfer's CUTLASS on Hopper), *_CUTLASS
+    for key, name in (
+        ("BATCHED_MARLIN", "marlin"),
+        ("MARLIN", "marlin"),
+        ("TRITON_UNFUSED", "triton_unfused"),
+        ("TRITON", "triton"),
+        ("TRTLLM", "flashinfer_trtllm"),
+        ("FLASHINFER MXFP4", "flashinfer_trtllm"),  # "… BF16 backend for SM100": SM100_FI_MXFP4_BF16
+        ("DEEPGEMM", "deep_gemm"),
+        ("HUMMING", "humming"),
+        ("EMULATION", "emulation"),
+        ("B12X", "b12x"),
+    ):
+        if key in enum:
+            return name
+    return None
+
+
 def _round_up(n: int, to: int) -> int:
     return -(-n // to) * to
 
