@@ -22,10 +22,10 @@ def _experts_step(b):
     return step
 
 
-def _layer_bytes(experts: int, h: int, i: int) -> int:
-    """create_weights by hand: w13 [E, 2I, H/2] + scales [E, 2I, H/32] + bias [E, 2I] bf16, w2 [E, H,
-    I/2] + scales [E, H, I/32] + bias [E, H] bf16."""
-    return experts * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
+def _layer_bytes(experts: int, h: int, i: int, bias: int = 2) -> int:
+    """create_weights by hand: w13 [E, 2I, H/2] + scales [E, 2I, H/32] + bias [E, 2I], w2 [E, H, I/2]
+    + scales [E, H, I/32] + bias [E, H]; the biases bf16, or fp32 where the kernel converts them."""
+    return experts * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * bias + h * i // 2 + h * i // 32 + h * bias)
 
 
 def test_gpt_oss_120b_on_marlin_loads_what_a_real_h100_log_printed(budget):
@@ -40,9 +40,9 @@ def test_gpt_oss_120b_on_marlin_loads_what_a_real_h100_log_printed(budget):
         _layer_bytes(EXPERTS, 3072, 2944) - _layer_bytes(EXPERTS, HIDDEN, INTER)
     )
     assert abs(b.weights_bytes_per_gpu / GiB - 65.9651) < 0.1
-    unpadded = budget(GPT_OSS_120B, gpu="h100-sxm-80gb", explain=True)  # Triton: 2880 is 45 × 64
-    assert _experts_step(unpadded).inputs["padding_bytes"] == 0
-    assert b.weights_bytes_per_gpu - unpadded.weights_bytes_per_gpu == step.inputs["padding_bytes"]
+    triton = _experts_step(budget(GPT_OSS_120B, gpu="h100-sxm-80gb", explain=True))
+    assert triton.inputs["padding_bytes"] == 0  # 2880 is 45 × 64
+    assert triton.value == LAYERS * _layer_bytes(EXPERTS, HIDDEN, INTER, bias=4)  # its biases fp32
 
 
 def test_b200_runs_trtllm_and_pads_gpt_oss_experts_to_3072_by_384_at_tp8(budget):
@@ -50,7 +50,7 @@ def test_b200_runs_trtllm_and_pads_gpt_oss_experts_to_3072_by_384_at_tp8(budget)
     step = _experts_step(b)
     assert step.inputs["kernel"] == "flashinfer_trtllm"
     assert (step.inputs["I_per_rank"], step.inputs["H_padded"], step.inputs["I_padded"]) == (360, 3072, 384)
-    assert step.value == LAYERS * _layer_bytes(EXPERTS, 3072, 384) == 8_698_724_352
+    assert step.value == LAYERS * _layer_bytes(EXPERTS, 3072, 384, bias=4) == 8_734_113_792
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,50 @@ def test_expert_parallel_keeps_whole_experts_at_the_full_intermediate_size(budge
     b = budget(GPT_OSS_120B, gpu="b200-180gb", explain=True, **ep)
     step = _experts_step(b)
     assert (step.inputs["E"], step.inputs["I_per_rank"], step.inputs["I_padded"]) == (16, 2880, 2944)
-    assert step.value == LAYERS * _layer_bytes(16, 3072, 2944)
+    assert step.value == LAYERS * _layer_bytes(16, 3072, 2944, bias=4)
+
+
+def test_data_parallel_splits_each_expert_over_tp_times_dp():
+    """vLLM's MoE layers flatten TP over DP (fused_moe/config.py): H100 at TP 2 × DP 2 holds a
+    quarter of each expert's intermediate size, 720, which Triton pads to 768."""
+    mx = gpt_oss_experts(
+        sm=9, moe_backend="auto", mxfp8=False, hidden=HIDDEN, intermediate=INTER, experts=EXPERTS,
+        layers=LAYERS, ranks=4, expert_parallel=False,
+    )  # fmt: skip
+    assert mx is not None and (mx.intermediate, mx.padded_intermediate) == (720, 768)
+
+
+def test_a_data_parallel_budget_pads_the_tp_times_dp_share(budget):
+    b = budget(GPT_OSS_120B, gpu="h100-sxm-80gb", tensor_parallel_size=2, data_parallel_size=2, explain=True)
+    step = _experts_step(b)
+    assert (step.inputs["I_per_rank"], step.inputs["I_padded"]) == (720, 768)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "kernel", "padded"),
+    [
+        ("b200-180gb", "flashinfer_trtllm_mxfp8", (3072, 2944)),
+        ("rtx-pro-6000-96gb", "flashinfer_cutlass_mxfp8", (2944, 2944)),  # CUTLASS × MXFP8 from SM 10.0
+        ("h100-sxm-80gb", "triton", (2880, 2880)),  # no MXFP8 kernel on Hopper: BF16 activations
+    ],
+)
+def test_mxfp8_activations_pick_their_kernel_where_one_runs(budget, gpu, kernel, padded):
+    step = _experts_step(budget(GPT_OSS_120B, gpu=gpu, flashinfer_moe_mxfp4_mxfp8=True, explain=True))
+    assert step.inputs["kernel"] == kernel
+    assert (step.inputs["H_padded"], step.inputs["I_padded"]) == padded
+
+
+@pytest.mark.parametrize(
+    ("gpu", "backend"),
+    [("h100-sxm-80gb", "flashinfer_trtllm"), ("a100-80gb", "triton"), ("b200-180gb", "flashinfer_cutlass")],
+)
+def test_a_moe_backend_whose_kernel_does_not_run_on_the_gpu_is_refused(budget, gpu, backend):
+    """vLLM checks the kernel --moe-backend names against the GPU and fails to start
+    (fused_moe/oracle/mxfp4.py _return_or_raise): TRT-LLM is data-center Blackwell's, Triton needs
+    SM 9.0, FlashInfer's CUTLASS MXFP4 × BF16 runs on SM 9.0 only."""
+    with pytest.raises(InvalidInput) as e:
+        budget(GPT_OSS_120B, gpu=gpu, moe_backend=backend)
+    assert e.value.field == "moe_backend" and "fails to start" in e.value.reason
 
 
 def test_a_moe_backend_without_an_mxfp4_kernel_is_refused(budget):
@@ -105,14 +148,15 @@ def test_given_weights_are_not_padded(budget):
 
 
 @given(
-    kernel=st.sampled_from(sorted(KERNEL_ALIGNMENT)),
+    kernel=st.sampled_from(["flashinfer_trtllm", "marlin", "triton", "deep_gemm", "emulation"]),
     ranks=st.sampled_from([1, 2, 4, 8, 16]),
     ep=st.booleans(),
 )
 def test_padding_never_shrinks_the_experts(kernel, ranks, ep):
     mx = gpt_oss_experts(
-        sm=9,
+        sm=10,
         moe_backend=kernel,
+        mxfp8=False,
         hidden=HIDDEN,
         intermediate=INTER,
         experts=EXPERTS,
@@ -121,10 +165,10 @@ def test_padding_never_shrinks_the_experts(kernel, ranks, ep):
         expert_parallel=ep,
     )
     assert mx is not None
-    assert mx.bytes >= mx.unpadded_bytes
-    assert mx.padded_hidden % KERNEL_ALIGNMENT[kernel][0] == 0
-    assert mx.padded_intermediate % KERNEL_ALIGNMENT[kernel][1] == 0
-    assert mx.padded_intermediate - mx.intermediate < KERNEL_ALIGNMENT[kernel][1]
+    assert mx.kernel == kernel and mx.bytes >= mx.unpadded_bytes
+    h, i = KERNEL_ALIGNMENT[mx.kernel]
+    assert mx.padded_hidden % h == 0 and mx.padded_intermediate % i == 0
+    assert mx.padded_intermediate - mx.intermediate < i
 
 
 SM100_BF16 = "INFO [mxfp4.py:137] Using FlashInfer MXFP4 BF16 backend for SM100, For faster performance"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..ledger import LedgerBuilder
 from ..model.lora import lora_steps
+from ..model.mxfp4 import KERNEL_ALIGNMENT
 from ..units import GiB
 from .types import Budget, BudgetInput
 
@@ -18,15 +19,16 @@ SRC_MOE_PARALLEL = "vllm/model_executor/layers/fused_moe/config.py (FusedMoEPara
 SRC_EXPERT_MAP = "vllm/model_executor/layers/fused_moe/expert_map_manager.py (determine_expert_map)"
 SRC_MXFP4_ALLOC = (
     "vllm/model_executor/layers/fused_moe/oracle/mxfp4.py (select_mxfp4_moe_backend, "
-    "mxfp4_round_up_hidden_size_and_intermediate_size); vllm/model_executor/layers/quantization/"
-    "mxfp4.py (GptOssMxfp4MoEMethod.create_weights)"
+    "mxfp4_round_up_hidden_size_and_intermediate_size, convert_gpt_oss_weight_to_mxfp4_moe_kernel_format: "
+    "fp32 biases); vllm/model_executor/layers/quantization/mxfp4.py (GptOssMxfp4MoEMethod.create_weights)"
 )
 SRC_UVA_OFFLOAD = "vllm/model_executor/offloader/uva.py (UVAOffloader._maybe_offload_to_cpu)"
 
 
 def weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led: LedgerBuilder) -> None:
     """One GPU's weights: the split over TP × PP, or the dense part over TP and the routed experts
-    over TP × DP (whole experts under expert parallelism), then what --cpu-offload-gb offloads."""
+    over TP × DP (whole experts under expert parallelism; gpt-oss's MXFP4 experts as vLLM allocates
+    them for its kernel), then what --cpu-offload-gb offloads."""
     g, par, pl = inp.geometry, cap.parallel, cap.placement
     # The last step is the GPU's figure: with LoRA slots or a drafter, the model's weights plus
     # theirs; with an offload (before them), the one before it is what was loaded.
@@ -60,11 +62,14 @@ def weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led:
             TP=par.tensor,
         )
         if (mx := pl.mxfp4) is not None:
+            ep = inp.enable_expert_parallel
+            split = "E = ⌈E / (TP × DP)⌉ whole experts, I whole" if ep else "I = I / (TP × DP)"
+            h_align, i_align = KERNEL_ALIGNMENT[mx.kernel]
             led.add(
                 "expert_weights_bytes_per_gpu",
-                "layers × E × [2I'·(H'/2 + H'/32 + 2) + H'·(I'/2 + I'/32 + 2)]: w13 and w2 packed "
-                "uint8, their scales a 32-block uint8, biases bf16, at the kernel's padded sizes "
-                "H' = ⌈H⌉ and I' = ⌈I / (TP × DP)⌉ to its alignment",
+                "layers × E × [2I'·(H'/2 + H'/32 + b) + H'·(I'/2 + I'/32 + b)]: w13 and w2 packed uint8, "
+                f"their scales a 32-block uint8, biases of b bytes; {split}; H' and I' rounded up to the "
+                "kernel's alignment",
                 mx.bytes,
                 "B",
                 SRC_MXFP4_ALLOC,
@@ -74,9 +79,15 @@ def weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led:
                 E=mx.experts,
                 H=mx.hidden,
                 I_per_rank=mx.intermediate,
+                alignment=f"H to {h_align}, I to {i_align}",
                 H_padded=mx.padded_hidden,
                 I_padded=mx.padded_intermediate,
+                b=mx.bias_bytes,
+                TP=par.tensor,
+                DP=inp.data_parallel_size,
+                expert_parallel=ep,
                 padding_bytes=mx.bytes - mx.unpadded_bytes,
+                not_modelled="Triton's swizzled layout" if mx.kernel.startswith("triton") else None,
             )
         elif pl.experts_per_rank is not None:
             led.add(

@@ -153,6 +153,7 @@ def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     return gpt_oss_experts(
         sm=sm_major(inp.gpu_name),
         moe_backend=inp.moe_backend,
+        mxfp8=inp.flashinfer_moe_mxfp4_mxfp8,
         hidden=s.hidden_size,
         intermediate=s.moe_intermediate_size,
         experts=s.num_experts,

@@ -621,10 +621,12 @@ def _quant_config_settings(value: object) -> dict[str, Any]:
     """What of --quantization-config a plan expresses: MXFP8 activations for the experts, its
     `moe.activation` (vllm/config/quantization.py QuantizationConfigArgs; vLLM 0.33's spelling of
     VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8). The rest stays a flag whose memory kvplan does not model."""
-    moe = value.get("moe") if isinstance(value, dict) else None
-    if isinstance(moe, dict) and moe.get("activation") == "mxfp8":
-        return {"flashinfer_moe_mxfp4_mxfp8": True}
-    return {}
+    if not isinstance(value, dict):
+        return {}
+    moe = value.get("moe")
+    # --quantization-config.moe.activation mxfp8 arrives as the key "moe.activation" (argparse_utils.py)
+    said = moe.get("activation") if isinstance(moe, dict) else value.get("moe.activation")
+    return {"flashinfer_moe_mxfp4_mxfp8": True} if said == "mxfp8" else {}
 
 
 def _settings(read: list[ReadFlag]) -> dict[str, Any]:

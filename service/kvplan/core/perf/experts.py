@@ -4,6 +4,7 @@ asks for one, and the GPU's shard of each expert at its tensor-parallel size."""
 
 from __future__ import annotations
 
+from ..model.mxfp4 import gpt_oss_kernel
 from .coeffs import SystemCoeffs
 from .weights import GEMM_DTYPES, WEIGHT_ONLY
 
@@ -14,10 +15,10 @@ MOE_DTYPES: dict[str, tuple[str, float]] = {
     "mxfp4": ("w4a16_mxfp4", WEIGHT_ONLY["mxfp4"]),
     **{d: ("int4_wo", WEIGHT_ONLY[d]) for d in ("int4", "w4a16", "awq", "gptq")},
 }
-# MXFP8 activations for MXFP4 experts (vLLM 0.33: --quantization-config moe.activation mxfp8; earlier
-# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1): FlashInfer's TRT-LLM MXFP4 × MXFP8 kernel where it runs
-# (data-center Blackwell), after an explicit --moe-backend; elsewhere vLLM 0.33 falls back to BF16
-# activations with a warning (fused_moe/oracle/mxfp4.py _filter_by_activation, _warn_on_bf16_fallback).
+# MXFP4 experts with MXFP8 activations (vLLM 0.33: --quantization-config moe.activation mxfp8; earlier
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1) run the kernel core/model/mxfp4.py picks: FlashInfer's
+# MXFP4 × MXFP8 TRT-LLM kernel on data-center Blackwell, its CUTLASS one on SM 12.x, and BF16
+# activations, with a warning, where neither runs. AIConfigurator measured the TRT-LLM one only.
 MXFP8_TABLE = "w4a8_mxfp4_mxfp8"
 
 
@@ -28,10 +29,11 @@ def expert_table(
     tp: int,
     moe_backend: str,
     mxfp8_activations: bool,
+    sm: int | None = None,
 ) -> tuple[str, float, str]:
-    """(the table's key, bytes a weight, a note) for experts of `dtype` on this GPU's tables; a key
-    the tables lack (A100 has no MoE table) leaves the caller to price the experts as a GEMM. The
-    note says when MXFP8 activations were asked for and vLLM falls back to BF16 ones."""
+    """(the table's key, bytes a weight, a note) for experts of `dtype` on this GPU's tables (of
+    compute-capability major `sm`); a key the tables lack (A100 has no MoE table) leaves the caller
+    to price the experts as a GEMM. The note says what of MXFP8 activations vLLM honours here."""
     key, nbytes = MOE_DTYPES.get(dtype, ("bfloat16", WEIGHT_ONLY.get(dtype, 2.0)))
     mxfp4 = key == "w4a16_mxfp4"  # before a GPU without MoE tables falls back to bf16
     note = ""
@@ -41,14 +43,20 @@ def expert_table(
         key = "bfloat16"
     if moe_backend == "marlin" and f"{key}_marlin" in table.moe:
         key = f"{key}_marlin"  # the Marlin kernel's own table, where AIC measured another too
-    elif mxfp8_activations and mxfp4 and moe_backend == "auto":
-        if MXFP8_TABLE not in table.moe:
+    elif mxfp8_activations and mxfp4:
+        chosen = gpt_oss_kernel(sm, moe_backend, True)
+        if chosen is not None and chosen.mxfp8_fallback:
             note = (
-                f"MXFP8 activations asked for, but no MXFP4 × MXFP8 kernel runs on {system} (data-center "
-                "Blackwell only): vLLM 0.33 falls back to BF16 activations with a warning"
+                f"MXFP8 activations asked for, but no MXFP4 × MXFP8 kernel runs on {system}: vLLM 0.33 "
+                "falls back to BF16 activations with a warning"
             )
-        else:
+        elif chosen is not None and chosen.kernel == "flashinfer_trtllm_mxfp8" and MXFP8_TABLE in table.moe:
             key = MXFP8_TABLE
+        elif chosen is not None:
+            note = (
+                f"vLLM runs {chosen.kernel} here; AIConfigurator measured no such kernel on {system}: "
+                "priced on the MXFP4 × BF16 table"
+            )
     if f"{key}@tp{tp}" in table.moe:
         key = f"{key}@tp{tp}"  # the GPU's shard of each expert, measured at this TP
     return key, nbytes, note

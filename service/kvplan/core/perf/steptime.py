@@ -419,7 +419,8 @@ def step_model(
     capture_sizes, cudagraph_mode); no sizes or mode "none" is eager. moe_backend: vLLM's
     --moe-backend; "marlin" prices the experts on the Marlin kernel's table where AIC measured one
     beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations: MXFP4
-    experts on the MXFP4 × MXFP8 table where that kernel runs (Blackwell), BF16 activations elsewhere."""
+    experts on the MXFP4 × MXFP8 table where that kernel runs (Blackwell), BF16 activations elsewhere
+    (the kernel as core/model/mxfp4.py picks it for the GPU's compute capability)."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -477,7 +478,9 @@ def step_model(
         per_expert = 3 * h * shape.moe_intermediate_size
         moe_layers = max(1, round(expert_params / (experts * per_expert)))
         edtype = expert_weights_dtype or geometry.expert_weight_dtype or weights_dtype
-        mkey, mbytes, mnote = expert_table(table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations)
+        mkey, mbytes, mnote = expert_table(
+            table, gpu.aic_system, edtype, tp, moe_backend, mxfp8_activations, gpu.sm_version // 10
+        )
         moe_nk = shape.experts_per_token * per_expert // tp
         moe_bytes = per_expert / tp * mbytes
         if mkey in table.moe:
