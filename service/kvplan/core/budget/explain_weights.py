@@ -87,6 +87,7 @@ def weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led:
                 DP=inp.data_parallel_size,
                 expert_parallel=ep,
                 padding_bytes=mx.bytes - mx.unpadded_bytes,
+                rules="vLLM 0.33's kernel order and alignment, under every engine profile",
                 not_modelled="Triton's swizzled layout" if mx.kernel.startswith("triton") else None,
             )
         elif pl.experts_per_rank is not None:
