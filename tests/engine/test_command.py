@@ -385,6 +385,16 @@ def test_the_mxfp8_environment_switch_sets_its_field_and_a_bad_value_is_named():
     assert e.value.field == "command" and "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8='yes'" in e.value.reason
 
 
+def test_the_older_marlin_switch_names_marlin_as_vllm_0_33s_flag_does():
+    """InferenceX's Hopper gpt-oss scripts export VLLM_MXFP4_USE_MARLIN=1 (vLLM before 0.33 read it;
+    0.33 spells it --moe-backend marlin)."""
+    c = read_command("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-120b -tp 2")
+    assert c.settings == {"tensor_parallel_size": 2, "moe_backend": "marlin"}
+    assert read_command("VLLM_MXFP4_USE_MARLIN=0 vllm serve openai/gpt-oss-120b").settings == {}
+    both = read_command("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-120b --moe-backend triton")
+    assert both.settings == {"moe_backend": "triton"}  # the flag, checked before the variable
+
+
 def test_mxfp8_activations_in_vllm_0_33s_quantization_config_set_the_same_field():
     """vLLM 0.33 has no VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8: the experts' activations are
     --quantization-config's moe.activation (vllm/config/quantization.py)."""

@@ -357,7 +357,9 @@ def simulation_input(
         if len(b.groups) != 1 or b.groups[0].groups != 1 or b.groups[0].block_size != b.block_size:
             raise InvalidInput(
                 "model",
-                "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size",
+                "the simulator models one KV-cache group; for a hybrid model give num_blocks and block_size "
+                f"(this plan's budget: num_blocks {b.num_blocks}, block_size {b.block_size}, all its groups' "
+                "blocks; the simulator counts the full-attention ones only)",
             )
         for i, r in enumerate(req.workload.requests or ()):
             if r.prompt_tokens > b.max_model_len:  # vllm/v1/engine/processor.py _validate_model_input

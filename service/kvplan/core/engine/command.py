@@ -463,7 +463,7 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
         except InvalidInput as e:
             raise InvalidInput("config", e.reason) from None
         read = [msgspec.structs.replace(f, given=f"config: {f.given}"[:200]) for f in given] + read
-    settings = _settings(read) | _env_settings(env)
+    settings = _env_settings(env) | _settings(read)  # an explicit flag wins, as vLLM checks it first
     _check_lora(read, settings)
     labels = {k: settings.pop(k) for k in LABELS if k in settings}
     named = settings.pop("model", None)  # the model is its own: a --model flag's, or a --config's
@@ -562,19 +562,28 @@ def _zero_limits(limits: Value) -> Any:
     return tuple(k for k, n in count.items() if n == 0 and k in ("image", "video", "audio"))
 
 
-# The environment variables that set a plan's field (vllm/envs.py reads each as an integer).
-ENV_SETTINGS = {"VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": "flashinfer_moe_mxfp4_mxfp8"}
+# The environment variables that set a plan's field, and the value a true one sets (vllm/envs.py
+# reads each as an integer). Both are earlier vLLMs' switches: 0.33 spells them
+# --quantization-config moe.activation mxfp8 and --moe-backend marlin.
+ENV_SETTINGS: dict[str, tuple[str, object]] = {
+    "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8": ("flashinfer_moe_mxfp4_mxfp8", True),
+    "VLLM_MXFP4_USE_MARLIN": ("moe_backend", "marlin"),
+}
 
 
 def _env_settings(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, field in ENV_SETTINGS.items():
+    for name, (field, value) in ENV_SETTINGS.items():
         if name not in env:
             continue
         try:
-            out[field] = bool(int(env[name]))  # vllm/envs.py: bool(int(os.getenv(name, "0")))
+            on = bool(int(env[name]))  # vllm/envs.py: bool(int(os.getenv(name, "0")))
         except ValueError:
             raise InvalidInput(FIELD, f"{name}={env[name][:40]!r}: vLLM reads it as an integer") from None
+        if value is True:
+            out[field] = on
+        elif on:
+            out[field] = value
     return out
 
 
