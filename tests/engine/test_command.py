@@ -402,6 +402,8 @@ def test_mxfp8_activations_in_vllm_0_33s_quantization_config_set_the_same_field(
         'vllm serve openai/gpt-oss-120b --quantization-config \'{"moe": {"activation": "mxfp8"}}\''
     )
     assert c.settings == {"flashinfer_moe_mxfp4_mxfp8": True}
+    (flag,) = c.flags
+    assert (flag.effect, flag.field) == ("plan", "flashinfer_moe_mxfp4_mxfp8")  # not "not modelled"
     dotted = read_command("vllm serve openai/gpt-oss-120b --quantization-config.moe.activation mxfp8")
     assert dotted.settings == {"flashinfer_moe_mxfp4_mxfp8": True}
     other = read_command('vllm serve m --quantization-config \'{"moe": {"weight": "mxfp8"}}\'')

@@ -470,7 +470,19 @@ def read_command(text: str, config: Mapping[str, Any] | None = None) -> Command:
     if model is None and isinstance(named, str):  # vllm/utils/argparse_utils.py: the CLI's first
         model = named
     shown = {k: "(redacted)" if _SECRET.search(k) else v for k, v in env.items()}
+    read = [_quant_config_read(f) if f.option == _QUANT_CONFIG else f for f in read]
     return Command(form=form, model=model, env=shown, flags=tuple(read), settings=settings, labels=labels)
+
+
+def _quant_config_read(f: ReadFlag) -> ReadFlag:
+    """A --quantization-config that only asks for MXFP8 activations is a setting the plan takes,
+    not one it leaves out (its other keys stay unmodelled)."""
+    v = f.value
+    only = v == {"moe": {"activation": "mxfp8"}} or v == {"moe.activation": "mxfp8"}
+    if not only:
+        return f
+    note = "moe.activation mxfp8: MXFP8 activations for the MXFP4 experts"
+    return msgspec.structs.replace(f, effect="plan", field="flashinfer_moe_mxfp4_mxfp8", note=note)
 
 
 def _int(option: str, value: Any) -> int:
