@@ -142,6 +142,12 @@ def test_a_moe_backend_without_an_mxfp4_kernel_is_refused(budget):
     assert e.value.field == "moe_backend" and "MXFP4" in e.value.reason
 
 
+def test_given_weights_still_refuse_a_backend_vllm_refuses(budget):
+    with pytest.raises(InvalidInput) as e:
+        budget(GPT_OSS_120B, gpu="b200-180gb", moe_backend="cutlass", weights_bytes=64 * GiB)
+    assert e.value.field == "moe_backend"
+
+
 def test_given_weights_are_not_padded(budget):
     b = budget(GPT_OSS_120B, gpu="b200-180gb", tensor_parallel_size=8, weights_bytes=64 * GiB, explain=True)
     assert "kernel" not in _steps_inputs(b)

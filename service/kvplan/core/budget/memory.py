@@ -12,7 +12,7 @@ from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..kv.parallel import Parallel
 from ..model.gpu_arch import sm_major
-from ..model.mxfp4 import Mxfp4Experts, gpt_oss_experts
+from ..model.mxfp4 import Mxfp4Experts, gpt_oss_experts, gpt_oss_kernel
 from ..model.weights import bytes_per_rank
 from .types import BudgetInput
 
@@ -148,6 +148,7 @@ def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     g, s = inp.geometry, inp.geometry.shape
     if g.model_type != "gpt_oss" or g.expert_weight_dtype != "mxfp4" or s is None or not s.num_experts:
         return None
+    gpt_oss_kernel(sm_major(inp.gpu_name), inp.moe_backend, inp.flashinfer_moe_mxfp4_mxfp8)  # refuses as vLLM
     if inp.weights_bytes is not None or inp.weight_dtype is not None or not s.moe_intermediate_size:
         return None
     return gpt_oss_experts(
