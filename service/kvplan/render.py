@@ -487,6 +487,9 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
             f"{t.total_tokens_per_s:,.0f} tokens/s in all, over {t.duration_s:,.1f} s",
         ),
     ]
+    layout = next((s for s in n.steps if s.name == "step-time dtypes and layout"), None)
+    if layout is not None and (moe := layout.inputs.get("moe")):
+        rows.insert(1, ("experts", str(moe)))  # the kernel's table, and what of MXFP8 vLLM honours
     if (g := r.goodput) is not None:
         named = (("TTFT", g.targets.ttft_ms), ("TPOT", g.targets.tpot_ms), ("end-to-end", g.targets.e2e_ms))
         met = ", ".join(f"{name} ≤ {_duration(v)}" for name, v in named if v is not None)

@@ -144,6 +144,8 @@ def test_mxfp8_activations_time_gpt_oss_on_b200_and_fall_back_on_hopper(client: 
     assert r.status_code == 200, r.text
     moe = [s for s in r.json()["timing"]["steps"] if s["name"] == "step-time dtypes and layout"]
     assert "falls back to BF16 activations" in moe[0]["inputs"]["moe"]
+    text = client.post("/v1/simulate?format=text", json={**body, "gpu": "h100-sxm-80gb"}).text
+    assert "experts" in text and "falls back to BF16" in " ".join(text.split())  # the on-call reads it too
 
 
 def test_an_engine_without_async_scheduling_by_default_times_its_steps_without_it(client: TestClient) -> None:
