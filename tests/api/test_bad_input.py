@@ -54,6 +54,21 @@ def test_unknown_field_is_named(client):
     problem(client.post("/v1/budget", json={**A, "contxt_tokens": 8192}), 400, "contxt_tokens")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "hint"),
+    [
+        ("moe_backend", " marlin", "did you mean marlin?"),
+        ("kv_cache_dtype", "FP8", "did you mean fp8?"),
+        ("quantization", "int3", "valid: awq,"),
+    ],
+)
+def test_a_value_outside_a_closed_set_names_the_values_it_takes(client, field, value, hint):
+    body = problem(client.post("/v1/budget", json={**A, field: value}), 400, field)
+    assert hint in body["detail"] and body["valid"]
+    query = problem(client.get("/v1/budget", params={"model": "llama-3-70b", field: value}), 400, field)
+    assert hint in query["detail"]
+
+
 def test_integer_of_400_digits_is_400(client):
     problem(
         post(client, json.dumps(A)[:-1] + ', "gpu_memory_bytes": 1' + "0" * 400 + "}"),

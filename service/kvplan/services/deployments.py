@@ -143,10 +143,10 @@ def digest(data: bytes) -> str:
 
 def _decode_failure(e: msgspec.ValidationError, where: str, field_prefix: str) -> Failure:
     near = unknown_field(e, DeploymentSpec if field_prefix == "" else AutoscalingSettings)
-    if near is not None:
+    if near is not None:  # a misspelt field, or a value outside its closed set (named with them)
         return Failure(
             deployment=where,
-            field=near.field,
+            field=near.field if near.kind == "field" else field_prefix + near.field,
             reason=near.reason,
             suggestions=list(near.suggestions) or None,
         )
@@ -159,21 +159,7 @@ def _decode_failure(e: msgspec.ValidationError, where: str, field_prefix: str) -
     if text.startswith(missing):
         path = ((path + ".") if path else "") + text[len(missing) :].rstrip("`")
         text = "is required"
-    if text.startswith("Invalid enum value"):
-        valid = _choices(DeploymentSpec if field_prefix == "" else AutoscalingSettings, path)
-        if valid:
-            text += "; valid: " + ", ".join(valid)
     return Failure(deployment=where, field=(field_prefix + path) or "deployment", reason=text)
-
-
-def _choices(t: type, name: str) -> list[str]:
-    """The values a Literal field (at the top of `t`) takes, for a message that names them."""
-    for f in msgspec.inspect.type_info(t).fields:  # type: ignore[attr-defined]
-        if f.name == name:
-            t = f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type
-            kinds = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
-            return [f'"{v}"' for k in kinds if isinstance(k, msgspec.inspect.LiteralType) for v in k.values]
-    return []
 
 
 def parse(data: bytes) -> Parsed:
