@@ -69,6 +69,13 @@ def test_a_value_outside_a_closed_set_names_the_values_it_takes(client, field, v
     assert hint in query["detail"]
 
 
+@pytest.mark.parametrize("value", ["maybe", "yes please", ""])
+def test_a_query_strings_switch_says_how_it_is_spelled(client, value):
+    params = {"model": "gpt-oss-120b", "flashinfer_moe_mxfp4_mxfp8": value}
+    body = problem(client.get("/v1/budget", params=params), 400, "flashinfer_moe_mxfp4_mxfp8")
+    assert "true or false" in body["detail"]
+
+
 def test_integer_of_400_digits_is_400(client):
     problem(
         post(client, json.dumps(A)[:-1] + ', "gpu_memory_bytes": 1' + "0" * 400 + "}"),

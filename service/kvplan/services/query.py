@@ -25,6 +25,7 @@ LIST_FIELDS = frozenset({"kv_cache_dtype_skip_layers", "cudagraph_capture_sizes"
 _INTEGER = re.compile(r"-?[0-9]{1,30}\Z", re.ASCII)
 # A size as vLLM writes one (core/engine/flags.py human_readable_int reads it), in ASCII digits.
 _HUMAN = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)([kKmMgGtT])\Z", re.ASCII)
+_NOT_BOOL = "Expected `bool`, got `str`"
 
 
 def integer_text(value: str, key: str) -> str:
@@ -85,4 +86,8 @@ def decode_pairs(pairs: Iterable[tuple[str, str]], t: type[T]) -> T:
     try:
         return msgspec.convert(data, t, strict=False)
     except msgspec.ValidationError as e:
+        text = str(e)
+        if text.startswith(_NOT_BOOL) and " - at `$." in text:  # every query value is text: say which
+            at = text.rpartition(" - at `$.")[2].rstrip("`")
+            raise InvalidInput(at, "must be true or false (or 1, 0)") from None
         raise unknown_field(e, t) or e from None
