@@ -408,6 +408,9 @@ def test_mxfp8_activations_in_vllm_0_33s_quantization_config_set_the_same_field(
     assert dotted.settings == {"flashinfer_moe_mxfp4_mxfp8": True}
     other = read_command('vllm serve m --quantization-config \'{"moe": {"weight": "mxfp8"}}\'')
     assert other.settings == {}  # online MXFP8 weights: not an activation switch
+    with pytest.raises(InvalidInput) as e:
+        read_command('vllm serve m --quantization-config \'{"moe": {"activation": "bogus"}}\'')
+    assert e.value.field == "command" and "'bogus' is not a name vLLM knows" in e.value.reason
 
 
 def test_docker_options_are_not_the_engines_environment():

@@ -636,6 +636,12 @@ def _check_lora(read: list[ReadFlag], settings: Mapping[str, Any]) -> None:
 
 _SPECULATIVE = "--speculative-config"
 _QUANT_CONFIG = "--quantization-config"
+# The quantization names --quantization-config's specs take (vllm/config/quantization.py).
+QUANT_KEY_NAMES = (
+    "fp8_per_tensor_static", "fp8_per_tensor_dynamic", "fp8_per_token", "fp8_per_channel_static",
+    "fp8_per_block_static", "fp8_per_block_dynamic", "mxfp8", "mxfp4", "nvfp4_per_token",
+    "int8_per_channel_static", "int8_per_group_32", "int4_per_group_32",
+)  # fmt: skip
 
 
 def _quant_config_settings(value: object) -> dict[str, Any]:
@@ -647,6 +653,12 @@ def _quant_config_settings(value: object) -> dict[str, Any]:
     moe = value.get("moe")
     # --quantization-config.moe.activation mxfp8 arrives as the key "moe.activation" (argparse_utils.py)
     said = moe.get("activation") if isinstance(moe, dict) else value.get("moe.activation")
+    if said is not None and said not in QUANT_KEY_NAMES:
+        raise InvalidInput(
+            FIELD,
+            f"--quantization-config moe.activation {str(said)[:40]!r} is not a name vLLM knows, and it "
+            f"refuses it (vllm/config/quantization.py QUANT_KEY_NAMES: {', '.join(QUANT_KEY_NAMES)})",
+        )
     return {"flashinfer_moe_mxfp4_mxfp8": True} if said == "mxfp8" else {}
 
 
