@@ -478,8 +478,10 @@ def _quant_config_read(f: ReadFlag) -> ReadFlag:
     """A --quantization-config that only asks for MXFP8 activations is a setting the plan takes,
     not one it leaves out (its other keys stay unmodelled)."""
     v = f.value
-    only = v == {"moe": {"activation": "mxfp8"}} or v == {"moe.activation": "mxfp8"}
-    if not only:
+    settled = (
+        isinstance(v, dict) and len(v) == 1 and not (isinstance(moe := v.get("moe"), dict) and len(moe) > 1)
+    )
+    if not (settled and _quant_config_settings(v)):
         return f
     note = "moe.activation mxfp8: MXFP8 activations for the MXFP4 experts"
     return msgspec.structs.replace(f, effect="plan", field="flashinfer_moe_mxfp4_mxfp8", note=note)
@@ -644,15 +646,20 @@ QUANT_KEY_NAMES = (
 )  # fmt: skip
 
 
+def _moe_activation(value: object) -> object:
+    """--quantization-config's moe.activation, nested or dotted (--quantization-config.moe.activation
+    arrives as the key "moe.activation", vllm/utils/argparse_utils.py); None when not given."""
+    if not isinstance(value, dict):
+        return None
+    moe = value.get("moe")
+    return moe.get("activation") if isinstance(moe, dict) else value.get("moe.activation")
+
+
 def _quant_config_settings(value: object) -> dict[str, Any]:
     """What of --quantization-config a plan expresses: MXFP8 activations for the experts, its
     `moe.activation` (vllm/config/quantization.py QuantizationConfigArgs; vLLM 0.33's spelling of
     VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8). The rest stays a flag whose memory kvplan does not model."""
-    if not isinstance(value, dict):
-        return {}
-    moe = value.get("moe")
-    # --quantization-config.moe.activation mxfp8 arrives as the key "moe.activation" (argparse_utils.py)
-    said = moe.get("activation") if isinstance(moe, dict) else value.get("moe.activation")
+    said = _moe_activation(value)
     if said is not None and said not in QUANT_KEY_NAMES:
         raise InvalidInput(
             FIELD,
