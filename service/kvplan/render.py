@@ -528,11 +528,18 @@ def reconcile_text(r: Reconciliation) -> str:
         f = r.failure
         out.append(f"THE ENGINE DID NOT START: {f.detail} (line {f.line}). {f.kvplan_says}.")
     if r.not_planned:
-        out.append(f"not planned: {r.not_planned}")
+        hint = (
+            " (overrides.<name>: in a JSON body, or ?<name>= beside a text log)"
+            if "overrides." in r.not_planned
+            else ""
+        )
+        out.append(f"not planned: {r.not_planned}{hint}")
     inferred = [u for u in r.inputs if u.source.startswith("inferred")]
     if inferred:
         names = ", ".join(f"{u.name} {u.value}" for u in inferred)
-        out.append(f"inferred: {names} (give overrides.<name> to replace any)")
+        out.append(
+            f"inferred: {names} (give overrides.<name>, or ?<name>= beside a text log, to replace any)"
+        )
     out += ["", "inputs (from the log unless said)"]
     for u in r.inputs:
         value = f"{u.value:,}" if isinstance(u.value, int) and not isinstance(u.value, bool) else str(u.value)

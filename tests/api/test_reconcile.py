@@ -356,3 +356,43 @@ def test_marlins_fp4_warning_is_no_moe_kernel_for_a_model_without_mxfp4_experts(
     (u,) = [u for u in body["inputs"] if u["name"] == "moe_backend"]
     assert "ignored" in u["source"]
     assert rows_of(body)["gpu_kv_cache_tokens"]["kvplan"] == 8448
+
+
+MARLIN_LOG = (DATA / "v1-0.10.1-gpt-oss-marlin.log").read_bytes()
+TEXT = {"content-type": "text/plain"}
+
+
+def test_a_text_log_is_given_the_gpu_it_does_not_print_as_a_query_parameter(client):
+    """#23278's lines print no GPU: sent as text, the answer asks for one; ?gpu= gives it, as a JSON
+    body's overrides do, and the plan comes out the same."""
+    bare = client.post("/v1/reconcile", content=MARLIN_LOG, headers=TEXT).json()
+    assert bare["plan"] is None and "overrides.gpu" in bare["not_planned"]
+    text = client.post("/v1/reconcile?format=text", content=MARLIN_LOG, headers=TEXT).text
+    assert "?<name>= beside a text log" in text
+    given = client.post("/v1/reconcile?gpu=h100-sxm-80gb", content=MARLIN_LOG, headers=TEXT).json()
+    as_json = {"log": MARLIN_LOG.decode(), "overrides": {"gpu": "h100-sxm-80gb"}}
+    assert given == client.post("/v1/reconcile", json=as_json).json()
+    assert given["plan"] is not None and abs(rows_of(given)["weights_gib"]["kvplan"] - 65.9651) < 0.1
+
+
+def test_query_overrides_add_to_a_json_bodys_and_two_values_for_one_field_are_refused(client):
+    sent = {"log": MARLIN_LOG.decode(), "overrides": {"gpu": "a100-80gb"}}
+    added = client.post("/v1/reconcile?tensor_parallel_size=2", json=sent).json()
+    assert {u["name"]: u["value"] for u in added["inputs"]}["tensor_parallel_size"] == 2
+    r = client.post("/v1/reconcile?gpu=h100-sxm-80gb", json=sent)
+    assert r.status_code == 400 and r.json()["field"] == "overrides.gpu"
+    assert "'h100-sxm-80gb' in the query and 'a100-80gb' in the body" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "said"),
+    [
+        ("gpuu=h100-sxm-80gb", "gpuu", "did you mean gpu"),
+        ("tensor_parallel_size=two", "tensor_parallel_size", "must be an integer"),
+        ("hf_config=x", "hf_config", "JSON body"),
+        ("kv_cache_dtype=FP8", "kv_cache_dtype", "did you mean fp8"),
+    ],
+)
+def test_a_bad_query_override_is_a_400_naming_it(client, query, field, said):
+    r = client.post(f"/v1/reconcile?{query}", content=MARLIN_LOG, headers=TEXT)
+    assert r.status_code == 400 and r.json()["field"] == field and said in r.json()["detail"], r.text

@@ -40,7 +40,7 @@ from kvplan.schemas import (
 from kvplan.schemas.capacity import CapacityRequest
 from kvplan.schemas.deployments import ReplicasRequest
 from kvplan.schemas.plan import PlanRequest
-from kvplan.schemas.reconcile import ReconcileRequest
+from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest
 from kvplan.services.deployments import DeploymentAnswer, DeploymentList, ReplicasAnswer
 
 REF = "#/components/schemas/{name}"
@@ -142,6 +142,7 @@ _REQUEST_TYPES: dict[type, str] = {
     SimulateRequest: "SimulateRequest",
     CapacityRequest: "CapacityRequest",
     ReconcileRequest: "ReconcileRequest",
+    ReconcileOverrides: "ReconcileOverrides",
     ReplicasRequest: "ReplicasRequest",
     PlanRequest: "PlanRequest",
 }
@@ -497,6 +498,7 @@ def listing(model: type, description: str) -> dict[str, Any]:
     return single(model, description)
 
 
+@dataclass
 class LogBody(Operation):
     """POST /v1/reconcile: a vLLM log as text, or JSON with the log, metrics and overrides."""
 
@@ -511,6 +513,9 @@ class LogBody(Operation):
                 ),
             },
         )
+        # The overrides a text log has no other place for (a JSON body's own may add to them).
+        overrides = [p for p in _query_parameters(ReconcileOverrides) if p.name != "hf_config"]
+        self.parameters = [*(self.parameters or []), *overrides, _FORMAT]
 
 
 def reconcile_doc() -> dict[str, Any]:

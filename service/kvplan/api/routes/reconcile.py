@@ -14,10 +14,11 @@ from kvplan.hub import HubError
 from kvplan.render import reconcile_text
 from kvplan.schemas.reconcile import ReconcileOverrides, ReconcileRequest
 from kvplan.services.models import ModelRef, model_ref
+from kvplan.services.query import RESERVED, decode_pairs
 from kvplan.services.reconcile import hf_model, reconcile
 
 from ..errors import ApiError
-from ..http import answer, answer_format, decoder, registry_of
+from ..http import answer, answer_format, decoder, query_pairs, registry_of
 from ..hubfetch import prefetch
 from ..hygiene import BODY_MEDIA_TYPES
 from ..metrics import counted
@@ -54,6 +55,27 @@ def _decode(body: bytes, content_type: str) -> ReconcileRequest:
     return ReconcileRequest(log=text)
 
 
+def _with_query(query_string: bytes, req: ReconcileRequest) -> ReconcileRequest:
+    """Overrides given as query parameters, by GET /v1/budget's rules: a log sent as text has no
+    other place for them (`?gpu=h100-sxm-80gb&tensor_parallel_size=2`). Beside a JSON body's
+    overrides they add to them; a field given both ways with two values is refused, naming it."""
+    pairs = [(k, v) for k, v in query_pairs(query_string) if k not in RESERVED] if query_string else []
+    if not pairs:
+        return req
+    if any(k.split(".")[0] == "hf_config" for k, _ in pairs):
+        raise InvalidInput("hf_config", "is the model's config.json: send it in a JSON body's overrides")
+    query = decode_pairs(pairs, ReconcileOverrides)
+    given = {f: v for f in query.__struct_fields__ if (v := getattr(query, f)) is not None}
+    body = req.overrides or ReconcileOverrides()
+    for name, value in given.items():
+        sent = getattr(body, name)
+        if sent is not None and sent != value:
+            raise InvalidInput(
+                f"overrides.{name}", f"given twice, {value!r} in the query and {sent!r} in the body"
+            )
+    return msgspec.structs.replace(req, overrides=msgspec.structs.replace(body, **given))
+
+
 @post(
     "/v1/reconcile",
     status_code=200,
@@ -65,11 +87,11 @@ async def reconcile_post(request: Request[Any, Any, Any]) -> Response[bytes]:
     """What a vLLM engine printed at start-up beside kvplan's plan for the same inputs: each figure
     with its line, kvplan's value, a verdict and where the paths part; the overhead the engine saw
     (as non_kv_bytes); what-ifs. Body: the log as text (`curl --data-binary @engine.log`), or JSON
-    `{"log": …, "metrics": …, "overrides": {…}}`."""
+    `{"log": …, "metrics": …, "overrides": {…}}`; overrides may also be query parameters."""
     reg = registry_of(request)
     fmt = answer_format(request)
     body = await request.body()
-    req = _decode(body, request.headers.get("content-type", ""))
+    req = _with_query(request.scope["query_string"], _decode(body, request.headers.get("content-type", "")))
     # Read the log first (off the loop) to learn its model, fetch a Hub model, then plan. A model
     # the caller names must resolve (else a 4xx naming it); one the log names may not (a local
     # path, a served name, a Hub the cluster cannot reach): the answer then says so, and plans
