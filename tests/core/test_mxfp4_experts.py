@@ -73,11 +73,16 @@ def test_each_gpu_gets_the_kernel_vllm_picks_and_its_padding(budget, gpu, tp, ke
     assert (step.inputs["H_padded"], step.inputs["I_padded"]) == padded
 
 
-def test_amd_gpus_keep_the_checkpoints_experts(budget):
+def test_amd_gpus_keep_the_checkpoints_experts_and_say_the_padding_is_not_modelled(budget):
     """ROCm's AITER kernels align by kernel and CDNA generation: not modelled, so the experts are
-    the checkpoint's share and no MXFP4 step is claimed."""
+    the checkpoint's share, no MXFP4 step is claimed, and a warning says so."""
     b = budget(GPT_OSS_120B, gpu="mi300x-192gb", explain=True)
     assert "kernel" not in _steps_inputs(b)
+    (said,) = [x for x in b.warnings if x.code == "mxfp4_padding_not_modelled"]
+    assert "AITER" in said.message and "MI300X" in said.message
+    modelled = budget(GPT_OSS_120B, gpu="h100-sxm-80gb")
+    given = budget(GPT_OSS_120B, gpu="mi300x-192gb", weights_bytes=64 * GiB)
+    assert not [x for x in (*modelled.warnings, *given.warnings) if x.code == "mxfp4_padding_not_modelled"]
 
 
 def _steps_inputs(b):

@@ -41,6 +41,7 @@ WEIGHTS_OFFLOADED = "weights_offloaded"
 DATA_PARALLEL_ENGINES = "data_parallel_engines"
 LORA_NOT_MODELLED = "lora_not_modelled"
 NO_TOWER_KNOWN = "no_tower_known"
+MXFP4_PADDING_NOT_MODELLED = "mxfp4_padding_not_modelled"
 
 CODES: dict[str, str] = {
     BUDGET_INSUFFICIENT: "The KV budget holds no request of the asked context.",
@@ -120,6 +121,10 @@ CODES: dict[str, str] = {
         "LoRA is enabled on a model whose wrapped modules kvplan does not know (not the Llama layout, "
         "or no config.json): its adapter slots are not subtracted, so the KV figures are optimistic."
     ),
+    MXFP4_PADDING_NOT_MODELLED: (
+        "gpt-oss's MXFP4 experts run on ROCm's AITER kernels here, whose padding kvplan does not "
+        "model: the checkpoint's bytes are planned, so the KV figures may be optimistic."
+    ),
 }
 
 
@@ -163,6 +168,7 @@ SEVERITY: dict[str, Severity] = {
     WEIGHTS_OFFLOADED: Severity.INFO,
     DATA_PARALLEL_ENGINES: Severity.INFO,
     LORA_NOT_MODELLED: Severity.WARNING,
+    MXFP4_PADDING_NOT_MODELLED: Severity.WARNING,
     NO_TOWER_KNOWN: Severity.WARNING,
 }
 

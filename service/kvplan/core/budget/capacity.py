@@ -56,6 +56,7 @@ from .memory import (
     WeightsPlacement,
     available_kv_cache_memory,
     check_moe_parallel,
+    mxfp4_padding_unmodelled,
     requested_memory,
     resolve_weights,
     weights_placement,
@@ -580,6 +581,14 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             f"LoRA is enabled, but kvplan does not know which modules vLLM wraps in "
             f"{inp.geometry.name} (it models the Llama-layout architectures read from config.json): "
             "its adapter slots are not subtracted, and the KV figures are optimistic by their size.",
+        ))  # fmt: skip
+    if mxfp4_padding_unmodelled(inp, cap.placement):
+        out.append(w.Warning(
+            w.MXFP4_PADDING_NOT_MODELLED,
+            f"On this GPU ({inp.gpu_name}) vLLM runs gpt-oss's MXFP4 experts on ROCm's AITER kernels, "
+            "which pad them to an alignment that depends on the kernel and the CDNA generation; kvplan "
+            "does not model it and plans the checkpoint's bytes, so the weights may be larger and the "
+            "KV figures optimistic (on NVIDIA GPUs the padding costs 0.7–10 % of the blocks).",
         ))  # fmt: skip
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings

@@ -164,6 +164,16 @@ def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     )
 
 
+def mxfp4_padding_unmodelled(inp: BudgetInput, placement: WeightsPlacement) -> bool:
+    """gpt-oss's MXFP4 experts planned from the model on a kernel whose padding kvplan does not
+    model (ROCm's AITER: core/model/mxfp4.py gpt_oss_kernel answers None)."""
+    g = inp.geometry
+    planned = inp.weights_bytes is None and inp.weight_dtype is None
+    return (
+        g.model_type == "gpt_oss" and g.expert_weight_dtype == "mxfp4" and planned and placement.mxfp4 is None
+    )
+
+
 def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsPlacement:
     """One GPU's weights: a checkpoint's tensors as vLLM shards them when they are known and the
     request did not set the weights, else an even split over TP × PP; the routed experts over
