@@ -505,9 +505,11 @@ class LogBody(Operation):
     def __post_init__(self) -> None:
         self.request_body = RequestBody(
             required=True,
-            description="vLLM's start-up log as text (curl --data-binary @engine.log), or JSON",
+            # text/plain is taken too but not listed: generated clients (openapi-python-client)
+            # refuse an operation with a text body; the description says it.
+            description="JSON with the log, or vLLM's start-up log itself as text (curl --data-binary "
+            "@engine.log; Content-Type text/plain), its overrides then as query parameters",
             content={
-                "text/plain": OpenAPIMediaType(schema={"type": "string"}),  # type: ignore[arg-type]
                 "application/json": OpenAPIMediaType(
                     schema={"$ref": REF.format(name="ReconcileRequest")}  # type: ignore[arg-type]
                 ),
