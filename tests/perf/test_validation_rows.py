@@ -96,3 +96,24 @@ def test_aiconfigurators_own_rows_ran_vllm_0_12_without_async_scheduling():
     assert own and {r.version for r in own} == {"0.12.0"}
     assert all(r.engine_settings()["async_scheduling"] is False for r in own)
     assert all(r.engine_settings()["async_scheduling"] is True for r in _inferencemax_rows())
+
+
+@pytest.mark.parametrize(
+    ("signed", "said"),
+    [(-29.2, "expect the real one higher"), (12.0, "expect the real one lower"), (-3.0, None)],
+)
+def test_a_timed_answer_says_which_way_its_gpus_ttft_error_leans(signed, said):
+    from kvplan.presets.perf import GpuValidation, Validation
+
+    v = Validation("runs", {"b200_sxm": GpuValidation(204, 7.0, abs(signed), 0.4, signed)})
+    text = v.summary("b200_sxm")
+    assert f"{signed:+.1f} %" in text and "+0.4 %" in text
+    assert (said in text) if said else "expect" not in text
+
+
+def test_the_shipped_validation_summary_carries_each_gpus_signed_errors():
+    from kvplan.presets.perf import load_validation
+
+    for system, v in load_validation().gpus.items():
+        assert v.ttft_median_signed_pct != 0.0, system  # written by validate_silicon.py, not defaulted
+        assert abs(v.ttft_median_signed_pct) <= v.ttft_median_abs_pct

@@ -313,6 +313,8 @@ def summary(done: list[Outcome]) -> Validation:
                 rows=len(os),
                 tpot_median_abs_pct=round(_median_abs([o.tpot_err for o in os]), 1),
                 ttft_median_abs_pct=round(_median_abs([o.ttft_err for o in os]), 1),
+                tpot_median_signed_pct=round(statistics.median(o.tpot_err for o in os), 1),
+                ttft_median_signed_pct=round(statistics.median(o.ttft_err for o in os), 1),
             )
             for system, os in sorted(by_gpu.items())
         },
