@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.core.engine.cudagraphs import capture_sizes, cudagraph_mode, graphs
+from kvplan.core.engine.cudagraphs import capture_sizes, cudagraph_mode, eager_forward, graphs
 from kvplan.core.engine.nonkv import cudagraph_memory
 from kvplan.core.engine.profiles import CALIBRATION_CAPTURED_GRAPHS, get_profile
 
@@ -88,6 +88,23 @@ def test_the_mode_in_force_follows_vllms_config_rules(given, compilation, level,
     NONE / PIECEWISE / FULL_AND_PIECEWISE; _normalize_piecewise_cudagraph_mode drops the
     piecewise routine when the compilation mode is not VLLM_COMPILE (-O0: NONE)."""
     assert cudagraph_mode(given, compilation, level, eager) == mode
+
+
+@pytest.mark.parametrize(
+    ("compilation", "level", "eager", "eager_pytorch"),
+    [
+        (None, None, False, False),  # -O2: vLLM_COMPILE
+        (None, None, True, True),  # --enforce-eager sets compilation mode NONE
+        ("vllm_compile", None, True, True),
+        ("none", None, False, True),
+        (None, 0, False, True),  # -O0's compilation mode is NONE
+        ("vllm_compile", 0, False, False),  # a mode given wins over the level's
+        ("stock_torch_compile", None, False, False),
+    ],
+)
+def test_the_forward_is_eager_pytorch_without_compilation(compilation, level, eager, eager_pytorch):
+    """vllm/config/vllm.py: enforce_eager sets CompilationMode.NONE (and CUDAGraphMode.NONE)."""
+    assert eager_forward(compilation, level, eager) is eager_pytorch
 
 
 def test_max_cudagraph_capture_size_must_be_the_largest_given_size():

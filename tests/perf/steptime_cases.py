@@ -50,4 +50,5 @@ def model(
         cudagraph_mode=mode,
         moe_backend=moe_backend,
         mxfp8_activations=mxfp8,
+        eager_forward=eager,  # --enforce-eager: neither graphs nor compilation
     )

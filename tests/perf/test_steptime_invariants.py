@@ -110,6 +110,34 @@ def test_eager_pays_launches_a_full_graph_does_not():
     assert eager.seconds(b) > graphs.seconds(b)
 
 
+def test_an_eager_forward_at_one_request_takes_the_hosts_time_a_layer():
+    """--enforce-eager: Python dispatches every op, so a small step lasts layers × eager_layer_s
+    (plus what async scheduling leaves exposed), as public eager runs at one request show; a step
+    whose GPU work is longer is the GPU's."""
+    eager = model("llama-3.1-8b", "h100-sxm-80gb", eager=True)
+    floor = 32 * eager.host.eager_layer_s + eager.host.exposed_async_s
+    assert eager.seconds(Batch(1, 512, 0, 0, 0)) == pytest.approx(floor, rel=1e-12)
+    a, b, until = eager.decode_line(1, 512)  # the closed form keeps the floor
+    assert (a, b) == (pytest.approx(floor, rel=1e-12), 0.0) and until >= 512
+    assert (
+        eager.seconds(Batch(1, 512, 0, 0, 0))
+        / model("llama-3.1-8b", "h100-sxm-80gb").seconds(Batch(1, 512, 0, 0, 0))
+        > 1.5
+    )  # public runs: 1.7× (vllm-omni #7960)
+    big = Batch(0, 0, 1, 8192, 8192 * 8192)
+    compiled = model("llama-3.1-8b", "h100-sxm-80gb", mode="none")  # compiled, no graphs
+    assert eager.seconds(big) > floor and eager.seconds(big) <= compiled.seconds(big)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case, requests, per_request)
+def test_decode_line_is_seconds_in_closed_form_for_an_eager_forward_too(c, n, ctx):
+    m = model(*c, eager=True)
+    a, b, until = m.decode_line(n, n * ctx)
+    for total in {n * ctx, min(until, n * ctx + 1000)}:
+        assert a + b * total == pytest.approx(m.seconds(Batch(n, total, 0, 0, 0)), rel=1e-9)
+
+
 def test_a_piecewise_decode_pays_its_launches_where_a_full_graph_pays_none():
     full, piecewise = (
         model("llama-3.1-8b", "h100-sxm-80gb", mode=m) for m in ("full_and_piecewise", "piecewise")

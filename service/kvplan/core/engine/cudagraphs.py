@@ -64,6 +64,17 @@ def cudagraph_mode(
     return mode
 
 
+def eager_forward(compilation_mode: str | None, optimization_level: int | None, enforce_eager: bool) -> bool:
+    """Whether vLLM runs the model as eager PyTorch, not compiled: under --enforce-eager (which sets
+    compilation mode NONE and cudagraph mode NONE, vllm/config/vllm.py), compilation mode none,
+    or -O0 (whose compilation mode is none)."""
+    if enforce_eager:
+        return True
+    if compilation_mode is not None:
+        return compilation_mode == NONE
+    return (DEFAULT_LEVEL if optimization_level is None else optimization_level) == 0
+
+
 def capture_sizes(
     *,
     given: tuple[int, ...] | None,

@@ -67,8 +67,9 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     small exposed hand-off (the sampled tokens' copy back): T = max(GPU + exposed, host); without it
     T = host + GPU. Kernel launches add to the GPU's time (the gaps between kernels a launch leaves,
     and the fusions torch.compile would have made): a full CUDA graph is one launch, counted as none;
-    a piecewise graph launches its pieces and the attention between them, a few a layer; eager
-    launches every kernel (PyTorch dispatch + cudaLaunchKernel, a few µs each)."""
+    a piecewise graph launches its pieces and the attention between them, a few a layer; compiled
+    code run without a graph launches every kernel (a few µs each). An eager forward (not compiled)
+    is bound by the host's Python instead: the GPU's time is at least layers × eager_layer_s."""
 
     step_s: float = 0.8e-3  # scheduler + input preparation + output processing, once a step
     per_request_s: float = 10e-6  # the same, per scheduled request
@@ -76,6 +77,12 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     launch_s: float = 5e-6  # one kernel (or graph piece) launched from Python
     eager_launches_per_layer: int = 12  # norms, QKV, RoPE, cache write, attention, O, 2 all-reduces, MLP
     piecewise_launches_per_layer: int = 3  # the graph piece, the attention and its cache write
+    # An eager forward (--enforce-eager: neither compiled nor graphed) is the host's: PyTorch
+    # dispatches each op of each layer from Python, and the GPU waits unless its own work is longer.
+    # Public runs of vLLM with --enforce-eager at one request, where the step is the host's: 0.5 ms a
+    # layer (Qwen3-14B-AWQ, 40 layers, A100: TPOT 20.6 ms, vLLM issue #20469) to 0.8 (Qwen2.5-7B, 28
+    # layers, A800: ~22.5 ms eager, ~13 ms graphed, vllm-omni issue #7960); the middle is taken.
+    eager_layer_s: float = 0.65e-3
 
     def cpu_seconds(self, requests: int) -> float:
         return self.step_s + self.per_request_s * requests
@@ -131,6 +138,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     sizes: tuple[int, ...]  # CUDA-graph capture sizes (empty: eager)
     decode_graph: str  # the routine a uniform decode batch runs: full, piecewise or none
     mixed_graph: str  # the routine any other batch runs
+    eager: bool = False  # the forward is eager PyTorch (--enforce-eager, compilation mode none)
     async_scheduling: bool
     host: HostPrior
     ledger: tuple[Step, ...]
@@ -142,7 +150,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     validation_error_pct: float | None = None
     _memo: dict[int, float] = msgspec.field(default_factory=dict)
     # decode_line's parts that do not depend on the context, by n (a run asks for them per stretch)
-    _lines: dict[int, tuple[float, float, float, float]] = msgspec.field(default_factory=dict)
+    _lines: dict[int, tuple[float, float, float, float, float]] = msgspec.field(default_factory=dict)
 
     def seconds(self, batch: Batch) -> float:
         n, ctx, pr, pt, pc = batch
@@ -159,7 +167,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         parts = self._lines.get(n)
         if parts is None:
             parts = self._lines[n] = self._decode_parts(n)
-        gpu, launches, host, exposed = parts
+        gpu, launches, host, exposed, eager = parts
         slope, until = self.full.decode_per_ctx, UNBOUNDED
         s = self.sliding
         if s is not None:
@@ -170,10 +178,11 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             else:
                 gpu += s.decode_per_ctx * cap
         gpu += launches
+        # The floor: the host's step under async scheduling, and an eager forward's host time.
         if self.async_scheduling:
-            a, floor_s = gpu + exposed, host
+            a, floor_s = gpu + exposed, max(host, eager + exposed)
         else:
-            a, floor_s = gpu + host, 0.0
+            a, floor_s = gpu + host, eager + host if eager else 0.0
         if a + slope * context >= floor_s:
             return a, slope, until
         if slope > 0:  # the floor holds up to the last c where the line is still below it
@@ -185,9 +194,10 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             until = min(until, c)
         return floor_s, 0.0, until
 
-    def _decode_parts(self, n: int) -> tuple[float, float, float, float]:
+    def _decode_parts(self, n: int) -> tuple[float, float, float, float, float]:
         """A decode step's GPU seconds before its context and launches, its launches, the host's
-        seconds and what of them async scheduling exposes."""
+        seconds, what of them async scheduling exposes, and an eager forward's host time (0 if
+        compiled or graphed)."""
         largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
         graphed = n <= largest
         m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
@@ -197,8 +207,9 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         s = self.sliding
         if s is not None:
             gpu += s.decode_const + s.decode_per_request * m
-        launches = self._launches(self.decode_graph if graphed else NONE)
-        return gpu, launches, self.host.cpu_seconds(n), self.host.exposed_async_s
+        routine = self.decode_graph if graphed else NONE
+        launches = self._launches(routine)
+        return gpu, launches, self.host.cpu_seconds(n), self.host.exposed_async_s, self._eager_host(routine)
 
     def explain(self) -> tuple[Step, ...]:
         if self.validation_error_pct is None:
@@ -235,21 +246,28 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             if pr:
                 w = work if not t.window else min(work, pt * t.window)
                 gpu += t.prefill_const + t.prefill_per_token * pt + t.prefill_per_work * w
-        gpu += self._launches(self.mixed_graph if graphed else NONE)
+        routine = self.mixed_graph if graphed else NONE
+        gpu = max(gpu + self._launches(routine), self._eager_host(routine))
         host = self.host.cpu_seconds(n + pr)
         if self.async_scheduling:
             return max(gpu + self.host.exposed_async_s, host)
         return host + gpu
 
     def _launches(self, routine: str) -> float:
-        """Kernel launches a step: none for a full graph, a few a layer piecewise, all eager."""
-        if routine == FULL_GRAPH:
+        """Kernel launches a step: none for a full graph, a few a layer piecewise, all for compiled
+        code without a graph; an eager forward's are its host time (_eager_host) instead."""
+        if routine == FULL_GRAPH or (routine == NONE and self.eager):
             return 0.0
         host = self.host
         per_layer = (
             host.piecewise_launches_per_layer if routine == PIECEWISE else host.eager_launches_per_layer
         )
         return self.layers * per_layer * host.launch_s
+
+    def _eager_host(self, routine: str) -> float:
+        """An eager forward's host time (Python dispatching every op of every layer): the least a
+        step without a graph takes when the model is not compiled; 0 otherwise."""
+        return self.layers * self.host.eager_layer_s if routine == NONE and self.eager else 0.0
 
     def _tokens(self, m: int, graphed: bool) -> float:
         """What scales with the step's (padded) token count: linear layers, MoE, all-reduces, the
@@ -411,6 +429,7 @@ def step_model(
     expert_parallel: bool = False,
     moe_backend: str = "auto",
     mxfp8_activations: bool = False,
+    eager_forward: bool = False,
     host: HostPrior = HOST_PRIOR,
     elementwise: ElementwisePrior = ELEMENTWISE_PRIOR,
 ) -> StepModel:
@@ -420,7 +439,8 @@ def step_model(
     --moe-backend; "marlin" prices the experts on the Marlin kernel's table where AIC measured one
     beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations: MXFP4
     experts on the MXFP4 × MXFP8 table where that kernel runs (Blackwell), BF16 activations elsewhere
-    (the kernel as core/model/mxfp4.py picks it for the GPU's compute capability)."""
+    (the kernel as core/model/mxfp4.py picks it for the GPU's compute capability). eager_forward:
+    the model runs as eager PyTorch, not compiled (core/engine/cudagraphs.py eager_forward)."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -557,6 +577,7 @@ def step_model(
         host,
         elementwise,
         ew_kernels,
+        eager_forward,
     )
     return StepModel(
         gemms=gemms,
@@ -581,6 +602,7 @@ def step_model(
         sizes=sizes,
         decode_graph=decode_graph,
         mixed_graph=mixed_graph,
+        eager=eager_forward,
         async_scheduling=async_scheduling,
         host=host,
         ledger=ledger,
@@ -647,6 +669,7 @@ def _ledger(
     host: HostPrior,
     elementwise: ElementwisePrior,
     ew_kernels: int,
+    eager_forward: bool,
 ) -> tuple[Step, ...]:
     """What the model is and what it was built from, as ledger steps (explain()): its formula, the
     GPU's figures, the dtypes and layout it priced, the graphs, the host prior and the fits."""
@@ -714,13 +737,16 @@ def _ledger(
         Step(
             "host overhead (prior)",
             "async: max(GPU + exposed, step + per_request·n); else step + per_request·n + GPU; "
-            "kernel launches add to the GPU's time",
+            "kernel launches add to the GPU's time; an eager forward's GPU time is at least "
+            "layers × eager_layer_s, the host dispatching every op",
             {
                 "async_scheduling": async_scheduling,
                 "step_s": host.step_s,
                 "per_request_s": host.per_request_s,
                 "exposed_async_s": host.exposed_async_s,
                 "launch_s": host.launch_s,
+                "eager_forward": eager_forward,
+                "eager_layer_s": host.eager_layer_s if eager_forward else None,
             },
             "prior, not fitted",
             "s",
