@@ -490,6 +490,11 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
     layout = next((s for s in n.steps if s.name == "step-time dtypes and layout"), None)
     if layout is not None and (moe := layout.inputs.get("moe")):
         rows.insert(1, ("experts", str(moe)))  # the kernel's table, and what of MXFP8 vLLM honours
+    host = next((s for s in n.steps if s.name == "host overhead (prior)"), None)
+    if host is not None and host.inputs.get("eager_forward"):
+        per_layer = float(host.inputs["eager_layer_s"]) * 1000
+        said = f"eager PyTorch, the host's: a step takes at least {per_layer:.2f} ms a layer (prior)"
+        rows.insert(1, ("forward", said))
     if (g := r.goodput) is not None:
         named = (("TTFT", g.targets.ttft_ms), ("TPOT", g.targets.tpot_ms), ("end-to-end", g.targets.e2e_ms))
         met = ", ".join(f"{name} ≤ {_duration(v)}" for name, v in named if v is not None)

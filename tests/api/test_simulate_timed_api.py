@@ -171,6 +171,14 @@ def test_enforce_eager_decodes_at_the_hosts_pace_and_says_so(client: TestClient)
     assert eager["latency"]["tpot_ms"]["mean"] == pytest.approx(32 * 0.65 + 0.1, rel=0.02)
     (host,) = [s for s in eager["timing"]["steps"] if s["name"] == "host overhead (prior)"]
     assert host["inputs"]["eager_forward"] is True and host["inputs"]["eager_layer_s"] == 0.65e-3
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm-80gb",
+        "enforce_eager": True,
+        "workload": {"generator": one},
+    }
+    text = client.post("/v1/simulate?format=text", json=body).text
+    assert "forward" in text and "0.65 ms a layer" in text
 
 
 def test_the_whole_azure_conversation_trace_replays(client: TestClient) -> None:
