@@ -532,13 +532,8 @@ def reconcile_text(r: Reconciliation) -> str:
     if r.failure is not None:
         f = r.failure
         out.append(f"THE ENGINE DID NOT START: {f.detail} (line {f.line}). {f.kvplan_says}.")
-    if r.not_planned:
-        hint = (
-            " (overrides.<name>: in a JSON body, or ?<name>= beside a text log)"
-            if "overrides." in r.not_planned
-            else ""
-        )
-        out.append(f"not planned: {r.not_planned}{hint}")
+    if r.not_planned:  # whatever is missing, overrides supply it: say where they go
+        out.append(f"not planned: {r.not_planned} (overrides: in a JSON body, or ?<name>= beside a text log)")
     inferred = [u for u in r.inputs if u.source.startswith("inferred")]
     if inferred:
         names = ", ".join(f"{u.name} {u.value}" for u in inferred)

@@ -378,10 +378,14 @@ def test_a_text_log_is_given_the_gpu_it_does_not_print_as_a_query_parameter(clie
 def test_query_overrides_add_to_a_json_bodys_and_two_values_for_one_field_are_refused(client):
     sent = {"log": MARLIN_LOG.decode(), "overrides": {"gpu": "a100-80gb"}}
     added = client.post("/v1/reconcile?tensor_parallel_size=2", json=sent).json()
-    assert {u["name"]: u["value"] for u in added["inputs"]}["tensor_parallel_size"] == 2
+    used = {u["name"]: u["value"] for u in added["inputs"]}
+    assert used["tensor_parallel_size"] == 2 and used["gpu"] == "a100-80gb" and added["plan"] is not None
     r = client.post("/v1/reconcile?gpu=h100-sxm-80gb", json=sent)
     assert r.status_code == 400 and r.json()["field"] == "overrides.gpu"
-    assert "'h100-sxm-80gb' in the query and 'a100-80gb' in the body" in r.json()["detail"]
+    assert '"h100-sxm-80gb" in the query and "a100-80gb" in the body' in r.json()["detail"]
+    inline = {"log": MARLIN_LOG.decode(), "overrides": {"hf_config": {"model_type": "gpt_oss"}}}
+    r = client.post("/v1/reconcile?model=gpt-oss-120b", json=inline)
+    assert r.status_code == 400 and r.json()["field"] == "overrides.model"
 
 
 @pytest.mark.parametrize(
@@ -390,6 +394,7 @@ def test_query_overrides_add_to_a_json_bodys_and_two_values_for_one_field_are_re
         ("gpuu=h100-sxm-80gb", "gpuu", "did you mean gpu"),
         ("tensor_parallel_size=two", "tensor_parallel_size", "must be an integer"),
         ("hf_config=x", "hf_config", "JSON body"),
+        ("model.hf_config.num_hidden_layers=2", "hf_config", "JSON body"),
         ("kv_cache_dtype=FP8", "kv_cache_dtype", "did you mean fp8"),
     ],
 )

@@ -129,7 +129,12 @@ def test_mxfp8_activations_pick_their_kernel_where_one_runs(budget, gpu, kernel,
 
 @pytest.mark.parametrize(
     ("gpu", "backend"),
-    [("h100-sxm-80gb", "flashinfer_trtllm"), ("a100-80gb", "triton"), ("b200-180gb", "flashinfer_cutlass")],
+    [
+        ("h100-sxm-80gb", "flashinfer_trtllm"),
+        ("a100-80gb", "triton"),
+        ("b200-180gb", "flashinfer_cutlass"),
+        ("h100-sxm-80gb", "aiter"),  # ROCm's, on an NVIDIA GPU
+    ],
 )
 def test_a_moe_backend_whose_kernel_does_not_run_on_the_gpu_is_refused(budget, gpu, backend):
     """vLLM checks the kernel --moe-backend names against the GPU and fails to start

@@ -107,13 +107,15 @@ def test_a_timed_answer_says_which_way_its_gpus_ttft_error_leans(signed, said):
 
     v = Validation("runs", {"b200_sxm": GpuValidation(204, 7.0, abs(signed), 0.4, signed)})
     text = v.summary("b200_sxm")
-    assert f"{signed:+.1f} %" in text and "+0.4 %" in text
+    assert f"{signed:+.1f} % for TTFT" in text and "+0.4 % for TPOT" in text
     assert (said in text) if said else "expect" not in text
+    unsigned = Validation("runs", {"b200_sxm": GpuValidation(204, 7.0, 29.2)}).summary("b200_sxm")
+    assert "signed" not in unsigned and "29.2 % for mean TTFT (docs" in unsigned
 
 
 def test_the_shipped_validation_summary_carries_each_gpus_signed_errors():
     from kvplan.presets.perf import load_validation
 
     for system, v in load_validation().gpus.items():
-        assert v.ttft_median_signed_pct != 0.0, system  # written by validate_silicon.py, not defaulted
+        assert v.ttft_median_signed_pct is not None and v.tpot_median_signed_pct is not None, system
         assert abs(v.ttft_median_signed_pct) <= v.ttft_median_abs_pct

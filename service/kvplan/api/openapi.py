@@ -508,7 +508,8 @@ class LogBody(Operation):
             # text/plain is taken too but not listed: generated clients (openapi-python-client)
             # refuse an operation with a text body; the description says it.
             description="JSON with the log, or vLLM's start-up log itself as text (curl --data-binary "
-            "@engine.log; Content-Type text/plain), its overrides then as query parameters",
+            "@engine.log; Content-Type text/plain); overrides may also be query parameters, which add to "
+            "a JSON body's",
             content={
                 "application/json": OpenAPIMediaType(
                     schema={"$ref": REF.format(name="ReconcileRequest")}  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ from __future__ import annotations
 from kvplan.core.budget import compute_budget
 from kvplan.core.budget.capacity import captured_graphs
 from kvplan.core.budget.defaults import resolve_settings
-from kvplan.core.engine.cudagraphs import eager_forward
 from kvplan.core.errors import InvalidInput
 from kvplan.core.perf.serving import serving_prior
 from kvplan.core.perf.steptime import step_model
@@ -75,7 +74,7 @@ def timing_for(
         expert_parallel=bool(inp.enable_expert_parallel),
         moe_backend=inp.moe_backend,
         mxfp8_activations=inp.flashinfer_moe_mxfp4_mxfp8,
-        eager_forward=eager_forward(inp.compilation_mode, inp.optimization_level, inp.enforce_eager),
+        eager_forward=graphs.eager_forward,
     )
     server = serving_prior(async_scheduling=settings.async_scheduling)
     return Timing(

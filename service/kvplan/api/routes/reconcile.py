@@ -62,16 +62,19 @@ def _with_query(query_string: bytes, req: ReconcileRequest) -> ReconcileRequest:
     pairs = [(k, v) for k, v in query_pairs(query_string) if k not in RESERVED] if query_string else []
     if not pairs:
         return req
-    if any(k.split(".")[0] == "hf_config" for k, _ in pairs):
+    if any("hf_config" in k.split(".") for k, _ in pairs):
         raise InvalidInput("hf_config", "is the model's config.json: send it in a JSON body's overrides")
     query = decode_pairs(pairs, ReconcileOverrides)
     given = {f: v for f in query.__struct_fields__ if (v := getattr(query, f)) is not None}
     body = req.overrides or ReconcileOverrides()
+    if "model" in given and body.hf_config is not None:
+        raise InvalidInput("overrides.model", "given in the query while the body gives the model's hf_config")
     for name, value in given.items():
         sent = getattr(body, name)
         if sent is not None and sent != value:
+            ours, theirs = (msgspec.json.encode(v).decode() for v in (value, sent))
             raise InvalidInput(
-                f"overrides.{name}", f"given twice, {value!r} in the query and {sent!r} in the body"
+                f"overrides.{name}", f"given twice, {ours} in the query and {theirs} in the body"
             )
     return msgspec.structs.replace(req, overrides=msgspec.structs.replace(body, **given))
 

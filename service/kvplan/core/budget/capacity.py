@@ -11,7 +11,7 @@ import msgspec
 from msgspec.structs import replace
 
 from .. import warnings as w
-from ..engine.cudagraphs import Graphs, capture_sizes, cudagraph_mode, graphs
+from ..engine.cudagraphs import Graphs, capture_sizes, cudagraph_mode, eager_forward, graphs
 from ..engine.dtypes import MODEL_DTYPES
 from ..engine.nonkv import estimate_non_kv
 from ..engine.profiles import InflightRule
@@ -228,8 +228,9 @@ def captured_graphs(inp: BudgetInput, settings: Settings) -> Graphs:
     """The CUDA graphs vLLM captures for these settings (core/engine/cudagraphs.py): the mode the
     flags leave, the capture sizes given or vLLM's default list, and the graphs of both routines."""
     mode = cudagraph_mode(inp.cudagraph_mode, inp.compilation_mode, inp.optimization_level, inp.enforce_eager)
+    eager = eager_forward(inp.compilation_mode, inp.optimization_level, inp.enforce_eager)
     if mode == "none":
-        return graphs(mode, (), settings.max_num_seqs)
+        return replace(graphs(mode, (), settings.max_num_seqs), eager_forward=eager)
     sizes = capture_sizes(
         given=inp.cudagraph_capture_sizes,
         given_max=inp.max_cudagraph_capture_size,
@@ -237,7 +238,7 @@ def captured_graphs(inp: BudgetInput, settings: Settings) -> Graphs:
         max_num_batched_tokens=settings.max_num_batched_tokens,
         blackwell=sm_major(inp.gpu_name) == BLACKWELL_SM if inp.gpu_name else False,
     )
-    return graphs(mode, sizes, settings.max_num_seqs)
+    return replace(graphs(mode, sizes, settings.max_num_seqs), eager_forward=eager)
 
 
 def _layout_capacity(inp: BudgetInput) -> LayoutCapacity:
@@ -582,13 +583,14 @@ def _layout_warnings(inp: BudgetInput, cap: LayoutCapacity) -> tuple[w.Warning, 
             f"{inp.geometry.name} (it models the Llama-layout architectures read from config.json): "
             "its adapter slots are not subtracted, and the KV figures are optimistic by their size.",
         ))  # fmt: skip
-    if mxfp4_padding_unmodelled(inp, cap.placement):
+    if mxfp4_padding_unmodelled(inp):
         out.append(w.Warning(
             w.MXFP4_PADDING_NOT_MODELLED,
             f"On this GPU ({inp.gpu_name}) vLLM runs gpt-oss's MXFP4 experts on ROCm's AITER kernels, "
             "which pad them to an alignment that depends on the kernel and the CDNA generation; kvplan "
             "does not model it and plans the checkpoint's bytes, so the weights may be larger and the "
-            "KV figures optimistic (on NVIDIA GPUs the padding costs 0.7–10 % of the blocks).",
+            "KV figures optimistic (on NVIDIA GPUs it is up to 12 % of the experts: docs/vllm-rules.md "
+            "§3.2).",
         ))  # fmt: skip
     mml = cap.settings.max_model_len
     derived = inp.geometry.max_position_embeddings

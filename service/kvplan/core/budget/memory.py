@@ -142,15 +142,33 @@ def _expert_share(inp: BudgetInput, expert: int, par: Parallel) -> tuple[int, in
     return -(-expert * most // n), ranks, most, n
 
 
+def _gpt_oss_mxfp4(inp: BudgetInput) -> bool:
+    """gpt-oss with MXFP4 experts, its shape known."""
+    g, s = inp.geometry, inp.geometry.shape
+    return (
+        g.model_type == "gpt_oss"
+        and g.expert_weight_dtype == "mxfp4"
+        and s is not None
+        and bool(s.num_experts)
+    )
+
+
+def _own_weights(inp: BudgetInput) -> bool:
+    """The model's own weights are planned: none given, no weight dtype imposed."""
+    return inp.weights_bytes is None and inp.weight_dtype is None
+
+
 def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     """gpt-oss's MXFP4 experts on one GPU as vLLM allocates them (core/model/mxfp4.py), when the
     model's own weights are planned (not given weights or a weight dtype), else None."""
-    g, s = inp.geometry, inp.geometry.shape
-    if g.model_type != "gpt_oss" or g.expert_weight_dtype != "mxfp4" or s is None or not s.num_experts:
+    if not _gpt_oss_mxfp4(inp):
         return None
+    s = inp.geometry.shape
+    assert s is not None
     gpt_oss_kernel(sm_major(inp.gpu_name), inp.moe_backend, inp.flashinfer_moe_mxfp4_mxfp8)  # refuses as vLLM
-    if inp.weights_bytes is not None or inp.weight_dtype is not None or not s.moe_intermediate_size:
+    if not _own_weights(inp) or not s.moe_intermediate_size:
         return None
+    g = inp.geometry
     return gpt_oss_experts(
         sm=sm_major(inp.gpu_name),
         moe_backend=inp.moe_backend,
@@ -164,14 +182,10 @@ def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     )
 
 
-def mxfp4_padding_unmodelled(inp: BudgetInput, placement: WeightsPlacement) -> bool:
-    """gpt-oss's MXFP4 experts planned from the model on a kernel whose padding kvplan does not
-    model (ROCm's AITER: core/model/mxfp4.py gpt_oss_kernel answers None)."""
-    g = inp.geometry
-    planned = inp.weights_bytes is None and inp.weight_dtype is None
-    return (
-        g.model_type == "gpt_oss" and g.expert_weight_dtype == "mxfp4" and planned and placement.mxfp4 is None
-    )
+def mxfp4_padding_unmodelled(inp: BudgetInput) -> bool:
+    """gpt-oss's MXFP4 experts planned from the model on an AMD GPU, where vLLM runs ROCm's AITER
+    kernels, whose padding kvplan does not model (core/model/mxfp4.py gpt_oss_kernel)."""
+    return _gpt_oss_mxfp4(inp) and _own_weights(inp) and sm_major(inp.gpu_name) == 0
 
 
 def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsPlacement:
@@ -180,7 +194,7 @@ def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsP
     TP × DP under data or expert parallelism, and gpt-oss's MXFP4 experts as vLLM allocates them
     (padded for its kernel); less what --cpu-offload-gb keeps in CPU memory."""
     g = inp.geometry
-    loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
+    loaded = g.loaded_weights is not None and _own_weights(inp)
     mx = mxfp4_experts(inp, par)
     spread = (inp.data_parallel_size > 1 or inp.enable_expert_parallel or mx is not None) and has_experts(inp)
     dense_per = expert_per = most = n = None

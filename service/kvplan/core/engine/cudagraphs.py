@@ -30,6 +30,7 @@ ROUTINES = _ROUTINES  # read by the step-time model (core/perf/steptime.py)
 LEVEL_MODES = {0: NONE, 1: PIECEWISE, 2: "full_and_piecewise", 3: "full_and_piecewise"}
 DEFAULT_LEVEL = 2
 VLLM_COMPILE = "vllm_compile"
+COMPILATION_NONE = "none"  # CompilationMode.NONE: eager PyTorch
 # The default capture ceiling: 1024 on data-center Blackwell (SM 10.x), else 512.
 DEFAULT_MAX_GRAPH_SIZE = 512
 BLACKWELL_MAX_GRAPH_SIZE = 1024
@@ -42,6 +43,7 @@ class Graphs(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     sizes: tuple[int, ...]
     mixed_graphs: int  # one a capture size (PIECEWISE: one graph a piece of each size)
     decode_graphs: int  # FULL decode graphs of a separate routine
+    eager_forward: bool = False  # the model runs as eager PyTorch, not compiled (eager_forward)
 
     @property
     def captured(self) -> int:
@@ -56,7 +58,7 @@ def cudagraph_mode(
     default) a mode's piecewise routine is dropped (without_piecewise)."""
     if enforce_eager:
         return NONE
-    level = DEFAULT_LEVEL if optimization_level is None else optimization_level
+    level = _level(optimization_level)
     mode = given if given is not None else LEVEL_MODES[level]
     compiled = compilation_mode == VLLM_COMPILE if compilation_mode is not None else level > 0
     if not compiled and PIECEWISE in _ROUTINES[mode]:
@@ -71,8 +73,12 @@ def eager_forward(compilation_mode: str | None, optimization_level: int | None, 
     if enforce_eager:
         return True
     if compilation_mode is not None:
-        return compilation_mode == NONE
-    return (DEFAULT_LEVEL if optimization_level is None else optimization_level) == 0
+        return compilation_mode == COMPILATION_NONE
+    return _level(optimization_level) == 0
+
+
+def _level(optimization_level: int | None) -> int:
+    return DEFAULT_LEVEL if optimization_level is None else optimization_level
 
 
 def capture_sizes(
@@ -140,4 +146,4 @@ def graphs(mode: str, sizes: tuple[int, ...], max_num_seqs: int, decode_query_le
     return Graphs(mode=mode, sizes=sizes, mixed_graphs=mixed, decode_graphs=decode)
 
 
-__all__ = ["ROUTINES", "Graphs", "capture_sizes", "cudagraph_mode", "graphs"]
+__all__ = ["ROUTINES", "Graphs", "capture_sizes", "cudagraph_mode", "eager_forward", "graphs"]

@@ -111,6 +111,12 @@ def gpt_oss_kernel(sm: int | None, moe_backend: str, mxfp8: bool) -> KernelChoic
     `sm` (None: not known, planned as Hopper), or None where kvplan does not model the choice (AMD's
     ROCm kernels). A --moe-backend with no MXFP4 kernel, or one that does not run on the GPU, is
     refused, as vLLM refuses to start with it."""
+    if moe_backend in _ROCM_ONLY and sm not in (0, None):
+        raise InvalidInput(
+            "moe_backend",
+            f"--moe-backend {moe_backend} is ROCm's (AITER): it runs on AMD GPUs only, and vLLM fails "
+            f"to start with it on compute capability {sm}.x",
+        )
     if sm == 0 or moe_backend in _ROCM_ONLY:
         return None
     place = 9 if sm is None else sm

@@ -79,9 +79,10 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     piecewise_launches_per_layer: int = 3  # the graph piece, the attention and its cache write
     # An eager forward (--enforce-eager: neither compiled nor graphed) is the host's: PyTorch
     # dispatches each op of each layer from Python, and the GPU waits unless its own work is longer.
-    # Public runs of vLLM with --enforce-eager at one request, where the step is the host's: 0.5 ms a
-    # layer (Qwen3-14B-AWQ, 40 layers, A100: TPOT 20.6 ms, vLLM issue #20469) to 0.8 (Qwen2.5-7B, 28
-    # layers, A800: ~22.5 ms eager, ~13 ms graphed, vllm-omni issue #7960); the middle is taken.
+    # Public runs of vLLM with --enforce-eager at one request, where the step is the host's, net of
+    # the step's own host time: 0.50 ms a layer (Qwen3-14B-AWQ, 40 layers, A100, vLLM 0.9.1 without
+    # async scheduling: TPOT 20.6 ms less 0.8; vLLM issue #20469) to 0.80 (Qwen2.5-7B, 28 layers,
+    # A800, vLLM 0.29: ~22.5 ms eager less 0.1, ~13 ms graphed; vllm-omni issue #7960); the middle.
     eager_layer_s: float = 0.65e-3
 
     def cpu_seconds(self, requests: int) -> float:
