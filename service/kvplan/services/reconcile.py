@@ -37,7 +37,8 @@ from kvplan.core.logs.reconcile import (
     share_reproduced,
     start_failure,
 )
-from kvplan.core.model.mxfp4 import kernel_from_log
+from kvplan.core.model.geometry import Geometry
+from kvplan.core.model.mxfp4 import has_gpt_oss_mxfp4_experts, kernel_from_log
 from kvplan.core.model.quant import QUANTIZATION_ARGS
 from kvplan.core.units import GiB
 from kvplan.hub import HubError
@@ -336,6 +337,11 @@ class _Model:
             self.ref = model_ref(self.registry, req.model)
         return self.ref
 
+    def geometry(self, fields: dict[str, Any]) -> Geometry:
+        """The model's geometry as the plans resolve it (fields["model"] names it)."""
+        req = msgspec.convert({"model": fields["model"]}, BudgetRequest)
+        return resolve(self.registry, self.of(req)).geometry
+
 
 def _budget(registry: Registry, fields: dict[str, Any], model: _Model, **more: Any) -> Budget:
     sent = {k: v for k, v in {**fields, **more}.items() if not k.startswith("_")}
@@ -344,41 +350,32 @@ def _budget(registry: Registry, fields: dict[str, Any], model: _Model, **more: A
     return compute_budget(inp)
 
 
-def _settle_moe_backend(registry: Registry, fields: dict[str, Any], used: list[Used], model: _Model) -> None:
+def _settle_moe_backend(fields: dict[str, Any], used: list[Used], model: _Model) -> None:
     """The MXFP4 kernel a log names is kept for gpt-oss, whose experts it pads (core/model/mxfp4.py),
     and dropped, said so, for another model (Marlin's FP4 warning also comes from FP4 linear layers)."""
-    if "moe_backend" not in fields:
-        return
-    req = msgspec.convert({"model": fields["model"]}, BudgetRequest)
-    g = resolve(registry, model.of(req)).geometry
-    if g.model_type == "gpt_oss" and g.expert_weight_dtype == "mxfp4":
-        return
-    del fields["moe_backend"]
-    used[:] = [
-        Used(
-            name=u.name, value=u.value, source=f"{u.source} (ignored: the model has no gpt-oss MXFP4 experts)"
-        )
-        if u.name == "moe_backend"
-        else u
-        for u in used
-    ]
+    if "moe_backend" in fields and not has_gpt_oss_mxfp4_experts(model.geometry(fields)):
+        _ignore("moe_backend", "the model has no gpt-oss MXFP4 experts", fields, used)
 
 
-def _settle_quantization(registry: Registry, fields: dict[str, Any], used: list[Used], model: _Model) -> None:
+def _settle_quantization(fields: dict[str, Any], used: list[Used], model: _Model) -> None:
     """The log's --quantization is dropped, and said so, where the checkpoint states its own
     (vLLM reads that from the config)."""
     if "quantization" not in fields:
         return
-    req = msgspec.convert({"model": fields["model"]}, BudgetRequest)
     try:
-        with_quantization(resolve(registry, model.of(req)).geometry, fields["quantization"])
+        with_quantization(model.geometry(fields), fields["quantization"])
     except InvalidInput:
-        del fields["quantization"]
-        for i, u in enumerate(used):
-            if u.name == "quantization":
-                used[i] = Used(
-                    name=u.name, value=u.value, source=f"{u.source} (ignored: the checkpoint states its own)"
-                )
+        _ignore("quantization", "the checkpoint states its own", fields, used)
+
+
+def _ignore(name: str, why: str, fields: dict[str, Any], used: list[Used]) -> None:
+    """A figure the log gives that the plan does not take: out of the fields, and said so beside
+    the line it came from."""
+    del fields[name]
+    used[:] = [
+        Used(name=u.name, value=u.value, source=f"{u.source} (ignored: {why})") if u.name == name else u
+        for u in used
+    ]
 
 
 def _own_weights(
@@ -478,8 +475,8 @@ def reconcile(
     if not_planned is None:
         try:
             model = _Model(registry, ref)
-            _settle_quantization(registry, fields, used, model)
-            _settle_moe_backend(registry, fields, used, model)
+            _settle_quantization(fields, used, model)
+            _settle_moe_backend(fields, used, model)
             _stop_if_asked(should_stop, "before the plan")
             plan, rows, from_log = _plan(registry, log, extra, fields, model)
             _stop_if_asked(should_stop, "before the what-ifs")

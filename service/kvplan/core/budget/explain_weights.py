@@ -10,6 +10,7 @@ from ..ledger import LedgerBuilder
 from ..model.lora import lora_steps
 from ..model.mxfp4 import KERNEL_ALIGNMENT
 from ..units import GiB
+from .memory import own_weights
 from .types import Budget, BudgetInput
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def weights_per_gpu_steps(inp: BudgetInput, b: Budget, cap: LayoutCapacity, led:
     draft = b.weights_bytes_per_gpu - pl.per_gpu - lora  # ⌈draft ÷ TP⌉ (capacity.py)
     final = "model_weights_bytes_per_gpu" if lora or draft else "weights_bytes_per_gpu"
     name = "weights_loaded_bytes_per_gpu" if inp.cpu_offload_bytes else final
-    loaded = g.loaded_weights is not None and inp.weights_bytes is None and inp.weight_dtype is None
+    loaded = g.loaded_weights is not None and own_weights(inp)
     if pl.expert_per_gpu is None:
         led.add(
             name,

@@ -12,7 +12,7 @@ from ..engine.dtypes import normalize_weight_dtype, weight_bytes
 from ..errors import InvalidInput
 from ..kv.parallel import Parallel
 from ..model.gpu_arch import sm_major
-from ..model.mxfp4 import Mxfp4Experts, gpt_oss_experts, gpt_oss_kernel
+from ..model.mxfp4 import Mxfp4Experts, gpt_oss_experts, gpt_oss_kernel, has_gpt_oss_mxfp4_experts
 from ..model.weights import bytes_per_rank
 from .types import BudgetInput
 
@@ -144,33 +144,28 @@ def _expert_share(inp: BudgetInput, expert: int, par: Parallel) -> tuple[int, in
 
 def _gpt_oss_mxfp4(inp: BudgetInput) -> bool:
     """gpt-oss with MXFP4 experts, its shape known."""
-    g, s = inp.geometry, inp.geometry.shape
-    return (
-        g.model_type == "gpt_oss"
-        and g.expert_weight_dtype == "mxfp4"
-        and s is not None
-        and bool(s.num_experts)
-    )
+    s = inp.geometry.shape
+    return has_gpt_oss_mxfp4_experts(inp.geometry) and s is not None and bool(s.num_experts)
 
 
-def _own_weights(inp: BudgetInput) -> bool:
+def own_weights(inp: BudgetInput) -> bool:
     """The model's own weights are planned: none given, no weight dtype imposed."""
     return inp.weights_bytes is None and inp.weight_dtype is None
 
 
 def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
     """gpt-oss's MXFP4 experts on one GPU as vLLM allocates them (core/model/mxfp4.py), when the
-    model's own weights are planned (not given weights or a weight dtype), else None."""
+    model's own weights are planned (not given weights or a weight dtype), else None. Either way a
+    --moe-backend vLLM refuses for them is refused (the kernel is chosen once)."""
     if not _gpt_oss_mxfp4(inp):
         return None
-    s = inp.geometry.shape
+    g, s, sm = inp.geometry, inp.geometry.shape, sm_major(inp.gpu_name)
     assert s is not None
-    gpt_oss_kernel(sm_major(inp.gpu_name), inp.moe_backend, inp.flashinfer_moe_mxfp4_mxfp8)  # refuses as vLLM
-    if not _own_weights(inp) or not s.moe_intermediate_size:
+    if not own_weights(inp) or not s.moe_intermediate_size:
+        gpt_oss_kernel(sm, inp.moe_backend, inp.flashinfer_moe_mxfp4_mxfp8)  # refuses as vLLM does
         return None
-    g = inp.geometry
-    return gpt_oss_experts(
-        sm=sm_major(inp.gpu_name),
+    return gpt_oss_experts(  # chooses the kernel, refusing as vLLM does
+        sm=sm,
         moe_backend=inp.moe_backend,
         mxfp8=inp.flashinfer_moe_mxfp4_mxfp8,
         hidden=s.hidden_size,
@@ -185,7 +180,7 @@ def mxfp4_experts(inp: BudgetInput, par: Parallel) -> Mxfp4Experts | None:
 def mxfp4_padding_unmodelled(inp: BudgetInput) -> bool:
     """gpt-oss's MXFP4 experts planned from the model on an AMD GPU, where vLLM runs ROCm's AITER
     kernels, whose padding kvplan does not model (core/model/mxfp4.py gpt_oss_kernel)."""
-    return _gpt_oss_mxfp4(inp) and _own_weights(inp) and sm_major(inp.gpu_name) == 0
+    return _gpt_oss_mxfp4(inp) and own_weights(inp) and sm_major(inp.gpu_name) == 0
 
 
 def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsPlacement:
@@ -194,7 +189,7 @@ def weights_placement(inp: BudgetInput, weights: int, par: Parallel) -> WeightsP
     TP × DP under data or expert parallelism, and gpt-oss's MXFP4 experts as vLLM allocates them
     (padded for its kernel); less what --cpu-offload-gb keeps in CPU memory."""
     g = inp.geometry
-    loaded = g.loaded_weights is not None and _own_weights(inp)
+    loaded = g.loaded_weights is not None and own_weights(inp)
     mx = mxfp4_experts(inp, par)
     spread = (inp.data_parallel_size > 1 or inp.enable_expert_parallel or mx is not None) and has_experts(inp)
     dense_per = expert_per = most = n = None

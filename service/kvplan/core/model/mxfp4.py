@@ -15,6 +15,8 @@ from typing import Literal
 import msgspec
 
 from ..errors import InvalidInput
+from ..units import cdiv
+from .geometry import Geometry
 
 # The kernels, by their --moe-backend name; "_mxfp8" marks the MXFP8-activation variant.
 Kernel = Literal[
@@ -182,7 +184,12 @@ def kernel_from_log(said: str) -> str | None:
 
 
 def _round_up(n: int, to: int) -> int:
-    return -(-n // to) * to
+    return cdiv(n, to) * to
+
+
+def has_gpt_oss_mxfp4_experts(g: Geometry) -> bool:
+    """gpt-oss with its experts in MXFP4: the model whose experts vLLM pads for its kernel."""
+    return g.model_type == "gpt_oss" and g.expert_weight_dtype == "mxfp4"
 
 
 def _tensor_bytes(experts: int, hidden: int, inter: int, bias: int) -> int:
@@ -213,7 +220,7 @@ def gpt_oss_experts(
     if chosen is None:
         return None
     h_align, i_align = KERNEL_ALIGNMENT[chosen.kernel]
-    on_rank = -(-experts // ranks) if expert_parallel else experts
+    on_rank = cdiv(experts, ranks) if expert_parallel else experts
     inter = intermediate if expert_parallel else intermediate // ranks
     ph, pi = _round_up(hidden, h_align), _round_up(inter, i_align)
     bias = 4 if chosen.kernel in _FP32_BIASES else 2
