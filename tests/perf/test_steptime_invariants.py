@@ -91,11 +91,10 @@ def test_decode_line_is_seconds_in_closed_form_on_its_whole_range(c, n, ctx, pro
     end = until if until < UNBOUNDED else context + 10_000_000
     for c_ in {context, end, context + probe % (end - context + 1), (context + end) // 2}:
         assert m.seconds(Batch(n, c_, 0, 0, 0)) == a + b * c_
-    if (
-        until < UNBOUNDED
-    ):  # the form changes past it, unless a floor (an eager forward's) spans a window's edge
+    if until < UNBOUNDED:  # the form changes past it, unless a floor spans a window's edge
         a2, b2, _ = m.decode_line(n, until + 1)
-        assert (a2, b2) != (a, b) or (b == 0.0 and eager)
+        floor_s = m.layers * m.host.eager_layer_s  # a step without a graph, eager or compiled
+        assert (a2, b2) != (a, b) or (b == 0.0 and a >= floor_s)
 
 
 @pytest.mark.parametrize("name", ["qwen3-32b", "llama-3.1-70b"])
@@ -136,10 +135,23 @@ def test_an_eager_forward_at_one_request_takes_the_hosts_time_a_layer():
     graphed = model("llama-3.1-8b", "h100-sxm-80gb").seconds(Batch(1, 512, 0, 0, 0))
     assert eager.seconds(Batch(1, 512, 0, 0, 0)) / graphed > 1.5  # public runs: 1.7× (vllm-omni #7960)
     big = Batch(0, 0, 1, 8192, 8192 * 8192)
-    compiled = model("llama-3.1-8b", "h100-sxm-80gb", mode="none")  # compiled, no graphs: pays launches
-    launches = layers * host.eager_launches_per_layer * host.launch_s
     assert eager.seconds(big) > floor
-    assert eager.seconds(big) == pytest.approx(compiled.seconds(big) - launches, rel=1e-9)
+
+
+def test_compiled_code_without_a_graph_is_as_slow_as_eager():
+    """torch.compile without CUDA graphs leaves Python dispatching every layer: vLLM issue #45709
+    measured TPOT 35.20 ms compiled (cudagraph mode none) against 33.92 eager and 10.03 graphed.
+    So a step without a graph takes the same time compiled or eager: cudagraph mode none, a mixed
+    step under full_decode_only, a batch above the largest capture size."""
+    eager = model("llama-3.1-8b", "h100-sxm-80gb", eager=True)
+    floor = 32 * eager.host.eager_layer_s
+    small, big = Batch(1, 512, 1, 16, 16 * 16), Batch(0, 0, 1, 8192, 8192 * 8192)
+    for mode in ("none", "full_decode_only"):
+        compiled = model("llama-3.1-8b", "h100-sxm-80gb", mode=mode)
+        assert compiled.seconds(small) == eager.seconds(small) >= floor
+        assert compiled.seconds(big) == eager.seconds(big) > floor
+    default = model("llama-3.1-8b", "h100-sxm-80gb")  # piecewise below the largest size, not above
+    assert default.seconds(small) < floor < default.seconds(big) == eager.seconds(big)
 
 
 def test_a_piecewise_decode_pays_its_launches_where_a_full_graph_pays_none():

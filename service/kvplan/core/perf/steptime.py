@@ -65,11 +65,11 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     Architecture", 2025-01-27). With async scheduling (v1/core/sched/async_scheduler.py) step N+1 is
     scheduled while step N runs on the GPU, so the host's time hides behind the GPU's but for a
     small exposed hand-off (the sampled tokens' copy back): T = max(GPU + exposed, host); without it
-    T = host + GPU. Kernel launches add to the GPU's time (the gaps between kernels a launch leaves,
-    and the fusions torch.compile would have made): a full CUDA graph is one launch, counted as none;
-    a piecewise graph launches its pieces and the attention between them, a few a layer; compiled
-    code run without a graph launches every kernel (a few µs each). An eager forward (not compiled)
-    is bound by the host's Python instead: the GPU's time is at least layers × eager_layer_s."""
+    T = host + GPU. Kernel launches add to the GPU's time (the gaps between kernels a launch leaves):
+    a full CUDA graph is one launch, counted as none; a piecewise graph launches its pieces and the
+    attention between them, a few a layer; a forward without a graph launches every kernel. That
+    forward, eager or compiled, is bound by the host's Python besides: the GPU's time is at least
+    layers × eager_layer_s."""
 
     step_s: float = 0.8e-3  # scheduler + input preparation + output processing, once a step
     per_request_s: float = 10e-6  # the same, per scheduled request
@@ -77,12 +77,15 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     launch_s: float = 5e-6  # one kernel (or graph piece) launched from Python
     eager_launches_per_layer: int = 12  # norms, QKV, RoPE, cache write, attention, O, 2 all-reduces, MLP
     piecewise_launches_per_layer: int = 3  # the graph piece, the attention and its cache write
-    # An eager forward (--enforce-eager: neither compiled nor graphed) is the host's: PyTorch
-    # dispatches each op of each layer from Python, and the GPU waits unless its own work is longer.
-    # Public runs of vLLM with --enforce-eager at one request, where the step is the host's, net of
-    # the step's own host time: 0.50 ms a layer (Qwen3-14B-AWQ, 40 layers, A100, vLLM 0.9.1 without
-    # async scheduling: TPOT 20.6 ms less 0.8; vLLM issue #20469) to 0.80 (Qwen2.5-7B, 28 layers,
-    # A800, vLLM 0.29: ~22.5 ms eager less 0.1, ~13 ms graphed; vllm-omni issue #7960); the middle.
+    # A forward without a CUDA graph is the host's: Python dispatches each op of each layer, and the
+    # GPU waits unless its own work is longer. Public runs of vLLM with --enforce-eager at one
+    # request, where the step is the host's, net of the step's own host time: 0.50 ms a layer
+    # (Qwen3-14B-AWQ, 40 layers, A100, vLLM 0.9.1 without async scheduling: TPOT 20.6 ms less 0.8;
+    # vLLM issue #20469) to 0.80 (Qwen2.5-7B, 28 layers, A800, vLLM 0.29: ~22.5 ms eager less 0.1,
+    # ~13 ms graphed; vllm-omni issue #7960); the middle. Compiling does not lift it: with
+    # torch.compile and no graphs a decode step is as slow as eager (Qwen3-30B-A3B, 48 layers, TP 4:
+    # TPOT 35.20 ms compiled against 33.92 eager and 10.03 graphed on 4090D; 34.4 against 11.8
+    # piecewise on L20; vLLM issue #45709).
     eager_layer_s: float = 0.65e-3
 
     def cpu_seconds(self, requests: int) -> float:
@@ -139,7 +142,6 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     sizes: tuple[int, ...]  # CUDA-graph capture sizes (empty: eager)
     decode_graph: str  # the routine a uniform decode batch runs: full, piecewise or none
     mixed_graph: str  # the routine any other batch runs
-    eager: bool = False  # the forward is eager PyTorch (--enforce-eager, compilation mode none)
     async_scheduling: bool
     host: HostPrior
     ledger: tuple[Step, ...]
@@ -168,7 +170,7 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         parts = self._lines.get(n)
         if parts is None:
             parts = self._lines[n] = self._decode_parts(n)
-        gpu, launches, host, exposed, eager = parts
+        gpu, launches, host, exposed, ungraphed = parts
         slope, until = self.full.decode_per_ctx, UNBOUNDED
         s = self.sliding
         if s is not None:
@@ -179,11 +181,11 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
             else:
                 gpu += s.decode_per_ctx * cap
         gpu += launches
-        # The floor: the host's step under async scheduling, and an eager forward's host time.
+        # The floor: the host's step under async scheduling, and an ungraphed forward's host time.
         if self.async_scheduling:
-            a, floor_s = gpu + exposed, max(host, eager + exposed)
+            a, floor_s = gpu + exposed, max(host, ungraphed + exposed)
         else:
-            a, floor_s = gpu + host, eager + host if eager else 0.0
+            a, floor_s = gpu + host, ungraphed + host if ungraphed else 0.0
         if a + slope * context >= floor_s:
             return a, slope, until
         if slope > 0:  # the floor holds up to the last c where the line is still below it
@@ -197,8 +199,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
 
     def _decode_parts(self, n: int) -> tuple[float, float, float, float, float]:
         """A decode step's GPU seconds before its context and launches, its launches, the host's
-        seconds, what of them async scheduling exposes, and an eager forward's host time (0 if
-        compiled or graphed)."""
+        seconds, what of them async scheduling exposes, and an ungraphed forward's host time (0
+        in a graph)."""
         largest = self.sizes[-1] if self.sizes and self.decode_graph != NONE else 0
         graphed = n <= largest
         m = self.sizes[bisect_left(self.sizes, n)] if graphed else n
@@ -209,8 +211,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         if s is not None:
             gpu += s.decode_const + s.decode_per_request * m
         routine = self.decode_graph if graphed else NONE
-        launches = self._launches(routine)
-        return gpu, launches, self.host.cpu_seconds(n), self.host.exposed_async_s, self._eager_host(routine)
+        host, launches, ungraphed = self.host, self._launches(routine), self._ungraphed_host(routine)
+        return gpu, launches, host.cpu_seconds(n), host.exposed_async_s, ungraphed
 
     def explain(self) -> tuple[Step, ...]:
         if self.validation_error_pct is None:
@@ -248,16 +250,16 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
                 w = work if not t.window else min(work, pt * t.window)
                 gpu += t.prefill_const + t.prefill_per_token * pt + t.prefill_per_work * w
         routine = self.mixed_graph if graphed else NONE
-        gpu = max(gpu + self._launches(routine), self._eager_host(routine))
+        gpu = max(gpu + self._launches(routine), self._ungraphed_host(routine))
         host = self.host.cpu_seconds(n + pr)
         if self.async_scheduling:
             return max(gpu + self.host.exposed_async_s, host)
         return host + gpu
 
     def _launches(self, routine: str) -> float:
-        """Kernel launches a step: none for a full graph, a few a layer piecewise, all for compiled
-        code without a graph; an eager forward's are its host time (_eager_host) instead."""
-        if routine == FULL_GRAPH or (routine == NONE and self.eager):
+        """Kernel launches a step: none for a full graph, a few a layer piecewise, every kernel
+        without a graph (whose host time is a floor besides: _ungraphed_host)."""
+        if routine == FULL_GRAPH:
             return 0.0
         host = self.host
         per_layer = (
@@ -265,10 +267,10 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
         )
         return self.layers * per_layer * host.launch_s
 
-    def _eager_host(self, routine: str) -> float:
-        """An eager forward's host time (Python dispatching every op of every layer): the least a
-        step without a graph takes when the model is not compiled; 0 otherwise."""
-        return self.layers * self.host.eager_layer_s if routine == NONE and self.eager else 0.0
+    def _ungraphed_host(self, routine: str) -> float:
+        """A forward without a graph, eager or compiled: the host dispatching every op of every
+        layer, the least such a step takes; 0 in a graph."""
+        return self.layers * self.host.eager_layer_s if routine == NONE else 0.0
 
     def _tokens(self, m: int, graphed: bool) -> float:
         """What scales with the step's (padded) token count: linear layers, MoE, all-reduces, the
@@ -441,7 +443,8 @@ def step_model(
     beside the dtype's default kernel (MXFP4 on Hopper and Blackwell). mxfp8_activations: MXFP4
     experts on the MXFP4 × MXFP8 table where that kernel runs (Blackwell), BF16 activations elsewhere
     (the kernel as core/model/mxfp4.py picks it for the GPU's compute capability). eager_forward:
-    the model runs as eager PyTorch, not compiled (core/engine/cudagraphs.py eager_forward)."""
+    the model runs as eager PyTorch, not compiled (core/engine/cudagraphs.py eager_forward): said in
+    the ledger; the time is the same as compiled code's without a graph."""
     tp, pp = tensor_parallel, pipeline_parallel
     if data_parallel != 1:
         raise InvalidInput(
@@ -603,7 +606,6 @@ def step_model(
         sizes=sizes,
         decode_graph=decode_graph,
         mixed_graph=mixed_graph,
-        eager=eager_forward,
         async_scheduling=async_scheduling,
         host=host,
         ledger=ledger,
@@ -729,7 +731,7 @@ def _ledger(
             "CUDA graphs in the step time",
             "decode-only batches ≤ the largest size pad to the next capture size (full graph); mixed "
             "batches ≤ it run piecewise graphs (linear layers padded); larger ones and eager pad nothing "
-            "and pay per-kernel launches",
+            "and pay per-kernel launches, the host's time a floor (host overhead)",
             {"capture sizes": len(sizes), "largest": sizes[-1] if sizes else 0, "mode": mode},
             mode,
             "",
@@ -738,8 +740,8 @@ def _ledger(
         Step(
             "host overhead (prior)",
             "async: max(GPU + exposed, step + per_request·n); else step + per_request·n + GPU; "
-            "kernel launches add to the GPU's time; an eager forward's GPU time is at least "
-            "layers × eager_layer_s, the host dispatching every op",
+            "kernel launches add to the GPU's time; a step without a graph (eager or compiled) takes "
+            "at least layers × eager_layer_s, the host dispatching every op",
             {
                 "async_scheduling": async_scheduling,
                 "step_s": host.step_s,
@@ -747,7 +749,7 @@ def _ledger(
                 "exposed_async_s": host.exposed_async_s,
                 "launch_s": host.launch_s,
                 "eager_forward": eager_forward,
-                "eager_layer_s": host.eager_layer_s if eager_forward else None,
+                "eager_layer_s": host.eager_layer_s,
             },
             "prior, not fitted",
             "s",
