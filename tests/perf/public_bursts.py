@@ -73,8 +73,9 @@ def simulated(client: TestClient, b: Burst) -> dict[str, Any]:
     return answer
 
 
-def _pct(ours: float, theirs: float) -> str:
-    return f"{(ours - theirs) / theirs * 100:+.0f} %".replace("-", "−")
+def pct(ours: float, theirs: float) -> str:
+    percent = round((ours - theirs) / theirs * 100)
+    return "0 %" if percent == 0 else f"{percent:+d} %".replace("-", "−")
 
 
 def rows(client: TestClient) -> list[str]:
@@ -87,7 +88,7 @@ def rows(client: TestClient) -> list[str]:
         shown.add(b.setup)
         out.append(
             f"|{first}| {b.isl}/{b.osl}, {b.prompts:,} | {b.ttft_ms / 1000:.1f} s → {ttft / 1000:.1f} s "
-            f"({_pct(ttft, b.ttft_ms)}) | {b.tpot_ms:.1f} → {tpot:.1f} ms ({_pct(tpot, b.tpot_ms)}) |"
+            f"({pct(ttft, b.ttft_ms)}) | {b.tpot_ms:.1f} → {tpot:.1f} ms ({pct(tpot, b.tpot_ms)}) |"
         )
     return out
 
