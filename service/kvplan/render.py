@@ -490,11 +490,8 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
     layout = next((s for s in n.steps if s.name == "step-time dtypes and layout"), None)
     if layout is not None and (moe := layout.inputs.get("moe")):
         rows.insert(1, ("experts", str(moe)))  # the kernel's table, and what of MXFP8 vLLM honours
-    host = next((s for s in n.steps if s.name == "host overhead (prior)"), None)
-    if host is not None and host.inputs.get("eager_forward"):
-        per_layer = float(host.inputs["eager_layer_s"]) * 1000
-        said = f"eager PyTorch, the host's: a step takes at least {per_layer:.2f} ms a layer (prior)"
-        rows.insert(1, ("forward", said))
+    if (ungraphed := _ungraphed(n.steps)) is not None:
+        rows.insert(1, ("forward", ungraphed))
     if (g := r.goodput) is not None:
         named = (("TTFT", g.targets.ttft_ms), ("TPOT", g.targets.tpot_ms), ("end-to-end", g.targets.e2e_ms))
         met = ", ".join(f"{name} ≤ {_duration(v)}" for name, v in named if v is not None)
@@ -503,6 +500,32 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
     note = [f"{text[:1].upper()}{text[1:]}." for text in (n.exact, n.modelled)]
     wrapped = [line for text in note for line in textwrap.wrap(text, width, break_on_hyphens=False)]
     return [*out, *_rows(rows, width, _LABEL), "", *wrapped]
+
+
+def _ungraphed(steps: Sequence[Step]) -> str | None:
+    """Which steps run without a CUDA graph, where that sets their time (the host's floor): an eager
+    forward, cudagraph mode none, or full_decode_only's steps with a prefill. None otherwise."""
+    named = {s.name: s for s in steps}
+    host, graphs, model = (
+        named.get(k) for k in ("host overhead (prior)", "CUDA graphs in the step time", "step-time model")
+    )
+    if host is None or graphs is None or model is None:
+        return None
+    mode, eager = graphs.inputs.get("mode"), host.inputs.get("eager_forward")
+    if not eager and mode not in ("none", "full_decode_only"):
+        return None
+    which = (
+        "eager PyTorch, never in a CUDA graph"
+        if eager
+        else "compiled, never in a CUDA graph (cudagraph mode none)"
+        if mode == "none"
+        else "a step with a prefill runs without a CUDA graph (full_decode_only)"
+    )
+    layers, per_layer = int(model.inputs["layers"]), float(host.inputs["eager_layer_s"]) * 1000
+    return (
+        f"{which}: such a step takes at least {layers * per_layer:,.0f} ms, the host's "
+        f"({layers} layers × {per_layer:.2f} ms a layer, prior)"
+    )
 
 
 def _decimals(r: Reconciliation, figure: str, line: int) -> int:
