@@ -503,24 +503,28 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
 
 
 def _ungraphed(steps: Sequence[Step]) -> str | None:
-    """Which steps run without a CUDA graph, where that sets their time (the host's floor): an eager
-    forward, cudagraph mode none, or full_decode_only's steps with a prefill. None otherwise."""
+    """Which steps run without a CUDA graph, and so take at least the host's floor: every step of an
+    eager forward or of cudagraph mode none, full_decode_only's steps with a prefill, and otherwise
+    steps above the largest capture size. None when the ledger lacks the steps to say it."""
     named = {s.name: s for s in steps}
     host, graphs, model = (
         named.get(k) for k in ("host overhead (prior)", "CUDA graphs in the step time", "step-time model")
     )
     if host is None or graphs is None or model is None:
         return None
-    mode, eager = graphs.inputs.get("mode"), host.inputs.get("eager_forward")
-    if not eager and mode not in ("none", "full_decode_only"):
-        return None
-    which = (
-        "eager PyTorch, never in a CUDA graph"
-        if eager
-        else "compiled, never in a CUDA graph (cudagraph mode none)"
-        if mode == "none"
-        else "a step with a prefill runs without a CUDA graph (full_decode_only)"
+    mode, eager, largest = (
+        graphs.inputs.get("mode"),
+        host.inputs.get("eager_forward"),
+        graphs.inputs.get("largest"),
     )
+    if eager:
+        which = "eager PyTorch, never in a CUDA graph"
+    elif mode == "none" or not largest:
+        which = "compiled, never in a CUDA graph (cudagraph mode none)"
+    elif mode == "full_decode_only":
+        which = "a step with a prefill runs without a CUDA graph (full_decode_only)"
+    else:
+        which = f"a step of more than {int(largest):,} tokens (the largest CUDA graph) runs without one"
     layers, per_layer = int(model.inputs["layers"]), float(host.inputs["eager_layer_s"]) * 1000
     return (
         f"{which}: such a step takes at least {layers * per_layer:,.0f} ms, the host's "

@@ -184,14 +184,20 @@ def test_enforce_eager_decodes_at_the_hosts_pace_and_says_so(client: TestClient)
 def test_the_text_says_when_steps_with_a_prefill_run_without_a_graph(client: TestClient) -> None:
     """full_decode_only graphs decode-only steps alone: a step with a prefill is the host's for at
     least layers × 0.65 ms (compiled or eager alike, vLLM issue #45709), and the text says so; the
-    default mode graphs them, and says nothing."""
+    default mode graphs every step up to its largest capture size, and says that."""
     one = {"count": 4, "concurrency": 2, "prompt": {"kind": "fixed", "value": 256},
            "output": {"kind": "fixed", "value": 16}}  # fmt: skip
     body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": one}}
-    text = client.post("/v1/simulate?format=text", json={**body, "cudagraph_mode": "full_decode_only"}).text
+    text = " ".join(
+        client.post(
+            "/v1/simulate?format=text", json={**body, "cudagraph_mode": "full_decode_only"}
+        ).text.split()
+    )
     assert "a step with a prefill runs without a CUDA graph (full_decode_only)" in text
     assert "at least 21 ms" in text and "32 layers × 0.65 ms a layer" in text
-    assert "without a CUDA graph" not in client.post("/v1/simulate?format=text", json=body).text
+    default = " ".join(client.post("/v1/simulate?format=text", json=body).text.split())  # unwrapped
+    assert "a step with a prefill" not in default
+    assert "a step of more than 512 tokens (the largest CUDA graph) runs without one" in default
 
 
 def test_the_whole_azure_conversation_trace_replays(client: TestClient) -> None:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
+from tests.perf.public_runs import first_cell, pct
 
 QWEN3_14B = Path(__file__).parents[1] / "sim" / "data" / "real" / "Qwen--Qwen3-14B-config.json"
 
@@ -73,22 +74,17 @@ def simulated(client: TestClient, b: Burst) -> dict[str, Any]:
     return answer
 
 
-def pct(ours: float, theirs: float) -> str:
-    percent = round((ours - theirs) / theirs * 100)
-    return "0 %" if percent == 0 else f"{percent:+d} %".replace("-", "−")
-
-
 def rows(client: TestClient) -> list[str]:
     """The document's table rows, one a burst."""
-    out, shown = [], set()
+    out: list[str] = []
+    shown: set[str] = set()
     for b in BURSTS:
         a = simulated(client, b)
         ttft, tpot = a["mean_ttft_ms"], a["mean_tpot_ms"]
-        first = " " if b.setup in shown else f" {b.setup} "
-        shown.add(b.setup)
         out.append(
-            f"|{first}| {b.isl}/{b.osl}, {b.prompts:,} | {b.ttft_ms / 1000:.1f} s → {ttft / 1000:.1f} s "
-            f"({pct(ttft, b.ttft_ms)}) | {b.tpot_ms:.1f} → {tpot:.1f} ms ({pct(tpot, b.tpot_ms)}) |"
+            f"|{first_cell(b.setup, shown)}| {b.isl}/{b.osl}, {b.prompts:,} | {b.ttft_ms / 1000:.1f} s → "
+            f"{ttft / 1000:.1f} s ({pct(ttft, b.ttft_ms)}) | {b.tpot_ms:.1f} → {tpot:.1f} ms "
+            f"({pct(tpot, b.tpot_ms)}) |"
         )
     return out
 

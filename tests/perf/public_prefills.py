@@ -9,7 +9,8 @@ Sources (gathered 2026-12-06):
   --num-iters-warmup 3`, the "Avg" of each "Detailed L40S percentiles" table. Llama-3.1-8B-Instruct
   with `--max-model-len 131072 --gpu-memory-utilization 0.85` (0.95 at 131,071 tokens);
   Qwen2.5-32B-Instruct-AWQ (awq_marlin) with `--max-model-len 65536 --gpu-memory-utilization 0.90`
-  (its 64K point ran --enforce-eager with YaRN, and is left out).
+  and YaRN rope scaling in its config, which the step time does not read (its 64K point ran
+  --enforce-eager, and is left out).
 - vllm-project/vllm issue #42058, a comment of 2026-08-01 (A100-80GB, vLLM 0.26.0, Qwen3-8B BF16,
   `enforce_eager`, 8 concurrent prompts, "TTFT via `max_tokens=1`", the median of 3): its "Prefill"
   lengths are written 1k/4k/8k/16k, read as 1,024…16,384 tokens.
@@ -29,38 +30,29 @@ from typing import Any, NamedTuple
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
-from tests.perf.public_bursts import pct
+from tests.perf.public_runs import first_cell, pct
 
 REAL = Path(__file__).parents[1] / "sim" / "data" / "real"
 
 
 class Prefill(NamedTuple):
     setup: str  # the table's first column, on a setup's first row
-    body: tuple[tuple[str, Any], ...]  # the simulation's pool: model, GPU and settings
+    body: tuple[tuple[str, Any], ...]  # the simulation's pool: GPU and settings (and a preset model)
     prompt: int
     batch: int
     seconds: float  # theirs: the batch's wall time
-
-
-def _config(name: str) -> dict[str, Any]:
-    config: dict[str, Any] = json.loads((REAL / name).read_text())
-    return config
+    config: str | None = None  # the model as a config.json beside the traces, when no preset has it
 
 
 LLAMA = "Llama-3.1-8B-Instruct (BF16), one L40S, `bench latency`"
 QWEN_AWQ = "Qwen2.5-32B-Instruct-AWQ, one L40S, `bench latency`"
 QWEN3 = "Qwen3-8B (BF16), A100-80GB, eager, 8 prompts, vLLM 0.26"
-_OFFLINE = (("max_num_batched_tokens", 8192), ("max_num_seqs", 256))
+AWQ_CONFIG = "Qwen--Qwen2.5-32B-Instruct-AWQ-config.json"  # assembled: tests/sim/data/real/README.md
+_OFFLINE = (("max_num_batched_tokens", 8192), ("max_num_seqs", 256))  # the LLM class's, < 70 GiB or A100
 _LLAMA = (("model", "llama-3.1-8b"), ("gpu", "l40s-48gb"), ("max_model_len", 131072), *_OFFLINE)
-_AWQ = (
-    ("model", "qwen2.5-32b-instruct-awq-config"),
-    ("gpu", "l40s-48gb"),
-    ("max_model_len", 65536),
-    ("gpu_memory_utilization", 0.9),
-    *_OFFLINE,
-)
+_AWQ = (("gpu", "l40s-48gb"), ("max_model_len", 65536), ("gpu_memory_utilization", 0.9), *_OFFLINE)
 _QWEN3 = (
-    ("model", "qwen3-8b-config"),
+    ("model", "qwen3-8b"),
     ("gpu", "a100-80gb"),
     ("enforce_eager", True),
     ("engine", "0.26.0"),
@@ -72,26 +64,21 @@ PREFILLS = (
     Prefill(LLAMA, (*_LLAMA, ("gpu_memory_utilization", 0.85)), 32768, 1, 4.2056),
     Prefill(LLAMA, (*_LLAMA, ("gpu_memory_utilization", 0.85)), 65536, 1, 11.7715),
     Prefill(LLAMA, (*_LLAMA, ("gpu_memory_utilization", 0.95)), 131071, 1, 36.4421),
-    Prefill(QWEN_AWQ, _AWQ, 8192, 1, 3.4892),
-    Prefill(QWEN_AWQ, _AWQ, 16384, 1, 7.6410),
-    Prefill(QWEN_AWQ, _AWQ, 32768, 1, 17.4485),
+    Prefill(QWEN_AWQ, _AWQ, 8192, 1, 3.4892, AWQ_CONFIG),
+    Prefill(QWEN_AWQ, _AWQ, 16384, 1, 7.6410, AWQ_CONFIG),
+    Prefill(QWEN_AWQ, _AWQ, 32768, 1, 17.4485, AWQ_CONFIG),
     Prefill(QWEN3, _QWEN3, 1024, 8, 0.541),
     Prefill(QWEN3, _QWEN3, 4096, 8, 2.277),
     Prefill(QWEN3, _QWEN3, 8192, 8, 5.001),
     Prefill(QWEN3, _QWEN3, 16384, 8, 11.79),
 )
-# The config.json files beside the traces (tests/sim/data/real/README.md says where each is from).
-MODELS = {
-    "qwen2.5-32b-instruct-awq-config": "Qwen--Qwen2.5-32B-Instruct-AWQ-config.json",
-    "qwen3-8b-config": "Qwen--Qwen3-8B-config.json",
-}
 
 
 def simulated_seconds(client: TestClient, p: Prefill) -> float:
     """kvplan's wall time for the batch."""
     body: dict[str, Any] = dict(p.body)
-    if body["model"] in MODELS:
-        body["model"] = {"hf_config": _config(MODELS[body["model"]])}
+    if p.config is not None:
+        body["model"] = {"hf_config": json.loads((REAL / p.config).read_text())}
     fixed = {"kind": "fixed"}
     generator = {"count": p.batch, "concurrency": p.batch, "prompt": {**fixed, "value": p.prompt}}
     body["workload"] = {"generator": {**generator, "output": {**fixed, "value": 1}}}
@@ -103,12 +90,12 @@ def simulated_seconds(client: TestClient, p: Prefill) -> float:
 
 def rows(client: TestClient) -> list[str]:
     """The document's table rows, one a run."""
-    out, shown = [], set()
+    out: list[str] = []
+    shown: set[str] = set()
     for p in PREFILLS:
         ours = simulated_seconds(client, p)
-        first = " " if p.setup in shown else f" {p.setup} "
-        shown.add(p.setup)
-        out.append(f"|{first}| {p.prompt:,} | {p.seconds:.2f} s → {ours:.2f} s ({pct(ours, p.seconds)}) |")
+        cells = f" {p.prompt:,} | {p.seconds:.2f} s → {ours:.2f} s ({pct(ours, p.seconds)}) "
+        out.append(f"|{first_cell(p.setup, shown)}|{cells}|")
     return out
 
 

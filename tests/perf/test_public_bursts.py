@@ -6,24 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
-from tests.perf.public_bursts import rows
-from tests.perf.public_prefills import rows as prefill_rows
+from tests.perf import public_bursts, public_prefills
 
 DOC = Path(__file__).parents[2] / "docs" / "real-bench-comparison.md"
+TABLES = {"public_bursts": public_bursts.rows, "public_prefills": public_prefills.rows}
 
 
-def test_the_documents_table_of_public_bursts_is_what_kvplan_answers() -> None:
+@pytest.mark.parametrize("table", TABLES)
+def test_the_documents_table_of_public_runs_is_what_kvplan_answers(table: str) -> None:
     with TestClient(create_app()) as client:
-        expected = rows(client)
+        expected = TABLES[table](client)
     lines = DOC.read_text().splitlines()
-    assert [line for line in lines if line in expected] == expected, "python -m tests.perf.public_bursts"
-
-
-def test_the_documents_table_of_public_prefills_is_what_kvplan_answers() -> None:
-    with TestClient(create_app()) as client:
-        expected = prefill_rows(client)
-    lines = DOC.read_text().splitlines()
-    assert [line for line in lines if line in expected] == expected, "python -m tests.perf.public_prefills"
+    assert [line for line in lines if line in expected] == expected, f"python -m tests.perf.{table}"

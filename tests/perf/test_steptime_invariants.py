@@ -113,7 +113,7 @@ def test_pipeline_stages_add_their_hand_offs_and_split_nothing_else():
     )  # a step crosses both stages: micro-batch pipelining is not modelled
 
 
-def test_eager_pays_launches_a_full_graph_does_not():
+def test_an_eager_decode_is_slower_than_a_graphed_one():
     graphs, eager = model("llama-3.1-8b", "h100-sxm-80gb"), model("llama-3.1-8b", "h100-sxm-80gb", eager=True)
     b = Batch(1, 512, 0, 0, 0)
     assert eager.seconds(b) > graphs.seconds(b)
@@ -122,7 +122,7 @@ def test_eager_pays_launches_a_full_graph_does_not():
 def test_an_eager_forward_at_one_request_takes_the_hosts_time_a_layer():
     """--enforce-eager: Python dispatches every op, so a small step lasts layers × eager_layer_s
     (then what async scheduling leaves exposed, or the host's step without it), as public eager runs
-    at one request show; a step whose GPU work is longer is the GPU's, its launches not added."""
+    at one request show; a step whose GPU work is longer is the GPU's, its launches added."""
     eager = model("llama-3.1-8b", "h100-sxm-80gb", eager=True)
     host, layers = eager.host, 32
     floor = layers * host.eager_layer_s
@@ -150,6 +150,9 @@ def test_compiled_code_without_a_graph_is_as_slow_as_eager():
         compiled = model("llama-3.1-8b", "h100-sxm-80gb", mode=mode)
         assert compiled.seconds(small) == eager.seconds(small) >= floor
         assert compiled.seconds(big) == eager.seconds(big) > floor
+    decode = Batch(1, 512, 0, 0, 0)  # the decode line's path: mode none graphs no decode either
+    none, decode_only = (model("llama-3.1-8b", "h100-sxm-80gb", mode=m) for m in ("none", "full_decode_only"))
+    assert none.seconds(decode) == eager.seconds(decode) >= floor > decode_only.seconds(decode)
     default = model("llama-3.1-8b", "h100-sxm-80gb")  # piecewise below the largest size, not above
     assert default.seconds(small) < floor < default.seconds(big) == eager.seconds(big)
 

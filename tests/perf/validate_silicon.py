@@ -408,7 +408,9 @@ def document(
         "",
         f"**All {len(done)} rows: median absolute error {tpot:.1f} % for mean TPOT (target ≤ "
         f"{THRESHOLDS['tpot']:.0f} %), {ttft:.1f} % for mean TTFT (target ≤ {THRESHOLDS['ttft']:.0f} %).**",
-        "Bias is the median signed error (positive: the model is slower than the silicon).",
+        "Bias is the median signed error (positive: the model is slower than the silicon): over all rows "
+        f"{statistics.median(o.tpot_err for o in done):+.1f} % for TPOT, "
+        f"{statistics.median(o.ttft_err for o in done):+.1f} % for TTFT.",
         "",
         *_table("Per GPU", by_gpu, ("GPU",)),
         *_table("Per GPU and model", by_model, ("GPU", "model", "quantization", "TP")),
