@@ -519,7 +519,7 @@ def _ungraphed(steps: Sequence[Step]) -> str | None:
     )
     if eager:
         which = "eager PyTorch, never in a CUDA graph"
-    elif mode == "none" or not largest:
+    elif mode == "none":  # no capture sizes: the ledger's mode is none (core/perf/steptime.py)
         which = "compiled, never in a CUDA graph (cudagraph mode none)"
     elif mode == "full_decode_only":
         which = "a step with a prefill runs without a CUDA graph (full_decode_only)"

@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from kvplan.presets.perf import GpuValidation, Validation, load_validation
 from tests.perf.validate_silicon import Row, async_by_default, inferencemax_script, read_rows
 
 
@@ -103,8 +104,6 @@ def test_aiconfigurators_own_rows_ran_vllm_0_12_without_async_scheduling():
     [(-29.2, "expect the real one higher"), (12.0, "expect the real one lower"), (-3.0, None)],
 )
 def test_a_timed_answer_says_which_way_its_gpus_ttft_error_leans(signed, said):
-    from kvplan.presets.perf import GpuValidation, Validation
-
     v = Validation("runs", {"b200_sxm": GpuValidation(204, 7.0, abs(signed), 0.4, signed)})
     text = v.summary("b200_sxm")
     assert f"{signed:+.1f} % for TTFT" in text and "+0.4 % for TPOT" in text
@@ -114,8 +113,6 @@ def test_a_timed_answer_says_which_way_its_gpus_ttft_error_leans(signed, said):
 
 
 def test_the_shipped_validation_summary_carries_each_gpus_signed_errors():
-    from kvplan.presets.perf import load_validation
-
     for system, v in load_validation().gpus.items():
         assert v.ttft_median_signed_pct is not None and v.tpot_median_signed_pct is not None, system
         assert abs(v.ttft_median_signed_pct) <= v.ttft_median_abs_pct
