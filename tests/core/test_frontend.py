@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ Sent = tuple[float, int, int]
 
 class _Hold:
     scheduled_ahead = True
+    request_path_s = 0.0
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         return prompt_tokens * 1e-6
@@ -45,6 +47,26 @@ def test_a_send_earlier_than_those_queued_passes_first():
     front.through(1.5, arrivals)
     assert [rid for _, rid in sorted(arrivals)] == [2, 0]
     assert front.next_through() == 2.0 + 100e-6
+
+
+def test_a_request_reaches_the_tokenizer_its_request_path_after_it_is_sent():
+    """The way in and out outside the engine (ServingPrior.request_path_s) delays every request
+    alike: the order sent is kept, and the tokenizer thread still holds each in turn."""
+
+    class _Path(_Hold):
+        request_path_s = 5e-3
+
+    front = Frontend(_Path())
+    front.send(1.0, 0, 1000)
+    front.send(1.0005, 1, 1000)  # sent while the first is still on its way
+    arrivals: list[tuple[float, int]] = []
+    front.through(2.0, arrivals)
+    assert sorted(arrivals) == [
+        (pytest.approx(1.005 + 1e-3), 0),
+        (pytest.approx(1.005 + 2e-3), 1),  # queued behind the first's tokenization
+    ]
+    front.send(3.0, 2, 10)
+    assert front.next_through() == pytest.approx(3.005 + 10e-6)
 
 
 @settings(max_examples=200, deadline=None)

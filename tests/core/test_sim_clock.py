@@ -67,10 +67,11 @@ def cfg(blocks: int = 400, seqs: int = 16, budget: int = 256) -> SimConfig:
 
 class Frontend:
     """A serving path for tests (core/perf/serving.py ServingPrior's shape): one tokenizer thread
-    at 20 µs a token, and steps scheduled one ahead when `ahead`."""
+    at 20 µs a token, `path` seconds of request path, and steps scheduled one ahead when `ahead`."""
 
-    def __init__(self, ahead: bool = True) -> None:
+    def __init__(self, ahead: bool = True, path: float = 0.0) -> None:
         self.scheduled_ahead = ahead
+        self.request_path_s = path
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         return 2e-5 * prompt_tokens
@@ -192,8 +193,8 @@ def test_skipping_decode_runs_gives_the_times_of_visiting_every_step_behind_a_se
     requests, bend, k, ahead
 ):
     timer = LinearTimer(bend)
-    fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead))
-    slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead))
+    fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead, path=5e-4))
+    slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead, path=5e-4))
     assert_same_schedule_and_times(fast, slow)
 
 
@@ -204,6 +205,15 @@ def test_requests_sent_at_once_reach_the_engine_one_tokenization_apart():
     assert s.reqs[0].t_sched == pytest.approx(2e-3)  # 100 tokens at 20 µs
     # The second was tokenized by 4 ms, during the first's prefill: it joins the next step.
     assert s.reqs[1].t_sched == pytest.approx(2e-3 + LinearTimer().seconds(Batch(0, 0, 1, 100, 100 * 100)))
+
+
+def test_the_request_path_delays_the_first_token_and_not_the_later_ones():
+    requests = [SimRequest(arrival_time=0.0, prompt_tokens=100, output_tokens=5)]
+    bare = run(Scheduler, cfg(), requests, LinearTimer(), server=Frontend(ahead=False)).reqs[0]
+    path = run(Scheduler, cfg(), requests, LinearTimer(), server=Frontend(ahead=False, path=5e-3)).reqs[0]
+    assert path.t_arrive == bare.t_arrive == 0.0  # TTFT counts from the send
+    assert path.t_first - bare.t_first == pytest.approx(5e-3)
+    assert path.t_done - path.t_first == pytest.approx(bare.t_done - bare.t_first)
 
 
 def test_scheduled_ahead_a_request_reaching_a_busy_engine_joins_the_step_after_next():

@@ -1,6 +1,7 @@
-"""docs/real-bench-comparison.md's tables of public runs are what kvplan answers for them: GPUStack's
-bursts (tests/perf/public_bursts.py) and single-prompt prefills (tests/perf/public_prefills.py). A
-change to the step-time model that moves them shows here."""
+"""docs/real-bench-comparison.md's tables of public runs are what kvplan answers for them: Musgrave's
+closed loops (tests/perf/public_sweep.py), GPUStack's bursts (tests/perf/public_bursts.py) and
+single-prompt prefills (tests/perf/public_prefills.py). A change to the step-time model that moves
+them shows here."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ import pytest
 from litestar.testing import TestClient
 
 from kvplan.api.app import create_app
-from tests.perf import public_bursts, public_prefills
+from tests.perf import public_bursts, public_prefills, public_sweep
 
 DOC = Path(__file__).parents[2] / "docs" / "real-bench-comparison.md"
-TABLES = {"public_bursts": public_bursts.rows, "public_prefills": public_prefills.rows}
+TABLES = {
+    "public_sweep": public_sweep.rows,
+    "public_bursts": public_bursts.rows,
+    "public_prefills": public_prefills.rows,
+}
 
 
 @pytest.mark.parametrize("table", TABLES)

@@ -170,11 +170,23 @@ def test_element_wise_kernels_are_priced_as_aiconfigurator_prices_them():
     assert step.inputs["kernels a step"] == 240 and "AIConfigurator" in step.source
 
 
+def test_gpt_oss_prefill_attention_is_priced_at_its_head_dim_of_64():
+    """Its full and sliding layers both read the d 64 fit, and the ledger names it."""
+    m = model("gpt-oss-120b", "b200-180gb", 1, kv="fp8")
+    layout = {s.name: s for s in m.explain()}["step-time dtypes and layout"]
+    assert layout.inputs["prefill attention table"] == "fp8@d64"
+    pooled = load_coefficients().systems["b200_sxm"].prefill_attention["fp8"]
+    assert m.full is not None and m.full.prefill_per_work > 18 * pooled.s_per_flop * 4 * 64 * 64
+
+
 def test_the_serving_path_prior_states_its_sources():
     prior = serving_prior(async_scheduling=True)
     assert prior.admission_seconds(1000) == pytest.approx(1e-3)  # ≈ 1k tokens/ms (vLLM #19012)
     names = {s.name: s for s in prior.explain()}
     assert "#19012" in names["server tokenization (prior)"].source
+    assert prior.request_path_s == pytest.approx(5e-3)  # the middle of 4.4 and 5.8 ms, public runs
+    path = names["request path outside the engine (prior)"]
+    assert path.value == "prior, not fitted" and "#44172" in path.source and "openinfer" in path.source
     assert names["scheduled a step ahead"].value is True
     assert serving_prior(async_scheduling=False).scheduled_ahead is False
 

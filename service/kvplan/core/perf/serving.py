@@ -1,9 +1,23 @@
 """What a benchmark run adds to the engine's steps: the OpenAI server's request path before a
-request reaches the engine, and when the engine can first schedule it.
+request reaches the engine and after its first token leaves it, and when the engine can first
+schedule it.
 
-Two mechanisms of vLLM 0.33's serving path, timed-only (they change when a request joins a step,
-never which requests a step of the exact scheduler takes once they have joined):
+Three mechanisms of vLLM 0.33's serving path, timed-only (they change when a request joins a step
+and when the client sees its tokens, never which requests a step of the exact scheduler takes once
+they have joined):
 
+- The request path outside the engine. A request crosses HTTP, the API server and the IPC to the
+  engine core before it is scheduled, and its first token crosses the IPC, the output processor
+  (detokenization) and the SSE stream back: time the client counts in TTFT and end-to-end
+  latency, not in the gaps between later tokens. A PRIOR from public runs at concurrency 1, TTFT
+  less one forward step less vLLM PR #44172's 2 ms micro-batch tokenizer wait (which 0.33 no
+  longer has: PR #45759): 5.8 ms on vLLM 0.17.1 (pegainfer's "Qwen3-4B Optimization", RTX 5070
+  Ti: 1 token in and out, TTFT 19.29 ms against TPOT 11.46) and 4.4 ms on vLLM 0.22.1 (openinfer
+  docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md: a prefix-cached 256-token prompt, TTFT 13.3
+  ms against TPOT 6.65, less its tokenization); the middle, 5 ms, is taken. It is charged on the
+  way in: every request's TTFT and end-to-end latency hold it once, and a closed loop's next
+  request reaches the engine that long after the engine finished its predecessor, as with any
+  split between the way in and the way out.
 - Tokenization is serialised. The server tokenizes a prompt on its renderer's thread pool
   (vllm/renderers/base.py: `_SwappableExecutor(max_workers=renderer_num_workers)`, and
   vllm/config/model.py `renderer_num_workers: int = 1`), one prompt after another. Requests sent
@@ -25,6 +39,11 @@ import msgspec
 
 from ..ledger import Step
 
+PATH_SOURCE = (
+    "pegainfer docs 'Qwen3-4B Optimization' (vLLM 0.17.1), openinfer "
+    "docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md (vLLM 0.22.1); less vLLM PR #44172's 2 ms "
+    "micro-batch tokenizer wait (removed by PR #45759)"
+)
 TOKENIZE_SOURCE = (
     "vllm/renderers/base.py (renderer thread pool), vllm/config/model.py (renderer_num_workers = 1); "
     "rate: vLLM issue #19012 (≈ 1k tokens/ms on a DGX H100 CPU)"
@@ -35,6 +54,7 @@ AHEAD_SOURCE = "vllm/v1/engine/core.py (step_with_batch_queue), vllm/v1/core/sch
 class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The server's request path, a PRIOR (not fitted, least of all on silicon_sample.csv)."""
 
+    request_path_s: float = 5e-3  # HTTP, API server and IPC, both ways (public runs at concurrency 1)
     tokenize_s_per_token: float = 1e-6  # one thread, ≈ 1k tokens/ms (vLLM issue #19012)
     scheduled_ahead: bool = True  # async scheduling: the next step is scheduled when one launches
 
@@ -43,10 +63,24 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         return self.tokenize_s_per_token * prompt_tokens
 
     def explain(self) -> tuple[Step, ...]:
+        """The three mechanisms as ledger steps, each with its source: a timed answer's
+        `timing.steps` shows what its latencies hold besides the engine's steps."""
         return (
             Step(
+                "request path outside the engine (prior)",
+                "each request reaches the server's tokenizer request_path after it is sent: HTTP, the "
+                "API server, the IPC to the engine core and its first token's way back (IPC, "
+                "detokenization, SSE), all charged on the way in; TTFT and end-to-end latency hold it "
+                "once, the gaps between later tokens never",
+                {"request_path_s": self.request_path_s},
+                "prior, not fitted",
+                "s",
+                PATH_SOURCE,
+            ),
+            Step(
                 "server tokenization (prior)",
-                "each request reaches the engine at max(sent, previous request tokenized) + "
+                "each request reaches the engine at max(sent + request_path, previous request "
+                "tokenized) + "
                 "tokens × per_token: one tokenizer thread, in the order requests are sent",
                 {"per_token_s": self.tokenize_s_per_token},
                 "prior, not fitted",

@@ -26,14 +26,12 @@ from ..engine.dtypes import (
 from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
+from .attention import AttnTerms, attn_terms, head_dim_key, mla_terms
 from .coeffs import (
     Coefficients,
     Curve,
-    DecodeFit,
     GemmFit,
-    MlaFit,
     MoeFit,
-    PrefillFit,
     Roofline,
     SystemCoeffs,
 )
@@ -95,19 +93,6 @@ class HostPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 HOST_PRIOR = HostPrior()
 
 
-class _AttnTerms(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """Attention of all layers of one window, folded: seconds = const (when any request of the kind)
-    + per_request·n + per_ctx·Σctx (decode); const + per_token·tokens + per_work·work (prefill)."""
-
-    window: int  # 0: full attention
-    decode_const: float
-    decode_per_request: float
-    decode_per_ctx: float
-    prefill_const: float
-    prefill_per_token: float
-    prefill_per_work: float
-
-
 class _Gemm(msgspec.Struct, frozen=True, gc=False):
     fit: Roofline
     n: int
@@ -135,8 +120,8 @@ class StepModel(msgspec.Struct, frozen=True, kw_only=True):
     p2p_transfers: int  # pipeline stages − 1
     p2p_latency_s: float
     p2p_bytes_per_s: float
-    full: _AttnTerms
-    sliding: _AttnTerms | None
+    full: AttnTerms
+    sliding: AttnTerms | None
     layers: int
     hbm_bytes_per_s: float
     sizes: tuple[int, ...]  # CUDA-graph capture sizes (empty: eager)
@@ -520,26 +505,43 @@ def step_model(
     kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     akey = "bfloat16" if kv in MODEL_DTYPES or "fp8" not in table.decode_attention else "fp8"
     dec, pre = table.decode_attention[akey], table.prefill_attention[akey]
+    prefill_keys: tuple[str, ...] = (akey,)
     if mla_fit is not None:
-        full, sliding = _mla_terms(geometry.layer_pattern.count(MLA), heads_g, mla_fit), None
+        full, sliding = mla_terms(geometry.layer_pattern.count(MLA), heads_g, mla_fit), None
         akey = f"MLA module {mla_key}"
+        prefill_keys = (akey,)
     elif geometry.is_mla:
         latent = geometry.mla_latent_dim
         cell = mla_cell_bytes(kv, latent, geometry.index_head_dim is not None)
         qk = (geometry.qk_nope_head_dim or 0) + (geometry.qk_rope_head_dim or 0) or d
-        full = _attn(geometry.layer_pattern.count(MLA), 0, cell, heads_g, latent, qk, 3 * heads_g, dec, pre)
+        full = attn_terms(
+            geometry.layer_pattern.count(MLA), 0, cell, heads_g, latent, qk, 3 * heads_g, dec, pre
+        )
         sliding = None
     else:
         fd, fkv = geometry.full_head_dim or d, max(1, (geometry.full_kv_heads or kv_heads) // tp)
         full_cell = fkv * attention_cell_bytes(kv, fd, fd)
-        full = _attn(
-            geometry.layer_pattern.count(FULL), 0, full_cell, heads_g, fd, fd, heads_g + 2 * fkv, dec, pre
-        )
         window = geometry.sliding_window or geometry.attention_chunk_size or 0
         n_slide = geometry.layer_pattern.count(SLIDING) + geometry.layer_pattern.count(CHUNKED)
+        full_key, slide_key = (head_dim_key(table.prefill_attention, akey, dim) for dim in (fd, d))
+        prefill_keys = (full_key, slide_key) if n_slide and slide_key != full_key else (full_key,)
+        pre_full, pre_slide = table.prefill_attention[full_key], table.prefill_attention[slide_key]
+        full = attn_terms(
+            geometry.layer_pattern.count(FULL),
+            0,
+            full_cell,
+            heads_g,
+            fd,
+            fd,
+            heads_g + 2 * fkv,
+            dec,
+            pre_full,
+        )
         cell = kv_g * attention_cell_bytes(kv, d, geometry.v_head_dim or d)
         sliding = (
-            _attn(n_slide, window, cell, heads_g, d, d, heads_g + 2 * kv_g, dec, pre) if n_slide else None
+            attn_terms(n_slide, window, cell, heads_g, d, d, heads_g + 2 * kv_g, dec, pre_slide)
+            if n_slide
+            else None
         )
 
     if tp > 1:
@@ -574,6 +576,7 @@ def step_model(
         read_as,
         kv,
         akey,
+        prefill_keys,
         moe_read,
         sizes,
         cudagraph_mode if sizes else NONE,
@@ -615,45 +618,6 @@ def step_model(
     )
 
 
-def _mla_terms(count: int, heads: int, fit: MlaFit) -> _AttnTerms:
-    """The MLA module over `count` layers with `heads` query heads a GPU."""
-    t0, r, rh, c, ch = fit.decode
-    p0, k, kh, wh = fit.prefill
-    return _AttnTerms(
-        window=0,
-        decode_const=count * t0,
-        decode_per_request=count * (r + rh * heads),
-        decode_per_ctx=count * (c + ch * heads),
-        prefill_const=count * p0,
-        prefill_per_token=count * (k + kh * heads),
-        prefill_per_work=count * wh * heads,
-    )
-
-
-def _attn(
-    count: int,
-    window: int,
-    cell_bytes: int,
-    heads: int,
-    dim: int,
-    prefill_dim: int,
-    token_heads: int,
-    dec: DecodeFit,
-    pre: PrefillFit,
-) -> _AttnTerms:
-    """One kind's attention over `count` layers: KV bytes read a context token are `cell_bytes`
-    (a layer, this GPU's KV heads); FLOPs 4·H·d a (query, key) pair."""
-    return _AttnTerms(
-        window=window,
-        decode_const=count * dec.t0_s,
-        decode_per_request=count * dec.s_per_request,
-        decode_per_ctx=count * (dec.s_per_kv_byte * cell_bytes + dec.s_per_flop * 4 * heads * dim),
-        prefill_const=count * pre.t0_s,
-        prefill_per_token=count * pre.s_per_token_dim * token_heads * prefill_dim,
-        prefill_per_work=count * pre.s_per_flop * 4 * heads * prefill_dim,
-    )
-
-
 def _ledger(
     geometry: Geometry,
     gpu: GpuSpecs,
@@ -665,6 +629,7 @@ def _ledger(
     read_as: str,
     kv: str,
     akey: str,
+    prefill_keys: tuple[str, ...],
     moe_read: str,
     sizes: tuple[int, ...],
     mode: str,
@@ -684,6 +649,7 @@ def _ledger(
     residual |= {
         f"prefill attention {k} median abs %": v.fit.median_abs_pct
         for k, v in table.prefill_attention.items()
+        if "@" not in k or k in prefill_keys
     }
     return (
         Step(
@@ -720,6 +686,7 @@ def _ledger(
                 "moe": moe_read or None,
                 "kv_cache_dtype": kv,
                 "attention table": akey,
+                "prefill attention table": ", ".join(prefill_keys),
                 "tensor_parallel": tp,
                 "pipeline_parallel": pp,
             },

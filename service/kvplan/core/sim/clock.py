@@ -43,6 +43,7 @@ class Server(Protocol):
     """The serving path before the engine (core/perf/serving.py ServingPrior)."""
 
     scheduled_ahead: bool  # async scheduling: a step is scheduled when its predecessor launches
+    request_path_s: float  # the way in and out outside the engine, charged on the way in
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         """How long the server's serialised request path holds a prompt of this length."""

@@ -1,6 +1,7 @@
 """The server in front of the engine, timed: requests sent and not yet through its one tokenizer
-thread (core/perf/serving.py ServingPrior). They pass in the order sent, each held for its
-admission_seconds, and then reach the engine (vllm/renderers/base.py: one worker by default)."""
+thread (core/perf/serving.py ServingPrior). They reach it request_path_s after they are sent, pass
+in the order sent, each held for its admission_seconds, and then reach the engine
+(vllm/renderers/base.py: one worker by default)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ class Frontend:
         arrivals heap at the time each is tokenized. The caller passes only times by which every
         request that will be sent so early has been: none can come later and go first."""
         ordered, early, free = self.ordered, self.early, self.free
-        hold = self.server.admission_seconds
+        hold, path = self.server.admission_seconds, self.server.request_path_s
         while True:
             if ordered and (not early or ordered[0] < early[0]):
                 if ordered[0][0] > until:
@@ -57,7 +58,7 @@ class Frontend:
                 at, rid, prompt = heapq.heappop(early)
             else:
                 break
-            free = max(at, free) + hold(prompt)
+            free = max(at + path, free) + hold(prompt)
             heapq.heappush(arrivals, (free, rid))
         self.free = free
 
@@ -67,4 +68,4 @@ class Frontend:
         if head is None:
             return None
         at, _, prompt = head
-        return max(at, self.free) + self.server.admission_seconds(prompt)
+        return max(at + self.server.request_path_s, self.free) + self.server.admission_seconds(prompt)
