@@ -17,13 +17,15 @@ Sent = tuple[float, int, int]
 
 class _Hold:
     scheduled_ahead = True
-    request_path_s = 0.0
+
+    def __init__(self, path: float = 0.0) -> None:
+        self.request_path_s = path
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         return prompt_tokens * 1e-6
 
 
-def _one_heap(batches: list[list[Sent]], untils: list[float]) -> list[tuple[float, int]]:
+def _one_heap(batches: list[list[Sent]], untils: list[float], path: float) -> list[tuple[float, int]]:
     """What the front did when every send waited in one heap: batch i sent, then a pass to untils[i]."""
     heap: list[Sent] = []
     free, out = float("-inf"), []
@@ -32,7 +34,7 @@ def _one_heap(batches: list[list[Sent]], untils: list[float]) -> list[tuple[floa
             heapq.heappush(heap, sent)
         while heap and heap[0][0] <= until:
             at, rid, prompt = heapq.heappop(heap)
-            free = max(at, free) + prompt * 1e-6
+            free = max(at + path, free) + prompt * 1e-6
             heapq.heappush(out, (free, rid))  # the engine's arrivals heap, as Frontend.through fills it
     return out
 
@@ -53,10 +55,7 @@ def test_a_request_reaches_the_tokenizer_its_request_path_after_it_is_sent():
     """The way in and out outside the engine (ServingPrior.request_path_s) delays every request
     alike: the order sent is kept, and the tokenizer thread still holds each in turn."""
 
-    class _Path(_Hold):
-        request_path_s = 5e-3
-
-    front = Frontend(_Path())
+    front = Frontend(_Hold(path=5e-3))
     front.send(1.0, 0, 1000)
     front.send(1.0005, 1, 1000)  # sent while the first is still on its way
     arrivals: list[tuple[float, int]] = []
@@ -73,10 +72,12 @@ def test_a_request_reaches_the_tokenizer_its_request_path_after_it_is_sent():
 @given(
     st.lists(st.tuples(st.floats(0, 10), st.integers(0, 5000)), max_size=60),
     st.lists(st.floats(0, 12), min_size=1, max_size=8),
+    st.floats(0, 0.01),
     st.data(),
 )
-def test_requests_pass_when_and_as_one_heap_of_them_all_would_let_them(sends, untils, data):
-    """Sends in any order (ties included), in batches with passes between."""
+def test_requests_pass_when_and_as_one_heap_of_them_all_would_let_them(sends, untils, path, data):
+    """Sends in any order (ties included), in batches with passes between, each reaching the
+    tokenizer the same request path after it is sent (which keeps the order sent)."""
     items = [(at, rid, prompt) for rid, (at, prompt) in enumerate(sends)]
     untils = [*sorted(untils), 13.0]
     cuts = sorted(
@@ -84,10 +85,10 @@ def test_requests_pass_when_and_as_one_heap_of_them_all_would_let_them(sends, un
     )
     bounds = [0, *cuts, len(items)]
     batches = [items[a:b] for a, b in pairwise(bounds)]
-    front, arrivals = Frontend(_Hold()), []
+    front, arrivals = Frontend(_Hold(path)), []
     for batch, until in zip(batches, untils, strict=True):
         for sent in batch:
             front.send(*sent)
         front.through(until, arrivals)
-    assert arrivals == _one_heap(batches, untils)
+    assert arrivals == _one_heap(batches, untils, path)
     assert front.first() is None

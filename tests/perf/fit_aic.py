@@ -392,33 +392,56 @@ def fit_mla(gen_path: Path, ctx_path: Path, samples: list[dict[str, object]]) ->
 
 
 PREFILL_DIM_ROWS = 400  # a head dim with at least this many rows of a KV dtype gets a fit of its own
+PREFILL_SAMPLES = 6  # rows a fit over every head dim gives the runtime test
+PREFILL_DIM_SAMPLES = 3  # rows a head dim's own fit gives it
+WINDOW = 128  # the sliding window AIC measured (gpt-oss's): its rows check the fits, never fit them
 
 
-def fit_prefill(path: Path, samples: list[dict[str, object]]) -> dict[str, object]:
+def _prefill_x(g: pd.DataFrame, window: int = 0) -> np.ndarray:
+    """The prefill form's inputs: 1, causal FLOPs (a window caps each token's keys), tokens·dims."""
+    b, s = g.batch_size.to_numpy(float), g.isl.to_numpy(float)
+    kvh, h, d = (g[c].to_numpy(float) for c in ("num_key_value_heads", "num_heads", "head_dim"))
+    work = b * (np.minimum(s * s / 2, s * window) if window else s * s / 2)
+    return np.vstack([np.ones_like(b), 4 * h * d * work, b * s * (h + 2 * kvh) * d]).T
+
+
+def fit_prefill(
+    path: Path, samples: list[dict[str, object]], by_dim: list[tuple[str, int, float, float | None]]
+) -> dict[str, object]:
     """Per KV dtype over every head dim, and per head dim (`<dtype>@d<head_dim>`) where the table
-    has rows enough: a kernel runs each head dim at its own efficiency (FlashAttention-style
-    kernels at d 64 get less of the peak a FLOP than at d 128), which one fit over all head dims
-    averages away (B200 fp8: d 64 measured 1.34× the pooled fit, d 128 0.98×)."""
+    has rows enough and more than one head dim: a kernel runs each head dim at its own efficiency
+    (FlashAttention-style kernels at d 64 get less of the peak a FLOP than at d 128), which one
+    fit over all head dims averages away. `by_dim` gets, for each head dim's fit, the median of
+    measured ÷ the pooled fit on its rows and of measured ÷ its own fit on the table's window-128
+    rows (left out of every fit): PROVENANCE.md's "Prefill attention by head dim"."""
     df = _kv_frame(path)
+    raw = pd.read_parquet(path)
+    windowed = raw[raw.window_size == WINDOW] if "window_size" in raw else raw.iloc[:0]
+    keys = ["kv_cache_dtype", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim"]
+    windowed = windowed.groupby(keys, as_index=False)["latency"].min()
     out: dict[str, object] = {}
-    groups = [(str(dtype), g, 6) for dtype, g in df.groupby("kv_cache_dtype")]
-    groups += [
-        (f"{dtype}@d{int(d)}", g, 3)
-        for (dtype, d), g in df.groupby(["kv_cache_dtype", "head_dim"])
-        if len(g) >= PREFILL_DIM_ROWS
-    ]
-    for key, g, n in groups:
-        b, s = g.batch_size.to_numpy(float), g.isl.to_numpy(float)
-        kvh, h, d = (g[c].to_numpy(float) for c in ("num_key_value_heads", "num_heads", "head_dim"))
-        flops = 4 * h * d * b * s * s / 2  # causal: each token attends to the ones before it
-        tok = b * s * (h + 2 * kvh) * d
-        x = np.vstack([np.ones_like(b), flops, tok]).T
+    for dtype, g in df.groupby("kv_cache_dtype"):
         t = g.latency.to_numpy() / 1e3
-        c = weighted_fit(x, t)
-        out[key] = {"t0_s": c[0], "s_per_flop": c[1], "s_per_token_dim": c[2], "fit": residuals(x @ c, t)}
-        cols = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "t"]
-        for row in sample(g.assign(t=t), n, cols):
-            samples.append({"family": "prefill_attention", "dtype": key, **row})
+        pooled = weighted_fit(_prefill_x(g), t)
+        groups = [(str(dtype), g, pooled, PREFILL_SAMPLES)]
+        for d, gd in g.groupby("head_dim"):
+            if len(gd) >= PREFILL_DIM_ROWS and len(gd) < len(g):
+                td = gd.latency.to_numpy() / 1e3
+                own = weighted_fit(_prefill_x(gd), td)
+                gw = windowed[(windowed.kv_cache_dtype == dtype) & (windowed.head_dim == d)]
+                tw = gw.latency.to_numpy() / 1e3
+                window = float(np.median(tw / (_prefill_x(gw, WINDOW) @ own))) if len(gw) else None
+                by_dim.append(
+                    (f"{dtype}@d{int(d)}", len(gd), float(np.median(td / (_prefill_x(gd) @ pooled))), window)
+                )
+                groups.append((f"{dtype}@d{int(d)}", gd, own, PREFILL_DIM_SAMPLES))
+        for key, gk, c, n in groups:
+            tk = gk.latency.to_numpy() / 1e3
+            fit = residuals(_prefill_x(gk) @ c, tk)
+            out[key] = {"t0_s": c[0], "s_per_flop": c[1], "s_per_token_dim": c[2], "fit": fit}
+            cols = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "t"]
+            for row in sample(gk.assign(t=tk), n, cols):
+                samples.append({"family": "prefill_attention", "dtype": key, **row})
     return out
 
 
@@ -524,6 +547,7 @@ def main(systems: Path) -> None:
     }
     tables: list[tuple[str, str, int]] = []
     samples: list[dict[str, object]] = []
+    by_dim: dict[str, list[tuple[str, int, float, float | None]]] = {}
     for system in SYSTEMS:
         spec = flat_yaml((systems / f"{system}.yaml").read_text())
         gpu = {
@@ -554,7 +578,7 @@ def main(systems: Path) -> None:
             "vllm_version": current,
             "gemm": fit_gemm(paths["gemm"], gpu, samples),
             "decode_attention": fit_decode(paths["decode"], samples),
-            "prefill_attention": fit_prefill(paths["prefill"], samples),
+            "prefill_attention": fit_prefill(paths["prefill"], samples, by_dim.setdefault(system, [])),
             "allreduce": fit_allreduce(paths["allreduce"]),
             "moe": fit_moe(paths["moe"], gpu, samples),
             "mla": fit_mla(paths["mla_decode"], paths["mla_prefill"], samples)
@@ -570,10 +594,15 @@ def main(systems: Path) -> None:
     (OUT_DIR / f"aic-{AIC_VERSION}.json").write_text(text)
     SAMPLE.parent.mkdir(parents=True, exist_ok=True)
     SAMPLE.write_text("[\n" + ",\n".join(json.dumps(rounded(x)) for x in samples) + "\n]\n")
-    write_provenance(result, tables, hashlib.sha256(text.encode()).hexdigest())
+    write_provenance(result, tables, by_dim, hashlib.sha256(text.encode()).hexdigest())
 
 
-def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int]], digest: str) -> None:
+def write_provenance(
+    result: dict[str, object],
+    tables: list[tuple[str, str, int]],
+    by_dim: dict[str, list[tuple[str, int, float, float | None]]],
+    digest: str,
+) -> None:
     lines = [
         "# Provenance of the step-time coefficients (aic-0.12.0.json)",
         "",
@@ -631,6 +660,21 @@ def write_provenance(result: dict[str, object], tables: list[tuple[str, str, int
                     f["p90_abs_pct"],
                 )
                 lines.append("| " + " | ".join(map(str, row)) + " |")
+    lines += [
+        "",
+        "## Prefill attention by head dim",
+        "",
+        "Why a head dim has a prefill fit of its own: the median of measured ÷ the fit over every head",
+        f"dim on its rows, and of measured ÷ its own fit on the table's window-{WINDOW} rows (which no fit",
+        "reads; the runtime caps each token's keys at the window the same way).",
+        "",
+        f"| system | fit | rows | measured ÷ pooled fit | window-{WINDOW} rows: measured ÷ own fit |",
+        "|---|---|---|---|---|",
+    ]
+    for system, rows in by_dim.items():
+        for key, n, pooled, window in rows:
+            shown = "—" if window is None else f"{window:.2f}"
+            lines.append(f"| {system} | {key} | {n:,} | {pooled:.2f} | {shown} |")
     lines.append("")
     (OUT_DIR / "PROVENANCE.md").write_text("\n".join(lines))
 

@@ -1,5 +1,6 @@
 """What the tables of public runs in docs/real-bench-comparison.md share: how a difference is written,
-and a setup's name on its first row only (tests/perf/public_bursts.py, public_prefills.py)."""
+and a setup's name on its first row only (tests/perf/public_bursts.py, public_prefills.py,
+public_sweep.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ from kvplan.api.app import create_app
 from tests.perf.public_runs import pct
 
 SWEEP = (1, 2, 4, 8, 16, 32, 64)
-RATE_1 = 75.0  # theirs: decode rate at concurrency 1, tok/s ("about 75 tokens/sec")
+PROMPTS = 20  # a unit of --max-concurrency
+RATE_1 = 75  # theirs: decode rate at concurrency 1, tok/s ("about 75 tokens/sec")
 GAIN_8 = 6.6  # theirs: output throughput at concurrency 8 over concurrency 1's decode rate
 
 
@@ -28,7 +29,7 @@ def simulated(client: TestClient, concurrency: int) -> dict[str, Any]:
         "engine": "0.23.0",
         "workload": {
             "generator": {
-                "count": 20 * concurrency,
+                "count": PROMPTS * concurrency,
                 "concurrency": concurrency,
                 "prompt": {"kind": "fixed", "value": 1024},
                 "output": {"kind": "fixed", "value": 128},
@@ -49,11 +50,11 @@ def rows(client: TestClient) -> list[str]:
     theirs_8 = GAIN_8 * RATE_1
     run = "| Musgrave (vLLM 0.23.0) |"
     return [
-        f"{run} Llama-3.1-8B-Instruct BF16, A100 40GB, TP 1 | 1024/128 | 1 (20 prompts) | decode rate "
-        f'(1000 ÷ TPOT), tok/s | ≈ 75 ("about 75 tokens/sec") | {rate_1:.1f} (TPOT {tpot_1:.2f} ms) | '
-        f"{pct(rate_1, RATE_1)} (TPOT {pct(tpot_1, 1000 / RATE_1)}) |",
-        f'{run} same | 1024/128 | 8 (160 prompts) | output throughput, tok/s | ≈ {theirs_8:.0f} ("a 6.6x '
-        f'gain" over ≈ 75) | {out_8:.1f} | {pct(out_8, theirs_8)} |',
+        f"{run} Llama-3.1-8B-Instruct BF16, A100 40GB, TP 1 | 1024/128 | 1 ({PROMPTS} prompts) | decode "
+        f'rate (1000 ÷ TPOT), tok/s | ≈ {RATE_1} ("about {RATE_1} tokens/sec") | {rate_1:.1f} (TPOT '
+        f"{tpot_1:.2f} ms) | {pct(rate_1, RATE_1)} (TPOT {pct(tpot_1, 1000 / RATE_1)}) |",
+        f"{run} same | 1024/128 | 8 ({8 * PROMPTS} prompts) | output throughput, tok/s | ≈ {theirs_8:.0f} "
+        f'("a {GAIN_8}x gain" over ≈ {RATE_1}) | {out_8:.1f} | {pct(out_8, theirs_8)} |',
         _row("mean TTFT (ms)", [f"{runs[c]['mean_ttft_ms']:.1f}" for c in SWEEP]),
         _row("mean TPOT (ms)", [f"{runs[c]['mean_tpot_ms']:.2f}" for c in SWEEP]),
         _row("output throughput (tok/s)", [f"{runs[c]['output_throughput']:.1f}" for c in SWEEP]),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.core.perf.attention import attn_terms, mla_terms
+from kvplan.core.perf.attention import attn_terms, kv_dtype_of, mla_terms
 from kvplan.core.perf.steptime import gemm_seconds, moe_seconds
 from kvplan.presets.perf import PERF_DIR, load_coefficients
 from tests.perf.steptime_cases import REGISTRY
@@ -69,7 +69,7 @@ def modelled(row: dict[str, float | str]) -> float:
             return mla.decode_const + mla.decode_per_request * b + mla.decode_per_ctx * ctx
         return mla.prefill_const + mla.prefill_per_token * b * isl + mla.prefill_per_work * b * isl * isl / 2
     heads, kvh, d, b = (int(row[c]) for c in ("num_heads", "num_key_value_heads", "head_dim", "batch_size"))
-    kv = dtype.split("@")[0]  # a prefill fit of one head dim is keyed <kv dtype>@d<head dim>
+    kv = kv_dtype_of(dtype)  # a prefill fit of one head dim is keyed <kv dtype>@d<head dim>
     terms = attn_terms(
         1,
         0,
@@ -142,9 +142,10 @@ def test_a_head_dims_own_prefill_fit_prices_its_rows_better_than_the_fit_over_al
     with a fit of its own (`<kv dtype>@d<head dim>`) are priced closer by it."""
     own, pooled = [], []
     for row in ROWS:
-        if row["family"] == "prefill_attention" and "@d" in str(row["dtype"]):
+        kv = kv_dtype_of(str(row["dtype"]))
+        if row["family"] == "prefill_attention" and kv != row["dtype"]:
             t = float(row["t"])
             own.append(abs(modelled(row) / t - 1))
-            pooled.append(abs(modelled({**row, "dtype": str(row["dtype"]).split("@")[0]}) / t - 1))
+            pooled.append(abs(modelled({**row, "dtype": kv}) / t - 1))
     assert len(own) >= 100
     assert statistics.median(own) < 0.8 * statistics.median(pooled)

@@ -174,9 +174,20 @@ def test_gpt_oss_prefill_attention_is_priced_at_its_head_dim_of_64():
     """Its full and sliding layers both read the d 64 fit, and the ledger names it."""
     m = model("gpt-oss-120b", "b200-180gb", 1, kv="fp8")
     layout = {s.name: s for s in m.explain()}["step-time dtypes and layout"]
-    assert layout.inputs["prefill attention table"] == "fp8@d64"
-    pooled = load_coefficients().systems["b200_sxm"].prefill_attention["fp8"]
-    assert m.full is not None and m.full.prefill_per_work > 18 * pooled.s_per_flop * 4 * 64 * 64
+    assert layout.inputs["prefill attention table"] == "full fp8@d64; sliding fp8@d64"
+    fits = load_coefficients().systems["b200_sxm"].prefill_attention
+    # 18 layers of each kind, 64 query heads of d 64 on one GPU: 4·H·d FLOPs a (query, key) pair.
+    for kind in (m.full, m.sliding):
+        assert kind is not None
+        assert kind.prefill_per_work == pytest.approx(18 * fits["fp8@d64"].s_per_flop * 4 * 64 * 64)
+    assert fits["fp8@d64"].s_per_flop > 1.5 * fits["fp8"].s_per_flop  # d 64 runs below the pooled rate
+
+
+def test_a_model_without_sliding_layers_names_one_prefill_fit_and_mla_the_pooled_one():
+    llama = {s.name: s for s in model("llama-3.1-70b", "h100-sxm-80gb", 8, "fp8").explain()}
+    assert llama["step-time dtypes and layout"].inputs["prefill attention table"] == "full bfloat16@d128"
+    lite = {s.name: s for s in model("deepseek-v2-lite", "h100-sxm-80gb", 1).explain()}
+    assert lite["step-time dtypes and layout"].inputs["prefill attention table"] == "mla bfloat16"
 
 
 def test_the_serving_path_prior_states_its_sources():

@@ -36,12 +36,22 @@ def mla_terms(count: int, heads: int, fit: MlaFit) -> AttnTerms:
     )
 
 
-def head_dim_key(fits: dict[str, PrefillFit], key: str, dim: int) -> str:
+def prefill_key(kv_dtype: str, head_dim: int) -> str:
+    """The key of a prefill fit of one head dim (tests/perf/fit_aic.py fit_prefill writes them)."""
+    return f"{kv_dtype}@d{head_dim}"
+
+
+def kv_dtype_of(key: str) -> str:
+    """The KV dtype a prefill fit's key names: itself for a fit over every head dim."""
+    return key.partition("@d")[0]
+
+
+def head_dim_key(fits: dict[str, PrefillFit], kv_dtype: str, head_dim: int) -> str:
     """The prefill fit of this KV dtype at this head dim where AIC measured it (a kernel runs each
     head dim at its own efficiency: tests/perf/fit_aic.py fit_prefill), else the one over all head
-    dims. MLA keeps the latter: its prefill runs MLA's kernels, not the attention AIC measured."""
-    at_dim = f"{key}@d{dim}"
-    return at_dim if at_dim in fits else key
+    dims."""
+    at_dim = prefill_key(kv_dtype, head_dim)
+    return at_dim if at_dim in fits else kv_dtype
 
 
 def attn_terms(

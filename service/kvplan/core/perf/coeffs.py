@@ -116,7 +116,7 @@ class SystemCoeffs(msgspec.Struct, frozen=True):
     vllm_version: str
     gemm: dict[str, GemmFit]
     decode_attention: dict[str, DecodeFit]
-    prefill_attention: dict[str, PrefillFit]
+    prefill_attention: dict[str, PrefillFit]  # KV dtype, and "<KV dtype>@d<head dim>" (attention.py)
     allreduce: dict[str, dict[str, Curve]]  # backend (vllm_graph / vllm_eager) → GPUs → curve
     moe: dict[str, MoeFit]
     mla: dict[str, MlaFit] = {}  # "<kv dtype>/<projection GEMM dtype>"

@@ -9,15 +9,14 @@ they have joined):
 - The request path outside the engine. A request crosses HTTP, the API server and the IPC to the
   engine core before it is scheduled, and its first token crosses the IPC, the output processor
   (detokenization) and the SSE stream back: time the client counts in TTFT and end-to-end
-  latency, not in the gaps between later tokens. A PRIOR from public runs at concurrency 1, TTFT
-  less one forward step less vLLM PR #44172's 2 ms micro-batch tokenizer wait (which 0.33 no
-  longer has: PR #45759): 5.8 ms on vLLM 0.17.1 (pegainfer's "Qwen3-4B Optimization", RTX 5070
-  Ti: 1 token in and out, TTFT 19.29 ms against TPOT 11.46) and 4.4 ms on vLLM 0.22.1 (openinfer
-  docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md: a prefix-cached 256-token prompt, TTFT 13.3
-  ms against TPOT 6.65, less its tokenization); the middle, 5 ms, is taken. It is charged on the
-  way in: every request's TTFT and end-to-end latency hold it once, and a closed loop's next
-  request reaches the engine that long after the engine finished its predecessor, as with any
-  split between the way in and the way out.
+  latency, not in the gaps between later tokens. A PRIOR from two public runs at concurrency 1,
+  each TTFT less one forward step (a TPOT of the same page) less the 2 ms that vLLM's micro-batch
+  tokenizer waited for a lone request then (vLLM PR #44172; 0.33 no longer has it: PR #45759):
+  5.8 ms on vLLM 0.17.1 and 4.4 ms on vLLM 0.22.1 (PATH_SOURCE; docs/steptime.md has the
+  arithmetic). Their middle, 5.1 ms, rounded to 5. It is charged on the way in: every request's
+  TTFT and end-to-end latency hold it once, and a closed loop's next request reaches the engine
+  that long after the engine finished its predecessor, as with any split between the way in and
+  the way out.
 - Tokenization is serialised. The server tokenizes a prompt on its renderer's thread pool
   (vllm/renderers/base.py: `_SwappableExecutor(max_workers=renderer_num_workers)`, and
   vllm/config/model.py `renderer_num_workers: int = 1`), one prompt after another. Requests sent
@@ -40,9 +39,10 @@ import msgspec
 from ..ledger import Step
 
 PATH_SOURCE = (
-    "pegainfer docs 'Qwen3-4B Optimization' (vLLM 0.17.1), openinfer "
-    "docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md (vLLM 0.22.1); less vLLM PR #44172's 2 ms "
-    "micro-batch tokenizer wait (removed by PR #45759)"
+    "pegainfer-project/pegainfer 'Qwen3-4B Optimization' (2026-03-13, vLLM 0.17.1, RTX 5070 Ti); "
+    "openinfer-project/openinfer docs/benchmarks/qwen3-4b-serving-vllm-rtx5090.md @6de4908 "
+    "(vLLM 0.22.1, RTX 5090); less vLLM PR #44172's 2 ms micro-batch tokenizer wait (removed by "
+    "PR #45759)"
 )
 TOKENIZE_SOURCE = (
     "vllm/renderers/base.py (renderer thread pool), vllm/config/model.py (renderer_num_workers = 1); "

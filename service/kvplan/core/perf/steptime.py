@@ -26,7 +26,7 @@ from ..engine.dtypes import (
 from ..errors import InvalidInput
 from ..ledger import Step
 from ..model.geometry import CHUNKED, FULL, KIND_NAMES, MLA, SLIDING, Geometry
-from .attention import AttnTerms, attn_terms, head_dim_key, mla_terms
+from .attention import AttnTerms, attn_terms, head_dim_key, kv_dtype_of, mla_terms
 from .coeffs import (
     Coefficients,
     Curve,
@@ -504,13 +504,15 @@ def step_model(
     # Attention: per layer kind, folded over its layers.
     kv = resolve_kv_dtype(kv_cache_dtype, geometry.dtype)
     akey = "bfloat16" if kv in MODEL_DTYPES or "fp8" not in table.decode_attention else "fp8"
-    dec, pre = table.decode_attention[akey], table.prefill_attention[akey]
-    prefill_keys: tuple[str, ...] = (akey,)
+    dec = table.decode_attention[akey]
+    prefill: dict[str, str] = {}  # layer kind → the prefill fit it reads (the ledger names them)
     if mla_fit is not None:
         full, sliding = mla_terms(geometry.layer_pattern.count(MLA), heads_g, mla_fit), None
         akey = f"MLA module {mla_key}"
-        prefill_keys = (akey,)
     elif geometry.is_mla:
+        # The fit over every head dim: MLA's prefill runs MLA's kernels, not the attention AIC
+        # measured at a head dim.
+        pre, prefill["mla"] = table.prefill_attention[akey], akey
         latent = geometry.mla_latent_dim
         cell = mla_cell_bytes(kv, latent, geometry.index_head_dim is not None)
         qk = (geometry.qk_nope_head_dim or 0) + (geometry.qk_rope_head_dim or 0) or d
@@ -524,7 +526,10 @@ def step_model(
         window = geometry.sliding_window or geometry.attention_chunk_size or 0
         n_slide = geometry.layer_pattern.count(SLIDING) + geometry.layer_pattern.count(CHUNKED)
         full_key, slide_key = (head_dim_key(table.prefill_attention, akey, dim) for dim in (fd, d))
-        prefill_keys = (full_key, slide_key) if n_slide and slide_key != full_key else (full_key,)
+        if geometry.layer_pattern.count(FULL):
+            prefill["full"] = full_key
+        if n_slide:
+            prefill["sliding"] = slide_key
         pre_full, pre_slide = table.prefill_attention[full_key], table.prefill_attention[slide_key]
         full = attn_terms(
             geometry.layer_pattern.count(FULL),
@@ -576,7 +581,7 @@ def step_model(
         read_as,
         kv,
         akey,
-        prefill_keys,
+        prefill,
         moe_read,
         sizes,
         cudagraph_mode if sizes else NONE,
@@ -629,7 +634,7 @@ def _ledger(
     read_as: str,
     kv: str,
     akey: str,
-    prefill_keys: tuple[str, ...],
+    prefill: dict[str, str],
     moe_read: str,
     sizes: tuple[int, ...],
     mode: str,
@@ -649,7 +654,7 @@ def _ledger(
     residual |= {
         f"prefill attention {k} median abs %": v.fit.median_abs_pct
         for k, v in table.prefill_attention.items()
-        if "@" not in k or k in prefill_keys
+        if kv_dtype_of(k) == k or k in prefill.values()
     }
     return (
         Step(
@@ -686,7 +691,8 @@ def _ledger(
                 "moe": moe_read or None,
                 "kv_cache_dtype": kv,
                 "attention table": akey,
-                "prefill attention table": ", ".join(prefill_keys),
+                "prefill attention table": "; ".join(f"{kind} {key}" for kind, key in prefill.items())
+                or akey,
                 "tensor_parallel": tp,
                 "pipeline_parallel": pp,
             },

@@ -40,7 +40,7 @@ class StepTimer(Protocol):
 
 
 class Server(Protocol):
-    """The serving path before the engine (core/perf/serving.py ServingPrior)."""
+    """The serving path outside the engine (core/perf/serving.py ServingPrior)."""
 
     scheduled_ahead: bool  # async scheduling: a step is scheduled when its predecessor launches
     request_path_s: float  # the way in and out outside the engine, charged on the way in

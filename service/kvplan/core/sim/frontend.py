@@ -46,7 +46,9 @@ class Frontend:
     def through(self, until: float, arrivals: list[tuple[float, int]]) -> None:
         """Pass the requests sent at or before `until`, in the order sent, onto the engine's
         arrivals heap at the time each is tokenized. The caller passes only times by which every
-        request that will be sent so early has been: none can come later and go first."""
+        request that will be sent so early has been: none can come later and go first. One request
+        path for all keeps the order sent the order they reach the tokenizer (a path that varied by
+        request would break the two queues)."""
         ordered, early, free = self.ordered, self.early, self.free
         hold, path = self.server.admission_seconds, self.server.request_path_s
         while True:

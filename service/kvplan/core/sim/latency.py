@@ -3,7 +3,10 @@
 
 Per request: queue time (arrival to first scheduled), TTFT (arrival to the end of the step that
 samples the first token), end-to-end latency (arrival to the last token), and TPOT, (last − first
-token) ÷ (output − 1) for requests of more than one output token. ITL pools every gap between two
+token) ÷ (output − 1) for requests of more than one output token. With a serving path
+(core/perf/serving.py) the arrival is the client's send, so the first three hold its request path
+(all charged before the engine: queue time holds the first token's way back too) and its
+tokenization; TPOT holds neither. ITL pools every gap between two
 tokens of a request: each is the duration of a step the request decoded in (or, after a
 preemption, the time from its last token to the token its recomputation samples), so it is kept
 as a histogram of step durations weighted by the requests decoding in them. Percentiles

@@ -134,7 +134,7 @@ class Timing(NamedTuple):
     note: TimingNote
     concurrency: int | None = None
     slo: GoodputTargets | None = None
-    server: Server | None = None  # the serving path before the engine (core/perf/serving.py)
+    server: Server | None = None  # the serving path outside the engine (core/perf/serving.py)
 
 
 class TimedSimResult(SimResult, frozen=True, kw_only=True):
