@@ -477,7 +477,13 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
     ]
     col = max(len(c) for _, row in cells for c in row) + 2
     table = [("latency per request", _STATS), *cells]
-    out = ["modelled: every duration is a sum of step times from kvplan's step-time model"]
+    server = _server_path(n.steps)
+    summed = (
+        "step times (kvplan's step-time model) and the server's path"
+        if server
+        else "step times from kvplan's step-time model"
+    )
+    out = [f"modelled: every duration is a sum of {summed}"]
     out += [f"  {name.ljust(_LABEL)}" + "".join(c.rjust(col) for c in row) for name, row in table]
     rows = [
         ("model's error", n.validation),
@@ -492,6 +498,8 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
         rows.insert(1, ("experts", str(moe)))  # the kernel's table, and what of MXFP8 vLLM honours
     if (ungraphed := _ungraphed(n.steps)) is not None:
         rows.insert(1, ("forward", ungraphed))
+    if server is not None:
+        rows.insert(1, ("server", server))
     if (g := r.goodput) is not None:
         named = (("TTFT", g.targets.ttft_ms), ("TPOT", g.targets.tpot_ms), ("end-to-end", g.targets.e2e_ms))
         met = ", ".join(f"{name} ≤ {_duration(v)}" for name, v in named if v is not None)
@@ -500,6 +508,24 @@ def _timed_lines(r: TimedSimResult, width: int = DEFAULT_WIDTH) -> list[str]:
     note = [f"{text[:1].upper()}{text[1:]}." for text in (n.exact, n.modelled)]
     wrapped = [line for text in note for line in textwrap.wrap(text, width, break_on_hyphens=False)]
     return [*out, *_rows(rows, width, _LABEL), "", *wrapped]
+
+
+def _server_path(steps: Sequence[Step]) -> str | None:
+    """What the latencies hold besides the engine's steps (core/perf/serving.py): the request path
+    and the tokenizer, counted in queue time, TTFT and end-to-end, never in TPOT or ITL. None when
+    the ledger lacks the steps to say it."""
+    named = {s.name: s for s in steps}
+    path, tokenizer = (
+        named.get(k) for k in ("request path outside the engine (prior)", "server tokenization (prior)")
+    )
+    if path is None or tokenizer is None:
+        return None
+    ms, us = float(path.inputs["request_path_s"]) * 1000, float(tokenizer.inputs["per_token_s"]) * 1e6
+    return (
+        f"queue time, TTFT and end-to-end include the request's path outside the engine ({ms:g} ms: "
+        f"HTTP, IPC, the first token's way back, prior) and one tokenizer thread ({us:g} µs a prompt "
+        "token, prior); TPOT and ITL are the engine's steps alone"
+    )
 
 
 def _ungraphed(steps: Sequence[Step]) -> str | None:

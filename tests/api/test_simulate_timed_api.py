@@ -181,6 +181,18 @@ def test_enforce_eager_decodes_at_the_hosts_pace_and_says_so(client: TestClient)
     assert "forward" in text and "0.65 ms a layer" in text
 
 
+def test_the_text_says_what_the_latencies_hold_besides_the_engines_steps(client: TestClient) -> None:
+    """The request path (5 ms) and the tokenizer are in queue time, TTFT and end-to-end, and the
+    text says so; TPOT is the steps alone."""
+    one = {"count": 2, "concurrency": 1, "prompt": {"kind": "fixed", "value": 128},
+           "output": {"kind": "fixed", "value": 8}}  # fmt: skip
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": one}}
+    text = " ".join(client.post("/v1/simulate?format=text", json=body).text.split())
+    assert "sum of step times (kvplan's step-time model) and the server's path" in text
+    assert "the request's path outside the engine (5 ms" in text and "1 µs a prompt token" in text
+    assert "TPOT and ITL are the engine's steps alone" in text
+
+
 def test_the_text_says_when_steps_with_a_prefill_run_without_a_graph(client: TestClient) -> None:
     """full_decode_only graphs decode-only steps alone: a step with a prefill is the host's for at
     least layers × 0.65 ms (compiled or eager alike, vLLM issue #45709), and the text says so; the
