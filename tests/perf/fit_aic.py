@@ -310,11 +310,12 @@ def shape_factors(r: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[np.ndarr
     return cn, ck
 
 
-def _kv_frame(path: Path) -> pd.DataFrame:
+def _kv_frame(path: Path, window: int = 0) -> pd.DataFrame:
+    """An attention table's rows of one sliding window (0: none), the fastest kernel per shape."""
     df = pd.read_parquet(path)
     if "window_size" not in df:
         df["window_size"] = 0
-    df = df[(df.window_size == 0) & (df.kv_cache_dtype.isin(list(KV_BYTES)))]
+    df = df[(df.window_size == window) & (df.kv_cache_dtype.isin(list(KV_BYTES)))]
     keys = ["kv_cache_dtype", "batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim"]
     return df.groupby(keys, as_index=False)["latency"].min()
 
@@ -414,11 +415,7 @@ def fit_prefill(
     fit over all head dims averages away. `by_dim` gets, for each head dim's fit, the median of
     measured ÷ the pooled fit on its rows and of measured ÷ its own fit on the table's window-128
     rows (left out of every fit): PROVENANCE.md's "Prefill attention by head dim"."""
-    df = _kv_frame(path)
-    raw = pd.read_parquet(path)
-    windowed = raw[raw.window_size == WINDOW] if "window_size" in raw else raw.iloc[:0]
-    keys = ["kv_cache_dtype", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim"]
-    windowed = windowed.groupby(keys, as_index=False)["latency"].min()
+    df, windowed = _kv_frame(path), _kv_frame(path, WINDOW)
     out: dict[str, object] = {}
     for dtype, g in df.groupby("kv_cache_dtype"):
         t = g.latency.to_numpy() / 1e3
@@ -426,15 +423,14 @@ def fit_prefill(
         groups = [(str(dtype), g, pooled, PREFILL_SAMPLES)]
         for d, gd in g.groupby("head_dim"):
             if len(gd) >= PREFILL_DIM_ROWS and len(gd) < len(g):
+                key = f"{dtype}@d{int(d)}"  # kvplan.core.perf.attention.prefill_key (not importable here)
                 td = gd.latency.to_numpy() / 1e3
                 own = weighted_fit(_prefill_x(gd), td)
                 gw = windowed[(windowed.kv_cache_dtype == dtype) & (windowed.head_dim == d)]
                 tw = gw.latency.to_numpy() / 1e3
                 window = float(np.median(tw / (_prefill_x(gw, WINDOW) @ own))) if len(gw) else None
-                by_dim.append(
-                    (f"{dtype}@d{int(d)}", len(gd), float(np.median(td / (_prefill_x(gd) @ pooled))), window)
-                )
-                groups.append((f"{dtype}@d{int(d)}", gd, own, PREFILL_DIM_SAMPLES))
+                by_dim.append((key, len(gd), float(np.median(td / (_prefill_x(gd) @ pooled))), window))
+                groups.append((key, gd, own, PREFILL_DIM_SAMPLES))
         for key, gk, c, n in groups:
             tk = gk.latency.to_numpy() / 1e3
             fit = residuals(_prefill_x(gk) @ c, tk)

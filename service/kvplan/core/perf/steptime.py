@@ -512,7 +512,8 @@ def step_model(
     elif geometry.is_mla:
         # The fit over every head dim: MLA's prefill runs MLA's kernels, not the attention AIC
         # measured at a head dim.
-        pre, prefill["mla"] = table.prefill_attention[akey], akey
+        prefill["mla"] = akey
+        pre = table.prefill_attention[akey]
         latent = geometry.mla_latent_dim
         cell = mla_cell_bytes(kv, latent, geometry.index_head_dim is not None)
         qk = (geometry.qk_nope_head_dim or 0) + (geometry.qk_rope_head_dim or 0) or d
@@ -525,23 +526,14 @@ def step_model(
         full_cell = fkv * attention_cell_bytes(kv, fd, fd)
         window = geometry.sliding_window or geometry.attention_chunk_size or 0
         n_slide = geometry.layer_pattern.count(SLIDING) + geometry.layer_pattern.count(CHUNKED)
+        n_full = geometry.layer_pattern.count(FULL)
         full_key, slide_key = (head_dim_key(table.prefill_attention, akey, dim) for dim in (fd, d))
-        if geometry.layer_pattern.count(FULL):
+        if n_full:
             prefill["full"] = full_key
         if n_slide:
             prefill["sliding"] = slide_key
         pre_full, pre_slide = table.prefill_attention[full_key], table.prefill_attention[slide_key]
-        full = attn_terms(
-            geometry.layer_pattern.count(FULL),
-            0,
-            full_cell,
-            heads_g,
-            fd,
-            fd,
-            heads_g + 2 * fkv,
-            dec,
-            pre_full,
-        )
+        full = attn_terms(n_full, 0, full_cell, heads_g, fd, fd, heads_g + 2 * fkv, dec, pre_full)
         cell = kv_g * attention_cell_bytes(kv, d, geometry.v_head_dim or d)
         sliding = (
             attn_terms(n_slide, window, cell, heads_g, d, d, heads_g + 2 * kv_g, dec, pre_slide)
