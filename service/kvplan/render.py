@@ -516,15 +516,16 @@ def _server_path(steps: Sequence[Step]) -> str | None:
     the ledger lacks the steps to say it."""
     named = {s.name: s for s in steps}
     path, tokenizer = (
-        named.get(k) for k in ("request path outside the engine (prior)", "server tokenization (prior)")
+        named.get(k) for k in ("request path outside the engine (prior)", "server tokenization")
     )
     if path is None or tokenizer is None:
         return None
     ms, us = float(path.inputs["request_path_s"]) * 1000, float(tokenizer.inputs["per_token_s"]) * 1e6
+    rate = "the request's" if tokenizer.value == "the request's rate" else "prior, for prose"
     return (
         f"queue time, TTFT and end-to-end include the request's path outside the engine ({ms:g} ms: "
         f"HTTP, IPC, the first token's way back, prior) and one tokenizer thread ({us:g} µs a prompt "
-        "token, prior); TPOT and ITL are the engine's steps alone"
+        f"token, {rate}); TPOT and ITL are the engine's steps alone"
     )
 
 

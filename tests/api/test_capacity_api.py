@@ -206,7 +206,8 @@ def test_a_search_whose_points_run_out_above_a_rate_that_meets_again_answers_wha
     # Found by a differential fuzzer (2026-12-06): 2.0/s meets, 2.378 misses, the edge 2.4 meets
     # again; the bound set above it (2.88) was never run when the sixth point ran out: a 500.
     # The SLO is the fuzzer's 200 ms plus the request path every TTFT has held since it was
-    # modelled (ServingPrior.request_path_s, 5 ms; it shifts every time alike): the same search.
+    # modelled (ServingPrior.request_path_s, 5 ms; it shifts every time alike), and the tokenizer
+    # at the rate the fuzzer ran with (1 µs a token, the prior then): the same search.
     body = {
         "model": "llama-3.1-8b",
         "gpu": "a100-80gb",
@@ -218,6 +219,7 @@ def test_a_search_whose_points_run_out_above_a_rate_that_meets_again_answers_wha
         },
         "slo": {"ttft_p90_ms": 200 + ServingPrior().request_path_s * 1000},
         "search": {"tolerance": 0.2, "max_points": 6},
+        "tokenize_us_per_token": 1.0,
     }
     r = client.post("/v1/capacity", json=body)
     assert r.status_code == 200, r.text
@@ -226,3 +228,13 @@ def test_a_search_whose_points_run_out_above_a_rate_that_meets_again_answers_wha
     assert a["max_rate_per_s"] == 2.4 and a["at_max"]["meets"]
     assert a["above_max"]["rate_per_s"] == pytest.approx(2.828, rel=1e-3)  # the lowest that ran and missed
     assert not a["above_max"]["meets"]
+
+
+def test_a_slower_tokenizer_never_raises_the_rate_a_replica_sustains(client: TestClient) -> None:
+    """The capacity search runs its simulations with the request's tokenizer rate: prompts that
+    take 200 µs a token to tokenize leave TTFT less room, so the rate found is no higher."""
+    body = {**REPLICA, "workload": SHAPES["chat"], "slo": SLOS["chat"]}
+    prior = client.post("/v1/capacity", json=body)
+    slow = client.post("/v1/capacity", json={**body, "tokenize_us_per_token": 200})
+    assert prior.status_code == slow.status_code == 200, slow.text
+    assert slow.json()["max_rate_per_s"] < prior.json()["max_rate_per_s"]

@@ -189,7 +189,10 @@ def test_the_text_says_what_the_latencies_hold_besides_the_engines_steps(client:
     body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": one}}
     text = " ".join(client.post("/v1/simulate?format=text", json=body).text.split())
     assert "sum of step times (kvplan's step-time model) and the server's path" in text
-    assert "the request's path outside the engine (5 ms" in text and "1 µs a prompt token" in text
+    assert (
+        "the request's path outside the engine (5 ms" in text
+        and "1.3 µs a prompt token, prior, for prose" in text
+    )
     assert "TPOT and ITL are the engine's steps alone" in text
 
 
@@ -263,3 +266,49 @@ def test_time_scale_stretches_a_trace(client: TestClient) -> None:
         f"/v1/simulate?{POOL}&time_scale=2", content=head, headers={"content-type": "text/csv"}
     ).json()
     assert two["throughput"]["requests_per_s"] < one["throughput"]["requests_per_s"]
+
+
+def test_a_request_gives_its_tokenizer_rate_and_a_lone_request_waits_exactly_that_much_longer(
+    client: TestClient,
+) -> None:
+    """A lone 1,000-token prompt at 11.3 µs a token is tokenized 10 ms later than at the prior's
+    1.3: its TTFT and end-to-end latency say so to the microsecond, its TPOT not at all, and the
+    ledger and the text name the rate as the request's."""
+    lone = {"count": 1, "concurrency": 1, "prompt": {"kind": "fixed", "value": 1000},
+            "output": {"kind": "fixed", "value": 16}}  # fmt: skip
+    prior, slow = timed(client, lone), timed(client, lone, tokenize_us_per_token=11.3)
+    for metric in ("ttft_ms", "e2e_ms"):
+        assert slow["latency"][metric]["mean"] - prior["latency"][metric]["mean"] == pytest.approx(10.0)
+    assert slow["latency"]["tpot_ms"]["mean"] == pytest.approx(prior["latency"]["tpot_ms"]["mean"])
+    steps = {s["name"]: s for s in slow["timing"]["steps"]}
+    assert steps["server tokenization"]["value"] == "the request's rate"
+    assert steps["server tokenization"]["inputs"]["per_token_s"] == pytest.approx(11.3e-6)
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": lone}}
+    text = client.post("/v1/simulate?format=text", json={**body, "tokenize_us_per_token": 11.3}).text
+    assert "11.3 µs a prompt token, the request's" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("rate", [-1, 1001, "fast"])
+def test_a_tokenizer_rate_out_of_bounds_is_a_400_naming_it(client: TestClient, rate: object) -> None:
+    lone = {"count": 1, "concurrency": 1, "prompt": {"kind": "fixed", "value": 100},
+            "output": {"kind": "fixed", "value": 4}}  # fmt: skip
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": lone}}
+    r = client.post("/v1/simulate", json={**body, "tokenize_us_per_token": rate})
+    assert r.status_code == 400 and "tokenize_us_per_token" in r.json()["field"]
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:20])
+    r = client.post(
+        f"/v1/simulate?{POOL}&tokenize_us_per_token={rate}",
+        content=head,
+        headers={"content-type": "text/csv"},
+    )
+    assert r.status_code == 400 and "tokenize_us_per_token" in r.json()["field"]
+
+
+def test_a_trace_body_takes_the_tokenizer_rate_as_a_query_parameter(client: TestClient) -> None:
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:50])
+    fast, slow = (
+        client.post(f"/v1/simulate?{POOL}&tokenize_us_per_token={rate}", content=head,
+                    headers={"content-type": "text/csv"}).json()
+        for rate in (0, 50)
+    )  # fmt: skip
+    assert slow["latency"]["ttft_ms"]["mean"] > fast["latency"]["ttft_ms"]["mean"]

@@ -57,6 +57,25 @@ MODELS: dict[str, tuple[str, dict[str, str | None]]] = {
     "Qwen/Qwen3-235B-A22B-FP8": ("qwen3-235b-a22b", {"fp8": "fp8"}),
     "openai/gpt-oss-120b": ("gpt-oss-120b", {"fp4": None}),
 }
+# The tokenizer each model's server ran, and how long it takes a prompt token of the benchmark's
+# prompts on a DGX H100's CPU, µs: tests/perf/tokenizer_rates.py, the median of three runs (its
+# "all" column; docs/steptime.md has them). InferenceMAX's client sends random-token prompts,
+# aiperf windows of its Shakespeare corpus ("text").
+TOKENIZERS = {
+    "meta-llama/Llama-3.1-70B": "llama3",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "llama3",
+    "Qwen/Qwen3-32B": "qwen3",
+    "Qwen/Qwen3-235B-A22B-FP8": "qwen3",
+    "openai/gpt-oss-120b": "o200k",
+}
+TOKENIZE_US = {
+    ("llama3", "random"): 1.58,
+    ("llama3", "text"): 1.29,
+    ("o200k", "random"): 2.29,
+    ("o200k", "text"): 1.44,
+    ("qwen3", "random"): 1.65,
+    ("qwen3", "text"): 1.32,
+}
 THRESHOLDS = {"tpot": 10.0, "ttft": 15.0}  # issue #28: median absolute error, %
 # The engine limits AIConfigurator's generator writes for an aggregated vLLM worker
 # (aiconfigurator 0.12.0, generator/rule_plugin/vllm.rule, unless preserve_engine_limits):
@@ -159,6 +178,10 @@ class Row(NamedTuple):
             "max_model_len": self.isl + self.osl + 1500,
         }
 
+    def tokenize_us_per_token(self) -> float:
+        """How long the server's tokenizer took a token of the prompts the row's client sent."""
+        return TOKENIZE_US[(TOKENIZERS[self.model], "random" if self.inferencemax else "text")]
+
     def workload(self) -> dict[str, Any]:
         """The closed loop the row's benchmark client ran (see INFERENCEMAX_SOURCES, ROUNDS)."""
         if self.inferencemax:
@@ -258,7 +281,7 @@ def hybrid_pool(registry: Any, body: dict[str, Any]) -> tuple[int, int] | None:
     one KV-cache group, whose budget the simulation computes itself. The pool holds every
     group's blocks: the simulator counts the full-attention ones only, so it sees a little more
     room than vLLM (a sliding group holds ≈ window ÷ block_size + 1 blocks a request)."""
-    fields = {k: v for k, v in body.items() if k != "workload"}
+    fields = {k: v for k, v in body.items() if k not in ("workload", "tokenize_us_per_token")}
     b = compute_budget(budget_input(registry, msgspec.convert(fields, BudgetRequest))[0])
     if len(b.groups) == 1 and b.groups[0].groups == 1 and b.groups[0].block_size == b.block_size:
         return None
@@ -271,6 +294,7 @@ def simulate_row(registry: Any, row: Row) -> Outcome:
         "gpu": row.gpu,
         "tensor_parallel_size": row.tp,
         **row.engine_settings(),
+        "tokenize_us_per_token": row.tokenize_us_per_token(),
         "workload": {"generator": row.workload()},
     }
     if row.quantization is not None:
@@ -371,7 +395,9 @@ def document(
         "MXFP8 activations on B200), the MoE tables' routing, and async scheduling off for the rows of",
         "vLLM 0.12. A seventh, the request path outside the engine (5 ms), was looked for because the",
         "simulated TTFT was the shorter on most rows; its value is public runs' at concurrency 1, not",
-        "these rows' (docs/steptime.md says which moved what, and how each was chosen).",
+        "these rows'. An eighth, the tokenizer's rate on each benchmark's prompts, was measured for the",
+        "same reason: its values are tokenizer_rates.py's, timed on the benchmarks' own prompt",
+        "generators, not fitted here (docs/steptime.md says which moved what, and how each was chosen).",
         "Each row is simulated as it was measured, on its GPU,",
         "model, tensor parallel size and precision, by the benchmark that measured it:",
         "",
@@ -392,7 +418,9 @@ def document(
         "  `flashinfer_moe_mxfp4_mxfp8`: MXFP8 activations) on B200, and on Hopper",
         "  `VLLM_MXFP4_USE_MARLIN=1` (`--moe-backend marlin`, vLLM 0.33's spelling; InferenceX added it",
         "  in January 2026, so its gpt-oss rows of 2025, whose scripts were not found, keep the settings",
-        "  above only). Not simulated: the B200 scripts' fusion passes.",
+        "  above only). Not simulated: the B200 scripts' fusion passes. The server tokenizes the",
+        f"  client's random-token prompts at {TOKENIZE_US['llama3', 'random']} µs a token (Llama-3) or "
+        f"{TOKENIZE_US['o200k', 'random']} (gpt-oss's o200k).",
         f"- **The others** (AIConfigurator's own runs): its benchmark template, aiperf with {ROUNDS} ×",
         "  concurrency requests of the row's fixed lengths (isl/osl stddev 0, ignore_eos; its 2 ×",
         "  concurrency warm-up requests are not simulated apart: identical requests in a closed loop",
@@ -401,7 +429,10 @@ def document(
         "  concurrency from 512 up), `--max-num-batched-tokens` = that + isl + 1500, `--max-model-len` =",
         "  isl + osl + 1500 (an assumption: the rows carry no engine settings). The generator passes no",
         "  `--async-scheduling`, and the rows name vLLM 0.12.0, whose default left it off (vLLM turned it",
-        "  on by default in 0.14.0, PR #27614): these rows run without it (`async_by_default`).",
+        "  on by default in 0.14.0, PR #27614): these rows run without it (`async_by_default`). The",
+        "  server tokenizes aiperf's prompts, windows of its Shakespeare corpus, at "
+        f"{TOKENIZE_US['qwen3', 'text']} µs a token",
+        f"  (Qwen3) or {TOKENIZE_US['llama3', 'text']} (Llama-3).",
         "",
         "vLLM 0.33's defaults for everything else (the rows ran vLLM 0.10–0.19: the differences are part",
         "of the error). The request path outside the engine, the server's one tokenizer thread and async",

@@ -47,7 +47,7 @@ class Vary(Input):
 @takes(
     "workload slo! model gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine num_blocks scheduling_policy search vary",
+    "quantization engine num_blocks scheduling_policy search vary tokenize_us_per_token",
 )
 class CapacityRequest(Input):
     """The highest request rate one replica sustains while meeting every latency target."""
@@ -61,7 +61,7 @@ class CapacityRequest(Input):
 @takes(
     "slo! model gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine num_blocks scheduling_policy search vary",
+    "quantization engine num_blocks scheduling_policy search vary tokenize_us_per_token",
 )
 class CapacityTraceQuery(Input):
     """The query of a trace body: as CapacityRequest without its workload (the trace is it)."""

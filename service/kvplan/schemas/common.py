@@ -344,6 +344,15 @@ Concurrency = Annotated[
 TimeScale = Annotated[
     float, Meta(gt=0, le=MAX_TIME_SCALE, description="× a trace's arrival times (2: half the rate)")
 ]
+TokenizeRate = Annotated[
+    float,
+    Meta(
+        ge=0,
+        le=1000,
+        description="timed: the API server's tokenizer on these prompts, µs a prompt token (default "
+        "1.3: prose on a DGX H100's CPU; a benchmark's random-token prompts take 1.6–2.3)",
+    ),
+]
 
 
 # Each field a request takes, declared once (type with bounds and description, and default): the
@@ -366,6 +375,7 @@ FIELDS |= {
     "goodput": (GoodputTargets | None, None),
     "concurrency": (Concurrency | None, None),
     "time_scale": (TimeScale, 1.0),
+    "tokenize_us_per_token": (TokenizeRate | None, None),
     # Latency targets and the traffic they hold for (a capacity search's, a fleet's or a
     # deployment's by traffic).
     "slo": (Slo | None, None),
@@ -474,7 +484,9 @@ _FLEET_OWNS = ("gpu_memory_bytes", "tensor_parallel_size", "pipeline_parallel_si
 
 
 @takes(
-    "model workload fleet layouts", *settings_but(*_FLEET_OWNS), "quantization engine target_rate slo traffic"
+    "model workload fleet layouts",
+    *settings_but(*_FLEET_OWNS),
+    "quantization engine target_rate slo traffic tokenize_us_per_token",
 )
 class FleetRequest(Input):
     """Which layout of which GPU type serves how many requests, and what a target takes: a

@@ -27,7 +27,7 @@ class SimWorkload(Input):
 @takes(
     "workload num_blocks scheduling_policy enable_prefix_caching snapshot_steps model? gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine goodput",
+    "quantization engine goodput tokenize_us_per_token",
 )
 class SimulateRequest(Input):
     """The pool from the budget's inputs (model, gpu, …) or from num_blocks and block_size. A
@@ -67,7 +67,7 @@ def _member(obj: Any, key: str) -> Any:
 @takes(
     "num_blocks scheduling_policy enable_prefix_caching snapshot_steps model? gpu",
     *settings_but("context_tokens", "target_concurrency"),
-    "quantization engine goodput concurrency time_scale",
+    "quantization engine goodput concurrency time_scale tokenize_us_per_token",
 )
 class SimulateTraceQuery(Input):
     """The query of a trace body: the pool (as SimulateRequest's), a closed loop's concurrency,

@@ -77,7 +77,7 @@ def timing_for(
         mxfp8_activations=inp.flashinfer_moe_mxfp4_mxfp8,
         eager_forward=graphs.eager_forward,
     )
-    server = serving_prior(async_scheduling=settings.async_scheduling)
+    server = serving_prior(settings.async_scheduling, req.tokenize_us_per_token)
     return Timing(
         timer=model,
         note=TimingNote(

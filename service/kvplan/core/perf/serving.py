@@ -12,8 +12,8 @@ they have joined):
   latency, not in the gaps between later tokens. A PRIOR from two public runs at concurrency 1,
   each TTFT less one forward step (a TPOT of the same page) less the 2 ms that vLLM's micro-batch
   tokenizer waited for a lone request then (vLLM PR #44172; 0.33 no longer has it: PR #45759):
-  5.8 ms on vLLM 0.17.1 and 4.4 ms on vLLM 0.22.1 (PATH_SOURCE; docs/steptime.md has the
-  arithmetic). Their middle, 5.1 ms, rounded to 5. It is charged on the way in: every request's
+  5.8 ms on vLLM 0.17.1 and 4.3 ms on vLLM 0.22.1 (PATH_SOURCE; docs/steptime.md has the
+  arithmetic). Their middle, 5.05 ms, rounded to 5. It is charged on the way in: every request's
   TTFT and end-to-end latency hold it once, and a closed loop's next request reaches the engine
   that long after the engine finished its predecessor, as with any split between the way in and
   the way out.
@@ -23,8 +23,12 @@ they have joined):
   at once (a closed loop's wave: every request of a wave finishes at the same step and the client
   sends their successors together) therefore reach the engine one tokenization apart, and the
   engine's steps split them (v1/engine/core.py run_busy_loop: the input queue is read between
-  steps). The rate is a PRIOR from a public measurement: "for concurrency=1, DGX H100's CPU can do
-  about only about 1k tokens/ms" (vLLM issue #19012, "Microbatch Tokenization", 2025-06-02).
+  steps). The rate depends on the tokenizer, the text and the CPU; the request may give it
+  (`tokenize_us_per_token`). The default is a PRIOR measured with vLLM's tokenizer call on aiperf's
+  synthetic prompts (windows of Shakespeare) through the Llama-3, o200k (gpt-oss) and Qwen3
+  tokenizers: 1.29–1.44 µs a token once scaled to a DGX H100's CPU by vLLM issue #19012's timing of
+  the same reference input; their middle, 1.32, rounded (tests/perf/tokenizer_rates.py; a
+  benchmark's random-token prompts take 1.58–2.29 µs).
 - Async scheduling schedules a step ahead. With async scheduling (on by default in 0.33) the
   engine core's batch queue holds two steps (v1/engine/core.py step_with_batch_queue): step N+1 is
   scheduled as soon as step N is launched, so a request that reaches the engine while step N runs
@@ -46,7 +50,8 @@ PATH_SOURCE = (
 )
 TOKENIZE_SOURCE = (
     "vllm/renderers/base.py (renderer thread pool), vllm/config/model.py (renderer_num_workers = 1); "
-    "rate: vLLM issue #19012 (≈ 1k tokens/ms on a DGX H100 CPU)"
+    "rate: tests/perf/tokenizer_rates.py (aiperf's Shakespeare prompts through the Llama-3, o200k and "
+    "Qwen3 tokenizers, scaled to the DGX H100 CPU of vLLM issue #19012)"
 )
 AHEAD_SOURCE = "vllm/v1/engine/core.py (step_with_batch_queue), vllm/v1/core/sched/async_scheduler.py"
 
@@ -55,7 +60,8 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """The server's request path, a PRIOR (not fitted, least of all on silicon_sample.csv)."""
 
     request_path_s: float = 5e-3  # HTTP, API server and IPC, both ways (public runs at concurrency 1)
-    tokenize_s_per_token: float = 1e-6  # one thread, ≈ 1k tokens/ms (vLLM issue #19012)
+    tokenize_s_per_token: float = 1.3e-6  # one thread, prose, a DGX H100's CPU (tokenizer_rates.py)
+    tokenize_given: bool = False  # the request gave the rate: its prompts, its CPU
     scheduled_ahead: bool = True  # async scheduling: the next step is scheduled when one launches
 
     def admission_seconds(self, prompt_tokens: int) -> float:
@@ -78,14 +84,14 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 PATH_SOURCE,
             ),
             Step(
-                "server tokenization (prior)",
+                "server tokenization",
                 "each request reaches the engine at max(sent + request_path, previous request "
                 "tokenized) + "
                 "tokens × per_token: one tokenizer thread, in the order requests are sent",
                 {"per_token_s": self.tokenize_s_per_token},
-                "prior, not fitted",
+                "the request's rate" if self.tokenize_given else "prior, not fitted",
                 "s",
-                TOKENIZE_SOURCE,
+                "the request's tokenize_us_per_token" if self.tokenize_given else TOKENIZE_SOURCE,
             ),
             Step(
                 "scheduled a step ahead",
@@ -101,5 +107,12 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         )
 
 
-def serving_prior(async_scheduling: bool) -> ServingPrior:
-    return ServingPrior(scheduled_ahead=async_scheduling)
+def serving_prior(async_scheduling: bool, tokenize_us_per_token: float | None = None) -> ServingPrior:
+    """The serving path of a timed run: the prior's, with the request's tokenizer rate if it gave one."""
+    if tokenize_us_per_token is None:
+        return ServingPrior(scheduled_ahead=async_scheduling)
+    return ServingPrior(
+        scheduled_ahead=async_scheduling,
+        tokenize_s_per_token=tokenize_us_per_token * 1e-6,
+        tokenize_given=True,
+    )
