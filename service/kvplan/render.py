@@ -14,6 +14,7 @@ from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import NOT_MODELLED, Reconciliation
+from kvplan.core.perf.serving import TOKENIZE_GIVEN, TOKENIZE_PRIOR
 from kvplan.core.sim.simulate import SimResult, TimedSimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
@@ -515,13 +516,13 @@ def _server_path(steps: Sequence[Step]) -> str | None:
     and the tokenizer, counted in queue time, TTFT and end-to-end, never in TPOT or ITL. None when
     the ledger lacks the steps to say it."""
     named = {s.name: s for s in steps}
-    path, tokenizer = (
-        named.get(k) for k in ("request path outside the engine (prior)", "server tokenization")
-    )
+    path = named.get("request path outside the engine (prior)")
+    given = named.get(TOKENIZE_GIVEN)
+    tokenizer = given or named.get(TOKENIZE_PRIOR)
     if path is None or tokenizer is None:
         return None
     ms, us = float(path.inputs["request_path_s"]) * 1000, float(tokenizer.inputs["per_token_s"]) * 1e6
-    rate = "the request's" if tokenizer.value == "the request's rate" else "prior, for prose"
+    rate = "the request's" if given is not None else "prior, for prose"
     return (
         f"queue time, TTFT and end-to-end include the request's path outside the engine ({ms:g} ms: "
         f"HTTP, IPC, the first token's way back, prior) and one tokenizer thread ({us:g} µs a prompt "

@@ -230,11 +230,24 @@ def test_a_search_whose_points_run_out_above_a_rate_that_meets_again_answers_wha
     assert not a["above_max"]["meets"]
 
 
-def test_a_slower_tokenizer_never_raises_the_rate_a_replica_sustains(client: TestClient) -> None:
+def test_a_slower_tokenizer_lowers_the_rate_a_replica_sustains(client: TestClient) -> None:
     """The capacity search runs its simulations with the request's tokenizer rate: prompts that
-    take 200 µs a token to tokenize leave TTFT less room, so the rate found is no higher."""
+    take 200 µs a token to tokenize leave TTFT less room, so the rate found is lower."""
     body = {**REPLICA, "workload": SHAPES["chat"], "slo": SLOS["chat"]}
     prior = client.post("/v1/capacity", json=body)
     slow = client.post("/v1/capacity", json={**body, "tokenize_us_per_token": 200})
+    assert prior.status_code == slow.status_code == 200, slow.text
+    assert slow.json()["max_rate_per_s"] < prior.json()["max_rate_per_s"]
+
+
+def test_a_traces_search_takes_the_tokenizer_rate_as_a_query_parameter(client: TestClient) -> None:
+    from tests.sim.traces import azure_csv
+
+    head = b"\r\n".join(azure_csv().split(b"\r\n")[:201])
+    query = "/v1/capacity?model=llama-3.1-8b&gpu=h100-sxm-80gb&slo.ttft_p90_ms=300"
+    prior, slow = (
+        client.post(query + extra, content=head, headers={"content-type": "text/csv"})
+        for extra in ("", "&tokenize_us_per_token=100")
+    )
     assert prior.status_code == slow.status_code == 200, slow.text
     assert slow.json()["max_rate_per_s"] < prior.json()["max_rate_per_s"]

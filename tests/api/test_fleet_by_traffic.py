@@ -112,3 +112,20 @@ def test_a_fleet_of_a_million_requests_is_refused_from_their_count_before_any_is
     r = client.post("/v1/fleet", json=body)
     assert r.status_code == 400 and r.json()["field"] == "traffic.count", r.text
     assert "4 layouts" in r.json()["detail"] and "give fewer requests" in r.json()["detail"]
+
+
+def test_a_slower_tokenizer_lowers_each_layouts_sustainable_rate(client: TestClient) -> None:
+    """The fleet's searches run with the request's tokenizer rate, as /v1/capacity's do; without
+    target_rate there is no search to time, and the rate is refused, not ignored."""
+    body = {**FLEET, "target_rate": 20, "slo": {"ttft_p90_ms": 800, "tpot_p99_ms": 50}, "traffic": TRAFFIC}
+    prior, slow = (
+        client.post("/v1/fleet", json={**body, **extra}) for extra in ({}, {"tokenize_us_per_token": 300})
+    )
+    assert prior.status_code == slow.status_code == 200, slow.text
+    rates = {
+        name: {(x["gpu"], x["layout"]): x["max_rate_per_s"] for x in r.json()["traffic"]["layouts"]}
+        for name, r in (("prior", prior), ("slow", slow))
+    }
+    assert all(rates["slow"][k] < rates["prior"][k] for k in rates["prior"])
+    r = client.post("/v1/fleet", json={**FLEET, "tokenize_us_per_token": 2})
+    assert r.status_code == 400 and r.json()["field"] == "tokenize_us_per_token"

@@ -281,20 +281,24 @@ def test_a_request_gives_its_tokenizer_rate_and_a_lone_request_waits_exactly_tha
         assert slow["latency"][metric]["mean"] - prior["latency"][metric]["mean"] == pytest.approx(10.0)
     assert slow["latency"]["tpot_ms"]["mean"] == pytest.approx(prior["latency"]["tpot_ms"]["mean"])
     steps = {s["name"]: s for s in slow["timing"]["steps"]}
-    assert steps["server tokenization"]["value"] == "the request's rate"
-    assert steps["server tokenization"]["inputs"]["per_token_s"] == pytest.approx(11.3e-6)
+    assert "server tokenization (prior)" in {s["name"] for s in prior["timing"]["steps"]}
+    given = steps["server tokenization (the request's rate)"]
+    assert given["value"] == "the request's rate" and given["inputs"]["per_token_s"] == pytest.approx(11.3e-6)
     body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": lone}}
     text = client.post("/v1/simulate?format=text", json={**body, "tokenize_us_per_token": 11.3}).text
     assert "11.3 µs a prompt token, the request's" in " ".join(text.split())
 
 
-@pytest.mark.parametrize("rate", [-1, 1001, "fast"])
-def test_a_tokenizer_rate_out_of_bounds_is_a_400_naming_it(client: TestClient, rate: object) -> None:
+@pytest.mark.parametrize(("rate", "reason"), [(-1, ">= 0.0"), (1001, "<= 1000.0"), ("fast", "got `str`")])
+def test_a_tokenizer_rate_below_0_above_1000_or_not_a_number_is_a_400_saying_so(
+    client: TestClient, rate: object, reason: str
+) -> None:
     lone = {"count": 1, "concurrency": 1, "prompt": {"kind": "fixed", "value": 100},
             "output": {"kind": "fixed", "value": 4}}  # fmt: skip
     body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": lone}}
     r = client.post("/v1/simulate", json={**body, "tokenize_us_per_token": rate})
-    assert r.status_code == 400 and "tokenize_us_per_token" in r.json()["field"]
+    assert r.status_code == 400 and r.json()["field"] == "tokenize_us_per_token"
+    assert reason in r.json()["detail"]
     head = b"\r\n".join(azure_csv().split(b"\r\n")[:20])
     r = client.post(
         f"/v1/simulate?{POOL}&tokenize_us_per_token={rate}",
@@ -312,3 +316,13 @@ def test_a_trace_body_takes_the_tokenizer_rate_as_a_query_parameter(client: Test
         for rate in (0, 50)
     )  # fmt: skip
     assert slow["latency"]["ttft_ms"]["mean"] > fast["latency"]["ttft_ms"]["mean"]
+
+
+def test_a_tokenizer_rate_on_a_simulation_counted_in_steps_is_a_400(client: TestClient) -> None:
+    """Arrivals in steps have no clock: a rate in µs would be silently ignored, so it is refused."""
+    steps = {"count": 2, "arrival_rate": 1, "prompt": {"kind": "fixed", "value": 100},
+             "output": {"kind": "fixed", "value": 4}}  # fmt: skip
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm-80gb", "workload": {"generator": steps}}
+    r = client.post("/v1/simulate", json={**body, "tokenize_us_per_token": 2})
+    assert r.status_code == 400 and r.json()["field"] == "tokenize_us_per_token"
+    assert "timed simulation" in r.json()["detail"]

@@ -130,6 +130,7 @@ def listing(tmp_path: Path, registry: Any, text: str) -> dict[str, Any]:
         ("[deployment.slo]\nttft_p90_ms = 0.001\n" + TRAFFIC, "slo", "no rate meets every target"),
         ("[deployment.slo]\nttft_p90_ms = 500\n" + TRAFFIC.replace("count = 100", "count = 0"),
          "traffic.count", ">= 1"),
+        ("tokenize_us_per_token = 2.0\n", "tokenize_us_per_token", "give slo and traffic"),
     ],
 )  # fmt: skip
 def test_targets_that_cannot_be_planned_fail_the_entry_by_name(tmp_path, registry, tables, field, words):

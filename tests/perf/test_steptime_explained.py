@@ -194,9 +194,9 @@ def test_the_serving_path_prior_states_its_sources():
     prior = serving_prior(async_scheduling=True)
     assert prior.admission_seconds(1000) == pytest.approx(1.3e-3)  # prose, a DGX H100's CPU
     names = {s.name: s for s in prior.explain()}
-    assert "#19012" in names["server tokenization"].source
-    assert "tokenizer_rates.py" in names["server tokenization"].source
-    assert prior.request_path_s == pytest.approx(5e-3)  # the middle of 4.4 and 5.8 ms, public runs
+    assert "#19012" in names["server tokenization (prior)"].source
+    assert "tokenizer_rates.py" in names["server tokenization (prior)"].source
+    assert prior.request_path_s == pytest.approx(5e-3)  # the middle of 4.3 and 5.8 ms, public runs
     path = names["request path outside the engine (prior)"]
     assert path.value == "prior, not fitted" and "#44172" in path.source and "openinfer" in path.source
     assert names["scheduled a step ahead"].value is True

@@ -135,6 +135,9 @@ MAX_TRACE_LINE_BYTES = 1 << 20
 MAX_TRACE_CHAIN_BLOCKS = 2_000_000
 # A trace's arrival times stretched (or squeezed, below 1) by at most this factor.
 MAX_TIME_SCALE = 1e6
+# The server's tokenizer, µs a prompt token: measured rates are 1.3 to 2.3 (docs/steptime.md);
+# 1,000 (a 1,000-token prompt a second) is a CPU no deployment has, and bounds the arithmetic.
+MAX_TOKENIZE_US = 1000
 # A capacity search (core/traffic/search.py): at most this many simulations, and their work
 # together (simulations × one simulation's step bound) at most MAX_SEARCH_STEPS, checked before
 # the first runs.

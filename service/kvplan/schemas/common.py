@@ -35,11 +35,13 @@ from kvplan.core.limits import (
     MAX_STATE_BYTES,
     MAX_SWEEP_VALUES_LENGTH,
     MAX_TIME_SCALE,
+    MAX_TOKENIZE_US,
     MAX_TOKENS,
 )
 from kvplan.core.model.geometry import QsaCaches
 from kvplan.core.model.mamba import MambaState, Mixer
 from kvplan.core.model.quant import QUANTIZATION_ARGS
+from kvplan.core.perf.serving import ServingPrior
 from kvplan.core.sim.simulate import GoodputTargets
 from kvplan.core.traffic.shape import WorkloadShape
 from kvplan.core.traffic.slo import Slo
@@ -348,9 +350,10 @@ TokenizeRate = Annotated[
     float,
     Meta(
         ge=0,
-        le=1000,
+        le=MAX_TOKENIZE_US,
         description="timed: the API server's tokenizer on these prompts, µs a prompt token (default "
-        "1.3: prose on a DGX H100's CPU; a benchmark's random-token prompts take 1.6–2.3)",
+        f"{ServingPrior().tokenize_s_per_token * 1e6:g}: prose on a DGX H100's CPU; a benchmark's "
+        "random-token prompts take 1.6–2.3)",
     ),
 ]
 

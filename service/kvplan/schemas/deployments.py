@@ -51,7 +51,7 @@ ReplicaCount = Annotated[int, Meta(ge=0, le=MAX_REPLICAS)]
     *ENGINE_SETTINGS[:_AT],
     "quantization",
     *ENGINE_SETTINGS[_AT:],
-    "engine target_utilization min_replicas max_replicas slo traffic vary",
+    "engine target_utilization min_replicas max_replicas slo traffic vary tokenize_us_per_token",
     kw_only=True,
 )
 class DeploymentSpec(Input, kw_only=True):

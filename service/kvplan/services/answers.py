@@ -97,10 +97,17 @@ def fleet_answer(
     ref: ModelRef | None = None,
     should_stop: ShouldStop = None,
 ) -> tuple[FleetPlan, Labels]:
+    """The fleet plan for a concurrency target, and with target_rate each layout's sustainable rate
+    searched by timed simulation (services/capacity.py). What only times those searches (slo,
+    traffic, tokenize_us_per_token) is refused without target_rate rather than ignored."""
     if ref is None:
         ref = model_ref(registry, req.model)
     inp = fleet_input(registry, req, ref)
     plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp, should_stop))
+    if req.target_rate is None and req.tokenize_us_per_token is not None:
+        raise InvalidInput(
+            "tokenize_us_per_token", "times a fleet's simulations for a request rate: give target_rate"
+        )
     if req.target_rate is not None or req.slo is not None or req.traffic is not None:
         if req.target_rate is None:
             raise InvalidInput(
@@ -149,8 +156,11 @@ def simulate_answer(
     timed = is_timed(req)
     concurrency = generator.concurrency if generator is not None else w.concurrency
     timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
-    if not timed and (w.concurrency is not None or req.goodput is not None):
-        field = "workload.concurrency" if w.concurrency is not None else "goodput"
+    timed_only = {"workload.concurrency": w.concurrency, "goodput": req.goodput}
+    timed_only["tokenize_us_per_token"] = req.tokenize_us_per_token
+    given = [name for name, value in timed_only.items() if value is not None]
+    if not timed and given:
+        field = given[0]
         raise InvalidInput(
             field, "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)"
         )

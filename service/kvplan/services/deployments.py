@@ -329,6 +329,8 @@ def sustained_rate(
     """With slo and traffic, the rate one replica sustains under them (POST /v1/capacity's search,
     its defaults); None without them. A deployment whose targets no rate meets has no plan."""
     if spec.slo is None and spec.traffic is None:
+        if spec.tokenize_us_per_token is not None:
+            raise InvalidInput("tokenize_us_per_token", "times the rate search: give slo and traffic")
         return None
     search = _searched(registry, _capacity_request(spec), should_stop)
     assert isinstance(search, RateSearch)  # no vary: one search

@@ -28,7 +28,8 @@ MODELLED = (
     "modelled: each step's duration, from kvplan's step-time model (docs/steptime.md): the step's "
     "FLOPs and bytes priced by kernel timings AIConfigurator 0.12.0 measured on this GPU, plus a "
     "host prior; every time in the answer (latency, throughput, time_s) is a sum of them, with the "
-    "server's request path and tokenizer (priors, in timing.steps) before a request's first step"
+    "server's request path and tokenizer (priors, the tokenizer's rate the request's if it gives one; "
+    "in timing.steps) before a request's first step"
 )
 
 

@@ -26,9 +26,9 @@ they have joined):
   steps). The rate depends on the tokenizer, the text and the CPU; the request may give it
   (`tokenize_us_per_token`). The default is a PRIOR measured with vLLM's tokenizer call on aiperf's
   synthetic prompts (windows of Shakespeare) through the Llama-3, o200k (gpt-oss) and Qwen3
-  tokenizers: 1.29–1.44 µs a token once scaled to a DGX H100's CPU by vLLM issue #19012's timing of
-  the same reference input; their middle, 1.32, rounded (tests/perf/tokenizer_rates.py; a
-  benchmark's random-token prompts take 1.58–2.29 µs).
+  tokenizers: 1.31–1.43 µs a token once scaled to a DGX H100's CPU by vLLM issue #19012's timing of
+  the same reference input; their middle, 1.33, rounded (tests/perf/tokenizer_rates.py; a
+  benchmark's random-token prompts take 1.56–2.28 µs).
 - Async scheduling schedules a step ahead. With async scheduling (on by default in 0.33) the
   engine core's batch queue holds two steps (v1/engine/core.py step_with_batch_queue): step N+1 is
   scheduled as soon as step N is launched, so a request that reaches the engine while step N runs
@@ -53,11 +53,14 @@ TOKENIZE_SOURCE = (
     "rate: tests/perf/tokenizer_rates.py (aiperf's Shakespeare prompts through the Llama-3, o200k and "
     "Qwen3 tokenizers, scaled to the DGX H100 CPU of vLLM issue #19012)"
 )
+TOKENIZE_PRIOR = "server tokenization (prior)"
+TOKENIZE_GIVEN = "server tokenization (the request's rate)"
 AHEAD_SOURCE = "vllm/v1/engine/core.py (step_with_batch_queue), vllm/v1/core/sched/async_scheduler.py"
 
 
 class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
-    """The server's request path, a PRIOR (not fitted, least of all on silicon_sample.csv)."""
+    """The server's request path: PRIORS (not fitted, least of all on silicon_sample.csv), but for
+    the tokenizer's rate when the request gives its own (its prompts, its CPU)."""
 
     request_path_s: float = 5e-3  # HTTP, API server and IPC, both ways (public runs at concurrency 1)
     tokenize_s_per_token: float = 1.3e-6  # one thread, prose, a DGX H100's CPU (tokenizer_rates.py)
@@ -84,7 +87,7 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 PATH_SOURCE,
             ),
             Step(
-                "server tokenization",
+                TOKENIZE_GIVEN if self.tokenize_given else TOKENIZE_PRIOR,
                 "each request reaches the engine at max(sent + request_path, previous request "
                 "tokenized) + "
                 "tokens × per_token: one tokenizer thread, in the order requests are sent",
