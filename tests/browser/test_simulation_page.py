@@ -70,9 +70,11 @@ def test_a_timed_generator_run_shows_latency_throughput_goodput_and_the_pool_ove
     page.fill("#sim-rate", "12")
     page.fill("#sim-count", "150")
     page.fill("#sim-slo-ttft", "150")
+    page.fill("#sim-tokenize", "2.3")
     sent = simulate(page)
     body = json.loads(sent["body"])
     assert body["workload"]["generator"]["arrival_rate_per_s"] == 12 and body["goodput"] == {"ttft_ms": 150}
+    assert body["tokenize_us_per_token"] == 2.3
     assert body["model"] == "llama-3.1-8b" and body["gpu"] == "h100-sxm-80gb" and "context_tokens" not in body
     answer = httpx.post(f"{server.url}/v1/simulate", json=body, timeout=60).json()  # what the page drew
     # The latency table: a row a latency, mean/p50/p90/p99 as the answer states them.
@@ -150,9 +152,10 @@ def test_an_uploaded_azure_trace_runs_with_the_pool_in_the_query(page, server):
         "#sim-trace-file", files=[{"name": "azure.csv", "mimeType": "text/csv", "buffer": b"".join(rows)}]
     )
     page.fill("#sim-time-scale", "0.5")
+    page.fill("#sim-tokenize", "4")
     sent = simulate(page)
     assert sent["headers"]["content-type"] == "text/csv"
-    for param in ("model=llama-3.1-8b", "gpu=h100-sxm-80gb", "time_scale=0.5"):
+    for param in ("model=llama-3.1-8b", "gpu=h100-sxm-80gb", "time_scale=0.5", "tokenize_us_per_token=4"):
         assert param in sent["url"]
     assert "300 requests completed" in page.text_content("#sim-status")
     assert page.locator("#sim-latency-table tbody tr").count() == len(METRICS)

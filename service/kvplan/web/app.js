@@ -1031,13 +1031,14 @@ const SIM_CONTROLS = {
   "workload.concurrency": "requests in flight at most", concurrency: "requests in flight at most",
   time_scale: "stretch arrival times ×", "goodput.ttft_ms": "time to first token at most, ms",
   "goodput.tpot_ms": "time per output token at most, ms", "goodput.e2e_ms": "end-to-end latency at most, ms",
+  tokenize_us_per_token: "tokenizer, µs a prompt token",
 };
 const SIM_INPUTS = {
   "workload.generator.arrival_rate_per_s": "sim-rate", "workload.generator.concurrency": "sim-concurrency",
   "workload.generator.count": "sim-count", "workload.generator.prompt.value": "sim-prompt",
   "workload.generator.output.value": "sim-output", "workload.concurrency": "sim-trace-concurrency",
   concurrency: "sim-trace-concurrency", time_scale: "sim-time-scale", "goodput.ttft_ms": "sim-slo-ttft",
-  "goodput.tpot_ms": "sim-slo-tpot", "goodput.e2e_ms": "sim-slo-e2e",
+  "goodput.tpot_ms": "sim-slo-tpot", "goodput.e2e_ms": "sim-slo-e2e", tokenize_us_per_token: "sim-tokenize",
 };
 function simError(e) {
   const field = e.field || "";
@@ -1053,7 +1054,7 @@ function simError(e) {
 // is never in it: it may be large, or private).
 const SIM_PARAMS = { sim: "sim-source", rate: "sim-rate", inflight: "sim-concurrency", n: "sim-count", prompt: "sim-prompt",
   output: "sim-output", ttft: "sim-slo-ttft", tpot: "sim-slo-tpot", e2e: "sim-slo-e2e", scale: "sim-time-scale",
-  trace_inflight: "sim-trace-concurrency" };
+  trace_inflight: "sim-trace-concurrency", tok: "sim-tokenize" };
 function simState() {
   const s = {};
   for (const [k, id] of Object.entries(SIM_PARAMS)) {
@@ -1083,6 +1084,10 @@ function simTargets() {
   }
   return Object.keys(t).length ? t : undefined;
 }
+// The server's tokenizer rate, when given (empty: the service's prior).
+function simTokenize() {
+  return $("sim-tokenize").value === "" ? undefined : Number($("sim-tokenize").value);
+}
 function simGenerator() {
   const g = { count: Number($("sim-count").value),
               prompt: { kind: "fixed", value: Number($("sim-prompt").value) },
@@ -1103,6 +1108,7 @@ async function simTraceRequest() {
   const q = flatten({ ...simPool(), goodput: simTargets() });
   if ($("sim-trace-concurrency").value !== "") q.append("concurrency", $("sim-trace-concurrency").value);
   if ($("sim-time-scale").value !== "" && Number($("sim-time-scale").value) !== 1) q.append("time_scale", $("sim-time-scale").value);
+  if (simTokenize() !== undefined) q.append("tokenize_us_per_token", $("sim-tokenize").value);
   return { path: "/v1/simulate?" + q.toString(), options: { method: "POST", body, headers: { "Content-Type": traceType(head), Accept: "application/json" } },
            what: file ? file.name : "the pasted trace" };
 }
@@ -1118,7 +1124,7 @@ async function runSimulation() {
     let req;
     if (simSource() === "trace") req = await simTraceRequest();
     else {
-      const body = { ...simPool(), goodput: simTargets(), workload: { generator: simGenerator() } };
+      const body = { ...simPool(), goodput: simTargets(), tokenize_us_per_token: simTokenize(), workload: { generator: simGenerator() } };
       req = { path: "/v1/simulate", options: { method: "POST", body: JSON.stringify(body) }, what: plural(body.workload.generator.count, "request") };
     }
     status.textContent = "simulating " + req.what + " …";
