@@ -281,7 +281,7 @@ def hybrid_pool(registry: Any, body: dict[str, Any]) -> tuple[int, int] | None:
     one KV-cache group, whose budget the simulation computes itself. The pool holds every
     group's blocks: the simulator counts the full-attention ones only, so it sees a little more
     room than vLLM (a sliding group holds ≈ window ÷ block_size + 1 blocks a request)."""
-    fields = {k: v for k, v in body.items() if k not in ("workload", "tokenize_us_per_token")}
+    fields = {k: v for k, v in body.items() if k in BudgetRequest.__struct_fields__}
     b = compute_budget(budget_input(registry, msgspec.convert(fields, BudgetRequest))[0])
     if len(b.groups) == 1 and b.groups[0].groups == 1 and b.groups[0].block_size == b.block_size:
         return None

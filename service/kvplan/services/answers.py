@@ -102,12 +102,12 @@ def fleet_answer(
     traffic, tokenize_us_per_token) is refused without target_rate rather than ignored."""
     if ref is None:
         ref = model_ref(registry, req.model)
-    inp = fleet_input(registry, req, ref)
-    plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp, should_stop))
-    if req.target_rate is None and req.tokenize_us_per_token is not None:
+    if req.target_rate is None and req.tokenize_us_per_token is not None:  # refused before any work
         raise InvalidInput(
             "tokenize_us_per_token", "times a fleet's simulations for a request rate: give target_rate"
         )
+    inp = fleet_input(registry, req, ref)
+    plan: FleetPlan = _timed(observe, lambda: plan_fleet(inp, should_stop))
     if req.target_rate is not None or req.slo is not None or req.traffic is not None:
         if req.target_rate is None:
             raise InvalidInput(
@@ -156,13 +156,15 @@ def simulate_answer(
     timed = is_timed(req)
     concurrency = generator.concurrency if generator is not None else w.concurrency
     timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
-    timed_only = {"workload.concurrency": w.concurrency, "goodput": req.goodput}
-    timed_only["tokenize_us_per_token"] = req.tokenize_us_per_token
+    timed_only = {
+        "workload.concurrency": w.concurrency,
+        "goodput": req.goodput,
+        "tokenize_us_per_token": req.tokenize_us_per_token,
+    }
     given = [name for name, value in timed_only.items() if value is not None]
     if not timed and given:
-        field = given[0]
         raise InvalidInput(
-            field, "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)"
+            given[0], "applies to a timed simulation: give arrivals in seconds (arrival_time, a trace)"
         )
     chains = trace.chains if trace is not None else None
     block = trace.chain_block if trace is not None else 0
