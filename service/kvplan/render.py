@@ -14,7 +14,7 @@ from kvplan.core.fleet.types import MIX_EXACT, FleetPlan
 from kvplan.core.kv.pertoken import PerToken
 from kvplan.core.ledger import Step
 from kvplan.core.logs.reconcile import NOT_MODELLED, Reconciliation
-from kvplan.core.perf.serving import TOKENIZE_GIVEN, TOKENIZE_PRIOR
+from kvplan.core.perf.serving import MICROBATCH_STEP, TOKENIZE_GIVEN, TOKENIZE_PRIOR
 from kvplan.core.sim.simulate import SimResult, TimedSimResult
 from kvplan.core.units import GiB, fmt_bytes, fmt_gib, gib
 from kvplan.core.warnings import Severity, Warning
@@ -523,10 +523,13 @@ def _server_path(steps: Sequence[Step]) -> str | None:
         return None
     ms, us = float(path.inputs["request_path_s"]) * 1000, float(tokenizer.inputs["per_token_s"]) * 1e6
     rate = "the request's" if given is not None else "prior, for prose"
+    batches = named.get(MICROBATCH_STEP)
+    wait = 0.0 if batches is None else float(batches.inputs["wait_s"]) * 1000
+    batched = f" in micro-batches (a lone request waits {wait:g} ms for more, as in vLLM 0.10–0.22)"
     return (
         f"queue time, TTFT and end-to-end include the request's path outside the engine ({ms:g} ms: "
         f"HTTP, IPC, the first token's way back, prior) and one tokenizer thread ({us:g} µs a prompt "
-        f"token, {rate}); TPOT and ITL are the engine's steps alone"
+        f"token, {rate}){batched if wait else ''}; TPOT and ITL are the engine's steps alone"
     )
 
 

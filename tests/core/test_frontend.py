@@ -18,11 +18,16 @@ Sent = tuple[float, int, int]
 class _Hold:
     scheduled_ahead = True
 
-    def __init__(self, path: float = 0.0) -> None:
+    def __init__(self, path: float = 0.0, wait: float = 0.0, most: int = 32) -> None:
         self.request_path_s = path
+        self.tokenizer_batch_wait_s = wait
+        self.tokenizer_batch_max = most
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         return prompt_tokens * 1e-6
+
+    def batch_seconds(self, prompt_tokens: int, prompts: int) -> float:
+        return prompt_tokens * 1e-6 / prompts**0.5  # any cost that shrinks with the batch
 
 
 def _one_heap(batches: list[list[Sent]], untils: list[float], path: float) -> list[tuple[float, int]]:
@@ -92,3 +97,91 @@ def test_requests_pass_when_and_as_one_heap_of_them_all_would_let_them(sends, un
         front.through(until, arrivals)
     assert arrivals == _one_heap(batches, untils, path)
     assert front.first() is None
+
+
+def _asyncio_loop(sends: list[Sent], server: _Hold) -> dict[int, float]:
+    """When each request reaches the engine, as vLLM 0.10–0.22's AsyncMicrobatchTokenizer loop
+    lets them (vllm/utils/async_utils.py _batch_encode_loop), every send known: free, it takes the
+    first waiting, waits until its deadline for more or stops at the largest batch, and hands the
+    batch over after one call."""
+    reach = [(at + server.request_path_s, rid, prompt) for at, rid, prompt in sorted(sends)]
+    free, i, out = float("-inf"), 0, {}
+    while i < len(reach):
+        opened = max(reach[i][0], free)
+        batch = [reach[i]]
+        i += 1
+        while len(batch) < server.tokenizer_batch_max and i < len(reach):
+            if reach[i][0] > opened + server.tokenizer_batch_wait_s:
+                break
+            batch.append(reach[i])
+            i += 1
+        full = len(batch) == server.tokenizer_batch_max
+        closed = max(opened, batch[-1][0]) if full else opened + server.tokenizer_batch_wait_s
+        free = closed + server.batch_seconds(sum(p for _, _, p in batch), len(batch))
+        out |= {rid: free for _, rid, _ in batch}
+    return out
+
+
+def test_a_lone_request_waits_for_company_and_a_wave_passes_together():
+    front, arrivals = Frontend(_Hold(path=5e-3, wait=2e-3)), []
+    front.send(1.0, 0, 1000)
+    front.through(1.0, arrivals)
+    assert not arrivals  # its batch is open: one sent by 1.002 may still join
+    assert front.next_through() == pytest.approx(1.005)  # a lower bound: it may yet fill up
+    front.through(1.002, arrivals)
+    assert arrivals == [(pytest.approx(1.005 + 2e-3 + 1e-3), 0)]  # the wait, then the call
+    for rid in (1, 2, 3):
+        front.send(2.0, rid, 1000)
+    front.through(2.0, arrivals)
+    front.through(2.01, arrivals)
+    done = 2.005 + 2e-3 + 3000e-6 / 3**0.5
+    assert sorted(arrivals)[1:] == [(pytest.approx(done), rid) for rid in (1, 2, 3)]
+
+
+def test_a_full_batch_stops_waiting():
+    front, arrivals = Frontend(_Hold(wait=2e-3, most=2)), []
+    for rid in range(3):
+        front.send(0.0, rid, 100)
+    front.through(0.0, arrivals)
+    first = 200e-6 / 2**0.5  # two prompts at once, no wait
+    assert sorted(arrivals)[:2] == [(pytest.approx(first), 0), (pytest.approx(first), 1)]
+    front.through(1.0, arrivals)  # the third alone: waits, after the first batch's call
+    assert max(arrivals) == (pytest.approx(first + 2e-3 + 100e-6), 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 0.05), st.integers(0, 5000)), max_size=60),
+    st.sampled_from([0.0, 5e-3]),
+    st.sampled_from([1e-3, 2e-3, 8e-3]),
+    st.sampled_from([1, 3, 32]),
+    st.data(),
+)
+def test_micro_batches_passed_a_piece_at_a_time_are_the_loop_that_saw_every_send(
+    sends, path, wait, most, data
+):
+    """Sends revealed as a simulation reveals them (every send made by a pass's `until` is there
+    before it), passes at any such times: each request reaches the engine when vLLM's loop, knowing
+    every send, hands it over; and while one waits, next_through() is never later than that."""
+    items = sorted((at, rid, prompt) for rid, (at, prompt) in enumerate(sends))
+    server = _Hold(path, wait, most)
+    truth = _asyncio_loop(items, server)
+    front, arrivals, made, until = Frontend(server), [], 0, 0.0
+    for _ in range(data.draw(st.integers(0, 8))):
+        more = data.draw(st.integers(made, len(items)))
+        for sent in items[made:more]:
+            front.send(*sent)
+        made = more
+        bound = items[made][0] if made < len(items) else 1.0
+        if bound <= until:
+            continue
+        until = data.draw(st.floats(until, bound, exclude_max=True))
+        front.through(until, arrivals)
+        if (head := front.next_through()) is not None:
+            passed = {rid for _, rid in arrivals}
+            assert head <= min(t for rid, t in truth.items() if rid not in passed) + 1e-12
+    for sent in items[made:]:
+        front.send(*sent)
+    front.through(10.0, arrivals)
+    assert len(arrivals) == len(truth)
+    assert {rid: at for at, rid in arrivals} == {rid: pytest.approx(t, abs=1e-12) for rid, t in truth.items()}

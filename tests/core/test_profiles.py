@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvplan.core.engine.profiles import PROFILES, get_profile
@@ -27,6 +28,25 @@ def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, profile, asyn
     assert (found.id, found.async_scheduling_default) == (profile, async_default)
     if profile == "vllm@0.12":
         assert found.memory == PROFILES["vllm@0.19"].memory
+
+
+@pytest.mark.parametrize(
+    ("engine", "profile", "wait"),
+    [("0.9.2", "vllm@0.10", 0.0), ("0.10.0", "vllm@0.10", 2e-3), ("0.11.2", "vllm@0.10", 2e-3),
+     ("0.12.0", "vllm@0.12", 2e-3), ("0.18.0", "vllm@0.19", 2e-3), ("0.22.1", "vllm@0.19", 2e-3),
+     ("0.23.0", "vllm@0.19", 0.0), ("0.29", "vllm@0.19", 0.0), ("0.33.0", "vllm@0.33", 0.0),
+     ("0.7.3", "vllm@v0", 0.0), ("vllm@0.19", "vllm@0.19", 2e-3), ("vllm@0.10", "vllm@0.10", 2e-3),
+     ("vllm@e740bad", "vllm@e740bad", 0.0), ("vllm@v0", "vllm@v0", 0.0)],
+)  # fmt: skip
+def test_the_servers_tokenizer_micro_batched_from_vllm_0_10_to_0_22(engine, profile, wait):
+    """AsyncMicrobatchTokenizer came in 0.10.0 (PR #19334) and went with PR #45759 (0.23): inside
+    two profiles' ranges, so a version sets it by itself; a profile's id, by its own version. No
+    other rule moves with it."""
+    found = get_profile(engine)
+    assert (found.id, found.tokenizer_batch_wait_s) == (profile, wait)
+    assert msgspec.structs.replace(found, tokenizer_batch_wait_s=0.0) == msgspec.structs.replace(
+        PROFILES[profile], tokenizer_batch_wait_s=0.0
+    )
 
 
 def test_unknown_profile_lists_the_valid_ones():

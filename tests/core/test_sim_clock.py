@@ -67,14 +67,22 @@ def cfg(blocks: int = 400, seqs: int = 16, budget: int = 256) -> SimConfig:
 
 class Frontend:
     """A serving path for tests (core/perf/serving.py ServingPrior's shape): one tokenizer thread
-    at 20 µs a token, `path` seconds of request path, and steps scheduled one ahead when `ahead`."""
+    at 20 µs a token, `path` seconds of request path, steps scheduled one ahead when `ahead`, and
+    micro-batches that wait `wait` seconds (0: none) for up to 4 prompts, a call on n of them
+    taking 1/√n of their tokens' time."""
 
-    def __init__(self, ahead: bool = True, path: float = 0.0) -> None:
+    tokenizer_batch_max = 4
+
+    def __init__(self, ahead: bool = True, path: float = 0.0, wait: float = 0.0) -> None:
         self.scheduled_ahead = ahead
         self.request_path_s = path
+        self.tokenizer_batch_wait_s = wait
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         return 2e-5 * prompt_tokens
+
+    def batch_seconds(self, prompt_tokens: int, prompts: int) -> float:
+        return 2e-5 * prompt_tokens / math.sqrt(prompts)
 
 
 class EveryStepServed(EveryStep):
@@ -89,6 +97,7 @@ class EveryStepServed(EveryStep):
             self.visible = clock.now if self.ahead else None
             return self.t + 1, end
         self.visible = None
+        self.front.settle(self.arrivals)
         arrival = self._next_arrival()
         return (None, end) if arrival is None else (self.t + 1, max(end, arrival))
 
@@ -188,13 +197,20 @@ def test_a_timed_runs_points_are_the_steps_visiting_every_step_gives(requests, b
 
 @pytest.mark.source
 @settings(max_examples=60, deadline=None)
-@given(timed_requests, st.sampled_from([1 << 60, 900]), st.sampled_from([None, 1, 3]), st.booleans())
+@given(
+    timed_requests,
+    st.sampled_from([1 << 60, 900]),
+    st.sampled_from([None, 1, 3]),
+    st.booleans(),
+    st.sampled_from([0.0, 2e-4, 3e-3]),
+)
 def test_skipping_decode_runs_gives_the_times_of_visiting_every_step_behind_a_server(
-    requests, bend, k, ahead
+    requests, bend, k, ahead, wait
 ):
+    """With micro-batches too, whose next_through() is only a lower bound while a batch may grow."""
     timer = LinearTimer(bend)
-    fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead, path=5e-4))
-    slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead, path=5e-4))
+    fast = run(Scheduler, cfg(), requests, timer, k, Frontend(ahead, path=5e-4, wait=wait))
+    slow = run(EveryStepServed, cfg(), requests, timer, k, Frontend(ahead, path=5e-4, wait=wait))
     assert_same_schedule_and_times(fast, slow)
 
 
@@ -205,6 +221,16 @@ def test_requests_sent_at_once_reach_the_engine_one_tokenization_apart():
     assert s.reqs[0].t_sched == pytest.approx(2e-3)  # 100 tokens at 20 µs
     # The second was tokenized by 4 ms, during the first's prefill: it joins the next step.
     assert s.reqs[1].t_sched == pytest.approx(2e-3 + LinearTimer().seconds(Batch(0, 0, 1, 100, 100 * 100)))
+
+
+def test_a_micro_batched_tokenizer_holds_a_lone_request_its_wait_and_passes_a_wave_together():
+    lone = [SimRequest(arrival_time=0.0, prompt_tokens=100, output_tokens=3)]
+    s = run(Scheduler, cfg(), lone, LinearTimer(), server=Frontend(ahead=False, wait=2e-3))
+    assert s.reqs[0].t_sched == pytest.approx(2e-3 + 2e-3)  # the wait, then 100 tokens at 20 µs
+    wave = lone * 4
+    s = run(Scheduler, cfg(budget=400), wave, LinearTimer(), server=Frontend(ahead=False, wait=2e-3))
+    # One batch of four: no wait (it is full), one call of 400 tokens at 1/√4 of their time.
+    assert [q.t_sched for q in s.reqs] == [pytest.approx(400 * 2e-5 / 2)] * 4
 
 
 def test_the_request_path_delays_the_first_token_and_not_the_later_ones():

@@ -201,6 +201,18 @@ def test_the_serving_path_prior_states_its_sources():
     assert path.value == "prior, not fitted" and "#44172" in path.source and "openinfer" in path.source
     assert names["scheduled a step ahead"].value is True
     assert serving_prior(async_scheduling=False).scheduled_ahead is False
+    assert names["tokenizer micro-batches"].value is False  # 0.33's server tokenizes alone
+
+
+def test_a_micro_batched_tokenizer_names_its_wait_and_the_measured_cost_of_one_call():
+    prior = serving_prior(async_scheduling=True, tokenizer_batch_wait_s=2e-3)
+    step = {s.name: s for s in prior.explain()}["tokenizer micro-batches"]
+    assert step.value is True and step.inputs == {"wait_s": 2e-3, "max_prompts": 32}
+    assert "#19334" in step.source and "#45759" in step.source
+    # One call on n prompts, as PR #45759 timed it: 8.08 s for 1,024 prompts alone, 1.71 in 32s.
+    assert prior.batch_seconds(1000, 1) == prior.admission_seconds(1000)
+    assert prior.batch_seconds(32_000, 32) == pytest.approx(32 * 1.3e-3 * 1.7133 / 8.0752, rel=1e-3)
+    assert prior.batch_seconds(3000, 3) == pytest.approx(3000 * 1.3e-6 * (0.5393 + 0.3273) / 2)
 
 
 @pytest.mark.parametrize(("mode", "mixed"), [("full_decode_only", "none"), ("piecewise", "piecewise")])

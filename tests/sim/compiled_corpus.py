@@ -56,6 +56,27 @@ JSON_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
         "/v1/simulate",
         {**POOL, "max_num_seqs": 8, **_generator(count=1500, arrival_rate_per_s=11.6, **LOGNORMAL_CHAT)},
     ),
+    "vLLM 0.18's micro-batching tokenizer, closed loop": (
+        "/v1/simulate",
+        {**POOL, "engine": "0.18.0", **_generator(count=600, concurrency=48, **LOGNORMAL_CHAT)},
+    ),
+    "vLLM 0.18's micro-batching tokenizer, conversations": (
+        "/v1/simulate",
+        {
+            **POOL,
+            "engine": "0.18.0",
+            **_generator(
+                count=600,
+                arrival_rate_per_s=8.0,
+                conversations={"share": 0.5, "turns": 3, "user_tokens": 300, "think_time_s": 0.01},
+                **LOGNORMAL_CHAT,
+            ),
+        },
+    ),
+    "vLLM 0.18's micro-batching tokenizer at 40/s": (
+        "/v1/simulate",
+        {**POOL, "engine": "0.18.0", **_generator(count=1500, arrival_rate_per_s=40.0, **LOGNORMAL_CHAT)},
+    ),
     "conversations with think time": (
         "/v1/simulate",
         {

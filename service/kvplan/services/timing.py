@@ -78,7 +78,9 @@ def timing_for(
         mxfp8_activations=inp.flashinfer_moe_mxfp4_mxfp8,
         eager_forward=graphs.eager_forward,
     )
-    server = serving_prior(settings.async_scheduling, req.tokenize_us_per_token)
+    server = serving_prior(
+        settings.async_scheduling, req.tokenize_us_per_token, inp.profile.tokenizer_batch_wait_s
+    )
     return Timing(
         timer=model,
         note=TimingNote(

@@ -95,6 +95,10 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     # Whether `memory` is fitted to this engine's own logs or the nearest's stand in unchecked
     # (reconcile then gives no verdict on the non-KV figures).
     memory_modelled: bool = True
+    # The OpenAI server's micro-batching tokenizer: how long a batch waits for more prompts (0: none,
+    # a prompt at a time). vllm/utils/async_utils.py AsyncMicrobatchTokenizer, vLLM 0.10.0 (PR
+    # #19334) to 0.22 (removed by PR #45759, 2026-06-16); profile_for_version sets it by version.
+    tokenizer_batch_wait_s: float = 0.0
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None
 
@@ -185,13 +189,18 @@ _MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
     cudagraph_calibration_graphs=CALIBRATION_CAPTURED_GRAPHS,
 )
 
+# AsyncMicrobatchTokenizer's batch_wait_timeout_s, and the versions that had it (major, minor).
+MICROBATCH_WAIT_S = 0.002
+MICROBATCH_VERSIONS = ((0, 10), (0, 22))
+
 _VLLM_0_10 = EngineProfile(
     id="vllm@0.10",
     title="vLLM 0.9–0.11 (2025)",
     description=(
         "vLLM of 2025: block 16, utilization 0.90, sliding bound = max_num_batched_tokens, "
         "'GPU KV cache size' printed as num_blocks // groups × block_size, no null block "
-        "in the start-up fit check."
+        "in the start-up fit check; the OpenAI server's tokenizer micro-batches (a 2 ms wait, "
+        "from 0.10.0)."
     ),
     default_block_size=16,
     default_gpu_memory_utilization=0.90,
@@ -206,6 +215,7 @@ _VLLM_0_10 = EngineProfile(
     batch_tiers=(_BIG_GPU, _OTHER_GPU),
     mla_block_size=64,
     memory=_MEMORY_0_10,
+    tokenizer_batch_wait_s=MICROBATCH_WAIT_S,
 )
 # 0.19 keeps 0.10's block, window and start-up rules (no oracle of 0.19's planner was run); what
 # differs is the memory model, fitted on 0.19's own logs.
@@ -217,7 +227,7 @@ _VLLM_0_19 = msgspec.structs.replace(
         "vLLM of 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, windows "
         "and the start-up checks; its own memory model (a smaller activation peak than 0.11's; "
         "CUDA graphs estimated but not subtracted from the KV budget); async scheduling on by "
-        "default."
+        "default; the tokenizer's micro-batches until 0.22 (none from 0.23)."
     ),
     # vLLM 0.14.0 turned async scheduling on by default (PR #27614).
     async_scheduling_default=True,
@@ -295,6 +305,7 @@ _VLLM_V0 = msgspec.structs.replace(
         _MEMORY_0_10, calibration=_MEMORY_0_10.calibration + " (no V0 log calibrates V0's own)"
     ),
     null_block=False,
+    tokenizer_batch_wait_s=0.0,
     concurrency_rule=ConcurrencyRule.TOKENS,
     hybrid_manager=False,
     memory_modelled=False,
@@ -328,7 +339,12 @@ def profile_for_version(version: str) -> EngineProfile | None:
     v = (int(m.group(1)), int(m.group(2)))
     for low, high, pid in _VERSION_RANGES:
         if low <= v <= high:
-            return PROFILES[pid]
+            profile = PROFILES[pid]
+            # The tokenizer's micro-batching came and went within a profile's versions.
+            wait = MICROBATCH_WAIT_S if MICROBATCH_VERSIONS[0] <= v <= MICROBATCH_VERSIONS[1] else 0.0
+            if wait != profile.tokenizer_batch_wait_s:
+                return msgspec.structs.replace(profile, tokenizer_batch_wait_s=wait)
+            return profile
     return None
 
 

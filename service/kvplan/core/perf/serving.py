@@ -2,7 +2,7 @@
 request reaches the engine and after its first token leaves it, and when the engine can first
 schedule it.
 
-Three mechanisms of vLLM 0.33's serving path, timed-only (they change when a request joins a step
+The mechanisms of vLLM's serving path, timed-only (they change when a request joins a step
 and when the client sees its tokens, never which requests a step of the exact scheduler takes once
 they have joined):
 
@@ -29,6 +29,14 @@ they have joined):
   tokenizers: 1.31–1.43 µs a token once scaled to a DGX H100's CPU by vLLM issue #19012's timing of
   the same reference input; their middle, 1.33, rounded (tests/perf/tokenizer_rates.py; a
   benchmark's random-token prompts take 1.56–2.28 µs).
+- Tokenization was micro-batched in vLLM 0.10–0.22 (vllm/utils/async_utils.py
+  AsyncMicrobatchTokenizer, PR #19334; removed by PR #45759). Its loop takes the first prompt
+  waiting when it is free, waits batch_wait_timeout_s = 2 ms for more (up to max_batch_size = 32;
+  a full batch stops waiting), tokenizes them in one call and hands them all over at once: a lone
+  request waits the 2 ms, and a wave's prompts reach the engine together. The call on n prompts
+  runs on the tokenizers library's threads: it takes BATCH_COST[n] of n single calls, as vLLM's
+  maintainers measured it (PR #45759, TOKENIZERS_PARALLELISM on). The engine profile says whether
+  a version had it (core/engine/profiles.py tokenizer_batch_wait_s).
 - Async scheduling schedules a step ahead. With async scheduling (on by default in 0.33) the
   engine core's batch queue holds two steps (v1/engine/core.py step_with_batch_queue): step N+1 is
   scheduled as soon as step N is launched, so a request that reaches the engine while step N runs
@@ -37,6 +45,8 @@ they have joined):
 """
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 import msgspec
 
@@ -53,6 +63,17 @@ TOKENIZE_SOURCE = (
     "rate: tests/perf/tokenizer_rates.py (aiperf's Shakespeare prompts through the Llama-3, o200k and "
     "Qwen3 tokenizers, scaled to the DGX H100 CPU of vLLM issue #19012)"
 )
+MICROBATCH_SOURCE = (
+    "vllm/utils/async_utils.py AsyncMicrobatchTokenizer (batch_wait_timeout_s 0.002, max_batch_size "
+    "32), vLLM 0.10.0 (PR #19334) to 0.22 (removed by PR #45759); one call's cost on n prompts: "
+    "PR #45759's measurement with TOKENIZERS_PARALLELISM on"
+)
+# One tokenizer call on n prompts costs BATCH_COST[n] of n calls on one (linear between the sizes
+# measured): vLLM PR #45759's timing of `tokenizer.encode([prompt] * n)` with the tokenizers
+# library's threads on (Qwen3-0.6B's tokenizer, "hello " × 10,000; 8.08, 4.35, 2.64, 1.99, 1.71 and
+# 1.71 s for 1,024 prompts at n = 1, 2, 4, 8, 16, 32).
+BATCH_COST = {1: 1.0, 2: 0.5393, 4: 0.3273, 8: 0.2460, 16: 0.2120, 32: 0.2122}
+MICROBATCH_STEP = "tokenizer micro-batches"
 TOKENIZE_PRIOR = "server tokenization (prior)"
 TOKENIZE_GIVEN = "server tokenization (the request's rate)"
 AHEAD_SOURCE = "vllm/v1/engine/core.py (step_with_batch_queue), vllm/v1/core/sched/async_scheduler.py"
@@ -66,13 +87,20 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     tokenize_s_per_token: float = 1.3e-6  # one thread, prose, a DGX H100's CPU (tokenizer_rates.py)
     tokenize_given: bool = False  # the request gave the rate: its prompts, its CPU
     scheduled_ahead: bool = True  # async scheduling: the next step is scheduled when one launches
+    tokenizer_batch_wait_s: float = 0.0  # the engine profile's micro-batch wait (0: none, as in 0.33)
+    tokenizer_batch_max: int = 32  # AsyncMicrobatchTokenizer's max_batch_size
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         """How long the server's one tokenizer thread holds a prompt of this length."""
         return self.tokenize_s_per_token * prompt_tokens
 
+    def batch_seconds(self, prompt_tokens: int, prompts: int) -> float:
+        """How long one micro-batch's call holds the tokenizer: its prompts' tokens at the rate,
+        shared by the library's threads (BATCH_COST)."""
+        return self.tokenize_s_per_token * prompt_tokens * batch_cost(prompts)
+
     def explain(self) -> tuple[Step, ...]:
-        """The three mechanisms as ledger steps, each with its source: a timed answer's
+        """The mechanisms as ledger steps, each with its source: a timed answer's
         `timing.steps` shows what its latencies hold besides the engine's steps."""
         return (
             Step(
@@ -97,6 +125,21 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 "the request's tokenize_us_per_token" if self.tokenize_given else TOKENIZE_SOURCE,
             ),
             Step(
+                MICROBATCH_STEP,
+                "a request's prompt is tokenized in a batch: the tokenizer, once free, takes the "
+                "first waiting, waits wait_s for more (up to max_prompts; a full batch stops "
+                "waiting), tokenizes them in one call of Σ tokens × per_token × BATCH_COST[n] and "
+                "hands them to the engine together; a lone request waits wait_s"
+                if self.tokenizer_batch_wait_s > 0
+                else "none in this engine: each prompt is tokenized alone, as it reaches the tokenizer",
+                {"wait_s": self.tokenizer_batch_wait_s, "max_prompts": self.tokenizer_batch_max}
+                if self.tokenizer_batch_wait_s > 0
+                else {"wait_s": 0.0},
+                self.tokenizer_batch_wait_s > 0,
+                "",
+                MICROBATCH_SOURCE,
+            ),
+            Step(
                 "scheduled a step ahead",
                 "async scheduling: a request that reaches the engine while step N runs joins step "
                 "N + 2 (step N + 1 was scheduled when N launched); an idle engine schedules it at once"
@@ -110,12 +153,25 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
         )
 
 
-def serving_prior(async_scheduling: bool, tokenize_us_per_token: float | None = None) -> ServingPrior:
-    """The serving path of a timed run: the prior's, with the request's tokenizer rate if it gave one."""
+def batch_cost(prompts: int) -> float:
+    """BATCH_COST at n prompts, linear between the sizes measured (the largest's beyond)."""
+    sizes = sorted(BATCH_COST)
+    for low, high in pairwise(sizes):
+        if low <= prompts <= high:
+            return BATCH_COST[low] + (BATCH_COST[high] - BATCH_COST[low]) * (prompts - low) / (high - low)
+    return BATCH_COST[sizes[-1]] if prompts > sizes[-1] else 1.0
+
+
+def serving_prior(
+    async_scheduling: bool, tokenize_us_per_token: float | None = None, tokenizer_batch_wait_s: float = 0.0
+) -> ServingPrior:
+    """The serving path of a timed run: the prior's, with the request's tokenizer rate if it gave
+    one and the engine profile's micro-batching."""
     if tokenize_us_per_token is None:
-        return ServingPrior(scheduled_ahead=async_scheduling)
+        return ServingPrior(scheduled_ahead=async_scheduling, tokenizer_batch_wait_s=tokenizer_batch_wait_s)
     return ServingPrior(
         scheduled_ahead=async_scheduling,
         tokenize_s_per_token=tokenize_us_per_token * 1e-6,
         tokenize_given=True,
+        tokenizer_batch_wait_s=tokenizer_batch_wait_s,
     )

@@ -44,9 +44,15 @@ class Server(Protocol):
 
     scheduled_ahead: bool  # async scheduling: a step is scheduled when its predecessor launches
     request_path_s: float  # the way in and out outside the engine, charged on the way in
+    tokenizer_batch_wait_s: float  # micro-batching: how long a batch waits for more (0: none)
+    tokenizer_batch_max: int  # micro-batching: the most requests a batch takes
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         """How long the server's serialised request path holds a prompt of this length."""
+        ...
+
+    def batch_seconds(self, prompt_tokens: int, prompts: int) -> float:
+        """How long one micro-batch of `prompts` prompts, `prompt_tokens` in all, holds it."""
         ...
 
 

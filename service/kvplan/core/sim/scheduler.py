@@ -627,6 +627,8 @@ class Scheduler:
             self.n_waiting and not self.blocked and len(self.running) < self.cfg.max_num_seqs
         ):
             return t + 1, end
+        if not self.running and self.front is not None:
+            self.front.settle(self.arrivals)
         arrival = self._next_arrival()
         if not self.running:  # idle until the next arrival, which an idle engine schedules at once
             self.visible = None
@@ -699,8 +701,8 @@ class Scheduler:
                 self.t = int(self.arrivals[0][0])
             else:  # steps count from the first arrival's
                 clock.now = self.arrivals[0][0]
-        elif clock is not None and self.front is not None and (head := self.front.first()) is not None:
-            self.front.through(head[0], self.arrivals)  # through the server
+        elif clock is not None and self.front is not None and self.front.first() is not None:
+            self.front.settle(self.arrivals)  # through the server
             clock.now = self.arrivals[0][0]
         checked = 0
         while True:
