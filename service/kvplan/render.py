@@ -525,11 +525,11 @@ def _server_path(steps: Sequence[Step]) -> str | None:
     rate = "the request's" if given is not None else "prior, for prose"
     batches = named.get(MICROBATCH_STEP)
     wait = 0.0 if batches is None else float(batches.inputs["wait_s"]) * 1000
-    batched = f" in micro-batches (a lone request waits {wait:g} ms for more, as in vLLM 0.10–0.22)"
+    batched = f" in micro-batches (a lone request waits {wait:g} ms for more)" if wait else ""
     return (
         f"queue time, TTFT and end-to-end include the request's path outside the engine ({ms:g} ms: "
         f"HTTP, IPC, the first token's way back, prior) and one tokenizer thread ({us:g} µs a prompt "
-        f"token, {rate}){batched if wait else ''}; TPOT and ITL are the engine's steps alone"
+        f"token, {rate}){batched}; TPOT and ITL are the engine's steps alone"
     )
 
 

@@ -308,9 +308,10 @@ def evaluate(rules: MemoryRules, logs: Iterable[Log]) -> list[Errors]:
 
 # Which logs calibrate which profile, and whether that profile subtracts the graph estimate.
 CALIBRATIONS: dict[str, tuple[Callable[[Log], bool], bool]] = {
-    # vllm@0.12 (0.12–0.13) shares 0.19's memory model: its logs calibrate it too.
-    "vllm@0.19": (lambda g: g.profile.id in ("vllm@0.12", "vllm@0.19"), False),
-    "vllm@0.10": (lambda g: g.profile.id == "vllm@0.10", False),
+    # vllm@0.12 (0.12–0.13) and vllm@0.23 (0.23–0.29) share 0.19's memory model, and vllm@0.8
+    # (0.8–0.9) 0.10's: their logs calibrate it too.
+    "vllm@0.19": (lambda g: g.profile.id in ("vllm@0.12", "vllm@0.19", "vllm@0.23"), False),
+    "vllm@0.10": (lambda g: g.profile.id in ("vllm@0.8", "vllm@0.10"), False),
 }
 
 

@@ -97,11 +97,11 @@ def test_enforce_eager_captures_no_graphs_and_0_19_does_not_subtract_them():
     [
         ("0.19.0", "vllm@0.19"),
         ("vllm@0.11.1", "vllm@0.10"),
-        ("0.9.2", "vllm@0.10"),
-        ("0.8.5", "vllm@0.10"),  # V1 by default from 0.8 (a V0 log says so; reconcile reads it)
+        ("0.9.2", "vllm@0.8"),
+        ("0.8.5", "vllm@0.8"),  # V1 by default from 0.8 (a V0 log says so; reconcile reads it)
         ("0.6.3", "vllm@v0"),
         ("v0.12.0rc1", "vllm@0.12"),
-        ("0.29.1rc1.dev1", "vllm@0.19"),
+        ("0.29.1rc1.dev1", "vllm@0.23"),
         ("0.33", "vllm@0.33"),
         ("vllm@0.19", "vllm@0.19"),
     ],

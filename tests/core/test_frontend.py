@@ -4,6 +4,7 @@ sent in (core/sim/frontend.py): the order of one heap of them all."""
 from __future__ import annotations
 
 import heapq
+import math
 from itertools import pairwise
 
 import pytest
@@ -104,21 +105,22 @@ def _asyncio_loop(sends: list[Sent], server: _Hold) -> dict[int, float]:
     lets them (vllm/utils/async_utils.py _batch_encode_loop), every send known: free, it takes the
     first waiting, waits until its deadline for more or stops at the largest batch, and hands the
     batch over after one call."""
-    reach = [(at + server.request_path_s, rid, prompt) for at, rid, prompt in sorted(sends)]
+    reach = [(at + server.request_path_s, rid, prompt, at) for at, rid, prompt in sorted(sends)]
     free, i, out = float("-inf"), 0, {}
     while i < len(reach):
         opened = max(reach[i][0], free)
         batch = [reach[i]]
         i += 1
+        last = opened + server.tokenizer_batch_wait_s - server.request_path_s  # the last send to join
         while len(batch) < server.tokenizer_batch_max and i < len(reach):
-            if reach[i][0] > opened + server.tokenizer_batch_wait_s:
+            if reach[i][3] > last:
                 break
             batch.append(reach[i])
             i += 1
         full = len(batch) == server.tokenizer_batch_max
         closed = max(opened, batch[-1][0]) if full else opened + server.tokenizer_batch_wait_s
-        free = closed + server.batch_seconds(sum(p for _, _, p in batch), len(batch))
-        out |= {rid: free for _, rid, _ in batch}
+        free = closed + server.batch_seconds(sum(b[2] for b in batch), len(batch))
+        out |= {b[1]: free for b in batch}
     return out
 
 
@@ -185,3 +187,49 @@ def test_micro_batches_passed_a_piece_at_a_time_are_the_loop_that_saw_every_send
     front.through(10.0, arrivals)
     assert len(arrivals) == len(truth)
     assert {rid: at for at, rid in arrivals} == {rid: pytest.approx(t, abs=1e-12) for rid, t in truth.items()}
+
+
+def test_a_send_one_float_after_a_batch_closed_waits_for_the_next_one():
+    """Joining and closing a batch test the same float (deadline − request path), so a send made
+    just after a pass that closed the batch never lands in it, whatever the rounding."""
+    server = _Hold(path=5e-3, wait=2e-3)
+    at = 0.24408502825104206
+    front, arrivals = Frontend(server), []
+    front.send(at, 0, 100)
+    closed = at + 5e-3 + 2e-3 - 5e-3
+    front.through(closed, arrivals)  # every send by `closed` made: only the first
+    late = math.nextafter(closed, math.inf)
+    front.send(late, 1, 100)
+    front.through(10.0, arrivals)
+    truth = _asyncio_loop([(at, 0, 100), (late, 1, 100)], server)
+    assert {rid: t for t, rid in arrivals} == truth
+    assert truth[0] < truth[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0, 0.05), st.integers(0, 5000)), min_size=1, max_size=60),
+    st.sampled_from([0.0, 5e-3]),
+    st.sampled_from([0.0, 1e-3, 2e-3, 8e-3]),
+    st.sampled_from([1, 3, 32]),
+)
+def test_an_idle_engine_settles_each_next_arrival_as_the_loop_that_saw_every_send(sends, path, wait, most):
+    """settle() alone, the engine taking each arrival at once and sending nothing: every request
+    reaches the engine exactly when vLLM's loop hands it over (one prompt at a time with no wait)."""
+    items = sorted((at, rid, prompt) for rid, (at, prompt) in enumerate(sends))
+    server = _Hold(path, wait, most)
+    front, arrivals, got = Frontend(server), [], {}
+    for sent in items:
+        front.send(*sent)
+    for _ in range(len(items)):
+        front.settle(arrivals)
+        while arrivals:
+            at, rid = heapq.heappop(arrivals)
+            got[rid] = at
+    if wait == 0:
+        free, truth = -math.inf, {}
+        for at, rid, prompt in items:
+            free = truth[rid] = max(at + path, free) + server.admission_seconds(prompt)
+    else:
+        truth = _asyncio_loop(items, server)
+    assert got == {rid: pytest.approx(t, abs=1e-12) for rid, t in truth.items()}

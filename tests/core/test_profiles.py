@@ -11,15 +11,17 @@ from tests.seed import W_LLAMA_3_70B_BF16 as W
 from tests.seed import A, C
 
 
-def test_six_profiles_are_listed_and_the_seed_is_the_default():
-    assert set(PROFILES) == {"vllm@e740bad", "vllm@0.33", "vllm@0.19", "vllm@0.12", "vllm@0.10", "vllm@v0"}
+def test_eight_profiles_are_listed_and_the_seed_is_the_default():
+    assert set(PROFILES) == {
+        "vllm@e740bad", "vllm@0.33", "vllm@0.23", "vllm@0.19", "vllm@0.12", "vllm@0.10", "vllm@0.8", "vllm@v0"
+    }  # fmt: skip
     assert get_profile(None).id == "vllm@e740bad"
 
 
 @pytest.mark.parametrize(
     ("version", "profile", "async_default"),
     [("0.11.1", "vllm@0.10", False), ("0.12.0", "vllm@0.12", False), ("v0.13.0", "vllm@0.12", False),
-     ("0.14.0", "vllm@0.19", True), ("0.29", "vllm@0.19", True), ("0.33.0", "vllm@0.33", True)],
+     ("0.14.0", "vllm@0.19", True), ("0.29", "vllm@0.23", True), ("0.33.0", "vllm@0.33", True)],
 )  # fmt: skip
 def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, profile, async_default):
     """vLLM 0.14.0 turned async scheduling on by default (PR #27614): 0.12–0.13 share 0.19's rules
@@ -32,21 +34,26 @@ def test_async_scheduling_is_on_by_default_from_vllm_0_14(version, profile, asyn
 
 @pytest.mark.parametrize(
     ("engine", "profile", "wait"),
-    [("0.9.2", "vllm@0.10", 0.0), ("0.10.0", "vllm@0.10", 2e-3), ("0.11.2", "vllm@0.10", 2e-3),
+    [("0.9.2", "vllm@0.8", 0.0), ("0.10.0", "vllm@0.10", 2e-3), ("0.11.2", "vllm@0.10", 2e-3),
      ("0.12.0", "vllm@0.12", 2e-3), ("0.18.0", "vllm@0.19", 2e-3), ("0.22.1", "vllm@0.19", 2e-3),
-     ("0.23.0", "vllm@0.19", 0.0), ("0.29", "vllm@0.19", 0.0), ("0.33.0", "vllm@0.33", 0.0),
-     ("0.7.3", "vllm@v0", 0.0), ("vllm@0.19", "vllm@0.19", 2e-3), ("vllm@0.10", "vllm@0.10", 2e-3),
-     ("vllm@e740bad", "vllm@e740bad", 0.0), ("vllm@v0", "vllm@v0", 0.0)],
+     ("0.23.0", "vllm@0.23", 0.0), ("0.29", "vllm@0.23", 0.0), ("0.33.0", "vllm@0.33", 0.0),
+     ("0.7.3", "vllm@v0", 0.0), ("vllm@e740bad", "vllm@e740bad", 0.0)],
 )  # fmt: skip
 def test_the_servers_tokenizer_micro_batched_from_vllm_0_10_to_0_22(engine, profile, wait):
-    """AsyncMicrobatchTokenizer came in 0.10.0 (PR #19334) and went with PR #45759 (0.23): inside
-    two profiles' ranges, so a version sets it by itself; a profile's id, by its own version. No
-    other rule moves with it."""
+    """AsyncMicrobatchTokenizer came in 0.10.0 (PR #19334) and went with PR #45759 (0.23), so the
+    versions either side have profiles of their own; nothing else sets them apart."""
     found = get_profile(engine)
     assert (found.id, found.tokenizer_batch_wait_s) == (profile, wait)
-    assert msgspec.structs.replace(found, tokenizer_batch_wait_s=0.0) == msgspec.structs.replace(
-        PROFILES[profile], tokenizer_batch_wait_s=0.0
-    )
+
+
+@pytest.mark.parametrize(("without", "within"), [("vllm@0.8", "vllm@0.10"), ("vllm@0.23", "vllm@0.19")])
+def test_the_profiles_split_at_the_micro_batching_tokenizer_differ_in_it_alone(without, within):
+    def rules(pid: str) -> dict[str, object]:
+        named = ("id", "title", "description", "tokenizer_batch_wait_s")
+        return {k: v for k, v in msgspec.structs.asdict(PROFILES[pid]).items() if k not in named}
+
+    assert rules(without) == rules(within)
+    assert PROFILES[without].tokenizer_batch_wait_s == 0 < PROFILES[within].tokenizer_batch_wait_s
 
 
 def test_unknown_profile_lists_the_valid_ones():

@@ -20,7 +20,7 @@ def _budget(**fields):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    ("version", "profile"), [("0.6.3", "vllm@v0"), ("0.4.0", "vllm@v0"), ("0.8.2", "vllm@0.10")]
+    ("version", "profile"), [("0.6.3", "vllm@v0"), ("0.4.0", "vllm@v0"), ("0.8.2", "vllm@0.8")]
 )
 def test_versions_before_0_8_are_the_v0_engine(version, profile):
     found = profile_for_version(version)

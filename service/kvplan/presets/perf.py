@@ -46,7 +46,8 @@ class Validation(msgspec.Struct, frozen=True):
                 "(docs/validation-steptime.md lists the GPUs that have them)"
             )
         said = (
-            f"on {v.rows:,} measured closed-loop runs on this GPU ({self.source}), the median absolute "
+            f"on {v.rows:,} measured closed-loop runs on this GPU ({self.source}; each simulated under "
+            "the engine profile of the vLLM it ran, 0.10–0.18), the median absolute "
             f"error was {v.tpot_median_abs_pct:.1f} % for mean TPOT and {v.ttft_median_abs_pct:.1f} % "
             "for mean TTFT"
         )

@@ -96,8 +96,8 @@ class EngineProfile(msgspec.Struct, frozen=True, kw_only=True):
     # (reconcile then gives no verdict on the non-KV figures).
     memory_modelled: bool = True
     # The OpenAI server's micro-batching tokenizer: how long a batch waits for more prompts (0: none,
-    # a prompt at a time). vllm/utils/async_utils.py AsyncMicrobatchTokenizer, vLLM 0.10.0 (PR
-    # #19334) to 0.22 (removed by PR #45759, 2026-06-16); profile_for_version sets it by version.
+    # a prompt at a time). AsyncMicrobatchTokenizer (vllm/utils/__init__.py, later
+    # vllm/utils/async_utils.py), vLLM 0.10.0 (PR #19334) to 0.22 (removed by PR #45759).
     tokenizer_batch_wait_s: float = 0.0
     # v1's name for the largest tier's floor (None: no 16384-token tier); derived from batch_tiers.
     large_gpu_batched_tokens_min_bytes: int | None = None
@@ -189,9 +189,9 @@ _MEMORY_0_19_SUBTRACTED = msgspec.structs.replace(
     cudagraph_calibration_graphs=CALIBRATION_CAPTURED_GRAPHS,
 )
 
-# AsyncMicrobatchTokenizer's batch_wait_timeout_s, and the versions that had it (major, minor).
+# AsyncMicrobatchTokenizer's batch_wait_timeout_s and max_batch_size.
 MICROBATCH_WAIT_S = 0.002
-MICROBATCH_VERSIONS = ((0, 10), (0, 22))
+MICROBATCH_MAX = 32
 
 _VLLM_0_10 = EngineProfile(
     id="vllm@0.10",
@@ -222,16 +222,39 @@ _VLLM_0_10 = EngineProfile(
 _VLLM_0_19 = msgspec.structs.replace(
     _VLLM_0_10,
     id="vllm@0.19",
-    title="vLLM 0.14–0.29 (2026)",
+    title="vLLM 0.14–0.22 (2026)",
     description=(
         "vLLM of 2026, calibrated on 0.19 start-up logs: the 0.10 rules for blocks, windows "
         "and the start-up checks; its own memory model (a smaller activation peak than 0.11's; "
         "CUDA graphs estimated but not subtracted from the KV budget); async scheduling on by "
-        "default; the tokenizer's micro-batches until 0.22 (none from 0.23)."
+        "default; the OpenAI server's tokenizer micro-batches, as until 0.22."
     ),
     # vLLM 0.14.0 turned async scheduling on by default (PR #27614).
     async_scheduling_default=True,
     memory=_MEMORY_0_19,
+)
+# 0.23–0.29: 0.19's rules and memory model; the server tokenizes a prompt at a time (PR #45759,
+# merged 2026-06-16, taken to be in 0.23.0, released a week later).
+_VLLM_0_23 = msgspec.structs.replace(
+    _VLLM_0_19,
+    id="vllm@0.23",
+    title="vLLM 0.23–0.29 (2026)",
+    description=(
+        "vLLM of mid 2026: vllm@0.19's rules and memory model (calibrated on 0.19 start-up logs), "
+        "with the OpenAI server tokenizing a prompt at a time (no micro-batches from 0.23)."
+    ),
+    tokenizer_batch_wait_s=0.0,
+)
+# 0.8–0.9: 0.10's rules and memory model, before the server micro-batched its tokenizer (0.10.0).
+_VLLM_0_8 = msgspec.structs.replace(
+    _VLLM_0_10,
+    id="vllm@0.8",
+    title="vLLM 0.8–0.9 (early 2025)",
+    description=(
+        "vLLM of early 2025 on its V1 engine: vllm@0.10's rules and memory model, with the OpenAI "
+        "server tokenizing a prompt at a time (micro-batches came in 0.10.0)."
+    ),
+    tokenizer_batch_wait_s=0.0,
 )
 # 0.12–0.13: 0.19's rules and memory model, with async scheduling still off by default.
 _VLLM_0_12 = msgspec.structs.replace(
@@ -312,7 +335,8 @@ _VLLM_V0 = msgspec.structs.replace(
 )
 
 PROFILES: dict[str, EngineProfile] = {
-    p.id: p for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_10, _VLLM_0_12, _VLLM_0_19, _VLLM_V0)
+    p.id: p
+    for p in (_VLLM_E740BAD, _VLLM_0_33, _VLLM_0_8, _VLLM_0_10, _VLLM_0_12, _VLLM_0_19, _VLLM_0_23, _VLLM_V0)
 }
 
 DEFAULT_PROFILE_ID = "vllm@e740bad"
@@ -323,9 +347,11 @@ V0_PROFILE_ID = _VLLM_V0.id
 # 0.8 made V1 the default: its V0 logs say so (`Initializing a V0 LLM engine`), which reconcile reads.
 _VERSION_RANGES: tuple[tuple[tuple[int, int], tuple[int, int], str], ...] = (
     ((0, 4), (0, 7), "vllm@v0"),
-    ((0, 8), (0, 11), "vllm@0.10"),
+    ((0, 8), (0, 9), "vllm@0.8"),
+    ((0, 10), (0, 11), "vllm@0.10"),
     ((0, 12), (0, 13), "vllm@0.12"),
-    ((0, 14), (0, 29), "vllm@0.19"),
+    ((0, 14), (0, 22), "vllm@0.19"),
+    ((0, 23), (0, 29), "vllm@0.23"),
     ((0, 30), (0, 33), "vllm@0.33"),
 )
 _VERSION = re.compile(r"(?:vllm@|v)?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?(?:[.+-]?[0-9A-Za-z.+-]{0,40})?")
@@ -339,12 +365,7 @@ def profile_for_version(version: str) -> EngineProfile | None:
     v = (int(m.group(1)), int(m.group(2)))
     for low, high, pid in _VERSION_RANGES:
         if low <= v <= high:
-            profile = PROFILES[pid]
-            # The tokenizer's micro-batching came and went within a profile's versions.
-            wait = MICROBATCH_WAIT_S if MICROBATCH_VERSIONS[0] <= v <= MICROBATCH_VERSIONS[1] else 0.0
-            if wait != profile.tokenizer_batch_wait_s:
-                return msgspec.structs.replace(profile, tokenizer_batch_wait_s=wait)
-            return profile
+            return PROFILES[pid]
     return None
 
 

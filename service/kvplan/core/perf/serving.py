@@ -11,15 +11,16 @@ they have joined):
   (detokenization) and the SSE stream back: time the client counts in TTFT and end-to-end
   latency, not in the gaps between later tokens. A PRIOR from two public runs at concurrency 1,
   each TTFT less one forward step (a TPOT of the same page) less the 2 ms that vLLM's micro-batch
-  tokenizer waited for a lone request then (vLLM PR #44172; 0.33 no longer has it: PR #45759):
+  tokenizer waited for a lone request then (as vLLM PR #44172 measured it; gone from 0.23):
   5.8 ms on vLLM 0.17.1 and 4.3 ms on vLLM 0.22.1 (PATH_SOURCE; docs/steptime.md has the
   arithmetic). Their middle, 5.05 ms, rounded to 5. It is charged on the way in: every request's
   TTFT and end-to-end latency hold it once, and a closed loop's next request reaches the engine
   that long after the engine finished its predecessor, as with any split between the way in and
   the way out.
-- Tokenization is serialised. The server tokenizes a prompt on its renderer's thread pool
-  (vllm/renderers/base.py: `_SwappableExecutor(max_workers=renderer_num_workers)`, and
-  vllm/config/model.py `renderer_num_workers: int = 1`), one prompt after another. Requests sent
+- Tokenization is serialised (vLLM 0.23 and later, and before 0.10). The server tokenizes a prompt
+  on its renderer's thread pool (vllm/renderers/base.py:
+  `_SwappableExecutor(max_workers=renderer_num_workers)`, and vllm/config/model.py
+  `renderer_num_workers: int = 1`), one prompt after another. Requests sent
   at once (a closed loop's wave: every request of a wave finishes at the same step and the client
   sends their successors together) therefore reach the engine one tokenization apart, and the
   engine's steps split them (v1/engine/core.py run_busy_loop: the input queue is read between
@@ -29,14 +30,14 @@ they have joined):
   tokenizers: 1.31–1.43 µs a token once scaled to a DGX H100's CPU by vLLM issue #19012's timing of
   the same reference input; their middle, 1.33, rounded (tests/perf/tokenizer_rates.py; a
   benchmark's random-token prompts take 1.56–2.28 µs).
-- Tokenization was micro-batched in vLLM 0.10–0.22 (vllm/utils/async_utils.py
-  AsyncMicrobatchTokenizer, PR #19334; removed by PR #45759). Its loop takes the first prompt
-  waiting when it is free, waits batch_wait_timeout_s = 2 ms for more (up to max_batch_size = 32;
-  a full batch stops waiting), tokenizes them in one call and hands them all over at once: a lone
-  request waits the 2 ms, and a wave's prompts reach the engine together. The call on n prompts
-  runs on the tokenizers library's threads: it takes BATCH_COST[n] of n single calls, as vLLM's
-  maintainers measured it (PR #45759, TOKENIZERS_PARALLELISM on). The engine profile says whether
-  a version had it (core/engine/profiles.py tokenizer_batch_wait_s).
+- Tokenization was micro-batched in vLLM 0.10–0.22 instead (AsyncMicrobatchTokenizer, PR
+  #19334; removed by PR #45759). Its loop takes the first prompt waiting when it is free, waits
+  batch_wait_timeout_s = 2 ms for more (up to max_batch_size = 32; a full batch stops waiting),
+  tokenizes them in one call and hands them all over at once: a lone request waits the 2 ms, and
+  a wave's prompts reach the engine together. The call on n prompts runs on the tokenizers
+  library's threads: it takes BATCH_COST[n] of n single calls, as vLLM's maintainers measured it
+  (PR #45759, TOKENIZERS_PARALLELISM on). The engine profile says whether a version had it
+  (core/engine/profiles.py tokenizer_batch_wait_s).
 - Async scheduling schedules a step ahead. With async scheduling (on by default in 0.33) the
   engine core's batch queue holds two steps (v1/engine/core.py step_with_batch_queue): step N+1 is
   scheduled as soon as step N is launched, so a request that reaches the engine while step N runs
@@ -50,6 +51,7 @@ from itertools import pairwise
 
 import msgspec
 
+from ..engine.profiles import MICROBATCH_MAX, MICROBATCH_WAIT_S
 from ..ledger import Step
 
 PATH_SOURCE = (
@@ -64,14 +66,16 @@ TOKENIZE_SOURCE = (
     "Qwen3 tokenizers, scaled to the DGX H100 CPU of vLLM issue #19012)"
 )
 MICROBATCH_SOURCE = (
-    "vllm/utils/async_utils.py AsyncMicrobatchTokenizer (batch_wait_timeout_s 0.002, max_batch_size "
-    "32), vLLM 0.10.0 (PR #19334) to 0.22 (removed by PR #45759); one call's cost on n prompts: "
-    "PR #45759's measurement with TOKENIZERS_PARALLELISM on"
+    "AsyncMicrobatchTokenizer (vllm/utils/__init__.py, later vllm/utils/async_utils.py: "
+    f"batch_wait_timeout_s {MICROBATCH_WAIT_S:g}, max_batch_size {MICROBATCH_MAX}), vLLM 0.10.0 "
+    "(PR #19334) to 0.22 (removed by PR #45759); one call's cost on n prompts: PR #45759's "
+    "measurement with TOKENIZERS_PARALLELISM on"
 )
 # One tokenizer call on n prompts costs BATCH_COST[n] of n calls on one (linear between the sizes
 # measured): vLLM PR #45759's timing of `tokenizer.encode([prompt] * n)` with the tokenizers
-# library's threads on (Qwen3-0.6B's tokenizer, "hello " × 10,000; 8.08, 4.35, 2.64, 1.99, 1.71 and
-# 1.71 s for 1,024 prompts at n = 1, 2, 4, 8, 16, 32).
+# library's threads on (Qwen3-0.6B's tokenizer, n copies of one prompt, "hello " × 10,000; 8.08,
+# 4.35, 2.64, 1.99, 1.71 and 1.71 s for 1,024 prompts at n = 1, 2, 4, 8, 16, 32). Different
+# prompts, as a benchmark sends, were not measured.
 BATCH_COST = {1: 1.0, 2: 0.5393, 4: 0.3273, 8: 0.2460, 16: 0.2120, 32: 0.2122}
 MICROBATCH_STEP = "tokenizer micro-batches"
 TOKENIZE_PRIOR = "server tokenization (prior)"
@@ -88,7 +92,7 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     tokenize_given: bool = False  # the request gave the rate: its prompts, its CPU
     scheduled_ahead: bool = True  # async scheduling: the next step is scheduled when one launches
     tokenizer_batch_wait_s: float = 0.0  # the engine profile's micro-batch wait (0: none, as in 0.33)
-    tokenizer_batch_max: int = 32  # AsyncMicrobatchTokenizer's max_batch_size
+    tokenizer_batch_max: int = MICROBATCH_MAX
 
     def admission_seconds(self, prompt_tokens: int) -> float:
         """How long the server's one tokenizer thread holds a prompt of this length."""
@@ -116,9 +120,11 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
             ),
             Step(
                 TOKENIZE_GIVEN if self.tokenize_given else TOKENIZE_PRIOR,
-                "each request reaches the engine at max(sent + request_path, previous request "
-                "tokenized) + "
-                "tokens × per_token: one tokenizer thread, in the order requests are sent",
+                "a prompt takes tokens × per_token on the server's one tokenizer thread, in the "
+                "order requests are sent; in micro-batches (next step) if this engine had them"
+                if self.tokenizer_batch_wait_s > 0
+                else "each request reaches the engine at max(sent + request_path, previous request "
+                "tokenized) + tokens × per_token: one tokenizer thread, in the order requests are sent",
                 {"per_token_s": self.tokenize_s_per_token},
                 "the request's rate" if self.tokenize_given else "prior, not fitted",
                 "s",

@@ -27,7 +27,18 @@ class Frontend:
     pass is the lesser of the two heads: the order of one heap of them all, without its
     logarithmic cost on a million requests."""
 
-    __slots__ = ("batch", "batch_tokens", "deadline", "early", "free", "opened", "ordered", "seen", "server")
+    __slots__ = (
+        "batch",
+        "batch_tokens",
+        "deadline",
+        "early",
+        "free",
+        "last",
+        "opened",
+        "ordered",
+        "seen",
+        "server",
+    )
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -35,11 +46,12 @@ class Frontend:
         self.early: list[Sent] = []
         self.free = -math.inf  # when the tokenizer thread is next free
         # Micro-batching: the batch being gathered (request ids), its prompt tokens, when the
-        # tokenizer's loop opened it and when its wait ends.
+        # tokenizer's loop opened it, when its wait ends, and the last send time that reaches the
+        # tokenizer by then (deadline − request path: one float, so joining and closing agree).
         self.batch: list[int] = []
         self.batch_tokens = 0
-        self.opened = self.deadline = 0.0
-        self.seen = -math.inf  # the latest `until` passed: every request sent by then is here
+        self.opened = self.deadline = self.last = 0.0
+        self.seen = -math.inf  # micro-batching: the latest `until` passed (all sent by then are here)
 
     def send(self, at: float, rid: int, prompt: int) -> None:
         sent = (at, rid, prompt)
@@ -89,9 +101,10 @@ class Frontend:
         self.free = free
 
     def _batches(self, until: float, arrivals: list[tuple[float, int]], one: bool = False) -> None:
-        """through() in micro-batches. A batch is settled when it is full or when no request sent
-        after `until` could still reach the tokenizer before its wait ends; until then it stays
-        open here. With `one`, stop after settling one."""
+        """through() in micro-batches, as AsyncMicrobatchTokenizer._batch_encode_loop gathers them.
+        A batch is settled when it is full or when no request sent after `until` could still reach
+        the tokenizer before its wait ends; until then it stays open here. With `one`, stop after
+        settling one."""
         server = self.server
         self.seen = max(self.seen, until)
         path, wait, most = server.request_path_s, server.tokenizer_batch_wait_s, server.tokenizer_batch_max
@@ -103,18 +116,19 @@ class Frontend:
                     return
                 self.opened = max(sent[0] + path, self.free)
                 self.deadline = self.opened + wait
+                self.last = self.deadline - path
                 batch.append(sent[1])
                 self.batch_tokens = sent[2]
             closed = -math.inf
             while len(batch) < most and (head := self.first()) is not None:
-                if head[0] + path > self.deadline or (sent := self._pop(until)) is None:
+                if head[0] > self.last or (sent := self._pop(until)) is None:
                     break
                 batch.append(sent[1])
                 self.batch_tokens += sent[2]
                 closed = sent[0] + path
             if len(batch) == most:
                 closed = max(self.opened, closed)
-            elif self.deadline - path <= until:
+            elif self.last <= until:
                 closed = self.deadline
             else:
                 return  # a request sent after `until` may still join
@@ -144,14 +158,12 @@ class Frontend:
     def settle(self, arrivals: list[tuple[float, int]]) -> None:
         """The engine idles: nothing is sent until a request reaches it (a send follows a step's
         end). With nothing on its way to the engine, the next batch settles as the requests
-        already sent make it (a later send would reach the tokenizer after it closed); then
-        whatever was sent by the time the first on its way arrives passes."""
-        path = self.server.request_path_s
+        already sent make it (a later send would reach the tokenizer after it closed), so the
+        engine's next arrival is known exactly, not a lower bound."""
         while not arrivals:
             if self.batch:
-                self._batches(max(self.seen, self.deadline - path), arrivals, one=True)
+                self._batches(max(self.seen, self.last), arrivals, one=True)
             elif (head := self.first()) is not None:
                 self.through(head[0], arrivals)
             else:
                 return
-        self.through(arrivals[0][0], arrivals)
