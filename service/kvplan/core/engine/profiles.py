@@ -233,28 +233,33 @@ _VLLM_0_19 = msgspec.structs.replace(
     async_scheduling_default=True,
     memory=_MEMORY_0_19,
 )
-# 0.23–0.29: 0.19's rules and memory model; the server tokenizes a prompt at a time (PR #45759,
-# merged 2026-06-16, taken to be in 0.23.0, released a week later).
-_VLLM_0_23 = msgspec.structs.replace(
-    _VLLM_0_19,
-    id="vllm@0.23",
-    title="vLLM 0.23–0.29 (2026)",
-    description=(
-        "vLLM of mid 2026: vllm@0.19's rules and memory model (calibrated on 0.19 start-up logs), "
-        "with the OpenAI server tokenizing a prompt at a time (no micro-batches from 0.23)."
-    ),
-    tokenizer_batch_wait_s=0.0,
+
+
+def _tokenizing_alone(base: EngineProfile, pid: str, title: str, era: str, when: str) -> EngineProfile:
+    """`base`'s rules and memory model with the OpenAI server tokenizing a prompt at a time."""
+    return msgspec.structs.replace(
+        base,
+        id=pid,
+        title=title,
+        description=(
+            f"vLLM of {era}: {base.id}'s rules and memory model, with the OpenAI server tokenizing a "
+            f"prompt at a time ({when})."
+        ),
+        tokenizer_batch_wait_s=0.0,
+    )
+
+
+# 0.23–0.29: the micro-batches went with PR #45759 (merged 2026-06-16; taken to be in 0.23.0,
+# released a week later). 0.8–0.9: they came in 0.10.0.
+_VLLM_0_23 = _tokenizing_alone(
+    _VLLM_0_19, "vllm@0.23", "vLLM 0.23–0.29 (2026)", "mid 2026", "no micro-batches from 0.23"
 )
-# 0.8–0.9: 0.10's rules and memory model, before the server micro-batched its tokenizer (0.10.0).
-_VLLM_0_8 = msgspec.structs.replace(
+_VLLM_0_8 = _tokenizing_alone(
     _VLLM_0_10,
-    id="vllm@0.8",
-    title="vLLM 0.8–0.9 (early 2025)",
-    description=(
-        "vLLM of early 2025 on its V1 engine: vllm@0.10's rules and memory model, with the OpenAI "
-        "server tokenizing a prompt at a time (micro-batches came in 0.10.0)."
-    ),
-    tokenizer_batch_wait_s=0.0,
+    "vllm@0.8",
+    "vLLM 0.8–0.9 (early 2025)",
+    "early 2025 on its V1 engine",
+    "micro-batches came in 0.10.0",
 )
 # 0.12–0.13: 0.19's rules and memory model, with async scheduling still off by default.
 _VLLM_0_12 = msgspec.structs.replace(
