@@ -25,3 +25,13 @@ def test_every_calculation_documents_its_errors_and_examples():
     assert any("880 blocks" in k for k in examples)
     params = {p["name"] for p in doc["paths"]["/v1/budget"]["get"]["parameters"]}
     assert {"model", "gpu", "context_tokens", "tensor_parallel_size", "format", "explain"} <= params
+
+
+def test_every_format_a_route_answers_is_in_its_documented_enum():
+    """/v1/simulate answers ?format=vllm-bench too (routes/simulate.py FORMATS): a client generated
+    from the document may send it."""
+    from kvplan.api.routes.simulate import FORMATS
+
+    doc = json.loads(COMMITTED.read_text())
+    params = {p["name"]: p for p in doc["paths"]["/v1/simulate"]["post"]["parameters"]}
+    assert params["format"]["schema"]["enum"] == list(FORMATS)

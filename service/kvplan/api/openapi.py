@@ -299,6 +299,16 @@ _FORMAT = Parameter(
     schema={"type": "string", "enum": ["json", "text"]},  # type: ignore[arg-type]
     description="text: an aligned answer for people, with warnings and ledger",
 )
+_SIMULATE_FORMAT = Parameter(
+    name="format",
+    param_in="query",
+    required=False,
+    schema={"type": "string", "enum": ["json", "text", "vllm-bench"]},  # type: ignore[arg-type]
+    description=(
+        "text: an aligned answer for people, with warnings and ledger; vllm-bench: a timed "
+        "answer in the field names of `vllm bench serve --save-result` (mean_ttft_ms, p99_itl_ms, …)"
+    ),
+)
 _EXPLAIN = Parameter(
     name="explain",
     param_in="query",
@@ -328,7 +338,8 @@ def _operation_class(t: type, method: str, text: bool, name: str) -> type[Operat
                         )
                     },  # type: ignore[arg-type]
                 )
-                self.parameters = [_EXPLAIN, *([_FORMAT] if text else [])]
+                formats = _SIMULATE_FORMAT if name == "simulate" else _FORMAT
+                self.parameters = [_EXPLAIN, *([formats] if text else [])]
             elif name == "sweep":
                 self.parameters = [
                     *_query_parameters(SweepQuery),

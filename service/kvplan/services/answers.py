@@ -151,11 +151,13 @@ def simulate_answer(
     """A simulation and the pool it ran on: blocks, block size and the batch limits, resolved as
     budget resolves them. Arrivals in seconds (a timed generator, requests' arrival_time, a trace)
     run it timed, on the step-time model of the model and GPU (services/timing.py)."""
-    cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
     w = req.workload
     timed = is_timed(req)
-    concurrency = generator.concurrency if generator is not None else w.concurrency
+    concurrency = w.generator.concurrency if w.generator is not None else w.concurrency
+    # Timed first: a model the step-time model cannot price is refused for that, not sent to give
+    # a hybrid pool's num_blocks and refused only then.
     timing = timing_for(registry, req, ref, concurrency, req.goodput) if timed else None
+    cfg, requests, generator, pool, engine = simulation_input(registry, req, ref)
     timed_only = {
         "workload.concurrency": w.concurrency,
         "goodput": req.goodput,
