@@ -77,6 +77,7 @@ MICROBATCH_SOURCE = (
 # 4.35, 2.64, 1.99, 1.71 and 1.71 s for 1,024 prompts at n = 1, 2, 4, 8, 16, 32). Different
 # prompts, as a benchmark sends, were not measured.
 BATCH_COST = {1: 1.0, 2: 0.5393, 4: 0.3273, 8: 0.2460, 16: 0.2120, 32: 0.2122}
+_BATCH_SIZES = tuple(sorted(BATCH_COST))
 MICROBATCH_STEP = "tokenizer micro-batches"
 TOKENIZE_PRIOR = "server tokenization (prior)"
 TOKENIZE_GIVEN = "server tokenization (the request's rate)"
@@ -106,6 +107,7 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     def explain(self) -> tuple[Step, ...]:
         """The mechanisms as ledger steps, each with its source: a timed answer's
         `timing.steps` shows what its latencies hold besides the engine's steps."""
+        batching = self.tokenizer_batch_wait_s > 0
         return (
             Step(
                 "request path outside the engine (prior)",
@@ -122,7 +124,7 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 TOKENIZE_GIVEN if self.tokenize_given else TOKENIZE_PRIOR,
                 "a prompt takes tokens × per_token on the server's one tokenizer thread, in the "
                 "order requests are sent; in micro-batches (next step) if this engine had them"
-                if self.tokenizer_batch_wait_s > 0
+                if batching
                 else "each request reaches the engine at max(sent + request_path, previous request "
                 "tokenized) + tokens × per_token: one tokenizer thread, in the order requests are sent",
                 {"per_token_s": self.tokenize_s_per_token},
@@ -136,12 +138,12 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
                 "first waiting, waits wait_s for more (up to max_prompts; a full batch stops "
                 "waiting), tokenizes them in one call of Σ tokens × per_token × BATCH_COST[n] and "
                 "hands them to the engine together; a lone request waits wait_s"
-                if self.tokenizer_batch_wait_s > 0
+                if batching
                 else "none in this engine: each prompt is tokenized alone, as it reaches the tokenizer",
                 {"wait_s": self.tokenizer_batch_wait_s, "max_prompts": self.tokenizer_batch_max}
-                if self.tokenizer_batch_wait_s > 0
+                if batching
                 else {"wait_s": 0.0},
-                self.tokenizer_batch_wait_s > 0,
+                batching,
                 "",
                 MICROBATCH_SOURCE,
             ),
@@ -161,11 +163,10 @@ class ServingPrior(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 def batch_cost(prompts: int) -> float:
     """BATCH_COST at n prompts, linear between the sizes measured (the largest's beyond)."""
-    sizes = sorted(BATCH_COST)
-    for low, high in pairwise(sizes):
+    for low, high in pairwise(_BATCH_SIZES):
         if low <= prompts <= high:
             return BATCH_COST[low] + (BATCH_COST[high] - BATCH_COST[low]) * (prompts - low) / (high - low)
-    return BATCH_COST[sizes[-1]] if prompts > sizes[-1] else 1.0
+    return BATCH_COST[_BATCH_SIZES[-1]] if prompts > _BATCH_SIZES[-1] else 1.0
 
 
 def serving_prior(
